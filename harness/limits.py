@@ -1,0 +1,56 @@
+"""Checks of one compile's resource usage against one target's limits.
+
+A flag names the resource, the value and the limit. ``error`` flags mean the
+kernel cannot launch on that target (Triton raises OutOfResources, or no block
+can be resident); ``warn`` flags mean it launches but pays for it (spills).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Iterable
+
+from harness.targets import Target
+
+
+@dataclass(frozen=True)
+class Flag:
+    resource: str
+    value: float
+    limit: float
+    severity: str  # "error" | "warn"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def describe(self) -> str:
+        return f"{self.resource} {self.value:g} > {self.limit:g}" if self.severity == "error" or self.limit \
+            else f"{self.resource} {self.value:g}"
+
+
+def check(target: Target, resources: dict[str, Any], num_warps: int) -> list[Flag]:
+    flags: list[Flag] = []
+    shared = int(resources.get("shared", 0))
+    if shared > target.shared_per_block:
+        flags.append(Flag("shared", shared, target.shared_per_block, "error"))
+    threads = num_warps * target.warp_size
+    if threads > target.max_threads_per_block:
+        flags.append(Flag("threads", threads, target.max_threads_per_block, "error"))
+    regs = int(resources.get("registers", 0))
+    if regs > target.max_regs_per_thread:
+        flags.append(Flag("registers", regs, target.max_regs_per_thread, "error"))
+    spills = int(resources.get("spills", 0))
+    if spills > 0:
+        flags.append(Flag("spills", spills, 0, "warn"))
+    blocks = resources.get("blocks_per_sm")
+    if blocks is not None and blocks < 1 and not any(f.resource in ("shared", "threads") for f in flags):
+        flags.append(Flag("occupancy", blocks, 1, "error"))
+    return flags
+
+
+def fits(flags: Iterable[dict[str, Any] | Flag]) -> bool:
+    """True when no flag stops the kernel from launching."""
+    for f in flags:
+        sev = f.severity if isinstance(f, Flag) else f.get("severity")
+        if sev == "error":
+            return False
+    return True

@@ -1,0 +1,87 @@
+"""Finding and loading kernel specs.
+
+A kernel is named in a matrix either by the name of a file in the repository's
+``kernels/`` directory (``matmul``), or by ``module:attribute`` for a user's own
+importable spec (``mypkg.kernels.rmsnorm:SPEC``), or by ``path/to/file.py:SPEC``.
+Repository kernel files are loaded by path under a private module name, so no
+top-level package called ``kernels`` is ever imported or installed.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+from harness.spec import KernelSpec
+
+#: the repository's kernels/ directory (harness/ and kernels/ are siblings).
+REPO_KERNELS = Path(__file__).resolve().parent.parent / "kernels"
+
+
+class KernelLoadError(Exception):
+    """A kernel reference that cannot be resolved or does not yield a KernelSpec."""
+
+
+def resolve(name: str, source: str | None, kernels_dir: Path | None = None) -> str:
+    """Canonical reference for a matrix entry: ``/abs/file.py:ATTR`` or ``module:ATTR``."""
+    if source is None:
+        base = kernels_dir or REPO_KERNELS
+        path = (base / f"{name}.py").resolve()
+        if not path.is_file():
+            known = sorted(p.stem for p in base.glob("*.py") if not p.stem.startswith("_"))
+            raise KernelLoadError(f"unknown kernel {name!r} (no {path.name} in {base}; known: {', '.join(known)})")
+        return f"{path}:SPEC"
+    location, sep, attr = source.rpartition(":")
+    if not sep or not location or not attr:
+        raise KernelLoadError(f"kernel source {source!r} must be 'module:ATTRIBUTE' or 'file.py:ATTRIBUTE'")
+    if location.endswith(".py"):
+        path = Path(location)
+        if not path.is_absolute() and kernels_dir is not None:
+            path = kernels_dir.parent / path
+        return f"{path.resolve()}:{attr}"
+    return source
+
+
+@lru_cache(maxsize=None)
+def load(ref: str) -> KernelSpec:
+    """Import the module a reference names and return its KernelSpec."""
+    location, _, attr = ref.rpartition(":")
+    try:
+        if location.endswith(".py"):
+            path = Path(location)
+            if not path.is_file():
+                raise KernelLoadError(f"kernel file {path} does not exist")
+            mod_name = "harness_kernel_" + hashlib.sha256(str(path).encode()).hexdigest()[:12]
+            module = sys.modules.get(mod_name)
+            if module is None:
+                spec = importlib.util.spec_from_file_location(mod_name, path)
+                assert spec is not None and spec.loader is not None
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[mod_name] = module
+                spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(location)
+    except KernelLoadError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a user's module may raise anything on import
+        raise KernelLoadError(f"cannot import kernel {location}: {type(exc).__name__}: {exc}") from exc
+    obj = getattr(module, attr, None)
+    if not isinstance(obj, KernelSpec):
+        raise KernelLoadError(f"{location} has no KernelSpec named {attr!r}")
+    return obj
+
+
+def source_hash(ref: str) -> str:
+    """sha256 of the kernel's Python source file, for caches and provenance."""
+    location = ref.rpartition(":")[0]
+    path = Path(location) if location.endswith(".py") else None
+    if path is None:
+        mod = importlib.import_module(location)
+        path = Path(getattr(mod, "__file__", "") or "")
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return "unknown"

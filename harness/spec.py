@@ -1,0 +1,120 @@
+"""The kernel spec: the public API a kernel file exports for the harness.
+
+A kernel file (one of ``kernels/*.py`` or any importable module) exposes a
+:class:`KernelSpec`. The spec says everything the harness needs to cross-compile
+the kernel without a GPU (the Triton function and how its signature follows from
+shape and dtype), to run it where a GPU or the interpreter is available
+(inputs, launcher, torch reference, tolerances), to put numbers in context
+(FLOP and minimal-byte model), and which configurations to try on each vendor.
+
+Nothing here imports torch: compile workers never pay for it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+#: dtype names accepted in matrices, and the Triton pointer element type of each.
+TRITON_DTYPES: dict[str, str] = {"fp16": "fp16", "bf16": "bf16", "fp32": "fp32"}
+
+#: default (atol, rtol) per dtype, for kernels that do not set their own.
+DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
+    "fp16": (1e-2, 1e-2),
+    "bf16": (2e-2, 2e-2),
+    "fp32": (1e-4, 1e-4),
+}
+
+ShapeValue = int | bool
+Shape = Mapping[str, ShapeValue]
+Config = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """A runtime scalar argument: its Triton type and the value a shape gives it.
+
+    The value matters for cross-compilation: Triton specialises integers that
+    are multiples of 16 (``tt.divisibility``), and the harness reproduces that.
+    """
+
+    type: str
+    value: int | float
+
+
+@dataclass(frozen=True)
+class Pointer:
+    """A runtime tensor argument, by element dtype (assumed 16-byte aligned)."""
+
+    dtype: str
+
+    @property
+    def type(self) -> str:
+        return "*" + TRITON_DTYPES.get(self.dtype, self.dtype)
+
+
+RuntimeArg = Scalar | Pointer
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """Everything the harness knows about one kernel.
+
+    Attributes:
+        name: short name used in ids and tables.
+        fn: the ``@triton.jit`` function that is compiled.
+        dims: integer shape parameters (``("M", "N", "K")``), all required.
+        flags: boolean shape parameters (``("causal",)``), default False.
+        dtypes: dtypes the kernel supports.
+        tunables: constexpr parameters that configs choose (``BLOCK_M`` ...).
+        runtime_args: ``(shape, dtype) -> {param: Pointer|Scalar}`` for every
+            non-constexpr parameter of ``fn``.
+        fixed_constexprs: ``(shape, dtype) -> {param: value}`` for constexprs
+            the shape decides (head dim, causal flag, output dtype ...).
+        nvidia_configs / amd_configs: the default config spaces, each a dict of
+            tunables and compile options (``num_warps``, ``waves_per_eu`` ...).
+        config_ok: ``(shape, config) -> bool``; False drops a config for a shape
+            (e.g. a tile wider than the head dim).
+        grid: ``(shape, config) -> tuple`` launch grid.
+        make_inputs: ``(shape, dtype, device, generator) -> tuple`` of tensors.
+        launch: ``(inputs, shape, config) -> output tensor``; runs the kernel.
+        reference: ``(inputs, shape) -> output tensor`` with torch.
+        flops / min_bytes: ``(shape, dtype) -> float`` models for roofline figures.
+        interpret_shapes: small shapes for ``TRITON_INTERPRET=1`` runs on a CPU.
+        tolerances: per-dtype (atol, rtol) overrides.
+    """
+
+    name: str
+    fn: Any
+    dims: tuple[str, ...]
+    dtypes: tuple[str, ...]
+    tunables: tuple[str, ...]
+    runtime_args: Callable[[Shape, str], Mapping[str, RuntimeArg]]
+    grid: Callable[[Shape, Config], tuple[int, ...]]
+    make_inputs: Callable[..., tuple]
+    launch: Callable[[tuple, Shape, Config], Any]
+    reference: Callable[[tuple, Shape], Any]
+    flops: Callable[[Shape, str], float]
+    min_bytes: Callable[[Shape, str], float]
+    nvidia_configs: Sequence[Config]
+    amd_configs: Sequence[Config]
+    flags: tuple[str, ...] = ()
+    fixed_constexprs: Callable[[Shape, str], Mapping[str, Any]] = lambda shape, dtype: {}
+    config_ok: Callable[[Shape, Config], bool] = lambda shape, config: True
+    interpret_shapes: Sequence[Shape] = ()
+    tolerances: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+
+    def tolerance(self, dtype: str) -> tuple[float, float]:
+        return tuple(self.tolerances.get(dtype, DEFAULT_TOLERANCES[dtype]))  # type: ignore[return-value]
+
+    def split_config(self, config: Config) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Split a config into (constexpr meta-parameters, compile options)."""
+        meta = {k: v for k, v in config.items() if k in self.tunables}
+        options = {k: v for k, v in config.items() if k not in self.tunables}
+        return meta, options
+
+    def normalize_shape(self, shape: Shape) -> dict[str, ShapeValue]:
+        """Shape with every flag present (missing flags are False)."""
+        out: dict[str, ShapeValue] = {d: int(shape[d]) for d in self.dims}
+        for f in self.flags:
+            out[f] = bool(shape.get(f, False))
+        return out

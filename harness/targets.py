@@ -1,0 +1,70 @@
+"""The target catalogue: GPU limits and peaks as data, loaded from ``targets.yaml``.
+
+Targets are plain frozen dataclasses; no code branches on a GPU name. Both
+vendors' targets live side by side in one process, so one run can compile and
+judge the same config for an H100 and an MI300X.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+CATALOGUE = Path(__file__).with_name("targets.yaml")
+
+_NUMBERS = ("shared_per_block", "shared_per_sm", "max_threads_per_block", "max_regs_per_thread",
+            "regs_per_sm", "max_warps_per_sm", "max_blocks_per_sm", "max_waves_per_simd",
+            "simds_per_cu", "sm_count", "hbm_tbps", "fp16_tflops")
+
+
+@dataclass(frozen=True)
+class Target:
+    """One GPU model. Integer limits are None where a vendor has no such notion."""
+
+    name: str
+    vendor: str            # "nvidia" | "amd"
+    backend: str           # Triton backend: "cuda" | "hip"
+    arch: str              # "sm_90", "gfx942", ...
+    warp_size: int
+    shared_per_block: int
+    shared_per_sm: int
+    max_threads_per_block: int
+    max_regs_per_thread: int
+    sm_count: int
+    hbm_tbps: float
+    fp16_tflops: float
+    regs_per_sm: int | None = None
+    max_warps_per_sm: int | None = None
+    max_blocks_per_sm: int | None = None
+    max_waves_per_simd: int | None = None
+    simds_per_cu: int | None = None
+    sources: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in ("name", "vendor", "backend", "arch", "warp_size", *_NUMBERS)}
+
+
+@lru_cache(maxsize=None)
+def catalogue(path: Path = CATALOGUE) -> dict[str, Target]:
+    """All targets by name."""
+    doc = yaml.safe_load(path.read_text())
+    sources: dict[str, str] = doc["sources"]
+    out: dict[str, Target] = {}
+    for name, entry in doc["targets"].items():
+        values: dict[str, Any] = {"name": name}
+        cited: list[tuple[str, str]] = []
+        for key, val in entry.items():
+            if isinstance(val, dict):
+                values[key] = val["value"]
+                cited.append((key, sources[val["source"]]))
+            else:
+                values[key] = val
+        out[name] = Target(**values, sources=tuple(cited))
+    return out
+
+
+def get(name: str) -> Target:
+    return catalogue()[name]

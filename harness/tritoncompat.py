@@ -1,0 +1,122 @@
+"""The few places where Triton's cross-compilation API differs between releases.
+
+Everything version-dependent about building a compile request lives here, so
+the rest of the harness speaks one vocabulary. Supported: Triton 3.3 and later
+(``ASTSource(fn, signature, constexprs=..., attrs=...)`` with every parameter in
+the signature). Triton 3.2 used a different signature form and is refused with a
+clear message rather than guessed at.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Mapping
+
+from harness.spec import KernelSpec, Pointer, Scalar, Shape
+
+#: compile options a config may set, per backend (intersected with what the
+#: installed Triton knows, when it is importable).
+TUNING_OPTIONS: dict[str, frozenset[str]] = {
+    "cuda": frozenset({"num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion"}),
+    "hip": frozenset({"num_warps", "num_stages", "num_ctas", "waves_per_eu", "matrix_instr_nonkdim",
+                      "kpack", "schedule_hint", "enable_fp_fusion"}),
+}
+
+
+def installed_triton_version() -> str | None:
+    """Version of the importable ``triton`` module, whichever distribution provides it.
+
+    ROCm hosts ship ``pytorch-triton-rocm``; reading the module, not the
+    distribution, finds it too.
+    """
+    try:
+        import triton
+    except Exception:  # noqa: BLE001 - any import failure means "not usable"
+        return None
+    return str(getattr(triton, "__version__", "unknown"))
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    out = []
+    for part in version.split("+")[0].split("."):
+        digits = "".join(ch for ch in part if ch.isdigit())
+        if not digits:
+            break
+        out.append(int(digits))
+    return tuple(out)
+
+
+def backend_option_names(backend: str) -> frozenset[str]:
+    """Tuning options the installed Triton's backend accepts (static list without Triton)."""
+    wanted = TUNING_OPTIONS[backend]
+    try:
+        if backend == "cuda":
+            from triton.backends.nvidia.compiler import CUDAOptions as opts
+        else:
+            from triton.backends.amd.compiler import HIPOptions as opts
+    except Exception:  # noqa: BLE001
+        return wanted
+    return wanted & {f.name for f in dataclasses.fields(opts)}
+
+
+def gpu_target(backend: str, arch: str, warp_size: int) -> Any:
+    """A ``GPUTarget``; CUDA takes the integer compute capability (``sm_90`` -> 90)."""
+    from triton.backends.compiler import GPUTarget
+
+    if backend == "cuda":
+        return GPUTarget("cuda", int(arch.removeprefix("sm_").rstrip("a")), warp_size)
+    return GPUTarget("hip", arch, warp_size)
+
+
+def build_source(spec: KernelSpec, shape: Shape, dtype: str, meta: Mapping[str, Any]) -> Any:
+    """An ``ASTSource`` specialised the way Triton's launcher would specialise it.
+
+    Pointers are assumed 16-byte aligned; integers that are multiples of 16 get
+    ``tt.divisibility`` 16 and integers equal to 1 become constexprs, as at a real
+    launch. Raises ``ValueError`` when a kernel parameter has no value.
+    """
+    import triton
+    from triton.compiler import ASTSource
+
+    if version_tuple(triton.__version__) < (3, 3):
+        raise RuntimeError(f"triton {triton.__version__} is not supported for cross-compilation (need >= 3.3)")
+    fn = spec.fn
+    runtime = spec.runtime_args(shape, dtype)
+    fixed = dict(spec.fixed_constexprs(shape, dtype))
+    signature: dict[str, str] = {}
+    constexprs: dict[str, Any] = {}
+    attrs: dict[tuple[int, ...], list[list[Any]]] = {}
+    for idx, name in enumerate(fn.arg_names):
+        if name in meta or name in fixed:
+            signature[name] = "constexpr"
+            constexprs[name] = meta[name] if name in meta else fixed[name]
+            continue
+        arg = runtime.get(name)
+        if arg is None:
+            raise ValueError(f"kernel parameter {name!r} of {spec.name} gets no value from the spec or the config")
+        if isinstance(arg, Pointer):
+            signature[name] = arg.type
+            attrs[(idx,)] = [["tt.divisibility", 16]]
+        elif isinstance(arg, Scalar) and arg.type.startswith(("i", "u")) and arg.value == 1:
+            signature[name] = "constexpr"
+            constexprs[name] = 1
+        else:
+            signature[name] = arg.type
+            if isinstance(arg, Scalar) and arg.type.startswith(("i", "u")) and int(arg.value) % 16 == 0:
+                attrs[(idx,)] = [["tt.divisibility", 16]]
+    return ASTSource(fn, signature, constexprs=constexprs, attrs=attrs)
+
+
+def nvidia_tool(name: str) -> str | None:
+    """Path of a CUDA binary tool (``cuobjdump``, ``ptxas``) shipped in Triton's wheel."""
+    try:
+        import triton
+    except Exception:  # noqa: BLE001
+        return shutil.which(name)
+    candidate = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / name
+    if candidate.exists():
+        return str(candidate)
+    env = os.environ.get(f"TRITON_{name.upper()}_PATH")
+    return env or shutil.which(name)

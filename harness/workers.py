@@ -1,0 +1,131 @@
+"""Long-lived worker processes that isolate compiles and interpreter runs.
+
+Each pytest process holds at most one worker per kind ("compile", "interpret").
+A worker serves request after request, so the interpreter start-up and the
+Triton import are paid once; only a worker that died (SIGABRT in the compiler,
+say) or overran its timeout is killed and replaced, and only that request's
+record carries the ``crash`` / ``timeout`` status.
+"""
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+
+def _signal_name(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            return signal.Signals(-returncode).name
+        except ValueError:
+            return f"signal {-returncode}"
+    return f"exit code {returncode}"
+
+
+class Worker:
+    """One child process speaking the JSON-lines protocol of :mod:`harness.worker_main`."""
+
+    def __init__(self, kind: str, env: dict[str, str] | None = None) -> None:
+        self.kind = kind
+        self.env = dict(os.environ if env is None else env)
+        self.proc: subprocess.Popen[str] | None = None
+        self.log = tempfile.TemporaryFile(mode="w+b", prefix=f"harness-{kind}-")
+        self.started = 0
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    def _ensure(self) -> subprocess.Popen[str]:
+        if self.proc is None or self.proc.poll() is not None:
+            self.proc = subprocess.Popen([sys.executable, "-m", "harness.worker_main"], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=self.log, env=self.env, text=True,
+                                         bufsize=1)
+            self.started += 1
+        return self.proc
+
+    def _stderr_since(self, offset: int) -> str:
+        self.log.flush()
+        self.log.seek(offset)
+        text = self.log.read().decode(errors="replace")
+        self.log.seek(0, os.SEEK_END)
+        return text.strip()[-1500:]
+
+    def kill(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc = None
+
+    def request(self, op: str, job: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """Send one job; return ``{"status": ..., ...}`` whatever happens to the child."""
+        proc = self._ensure()
+        self.log.seek(0, os.SEEK_END)
+        offset = self.log.tell()
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(json.dumps({"op": op, "job": job}) + "\n")
+            proc.stdin.flush()
+        except BrokenPipeError:
+            pass
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.kill()
+                return {"status": "timeout", "error": f"no result after {timeout:g} s; worker killed and replaced"}
+            ready, _, _ = select.select([proc.stdout], [], [], min(left, 1.0))
+            if ready:
+                line = proc.stdout.readline()
+                break
+        if not line:
+            code = proc.wait()
+            self.proc = None
+            tail = self._stderr_since(offset)
+            return {"status": "crash", "error": f"worker died ({_signal_name(code)})" + (f": {tail}" if tail else "")}
+        reply = json.loads(line)
+        if reply["ok"]:
+            return reply["result"]
+        return {"status": "error", "error": reply["error"], "traceback": reply.get("traceback", "")}
+
+    def close(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self.proc = None
+        self.log.close()
+
+
+class Workers:
+    """The per-process set of workers: one for compiles, one for the interpreter."""
+
+    def __init__(self) -> None:
+        self._workers: dict[str, Worker] = {}
+
+    def get(self, kind: str) -> Worker:
+        if kind not in self._workers:
+            env = dict(os.environ)
+            env.pop("TRITON_INTERPRET", None)
+            # the child must import this very harness, installed or not
+            root = str(Path(__file__).resolve().parent.parent)
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+            if kind == "interpret":
+                env["TRITON_INTERPRET"] = "1"
+            self._workers[kind] = Worker(kind, env)
+        return self._workers[kind]
+
+    def close(self) -> None:
+        for worker in self._workers.values():
+            worker.close()
+        self._workers.clear()

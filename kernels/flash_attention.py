@@ -1,0 +1,143 @@
+"""flash_attention: forward attention, softmax(Q K^T / sqrt(d)) V, never writing S.
+
+Q, K, V and O are (B, H, N, D) contiguous. One program owns BLOCK_M query rows of
+one (batch, head) and streams K/V in BLOCK_N blocks with a running max and sum
+(online softmax). Optional causal mask; N need not be a block multiple.
+"""
+from __future__ import annotations
+
+import math
+
+import triton
+import triton.language as tl
+
+from harness.spec import KernelSpec, Pointer, Scalar
+from harness.torchutil import element_size, randn
+
+
+@triton.jit
+def flash_attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, N, sm_scale,
+                           HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr,
+                           BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0) * BLOCK_M
+    base = tl.program_id(1).to(tl.int64) * N * HEAD_DIM
+    offs_m = start_m + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(q_ptr + base + offs_m[:, None] * HEAD_DIM + offs_d[None, :], mask=offs_m[:, None] < N, other=0.0)
+    qk_scale = sm_scale * 1.4426950408889634  # fold log2(e): exp2 is the native instruction
+    m_i = tl.full((BLOCK_M,), -float("inf"), tl.float32)
+    l_i = tl.zeros((BLOCK_M,), tl.float32)
+    acc = tl.zeros((BLOCK_M, HEAD_DIM), tl.float32)
+    hi = N
+    if CAUSAL:
+        hi = tl.minimum(start_m + BLOCK_M, N)
+    for start_n in range(0, hi, BLOCK_N):
+        cols = start_n + offs_n
+        kv_mask = cols[:, None] < N
+        k = tl.load(k_ptr + base + cols[:, None] * HEAD_DIM + offs_d[None, :], mask=kv_mask, other=0.0)
+        s = tl.dot(q, tl.trans(k)) * qk_scale
+        keep = cols[None, :] < N
+        if CAUSAL:
+            keep = keep & (offs_m[:, None] >= cols[None, :])
+        s = tl.where(keep, s, -float("inf"))
+        m_new = tl.maximum(m_i, tl.max(s, axis=1))
+        p = tl.math.exp2(s - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        v = tl.load(v_ptr + base + cols[:, None] * HEAD_DIM + offs_d[None, :], mask=kv_mask, other=0.0)
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+        m_i = m_new
+    out = acc / l_i[:, None]
+    tl.store(o_ptr + base + offs_m[:, None] * HEAD_DIM + offs_d[None, :], out.to(o_ptr.dtype.element_ty),
+             mask=offs_m[:, None] < N)
+
+
+def runtime_args(shape, dtype):
+    return {"q_ptr": Pointer(dtype), "k_ptr": Pointer(dtype), "v_ptr": Pointer(dtype), "o_ptr": Pointer(dtype),
+            "N": Scalar("i32", shape["N"]), "sm_scale": Scalar("fp32", 1.0 / math.sqrt(shape["D"]))}
+
+
+def fixed_constexprs(shape, dtype):
+    return {"HEAD_DIM": shape["D"], "CAUSAL": bool(shape["causal"])}
+
+
+def config_ok(shape, config):
+    return shape["D"] in (16, 32, 64, 128, 256)
+
+
+def grid(shape, config):
+    return (triton.cdiv(shape["N"], config["BLOCK_M"]), shape["B"] * shape["H"])
+
+
+def make_inputs(shape, dtype, device, generator):
+    dims = (shape["B"], shape["H"], shape["N"], shape["D"])
+    return tuple(randn(dims, dtype, device, generator) for _ in range(3))
+
+
+def launch(inputs, shape, config):
+    import torch
+
+    q, k, v = inputs
+    o = torch.empty_like(q)
+    flash_attention_kernel[grid(shape, config)](q, k, v, o, shape["N"], 1.0 / math.sqrt(shape["D"]),
+                                                HEAD_DIM=shape["D"], CAUSAL=bool(shape["causal"]), **config)
+    return o
+
+
+def reference(inputs, shape):
+    import torch
+
+    q, k, v = (t.float() for t in inputs)
+    s = (q @ k.transpose(-1, -2)) / math.sqrt(shape["D"])
+    if shape["causal"]:
+        n = shape["N"]
+        s = s.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1).to(s.device), float("-inf"))
+    return (torch.softmax(s, dim=-1) @ v).to(inputs[0].dtype)
+
+
+def flops(shape, dtype):
+    full = 4.0 * shape["B"] * shape["H"] * shape["N"] * shape["N"] * shape["D"]
+    return full / 2 if shape["causal"] else full
+
+
+def _nv(bm, bn, warps, stages):
+    return {"BLOCK_M": bm, "BLOCK_N": bn, "num_warps": warps, "num_stages": stages}
+
+
+def _amd(bm, bn, warps, wpe, nonk):
+    return {"BLOCK_M": bm, "BLOCK_N": bn, "num_warps": warps, "num_stages": 1,
+            "waves_per_eu": wpe, "matrix_instr_nonkdim": nonk}
+
+
+SPEC = KernelSpec(
+    name="flash_attention",
+    fn=flash_attention_kernel,
+    dims=("B", "H", "N", "D"),
+    flags=("causal",),
+    dtypes=("fp16", "bf16"),
+    tunables=("BLOCK_M", "BLOCK_N"),
+    runtime_args=runtime_args,
+    fixed_constexprs=fixed_constexprs,
+    config_ok=config_ok,
+    grid=grid,
+    make_inputs=make_inputs,
+    launch=launch,
+    reference=reference,
+    flops=flops,
+    min_bytes=lambda shape, dtype: 4.0 * shape["B"] * shape["H"] * shape["N"] * shape["D"] * element_size(dtype),
+    nvidia_configs=(
+        _nv(128, 128, 8, 3),   # H100-sized K/V pipeline: over 64 KiB at head dim 128
+        _nv(128, 64, 4, 3),
+        _nv(128, 64, 8, 4),
+        _nv(64, 64, 4, 3),
+    ),
+    amd_configs=(
+        _amd(128, 64, 4, 2, 16),
+        _amd(128, 128, 8, 2, 16),
+        _amd(64, 64, 4, 0, 32),
+    ),
+    interpret_shapes=({"B": 1, "H": 2, "N": 77, "D": 64, "causal": True},
+                      {"B": 2, "H": 1, "N": 45, "D": 64, "causal": False}),
+    tolerances={"fp16": (1e-2, 1e-2), "bf16": (3e-2, 3e-2)},
+)

@@ -1,0 +1,97 @@
+"""softmax: row-wise, numerically stable; each program owns BLOCK_M whole rows.
+
+A row is read from HBM once and written once: the row width is a compile-time
+constant (next power of two of N), so the reduction stays in registers.
+"""
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from harness.spec import KernelSpec, Pointer, Scalar
+from harness.torchutil import element_size, randn
+
+
+@triton.jit
+def softmax_kernel(x_ptr, y_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    rows = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    mask = (rows[:, None] < M) & (cols[None, :] < N)
+    offs = rows[:, None] * N + cols[None, :]
+    x = tl.load(x_ptr + offs, mask=mask, other=-float("inf")).to(tl.float32)
+    x_max = tl.max(x, axis=1)
+    # Rows past M are all -inf: keep their max finite so no NaN is formed.
+    x_max = tl.where(rows < M, x_max, 0.0)
+    e = tl.exp(x - x_max[:, None])
+    denom = tl.sum(e, axis=1)
+    denom = tl.where(rows < M, denom, 1.0)
+    y = e / denom[:, None]
+    tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+def runtime_args(shape, dtype):
+    return {"x_ptr": Pointer(dtype), "y_ptr": Pointer(dtype),
+            "M": Scalar("i32", shape["M"]), "N": Scalar("i32", shape["N"])}
+
+
+def fixed_constexprs(shape, dtype):
+    return {"BLOCK_N": triton.next_power_of_2(shape["N"])}
+
+
+def config_ok(shape, config):
+    # One program holds BLOCK_M full rows in registers: cap the tile at 64K elements.
+    return config["BLOCK_M"] * triton.next_power_of_2(shape["N"]) <= 65536
+
+
+def grid(shape, config):
+    return (triton.cdiv(shape["M"], config["BLOCK_M"]),)
+
+
+def make_inputs(shape, dtype, device, generator):
+    return (randn((shape["M"], shape["N"]), dtype, device, generator, scale=3.0),)
+
+
+def launch(inputs, shape, config):
+    import torch
+
+    (x,) = inputs
+    y = torch.empty_like(x)
+    softmax_kernel[grid(shape, config)](x, y, shape["M"], shape["N"],
+                                        BLOCK_N=triton.next_power_of_2(shape["N"]), **config)
+    return y
+
+
+def reference(inputs, shape):
+    import torch
+
+    (x,) = inputs
+    return torch.softmax(x.float(), dim=-1).to(x.dtype)
+
+
+SPEC = KernelSpec(
+    name="softmax",
+    fn=softmax_kernel,
+    dims=("M", "N"),
+    dtypes=("fp16", "bf16", "fp32"),
+    tunables=("BLOCK_M",),
+    runtime_args=runtime_args,
+    fixed_constexprs=fixed_constexprs,
+    config_ok=config_ok,
+    grid=grid,
+    make_inputs=make_inputs,
+    launch=launch,
+    reference=reference,
+    flops=lambda shape, dtype: 5.0 * shape["M"] * shape["N"],
+    min_bytes=lambda shape, dtype: 2.0 * shape["M"] * shape["N"] * element_size(dtype),
+    nvidia_configs=(
+        {"BLOCK_M": 1, "num_warps": 8, "num_stages": 2},
+        {"BLOCK_M": 2, "num_warps": 8, "num_stages": 2},
+        {"BLOCK_M": 4, "num_warps": 16, "num_stages": 2},
+    ),
+    amd_configs=(
+        {"BLOCK_M": 1, "num_warps": 8, "num_stages": 1, "waves_per_eu": 0},
+        {"BLOCK_M": 2, "num_warps": 16, "num_stages": 1, "waves_per_eu": 2},
+    ),
+    interpret_shapes=({"M": 7, "N": 1000}, {"M": 3, "N": 33}),
+    tolerances={"fp16": (2e-3, 1e-2), "bf16": (8e-3, 2e-2), "fp32": (1e-6, 1e-5)},
+)

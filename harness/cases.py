@@ -1,0 +1,91 @@
+"""Matrix -> cases: one case per (kernel, dtype, shape, target, Triton version).
+
+A case is what one pytest item runs: every config of its config space for one
+target. The CPU interpreter check is a case of its own, with the pseudo-target
+``interpret``, covering the kernel's small shapes for each distinct set of
+tunables (compile options do not change what the interpreter computes).
+Cases are frozen and hashable: their key is the merge key of results.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from harness import loader, targets
+from harness.matrix import ConfigEntry, Matrix
+from harness.naming import config_id, shape_id
+
+INTERPRET = "interpret"
+
+
+@dataclass(frozen=True)
+class Case:
+    kernel: str
+    ref: str
+    dtype: str
+    shapes: tuple[tuple[tuple[str, Any], ...], ...]   # one shape; several for interpret cases
+    target: str
+    triton: str
+    configs: tuple[ConfigEntry, ...]
+    timeout_s: float
+    seed: int
+
+    @property
+    def shape(self) -> dict[str, Any]:
+        return dict(self.shapes[0])
+
+    @property
+    def is_interpret(self) -> bool:
+        return self.target == INTERPRET
+
+    @property
+    def id(self) -> str:
+        where = INTERPRET if self.is_interpret else f"{shape_id(self.shape)}-{self.target}"
+        return f"{self.kernel}[{self.dtype}-{where}-triton{self.triton}]"
+
+
+def expand(matrix: Matrix, installed_triton: str | None) -> list[Case]:
+    """All cases of a matrix. ``installed`` resolves to the importable Triton's version."""
+    versions: list[str] = []
+    for v in matrix.triton:
+        resolved = (installed_triton or "none") if v == "installed" else v
+        if resolved not in versions:
+            versions.append(resolved)
+    cases: list[Case] = []
+    for entry in matrix.kernels:
+        spec = loader.load(entry.ref)
+        for version in versions:
+            for dtype in entry.dtypes:
+                for shape in entry.shapes:
+                    configs = tuple(c for c in entry.configs if spec.config_ok(dict(shape), c.as_dict()))
+                    for target in matrix.targets:
+                        cases.append(Case(entry.name, entry.ref, dtype, (shape,), target, version, configs,
+                                          entry.timeout_s, matrix.seed))
+                if entry.interpret:
+                    cases.append(Case(entry.name, entry.ref, dtype, entry.interpret, INTERPRET, version,
+                                      interpret_configs(spec.tunables, entry.configs), entry.timeout_s, matrix.seed))
+    return cases
+
+
+def interpret_configs(tunables: tuple[str, ...], configs: tuple[ConfigEntry, ...]) -> tuple[ConfigEntry, ...]:
+    """One config per distinct set of tunables, options dropped."""
+    seen: dict[tuple[tuple[str, Any], ...], ConfigEntry] = {}
+    for c in configs:
+        meta = tuple((k, v) for k, v in c.values if k in tunables)
+        seen.setdefault(meta, ConfigEntry(meta, c.origin))
+    return tuple(seen.values())
+
+
+def compile_job(case: Case, config: ConfigEntry, out_dir: str) -> dict[str, Any]:
+    """The JSON request a compile worker receives for one config of a case."""
+    target = targets.get(case.target)
+    cfg = config.as_dict()
+    return {"ref": case.ref, "dtype": case.dtype, "shape": case.shape, "target": target.to_dict(),
+            "config": cfg, "out": out_dir,
+            "artifact_parts": ["artifacts", case.kernel, case.dtype, shape_id(case.shape), case.target,
+                               f"triton{case.triton}", config_id(cfg)]}
+
+
+def interpret_job(case: Case, config: ConfigEntry) -> dict[str, Any]:
+    return {"ref": case.ref, "dtype": case.dtype, "shapes": [dict(s) for s in case.shapes],
+            "config": config.as_dict(), "seed": case.seed}

@@ -1,0 +1,164 @@
+"""``harness`` command line: run, validate, targets, report.
+
+Exit codes (also in README):
+  0  every case compiled (and matched its reference where checked)
+  1  at least one case failed: compile error, crash, timeout or mismatch
+  2  bad input: invalid matrix, unknown target, unreadable results, bad arguments
+  3  interrupted, or an internal error of pytest or the harness
+  4  no case was selected (everything deselected by -k, --targets or Triton version)
+Limit findings (a config that exceeds a target's limit) are results, not failures.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+
+from harness import report, tritoncompat
+from harness.matrix import MatrixError, parse
+from harness.records import ResultsFileError, load_results
+from harness.targets import catalogue
+
+DEFAULT_MATRIX = Path(__file__).resolve().parent.parent / "matrices" / "smoke.yaml"
+EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_INTERNAL, EXIT_NOTHING = 0, 1, 2, 3, 4
+_PYTEST_TO_EXIT = {0: EXIT_OK, 1: EXIT_FAILED, 2: EXIT_INTERNAL, 3: EXIT_INTERNAL, 4: EXIT_INPUT, 5: EXIT_NOTHING}
+
+
+def _err(message: str) -> None:
+    print(f"harness: {message}", file=sys.stderr)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    status = EXIT_OK
+    for file in args.files:
+        try:
+            matrix = parse(file)
+        except MatrixError as exc:
+            for problem in exc.problems:
+                print(problem)
+            status = EXIT_INPUT
+            continue
+        n = sum(len(k.dtypes) * len(k.shapes) * len(k.configs) for k in matrix.kernels) * len(matrix.targets)
+        print(f"{file}: ok ({len(matrix.kernels)} kernels, {len(matrix.targets)} targets, "
+              f"{n} compiles per Triton version)")
+    return status
+
+
+def cmd_targets(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    rows = []
+    for t in catalogue().values():
+        rows.append([t.name, t.vendor, t.arch, t.warp_size, t.shared_per_block, t.max_threads_per_block,
+                     t.max_regs_per_thread, t.sm_count, t.hbm_tbps, t.fp16_tflops])
+    print(tabulate(rows, headers=["target", "vendor", "arch", "warp", "smem/LDS per block B", "threads/block",
+                                  "regs/thread", "SMs/CUs", "HBM TB/s", "fp16 TFLOP/s"]))
+    if args.sources:
+        for t in catalogue().values():
+            print(f"\n{t.name}:")
+            for key, source in t.sources:
+                print(f"  {key}: {source}")
+    return EXIT_OK
+
+
+def _plugin_autoloaded() -> bool:
+    return any(ep.value.startswith("harness.plugin") for ep in metadata.entry_points(group="pytest11"))
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    matrix_path = Path(args.matrix or DEFAULT_MATRIX)
+    try:
+        matrix = parse(matrix_path)
+    except MatrixError as exc:
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        return EXIT_INPUT
+    if args.targets:
+        unknown = [t for t in args.targets.split(",") if t.strip() not in catalogue()]
+        if unknown:
+            _err(f"--targets: unknown target(s) {', '.join(unknown)} (known: {', '.join(catalogue())})")
+            return EXIT_INPUT
+    out = Path(args.out) if args.out else Path("runs") / datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    import pytest
+
+    argv = [str(matrix_path), "--harness-out", str(out), "-p", "no:cacheprovider", "-q", "-rfEs"]
+    if not _plugin_autoloaded():
+        argv += ["-p", "harness.plugin"]
+    if args.targets:
+        argv += ["--harness-targets", args.targets]
+    if args.k:
+        argv += ["-k", args.k]
+    if args.n and args.n != "0":
+        argv += ["-n", args.n]
+    argv += args.pytest_args
+    print(f"harness: matrix {matrix.name} ({matrix_path}), triton {tritoncompat.installed_triton_version()}, "
+          f"out {out}", flush=True)
+    code = int(pytest.main(argv))
+    return _PYTEST_TO_EXIT.get(code, EXIT_INTERNAL)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    runs, sets = [], []
+    for d in args.dirs:
+        try:
+            run, records = load_results(Path(d))
+        except ResultsFileError as exc:
+            _err(str(exc))
+            return EXIT_INPUT
+        runs.append(run)
+        sets.append(records)
+    records = report.merge(sets)
+    text = report.markdown_report(runs, records)
+    out = Path(args.out) if args.out else (Path(args.dirs[0]) / "report.md" if len(args.dirs) == 1 else None)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
+    print(report.comparison_table(records, fmt="simple"))
+    print()
+    print(report.summary_table(records, fmt="simple"))
+    if out:
+        print(f"\nharness: report written to {out}")
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="harness", description="Cross-vendor portability harness for Triton kernels")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="compile (and where possible check) every case of a matrix")
+    run.add_argument("matrix", nargs="?", help="matrix YAML (default matrices/smoke.yaml of this repository)")
+    run.add_argument("--out", help="run directory (default runs/<UTC timestamp>)")
+    run.add_argument("--targets", help="comma-separated targets, replacing the matrix's (e.g. h100,mi300x)")
+    run.add_argument("-k", help="pytest -k expression selecting cases by id")
+    run.add_argument("-n", default="auto", help="parallel processes (pytest-xdist), 'auto' or 0 (default auto)")
+    run.add_argument("pytest_args", nargs="*", help="after --: passed to pytest as is (e.g. -- --junitxml=x.xml)")
+    run.set_defaults(func=cmd_run)
+    val = sub.add_parser("validate", help="check matrix files; prints file:line: message per problem")
+    val.add_argument("files", nargs="+")
+    val.set_defaults(func=cmd_validate)
+    tg = sub.add_parser("targets", help="print the target catalogue")
+    tg.add_argument("--sources", action="store_true", help="also print where each number comes from")
+    tg.set_defaults(func=cmd_targets)
+    rep = sub.add_parser("report", help="re-render and merge saved results (run directories or results.json)")
+    rep.add_argument("dirs", nargs="+")
+    rep.add_argument("--out", help="where to write report.md (default: inside the only run directory)")
+    rep.set_defaults(func=cmd_report)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse already printed a one-line usage error
+        return EXIT_INPUT if exc.code else EXIT_OK
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

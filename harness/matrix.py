@@ -1,0 +1,290 @@
+"""The run matrix: YAML in, validated plain dataclasses out.
+
+Validation happens before anything compiles and reports every problem it finds,
+each as ``file:line: message``. Triton drops unknown compile options without a
+word, so option names are checked here against the backends of the matrix's
+targets.
+"""
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness import loader, targets, tritoncompat, yamlpos
+from harness.spec import KernelSpec
+
+TOP_KEYS = {"name": str, "description": str, "triton": list, "targets": list, "kernels": dict,
+            "timeout_s": (int, float), "seed": int, "kernels_dir": str}
+KERNEL_KEYS = {"source": str, "dtypes": list, "shapes": list, "configs": (list, str), "interpret": (list, bool),
+               "timeout_s": (int, float)}
+CONFIG_SPACES = ("default", "nvidia", "amd")
+_VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?([.+-]\w+)*$")
+
+
+@dataclass(frozen=True)
+class ConfigEntry:
+    """A config and where it came from: ``nvidia`` / ``amd`` default space or the matrix."""
+
+    values: tuple[tuple[str, Any], ...]
+    origin: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.values)
+
+
+@dataclass(frozen=True)
+class KernelEntry:
+    name: str
+    ref: str
+    dtypes: tuple[str, ...]
+    shapes: tuple[tuple[tuple[str, Any], ...], ...]
+    configs: tuple[ConfigEntry, ...]
+    interpret: tuple[tuple[tuple[str, Any], ...], ...]
+    timeout_s: float
+
+
+@dataclass(frozen=True)
+class Matrix:
+    path: str
+    name: str
+    description: str
+    triton: tuple[str, ...]
+    targets: tuple[str, ...]
+    kernels: tuple[KernelEntry, ...]
+    timeout_s: float
+    seed: int
+    content_hash: str
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.message}"
+
+
+class MatrixError(Exception):
+    """Raised with every problem found; ``str()`` is one ``file:line: message`` per line."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__("\n".join(str(p) for p in problems))
+        self.problems = problems
+
+
+def _type_name(t: Any) -> str:
+    names = {str: "a string", list: "a list", dict: "a mapping", int: "an integer", float: "a number", bool: "a boolean"}
+    if isinstance(t, tuple):
+        return " or ".join(names[x] for x in t if x is not float or int not in t)
+    return names[t]
+
+
+def _is(value: Any, t: Any) -> bool:
+    types = t if isinstance(t, tuple) else (t,)
+    if isinstance(value, bool) and bool not in types:
+        return False
+    return isinstance(value, types)
+
+
+def _suggest(word: str, options: Any) -> str:
+    close = difflib.get_close_matches(str(word), sorted(options), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+class _Checker:
+    """Collects problems while walking the located YAML."""
+
+    def __init__(self, file: str, doc: yamlpos.Located) -> None:
+        self.file, self.doc, self.problems = file, doc, []
+
+    def add(self, path: tuple[Any, ...], message: str) -> None:
+        self.problems.append(Problem(self.file, self.doc.line(path), message))
+
+    def keys(self, mapping: dict, path: tuple[Any, ...], allowed: dict, what: str) -> None:
+        for key, value in mapping.items():
+            if key not in allowed:
+                self.add(path + (key,), f"unknown key {key!r} in {what}{_suggest(key, allowed)}")
+            elif not _is(value, allowed[key]):
+                self.add(path + (key,), f"{what} field {key!r} must be {_type_name(allowed[key])}, "
+                                        f"got {type(value).__name__} {value!r}")
+
+
+def _check_shape(chk: _Checker, spec: KernelSpec, shape: Any, path: tuple[Any, ...]) -> dict[str, Any] | None:
+    if not isinstance(shape, dict):
+        chk.add(path, f"shape must be a mapping of {', '.join(spec.dims)}, got {shape!r}")
+        return None
+    ok = True
+    for key, value in shape.items():
+        if key in spec.dims:
+            if not _is(value, int) or value <= 0:
+                chk.add(path + (key,), f"shape field {key!r} of {spec.name} must be a positive integer, got {value!r}")
+                ok = False
+        elif key in spec.flags:
+            if not isinstance(value, bool):
+                chk.add(path + (key,), f"shape flag {key!r} of {spec.name} must be true or false, got {value!r}")
+                ok = False
+        else:
+            chk.add(path + (key,), f"unknown shape field {key!r} for {spec.name} (fields: "
+                                   f"{', '.join(spec.dims + spec.flags)}){_suggest(key, spec.dims + spec.flags)}")
+            ok = False
+    for dim in spec.dims:
+        if dim not in shape:
+            chk.add(path, f"shape of {spec.name} lacks {dim!r}")
+            ok = False
+    return spec.normalize_shape(shape) if ok else None
+
+
+def config_problems(spec: KernelSpec, config: dict[str, Any], backends: set[str]) -> list[tuple[str | None, str]]:
+    """(key, message) for each problem in one config; key None for the config as a whole."""
+    known_options: set[str] = set()
+    for backend in backends:
+        known_options |= tritoncompat.backend_option_names(backend)
+    out: list[tuple[str | None, str]] = []
+    for key, value in config.items():
+        if key in spec.tunables:
+            if not _is(value, int) or value <= 0:
+                out.append((key, f"{key} must be a positive integer, got {value!r}"))
+        elif key not in known_options:
+            every = set(spec.tunables) | known_options
+            out.append((key, f"unknown option {key!r} for {spec.name} on backend(s) {', '.join(sorted(backends))}"
+                             f"{_suggest(key, every)}; Triton would drop it silently"))
+        elif key in ("num_warps",) and (not _is(value, int) or value <= 0 or value & (value - 1)):
+            out.append((key, f"num_warps must be a positive power of two, got {value!r}"))
+        elif key not in ("enable_fp_fusion", "schedule_hint") and (not _is(value, int) or value < 0):
+            out.append((key, f"{key} must be a non-negative integer, got {value!r}"))
+    missing = [t for t in spec.tunables if t not in config]
+    if missing:
+        out.append((None, f"config lacks {', '.join(missing)} for {spec.name}"))
+    return out
+
+
+def _kernel_entry(chk: _Checker, name: str, entry: Any, backends: set[str], default_timeout: float,
+                  kernels_dir: Path | None) -> KernelEntry | None:
+    path = ("kernels", name)
+    if not isinstance(entry, dict):
+        chk.add(path, f"kernel {name!r} must map to a mapping of {', '.join(KERNEL_KEYS)}")
+        return None
+    chk.keys(entry, path, KERNEL_KEYS, f"kernel {name!r}")
+    source = entry.get("source") if isinstance(entry.get("source"), str) else None
+    try:
+        ref = loader.resolve(name, source, kernels_dir)
+        spec = loader.load(ref)
+    except loader.KernelLoadError as exc:
+        chk.add(path + (("source",) if source else ()), str(exc))
+        return None
+    dtypes = entry.get("dtypes")
+    if not dtypes:
+        chk.add(path, f"kernel {name!r} needs a non-empty 'dtypes' list")
+        dtypes = []
+    for i, dt in enumerate(dtypes if isinstance(dtypes, list) else []):
+        if dt not in spec.dtypes:
+            chk.add(path + ("dtypes", i), f"dtype {dt!r} not supported by {spec.name} "
+                                          f"(supported: {', '.join(spec.dtypes)}){_suggest(dt, spec.dtypes)}")
+    raw_shapes = entry.get("shapes") if isinstance(entry.get("shapes"), list) else []
+    if not raw_shapes:
+        chk.add(path, f"kernel {name!r} needs a non-empty 'shapes' list")
+    shapes = [_check_shape(chk, spec, s, path + ("shapes", i)) for i, s in enumerate(raw_shapes)]
+    configs = _configs(chk, spec, entry.get("configs", "default"), path + ("configs",), backends)
+    interp_raw = entry.get("interpret", True)
+    if interp_raw is True:
+        interp = [spec.normalize_shape(s) for s in spec.interpret_shapes]
+    elif interp_raw is False:
+        interp = []
+    else:
+        interp = [_check_shape(chk, spec, s, path + ("interpret", i)) for i, s in enumerate(interp_raw)]
+    timeout = entry.get("timeout_s", default_timeout)
+    if _is(timeout, (int, float)) and timeout <= 0:
+        chk.add(path + ("timeout_s",), f"timeout_s must be positive, got {timeout!r}")
+    if any(s is None for s in shapes + interp) or configs is None:
+        return None
+    return KernelEntry(name=name, ref=ref, dtypes=tuple(dtypes), configs=tuple(configs),
+                       shapes=tuple(tuple(s.items()) for s in shapes if s),
+                       interpret=tuple(tuple(s.items()) for s in interp if s), timeout_s=float(timeout))
+
+
+def _configs(chk: _Checker, spec: KernelSpec, raw: Any, path: tuple[Any, ...],
+             backends: set[str]) -> list[ConfigEntry] | None:
+    if isinstance(raw, str):
+        if raw not in CONFIG_SPACES:
+            chk.add(path, f"configs must be a list or one of {', '.join(CONFIG_SPACES)}, "
+                          f"got {raw!r}{_suggest(raw, CONFIG_SPACES)}")
+            return None
+        spaces = [("nvidia", spec.nvidia_configs), ("amd", spec.amd_configs)]
+        chosen = [(o, c) for o, cs in spaces if raw in ("default", o) for c in cs]
+        bad = False
+        for origin, config in chosen:
+            for _key, msg in config_problems(spec, dict(config), {"cuda", "hip"}):
+                chk.add(path, f"default {origin} config {dict(config)} of {spec.name}: {msg}")
+                bad = True
+        return None if bad else [ConfigEntry(tuple(dict(c).items()), o) for o, c in chosen]
+    out: list[ConfigEntry] = []
+    bad = False
+    for i, config in enumerate(raw):
+        if not isinstance(config, dict):
+            chk.add(path + (i,), f"config must be a mapping, got {config!r}")
+            bad = True
+            continue
+        for key, msg in config_problems(spec, config, backends):
+            chk.add(path + (i,) + ((key,) if key else ()), msg)
+            bad = True
+        out.append(ConfigEntry(tuple(config.items()), "matrix"))
+    return None if bad else out
+
+
+def parse(path: str | Path, text: str | None = None) -> Matrix:
+    """Read and validate a matrix file; raises :class:`MatrixError` listing every problem."""
+    file = str(path)
+    if text is None:
+        try:
+            text = Path(path).read_text()
+        except OSError as exc:
+            raise MatrixError([Problem(file, 0, f"cannot read matrix: {exc.strerror or exc}")]) from None
+    try:
+        doc = yamlpos.load(text)
+    except yamlpos.YamlError as exc:
+        raise MatrixError([Problem(file, exc.line, exc.message)]) from None
+    chk = _Checker(file, doc)
+    data = doc.value
+    if not isinstance(data, dict):
+        chk.add((), "a matrix must be a mapping with name, targets and kernels")
+        raise MatrixError(chk.problems)
+    chk.keys(data, (), TOP_KEYS, "matrix")
+    for required in ("name", "targets", "kernels"):
+        if required not in data:
+            chk.add((), f"matrix lacks required field {required!r}")
+    cat = targets.catalogue()
+    target_names = data.get("targets") if isinstance(data.get("targets"), list) else []
+    for i, t in enumerate(target_names):
+        if t not in cat:
+            chk.add(("targets", i), f"unknown target {t!r} (known: {', '.join(cat)}){_suggest(t, cat)}")
+    backends = {cat[t].backend for t in target_names if t in cat} or {"cuda", "hip"}
+    versions = data.get("triton", ["installed"]) if isinstance(data.get("triton", []), list) else []
+    for i, v in enumerate(versions):
+        if not isinstance(v, str) or not (v == "installed" or _VERSION_RE.match(v)):
+            chk.add(("triton", i), f"triton version must be a string like \"3.6.0\" or \"installed\", got {v!r}")
+    timeout = data.get("timeout_s", 300)
+    if _is(timeout, (int, float)) and timeout <= 0:
+        chk.add(("timeout_s",), f"timeout_s must be positive, got {timeout!r}")
+    kdir = data.get("kernels_dir")
+    kernels_dir = (Path(file).parent / kdir).resolve() if isinstance(kdir, str) else None
+    entries = []
+    if isinstance(data.get("kernels"), dict):
+        if not data["kernels"]:
+            chk.add(("kernels",), "matrix has no kernels")
+        for name, entry in data["kernels"].items():
+            parsed = _kernel_entry(chk, str(name), entry, backends, float(timeout) if _is(timeout, (int, float))
+                                   else 300.0, kernels_dir)
+            if parsed:
+                entries.append(parsed)
+    if chk.problems:
+        raise MatrixError(chk.problems)
+    return Matrix(path=file, name=str(data["name"]), description=str(data.get("description", "")),
+                  triton=tuple(versions) or ("installed",), targets=tuple(target_names), kernels=tuple(entries),
+                  timeout_s=float(timeout), seed=int(data.get("seed", 0)),
+                  content_hash=hashlib.sha256(text.encode()).hexdigest())

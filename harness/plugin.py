@@ -1,0 +1,246 @@
+"""pytest plugin: a matrix file on the command line becomes one item per case.
+
+``pytest matrices/smoke.yaml -n auto -k mi300x --junitxml=out.xml`` works as is:
+ids such as ``matmul[fp16-M4096xN4096xK4096-mi300x-triton3.6.0]``, ``-k`` to
+select, pytest-xdist to spread cases over cores. Each process compiles through
+its own long-lived worker (:mod:`harness.workers`); records travel to the
+controller in the reports' ``user_properties`` and are written there, so
+results, report and table come from one place whether or not xdist is used.
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import loader, report, tritoncompat
+from harness.cases import Case, compile_job, expand, interpret_job
+from harness.matrix import ConfigEntry, MatrixError, parse
+from harness.naming import config_id
+from harness.records import Record, ResultsWriter, run_info
+from harness.targets import catalogue
+
+RECORD_PROPERTY = "harness_record"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("harness", "Triton portability harness")
+    group.addoption("--harness-out", default=None, help="run directory (default runs/<UTC timestamp>)")
+    group.addoption("--harness-targets", default=None,
+                    help="comma-separated catalogue targets, replacing the matrix's targets")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(HarnessSession(config), "harness-session")
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_XdistHooks(), "harness-xdist")
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.suffix in (".yaml", ".yml") and parent.session.isinitpath(file_path):
+        return MatrixFile.from_parent(parent, path=file_path)
+    return None
+
+
+def tox_env_for(version: str) -> str:
+    parts = tritoncompat.version_tuple(version)
+    return f"triton{parts[0]}{parts[1]}" if len(parts) >= 2 else f"triton-{version}"
+
+
+class _XdistHooks:
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput["harness_out"] = str(node.config.stash[OUT_KEY])
+
+
+OUT_KEY = pytest.StashKey[Path]()
+
+
+class HarnessSession:
+    """Per-process state: output directory, workers, and (controller only) the results writer."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.is_worker = hasattr(config, "workerinput")
+        if self.is_worker:
+            out = Path(config.workerinput["harness_out"])  # type: ignore[attr-defined]
+        else:
+            opt = config.getoption("harness_out")
+            stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+            out = Path(opt) if opt else Path("runs") / stamp
+        config.stash[OUT_KEY] = out.resolve()
+        self.out = out.resolve()
+        self.writer: ResultsWriter | None = None
+        self.deselected_versions: dict[str, int] = {}
+        self._workers: Any = None
+
+    @property
+    def workers(self) -> Any:
+        if self._workers is None:
+            from harness.workers import Workers
+
+            self._workers = Workers()
+        return self._workers
+
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        installed = tritoncompat.installed_triton_version()
+        keep, drop = [], []
+        for item in items:
+            if isinstance(item, CaseItem) and item.case.triton != installed:
+                drop.append(item)
+                self.deselected_versions[item.case.triton] = self.deselected_versions.get(item.case.triton, 0) + 1
+            else:
+                keep.append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.is_worker or report.when != "call":
+            return
+        for name, value in report.user_properties:
+            if name == RECORD_PROPERTY:
+                if self.writer is None:
+                    self.writer = ResultsWriter(self.out, self._run_info())
+                self.writer.add(Record.from_dict(json.loads(value)))
+
+    def _run_info(self) -> dict[str, Any]:
+        # The xdist controller collects nothing itself: read the matrix named on the command line.
+        matrix = None
+        for arg in self.config.args:
+            path = Path(arg.split("::")[0])
+            if path.suffix in (".yaml", ".yml") and path.is_file():
+                try:
+                    matrix = parse(path)
+                    break
+                except MatrixError:
+                    continue
+        info = run_info(matrix.name if matrix else "", str(matrix.path) if matrix else "",
+                        matrix.content_hash if matrix else "", tritoncompat.installed_triton_version())
+        info["targets"] = list(matrix.targets) if matrix else []
+        return info
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self._workers is not None:
+            self._workers.close()
+        if self.writer is not None:
+            self.writer.finish()
+            (self.out / "report.md").write_text(report.markdown_report(self.writer.run, self.writer.records))
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.is_worker:
+            return
+        tr = terminalreporter
+        for version, count in sorted(self.deselected_versions.items()):
+            tr.write_line(f"harness: {count} case(s) deselected: they need triton {version}, installed is "
+                          f"{tritoncompat.installed_triton_version()}; run them with "
+                          f"`tox -e {tox_env_for(version)} -- <matrix>`")
+        if self.writer is None or not self.writer.records:
+            return
+        records = self.writer.records
+        tr.section("triton portability: comparison")
+        tr.write_line(report.comparison_table(records, fmt="simple"))
+        tr.write_line("")
+        tr.write_line(report.summary_table(records, fmt="simple"))
+        for line in report.limit_findings(records):
+            tr.write_line("limit: " + line)
+        tr.write_line(f"harness: results in {self.out / 'results.json'}, report in {self.out / 'report.md'}")
+
+
+def _session(config: pytest.Config) -> HarnessSession:
+    return config.pluginmanager.get_plugin("harness-session")  # type: ignore[return-value]
+
+
+class MatrixFile(pytest.File):
+    def collect(self) -> Any:
+        try:
+            matrix = parse(self.path)
+        except MatrixError as exc:
+            raise self.CollectError(str(exc)) from None
+        targets_opt = self.config.getoption("harness_targets")
+        if targets_opt:
+            wanted = [t.strip() for t in targets_opt.split(",") if t.strip()]
+            unknown = [t for t in wanted if t not in catalogue()]
+            if unknown:
+                raise self.CollectError(f"--harness-targets: unknown target(s) {', '.join(unknown)}")
+            matrix = dataclasses.replace(matrix, targets=tuple(wanted))
+        for case in expand(matrix, tritoncompat.installed_triton_version()):
+            yield CaseItem.from_parent(self, name=case.id, case=case)
+
+
+class CaseFailed(Exception):
+    pass
+
+
+class CaseItem(pytest.Item):
+    def __init__(self, *, case: Case, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+
+    def runtest(self) -> None:
+        case = self.case
+        if not case.configs:
+            pytest.skip("no config of the space applies to this shape")
+        if case.is_interpret:
+            reason = _interpreter_unavailable(case.triton)
+            if reason:
+                pytest.skip(reason)
+        session = _session(self.config)
+        spec = loader.load(case.ref)
+        kernel_hash = loader.source_hash(case.ref)
+        bad = []
+        for entry in case.configs:
+            record = self._run_config(session, spec, entry, kernel_hash)
+            self.user_properties.append((RECORD_PROPERTY, json.dumps(record.to_dict())))
+            if record.status != "ok":
+                bad.append(f"{record.config_id}: {record.status}: {record.error[:500]}")
+        if bad:
+            raise CaseFailed(f"{len(bad)} of {len(case.configs)} config(s) failed:\n" + "\n".join(bad))
+
+    def _run_config(self, session: HarnessSession, spec: Any, entry: ConfigEntry, kernel_hash: str) -> Record:
+        case = self.case
+        cfg = entry.as_dict()
+        meta, _ = spec.split_config(cfg)
+        if case.is_interpret:
+            result = session.workers.get("interpret").request("interpret", interpret_job(case, entry),
+                                                              case.timeout_s)
+            arch = vendor = "cpu"
+        else:
+            result = session.workers.get("compile").request("compile", compile_job(case, entry, str(session.out)),
+                                                            case.timeout_s)
+            target = catalogue()[case.target]
+            arch, vendor = target.arch, target.vendor
+        shape = case.shape if not case.is_interpret else {}
+        base = {"kernel": case.kernel, "dtype": case.dtype, "shape": shape, "target": case.target, "arch": arch,
+                "vendor": vendor, "triton": case.triton, "config": cfg, "config_id": config_id(cfg), "meta": meta,
+                "origin": entry.origin, "mode": "interpret" if case.is_interpret else "compile",
+                "kernel_hash": kernel_hash}
+        fields = {k: v for k, v in result.items() if k not in ("triton", "traceback", "run_s")}
+        return Record.from_dict({**base, **fields})
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, CaseFailed):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)  # type: ignore[return-value]
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, self.name
+
+
+def _interpreter_unavailable(triton_version: str) -> str | None:
+    if importlib.util.find_spec("torch") is None:
+        return "torch is not installed: the CPU interpreter check needs it (pip install '.[cpu]')"
+    try:
+        from importlib.metadata import version
+
+        numpy_version = tritoncompat.version_tuple(version("numpy"))
+    except Exception:  # noqa: BLE001
+        return "numpy is not installed: the Triton interpreter needs it"
+    if tritoncompat.version_tuple(triton_version) <= (3, 6, 99) and numpy_version >= (2, 4):
+        return f"numpy {'.'.join(map(str, numpy_version))} breaks triton {triton_version}'s interpreter; " \
+               "install numpy<2.4"
+    return None

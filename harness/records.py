@@ -1,0 +1,182 @@
+"""Results: one record per (kernel, dtype, shape, target, config), and the run they came from.
+
+``results.json`` carries a schema version, the run's provenance and the records.
+Records are appended to ``records.jsonl`` the moment they exist and
+``results.json`` is rewritten atomically at most once a second and at the end;
+a run killed half-way keeps every finished record (``harness report`` reads the
+JSONL when it holds more records than the JSON). Merging several runs keys records by
+:meth:`Record.key` plus the host they ran on.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import platform
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from harness.naming import config_key, shape_id
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class Record:
+    kernel: str
+    dtype: str
+    shape: dict[str, Any]
+    target: str
+    arch: str
+    vendor: str
+    triton: str
+    config: dict[str, Any]
+    config_id: str
+    meta: dict[str, Any]             # the config's constexpr tunables (what the interpreter sees)
+    origin: str                      # "nvidia" | "amd" | "matrix": which space the config came from
+    mode: str                        # "compile" | "interpret"
+    status: str                      # "ok" | "mismatch" | "error" | "crash" | "timeout"
+    error: str = ""
+    host: str = ""
+    fits: bool | None = None
+    resources: dict[str, Any] = field(default_factory=dict)
+    flags: list[dict[str, Any]] = field(default_factory=list)
+    artifacts: dict[str, dict[str, str]] = field(default_factory=dict)
+    compile_s: float | None = None
+    correctness: dict[str, Any] | None = None
+    ignored_options: list[str] = field(default_factory=list)
+    kernel_hash: str = ""
+
+    @property
+    def shape_id(self) -> str:
+        return shape_id(self.shape)
+
+    def key(self) -> tuple[str, ...]:
+        """The merge key: what was compiled, for which target, with which Triton."""
+        return (self.kernel, self.dtype, json.dumps(self.shape, sort_keys=True), self.target,
+                config_key(self.config), self.triton, self.mode)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Record:
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def _git_commit(repo: Path) -> str:
+    git = shutil.which("git")
+    if not git:
+        return ""
+    try:
+        out = subprocess.run([git, "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return out.stdout.strip() if out.returncode == 0 else ""
+
+
+def gpus_seen() -> list[str]:
+    """GPUs visible to this host, asked of the vendor tools (no torch import, no CUDA context)."""
+    found: list[str] = []
+    if shutil.which("nvidia-smi"):
+        try:
+            out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=10)
+            found += [line.strip() for line in out.stdout.splitlines() if line.strip()]
+        except (OSError, subprocess.SubprocessError):
+            pass
+    if shutil.which("rocm-smi"):
+        try:
+            out = subprocess.run(["rocm-smi", "--showproductname"], capture_output=True, text=True, timeout=10)
+            found += [line.strip() for line in out.stdout.splitlines() if "Card series" in line]
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return found
+
+
+def _version_of(module: str) -> str | None:
+    from importlib import metadata
+
+    dists = {"torch": ("torch",), "triton": ("triton", "pytorch-triton-rocm", "pytorch-triton"),
+             "numpy": ("numpy",)}[module]
+    for dist in dists:
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def run_info(matrix_name: str, matrix_path: str, matrix_hash: str, installed_triton: str | None) -> dict[str, Any]:
+    repo = Path(__file__).resolve().parent.parent
+    return {"matrix": {"name": matrix_name, "path": matrix_path, "sha256": matrix_hash},
+            "triton": installed_triton, "torch": _version_of("torch"), "numpy": _version_of("numpy"),
+            "python": platform.python_version(), "host": socket.gethostname(), "platform": platform.platform(),
+            "gpus": gpus_seen(), "commit": _git_commit(repo), "argv": sys.argv,
+            "start": datetime.now(timezone.utc).isoformat(timespec="seconds"), "end": None}
+
+
+class ResultsWriter:
+    """Writes records as they arrive; lives in the pytest controller process only."""
+
+    def __init__(self, out_dir: Path, run: dict[str, Any]) -> None:
+        self.out_dir = out_dir
+        self.run = run
+        self.records: list[Record] = []
+        out_dir.mkdir(parents=True, exist_ok=True)
+        self._last_write = 0.0
+        self._jsonl = open(out_dir / "records.jsonl", "w", encoding="utf-8")  # noqa: SIM115
+        self._write()
+
+    def add(self, record: Record) -> None:
+        self.records.append(record)
+        self._jsonl.write(json.dumps(record.to_dict()) + "\n")
+        self._jsonl.flush()
+        if time.monotonic() - self._last_write >= 1.0:
+            self._write()
+
+    def _write(self) -> None:
+        doc = {"schema_version": SCHEMA_VERSION, "run": self.run, "records": [r.to_dict() for r in self.records]}
+        tmp = self.out_dir / f".results.json.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps(doc, indent=1))
+        tmp.replace(self.out_dir / "results.json")
+        self._last_write = time.monotonic()
+
+    def finish(self) -> None:
+        self.run["end"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        self._write()
+        self._jsonl.close()
+
+
+class ResultsFileError(Exception):
+    pass
+
+
+def load_results(path: Path) -> tuple[dict[str, Any], list[Record]]:
+    """Read ``results.json`` (a file or a run directory holding one)."""
+    file = path / "results.json" if path.is_dir() else path
+    try:
+        doc = json.loads(file.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ResultsFileError(f"{file}: cannot read results: {exc}") from None
+    version = doc.get("schema_version") if isinstance(doc, dict) else None
+    if version != SCHEMA_VERSION:
+        raise ResultsFileError(f"{file}: schema_version {version!r} is not {SCHEMA_VERSION}")
+    run = doc.get("run", {})
+    raw = doc.get("records", [])
+    jsonl = file.parent / "records.jsonl"
+    if jsonl.is_file():
+        lines = [line for line in jsonl.read_text().splitlines() if line.strip()]
+        if len(lines) > len(raw):  # the run was killed between two rewrites of results.json
+            raw = [json.loads(line) for line in lines]
+    records = [Record.from_dict(r) for r in raw]
+    for r in records:
+        r.host = r.host or run.get("host", "")
+    return run, records

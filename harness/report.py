@@ -1,0 +1,180 @@
+"""Comparison tables: one row per (kernel, dtype, shape, config), a column group per target.
+
+Rendering only: takes records, returns text. The verdict column is the point of
+the product: it marks configs that fit one vendor's GPUs and not the other's.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from tabulate import tabulate
+
+from harness.limits import fits
+from harness.naming import config_key
+from harness.records import Record
+
+VENDOR_LABEL = {"nvidia": "NVIDIA", "amd": "AMD"}
+
+
+@dataclass(frozen=True)
+class Row:
+    kernel: str
+    dtype: str
+    shape_id: str
+    config_id: str
+    origin: str
+    triton: str
+    cells: dict[str, Record]        # target -> record
+    interpret: Record | None
+    verdict: str
+    asymmetric: bool
+
+
+def merge(record_sets: Iterable[list[Record]]) -> list[Record]:
+    """Union of several runs; for the same key and host, the later run's record wins."""
+    merged: dict[tuple[str, ...], Record] = {}
+    for records in record_sets:
+        for r in records:
+            merged[r.key() + (r.host,)] = r
+    return list(merged.values())
+
+
+def _vendor_verdict(cells: dict[str, Record]) -> tuple[str, bool]:
+    by_vendor: dict[str, list[Record]] = defaultdict(list)
+    for rec in cells.values():
+        by_vendor[rec.vendor].append(rec)
+    failed = sorted({t for t, r in cells.items() if r.status != "ok"})
+    if failed:
+        return f"{'/'.join(sorted({cells[t].status for t in failed}))} on {', '.join(failed)}", False
+    ok = {v: all(fits(r.flags) for r in recs) for v, recs in by_vendor.items()}
+    if len(ok) < 2:
+        return ("fits" if all(ok.values()) else "exceeds a limit"), False
+    good = [v for v, f in ok.items() if f]
+    if len(good) == len(ok):
+        return "fits both", False
+    if not good:
+        return "fits neither", False
+    return f"{VENDOR_LABEL.get(good[0], good[0])} only", True
+
+
+def build_rows(records: list[Record]) -> list[Row]:
+    interp: dict[tuple[str, ...], Record] = {}
+    groups: dict[tuple[str, ...], dict[str, Record]] = defaultdict(dict)
+    firsts: dict[tuple[str, ...], Record] = {}
+    for r in records:
+        if r.mode == "interpret":
+            interp[(r.kernel, r.dtype, r.triton, config_key(r.meta))] = r
+            continue
+        key = (r.kernel, r.dtype, r.shape_id, config_key(r.config), r.triton)
+        groups[key][r.target] = r
+        firsts.setdefault(key, r)
+    rows = []
+    for key, cells in groups.items():
+        first = firsts[key]
+        verdict, asym = _vendor_verdict(cells)
+        rows.append(Row(first.kernel, first.dtype, first.shape_id, first.config_id, first.origin, first.triton,
+                        cells, interp.get((first.kernel, first.dtype, first.triton, config_key(first.meta))),
+                        verdict, asym))
+    return rows
+
+
+def _cell(rec: Record | None) -> list[str]:
+    if rec is None:
+        return ["", "", "", "", ""]
+    if rec.status != "ok":
+        return [rec.status, "", "", "", ""]
+    res = rec.resources
+    limit = next((f["limit"] for f in rec.flags if f["resource"] == "shared"), None)
+    smem = f"{res.get('shared', 0)}" + (f" > {limit:g}" if limit is not None else "")
+    occ = res.get("occupancy")
+    return ["yes" if fits(rec.flags) else "NO", smem, str(res.get("registers", "")),
+            str(res.get("spills", "")), "" if occ is None else f"{occ:g}"]
+
+
+def _interp_cell(rec: Record | None) -> str:
+    if rec is None:
+        return "-"
+    return "pass" if rec.status == "ok" else rec.status
+
+
+def comparison_table(records: list[Record], fmt: str = "github") -> str:
+    rows = build_rows(records)
+    targets = sorted({t for row in rows for t in row.cells}, key=lambda t: (_vendor_of(rows, t), t))
+    multi_triton = len({row.triton for row in rows}) > 1
+    headers = ["kernel", "dtype", "shape", "config", "space"] + (["triton"] if multi_triton else []) + ["cpu interp"]
+    for t in targets:
+        headers += [f"{t} fits", f"{t} smem B", f"{t} regs", f"{t} spills", f"{t} occ"]
+    headers.append("verdict")
+    body = []
+    for row in sorted(rows, key=lambda r: (r.kernel, r.dtype, r.shape_id, r.triton, r.origin, r.config_id)):
+        line = [row.kernel, row.dtype, row.shape_id, row.config_id, row.origin]
+        line += ([row.triton] if multi_triton else []) + [_interp_cell(row.interpret)]
+        for t in targets:
+            line += _cell(row.cells.get(t))
+        line.append(("⚠ " if row.asymmetric else "") + row.verdict)
+        body.append(line)
+    return tabulate(body, headers=headers, tablefmt=fmt, disable_numparse=True)
+
+
+def _vendor_of(rows: list[Row], target: str) -> str:
+    for row in rows:
+        if target in row.cells:
+            return row.cells[target].vendor
+    return ""
+
+
+def summary_table(records: list[Record], fmt: str = "github") -> str:
+    counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for row in build_rows(records):
+        counts[row.kernel][row.verdict if not row.verdict.startswith(("error", "crash", "timeout", "mismatch"))
+                           else "failed to compile"] += 1
+    cols = ["fits both", "NVIDIA only", "AMD only", "fits neither", "fits", "exceeds a limit", "failed to compile"]
+    used = [c for c in cols if any(c in v for v in counts.values())]
+    body = [[k] + [counts[k].get(c, 0) for c in used] for k in sorted(counts)]
+    return tabulate(body, headers=["kernel"] + used, tablefmt=fmt)
+
+
+def failures(records: list[Record]) -> list[str]:
+    """One line per record that did not compile or did not match its reference."""
+    out = []
+    for r in sorted(records, key=lambda r: (r.kernel, r.dtype, r.target, r.config_id)):
+        if r.status != "ok":
+            where = "interpreter" if r.mode == "interpret" else r.target
+            out.append(f"{r.kernel} {r.dtype} {r.shape_id} {where} {r.config_id}: {r.status}: {r.error[:300]}")
+    return out
+
+
+def limit_findings(records: list[Record]) -> list[str]:
+    """One line per error flag: the resource, the value, the limit."""
+    out = []
+    for r in sorted(records, key=lambda r: (r.kernel, r.dtype, r.shape_id, r.config_id, r.target)):
+        for f in r.flags:
+            if f["severity"] == "error":
+                out.append(f"{r.kernel} {r.dtype} {r.shape_id} {r.config_id}: {r.target} ({r.arch}) "
+                           f"{f['resource']} {f['value']:g} exceeds limit {f['limit']:g}")
+    return out
+
+
+def markdown_report(run: dict[str, Any] | list[dict[str, Any]], records: list[Record]) -> str:
+    runs = run if isinstance(run, list) else [run]
+    parts = ["# Triton portability report", ""]
+    for info in runs:
+        parts.append(f"- matrix `{info.get('matrix', {}).get('name')}` on `{info.get('host')}`: triton "
+                     f"{info.get('triton')}, torch {info.get('torch')}, python {info.get('python')}, "
+                     f"GPUs: {', '.join(info.get('gpus') or []) or 'none'}, commit {info.get('commit') or '-'}, "
+                     f"{info.get('start')} → {info.get('end') or 'unfinished'}")
+    parts += ["", "## Comparison", "", comparison_table(records), "", "## Summary per kernel", "",
+              summary_table(records), ""]
+    findings = limit_findings(records)
+    if findings:
+        parts += ["## Limits exceeded", ""] + [f"- {line}" for line in findings] + [""]
+    fails = failures(records)
+    if fails:
+        parts += ["## Failures", ""] + [f"- {line}" for line in fails] + [""]
+    parts += ["Columns: `smem B` is the dynamic shared memory / LDS the launch requests (`metadata.shared`), "
+              "with the limit when it is exceeded; `regs` is registers per thread (AMD: VGPR + AGPR); `spills` "
+              "is spill bytes (NVIDIA, ptxas) or spilled registers (AMD); `occ` is resident warps per SM "
+              "sub-partition (NVIDIA) or waves per SIMD (AMD); `space` is the config space a config came from.", ""]
+    return "\n".join(parts)

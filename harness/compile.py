@@ -52,13 +52,12 @@ def _ptxas_arch(arch: str) -> str:
 def nvidia_resources(out_root: Path, artifacts: dict[str, dict[str, str]], arch: str) -> dict[str, Any]:
     """Registers, stack, local and spill bytes of a cubin, cached by the artifacts' hashes."""
     ptx_sha, cubin_sha = artifacts["ptx"]["sha256"], artifacts["cubin"]["sha256"]
-    key = hashlib.sha256(f"{ptx_sha}:{cubin_sha}:{arch}".encode()).hexdigest()
+    ptxas = tritoncompat.ptxas_for(int(arch.removeprefix("sm_").rstrip("a")))
+    key = hashlib.sha256(f"{ptx_sha}:{cubin_sha}:{arch}:{ptxas}".encode()).hexdigest()
     cached = cache_dir() / "nvidia-resources" / f"{key}.json"
     if cached.is_file():
         return json.loads(cached.read_text())
     cuobjdump = tritoncompat.nvidia_tool("cuobjdump")
-    major = int(arch.removeprefix("sm_").rstrip("a"))
-    ptxas = (tritoncompat.nvidia_tool("ptxas-blackwell") if major >= 100 else None) or tritoncompat.nvidia_tool("ptxas")
     if not cuobjdump or not ptxas:
         raise RuntimeError("cuobjdump/ptxas not found (Triton's wheel ships them in backends/nvidia/bin)")
     res = resources.parse_cuobjdump(resources.run_tool(

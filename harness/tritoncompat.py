@@ -120,3 +120,21 @@ def nvidia_tool(name: str) -> str | None:
         return str(candidate)
     env = os.environ.get(f"TRITON_{name.upper()}_PATH")
     return env or shutil.which(name)
+
+
+def ptxas_for(major: int) -> str | None:
+    """The ptxas Triton itself uses for this compute capability.
+
+    Releases differ (3.6 keeps the legacy ptxas for sm_90, 3.9 uses the newer
+    one from sm_90 on and emits PTX the legacy one rejects), so ask Triton.
+    """
+    try:
+        from triton.backends.nvidia.compiler import get_ptxas
+
+        tool = get_ptxas(major)
+        path = getattr(tool, "path", tool)
+        if isinstance(path, str) and path:
+            return path
+    except Exception:  # noqa: BLE001 - fall back to the wheel's binaries
+        pass
+    return (nvidia_tool("ptxas-blackwell") if major >= 100 else None) or nvidia_tool("ptxas")

@@ -60,7 +60,10 @@ def load(text: str) -> Located:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 1
-        raise YamlError(line, f"invalid YAML: {exc.problem or exc}") from None
+        context = ""
+        if exc.context and exc.context_mark is not None:
+            context = f"{exc.context} started on line {exc.context_mark.line + 1}: "
+        raise YamlError(line, f"invalid YAML: {context}{exc.problem or exc}") from None
     except yaml.YAMLError as exc:
         raise YamlError(1, f"invalid YAML: {exc}") from None
     if node is None:

@@ -1,0 +1,113 @@
+"""Resource figures and limit flags from real cross-compiles (no GPU, no mocks)."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from conftest import compile_one
+
+# An H100-tuned GEMM tile: its pipelined buffers need more than MI300X's 64 KiB of LDS.
+BIG = {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3}
+SMALL = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 4, "num_stages": 2}
+SHAPE = {"M": 512, "N": 512, "K": 512}
+
+
+def _metadata_shared(target: str, config: dict) -> int:
+    """metadata.shared from an independent triton.compile of the same kernel."""
+    import triton
+
+    from harness import loader, targets, tritoncompat
+
+    spec = loader.load(loader.resolve("matmul", None))
+    t = targets.get(target)
+    meta, options = spec.split_config(config)
+    src = tritoncompat.build_source(spec, SHAPE, "fp16", meta)
+    options = {k: v for k, v in options.items() if k in tritoncompat.backend_option_names(t.backend)}
+    compiled = triton.compile(src, target=tritoncompat.gpu_target(t.backend, t.arch, t.warp_size), options=options)
+    return int(compiled.metadata.shared)
+
+
+def test_h100_tile_overflows_mi300x_lds_with_the_metadata_byte_count(tmp_path: Path, isolated_cache: Path) -> None:
+    nv = compile_one("matmul", "fp16", SHAPE, "h100", BIG, tmp_path / "nv")
+    amd = compile_one("matmul", "fp16", SHAPE, "mi300x", BIG, tmp_path / "amd")
+    assert nv["status"] == amd["status"] == "ok"
+    assert nv["fits"] is True and not [f for f in nv["flags"] if f["severity"] == "error"]
+    shared = amd["resources"]["shared"]
+    assert shared == _metadata_shared("mi300x", BIG)
+    assert shared > 65536
+    assert {"resource": "shared", "value": shared, "limit": 65536, "severity": "error"} in amd["flags"]
+    assert amd["fits"] is False
+    assert nv["resources"]["shared"] == _metadata_shared("h100", BIG) <= 232448
+
+
+def test_artifacts_are_written_with_their_hashes(tmp_path: Path, isolated_cache: Path) -> None:
+    for target, kinds in (("h100", {"ttir", "ttgir", "llir", "ptx", "cubin"}),
+                          ("mi300x", {"ttir", "ttgir", "llir", "amdgcn", "hsaco"})):
+        out = tmp_path / target
+        rec = compile_one("matmul", "fp16", SHAPE, target, SMALL, out)
+        assert set(rec["artifacts"]) == kinds
+        for info in rec["artifacts"].values():
+            data = (out / info["path"]).read_bytes()
+            assert data and hashlib.sha256(data).hexdigest() == info["sha256"]
+        assert (out / rec["artifacts"]["ttgir"]["path"]).read_text().count("ttg.") > 0
+
+
+def test_nvidia_resources_come_from_cuobjdump_and_ptxas(tmp_path: Path, isolated_cache: Path) -> None:
+    rec = compile_one("matmul", "fp16", SHAPE, "h100", SMALL, tmp_path)
+    res = rec["resources"]
+    assert 0 < res["registers"] <= 255
+    assert res["registers"] == res["ptxas_registers"]  # two tools, one answer
+    assert res["spills"] == res["spill_store_bytes"] + res["spill_load_bytes"] == 0
+    assert res["wgmma"] > 0 and res["mma"] == 0  # sm_90 tensor cores via wgmma
+    assert res["blocks_per_sm"] >= 1 and res["occupancy"] > 0
+
+
+def test_amd_resources_come_from_the_amdgcn_metadata(tmp_path: Path, isolated_cache: Path) -> None:
+    rec = compile_one("matmul", "fp16", SHAPE, "mi300x", SMALL, tmp_path)
+    res = rec["resources"]
+    text = (tmp_path / rec["artifacts"]["amdgcn"]["path"]).read_text()
+    assert f".vgpr_count:     {res['vgpr']}" in text
+    assert res["registers"] == res["vgpr"] + res["agpr"]
+    assert res["mfma"] > 0
+    assert 1 <= res["occupancy"] <= 8
+
+
+def test_spilling_config_is_flagged(tmp_path: Path, isolated_cache: Path) -> None:
+    # A 128x128 tile on 4 warps with unaligned sizes: masks plus the accumulator overflow 255 registers.
+    cfg = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 4, "num_warps": 4, "num_stages": 2}
+    rec = compile_one("matmul", "fp16", {"M": 1000, "N": 1000, "K": 1000}, "h100", cfg, tmp_path)
+    spills = rec["resources"]["spills"]
+    assert spills > 0
+    assert {"resource": "spills", "value": spills, "limit": 0, "severity": "warn"} in rec["flags"]
+    assert rec["fits"] is True  # spills cost speed, not the launch
+
+
+def test_too_many_threads_for_a_wave64_target(tmp_path: Path, isolated_cache: Path) -> None:
+    cfg = {"BLOCK": 4096, "num_warps": 32}
+    amd = compile_one("vector_add", "fp32", {"N": 4096}, "mi300x", cfg, tmp_path / "amd")
+    nv = compile_one("vector_add", "fp32", {"N": 4096}, "h100", cfg, tmp_path / "nv")
+    assert {"resource": "threads", "value": 2048, "limit": 1024, "severity": "error"} in amd["flags"]
+    assert nv["fits"] is True and nv["resources"]["threads"] == 1024
+
+
+def test_options_a_backend_does_not_know_are_recorded_as_ignored(tmp_path: Path, isolated_cache: Path) -> None:
+    cfg = {**SMALL, "waves_per_eu": 2, "matrix_instr_nonkdim": 16}
+    rec = compile_one("matmul", "fp16", SHAPE, "h100", cfg, tmp_path)
+    assert rec["ignored_options"] == ["matrix_instr_nonkdim", "waves_per_eu"]
+
+
+@pytest.mark.parametrize("kernel,dtype,shape", [
+    ("vector_add", "bf16", {"N": 12345}),
+    ("fused_activation", "fp16", {"M": 100, "N": 300}),
+    ("softmax", "bf16", {"M": 100, "N": 3000}),
+    ("flash_attention", "bf16", {"B": 1, "H": 2, "N": 300, "D": 128, "causal": True}),
+])
+def test_every_kernel_cross_compiles_for_both_vendors(tmp_path: Path, kernel: str, dtype: str, shape: dict) -> None:
+    from harness import loader
+
+    spec = loader.load(loader.resolve(kernel, None))
+    for target, config in (("h100", spec.nvidia_configs[0]), ("mi300x", spec.amd_configs[0])):
+        rec = compile_one(kernel, dtype, shape, target, dict(config), tmp_path / target)
+        assert rec["status"] == "ok" and rec["resources"]["registers"] > 0

@@ -1,0 +1,82 @@
+"""`harness validate`: every kind of bad input gets `file:line: message`, exit 2, no traceback."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli, write_matrix
+
+GOOD = """\
+name: t
+targets: [h100, mi300x]
+kernels:
+  matmul:
+    dtypes: [fp16]
+    shapes:
+      - {M: 64, N: 64, K: 64}
+    configs:
+      - {BLOCK_M: 64, BLOCK_N: 64, BLOCK_K: 32, GROUP_M: 8, num_warps: 4, num_stages: 2}
+"""
+
+# (name, text, expected line, expected message fragment)
+BAD = [
+    ("bad_yaml", GOOD.replace("dtypes: [fp16]", "dtypes: [fp16"), 6, "flow sequence started on line 5"),
+    ("unknown_kernel", GOOD.replace("  matmul:", "  matmull:"), 4, "unknown kernel 'matmull'"),
+    ("unknown_target", GOOD.replace("[h100, mi300x]", "[h100, mi300]"), 2, "unknown target 'mi300'"),
+    ("misspelt_option", GOOD.replace("num_warps: 4", "num_warp: 4"), 9, "unknown option 'num_warp'"),
+    ("negative_size", GOOD.replace("M: 64, N", "M: -64, N"), 7, "'M' of matmul must be a positive integer"),
+    ("wrong_type", GOOD.replace("dtypes: [fp16]", "dtypes: fp16"), 5, "field 'dtypes' must be a list"),
+    ("unknown_dtype", GOOD.replace("dtypes: [fp16]", "dtypes: [fp8]"), 5, "dtype 'fp8' not supported"),
+    ("unknown_key", GOOD.replace("name: t", "name: t\ntargetz: [h100]"), 2, "unknown key 'targetz'"),
+    ("duplicate_key", GOOD.replace("name: t", "name: t\nname: u"), 2, "duplicate key 'name'"),
+    ("missing_dim", GOOD.replace("{M: 64, N: 64, K: 64}", "{M: 64, N: 64}"), 7, "lacks 'K'"),
+    ("bool_as_size", GOOD.replace("K: 64}", "K: true}"), 7, "'K' of matmul must be a positive integer"),
+    ("missing_tunable", GOOD.replace("GROUP_M: 8, ", ""), 9, "config lacks GROUP_M"),
+    ("bad_num_warps", GOOD.replace("num_warps: 4", "num_warps: 3"), 9, "power of two"),
+    ("amd_option_typo", GOOD.replace("num_stages: 2}", "num_stages: 2, waves_per_cu: 2}"), 9,
+     "did you mean 'waves_per_eu'"),
+]
+
+
+@pytest.mark.parametrize("name,text,line,fragment", BAD, ids=[b[0] for b in BAD])
+def test_bad_matrix_reports_file_line_message(tmp_path: Path, name: str, text: str, line: int, fragment: str) -> None:
+    path = write_matrix(tmp_path / f"{name}.yaml", text)
+    proc = run_cli("validate", str(path))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert lines, proc.stderr
+    for out in lines:
+        assert re.match(rf"^{re.escape(str(path))}:\d+: .+", out), out
+    assert any(out.startswith(f"{path}:{line}: ") and fragment in out for out in lines), lines
+
+
+def test_good_matrix_validates(tmp_path: Path) -> None:
+    proc = run_cli("validate", str(write_matrix(tmp_path / "good.yaml", GOOD)))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "ok" in proc.stdout
+
+
+def test_shipped_matrices_validate() -> None:
+    proc = run_cli("validate", "matrices/smoke.yaml", "matrices/nightly.yaml")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_every_problem_is_reported_not_just_the_first(tmp_path: Path) -> None:
+    text = GOOD.replace("[h100, mi300x]", "[h1000]").replace("num_warps: 4", "num_warpz: 4")
+    proc = run_cli("validate", str(write_matrix(tmp_path / "two.yaml", text)))
+    assert proc.returncode == 2
+    assert len(proc.stdout.strip().splitlines()) >= 2, proc.stdout
+
+
+def test_missing_file_and_bad_run_input_exit_2(tmp_path: Path) -> None:
+    proc = run_cli("validate", str(tmp_path / "nope.yaml"))
+    assert proc.returncode == 2 and "cannot read matrix" in proc.stdout and "Traceback" not in proc.stderr
+    bad = write_matrix(tmp_path / "bad.yaml", GOOD.replace("  matmul:", "  matmull:"))
+    proc = run_cli("run", str(bad), "--out", str(tmp_path / "out"))
+    assert proc.returncode == 2 and f"{bad}:4: unknown kernel" in proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    proc = run_cli("run", "--targets", "h100,rtx9090", "--out", str(tmp_path / "out2"))
+    assert proc.returncode == 2 and "rtx9090" in proc.stderr and "Traceback" not in proc.stderr

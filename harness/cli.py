@@ -132,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--targets", help="comma-separated targets, replacing the matrix's (e.g. h100,mi300x)")
     run.add_argument("-k", help="pytest -k expression selecting cases by id")
     run.add_argument("-n", default="auto", help="parallel processes (pytest-xdist), 'auto' or 0 (default auto)")
-    run.add_argument("pytest_args", nargs="*", help="after --: passed to pytest as is (e.g. -- --junitxml=x.xml)")
+    run.epilog = "Arguments after -- go to pytest as they are, e.g. -- --junitxml=junit.xml"
     run.set_defaults(func=cmd_run)
     val = sub.add_parser("validate", help="check matrix files; prints file:line: message per problem")
     val.add_argument("files", nargs="+")
@@ -149,8 +149,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    passthrough: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, passthrough = argv[:cut], argv[cut + 1:]
     try:
         args = parser.parse_args(argv)
+        args.pytest_args = passthrough
     except SystemExit as exc:  # argparse already printed a one-line usage error
         return EXIT_INPUT if exc.code else EXIT_OK
     try:

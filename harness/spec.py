@@ -81,6 +81,10 @@ class KernelSpec:
         flops / min_bytes: ``(shape, dtype) -> float`` models for roofline figures.
         interpret_shapes: small shapes for ``TRITON_INTERPRET=1`` runs on a CPU.
         tolerances: per-dtype (atol, rtol) overrides.
+        interpret_dtypes: dtypes the CPU interpreter can check (None: all).
+            Triton's interpreter keeps bf16 as raw uint16 and does arithmetic
+            on the bits, so a kernel that computes in bf16 (rather than only
+            converting it) must leave bf16 out; the GPU path checks it.
     """
 
     name: str
@@ -102,9 +106,13 @@ class KernelSpec:
     config_ok: Callable[[Shape, Config], bool] = lambda shape, config: True
     interpret_shapes: Sequence[Shape] = ()
     tolerances: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    interpret_dtypes: tuple[str, ...] | None = None
 
     def tolerance(self, dtype: str) -> tuple[float, float]:
         return tuple(self.tolerances.get(dtype, DEFAULT_TOLERANCES[dtype]))  # type: ignore[return-value]
+
+    def interpretable(self, dtype: str) -> bool:
+        return self.interpret_dtypes is None or dtype in self.interpret_dtypes
 
     def split_config(self, config: Config) -> tuple[dict[str, Any], dict[str, Any]]:
         """Split a config into (constexpr meta-parameters, compile options)."""

@@ -1,0 +1,89 @@
+"""Small pieces around the compiles: names, paths, occupancy arithmetic, results files, verdicts."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness import report
+from harness.naming import config_id, contained_path, safe_component, shape_id
+from harness.records import Record, ResultsWriter, load_results
+from harness.resources import amd_occupancy, nvidia_occupancy, parse_cuobjdump, parse_ptxas_verbose
+from harness.targets import catalogue, get
+
+
+def test_names_from_a_matrix_cannot_escape_the_output_dir(tmp_path: Path) -> None:
+    for evil in ("../../etc", "/abs/path", "..", "a/../../b", "x\x00y", "~root"):
+        path = contained_path(tmp_path, "artifacts", evil, "k")
+        assert path.resolve().is_relative_to(tmp_path.resolve())
+        assert "/" not in safe_component(evil) and safe_component(evil) not in ("..", ".")
+    assert safe_component("a/b") != safe_component("a_b")  # sanitising never merges two names
+
+
+def test_readable_ids() -> None:
+    assert shape_id({"B": 4, "H": 16, "N": 4096, "D": 64, "causal": True}) == "B4xH16xN4096xD64xcausal"
+    assert shape_id({"M": 1, "N": 2, "K": 3}) == "M1xN2xK3"
+    assert config_id({"BLOCK_M": 128, "GROUP_M": 8, "num_warps": 8, "num_stages": 3, "waves_per_eu": 2}) \
+        == "M128_GROUP_M8_w8_s3_wpe2"
+
+
+def test_tool_output_parsers() -> None:
+    assert parse_cuobjdump("Function k:\n  REG:40 STACK:8 SHARED:0 LOCAL:16 CONSTANT[0]:400") == \
+        {"registers": 40, "stack_bytes": 8, "static_shared": 0, "local_bytes": 16}
+    text = "    24 bytes stack frame, 12 bytes spill stores, 20 bytes spill loads\nptxas info : Used 255 registers"
+    assert parse_ptxas_verbose(text) == {"stack_frame_bytes": 24, "spill_store_bytes": 12,
+                                         "spill_load_bytes": 20, "ptxas_registers": 255}
+    with pytest.raises(ValueError):
+        parse_cuobjdump("nothing here")
+
+
+def test_occupancy_arithmetic() -> None:
+    h100 = get("h100")
+    # 128 regs x 256 threads: 32768 regs per block -> 2 blocks by registers
+    assert nvidia_occupancy(h100, 128, 0, 8)["blocks_per_sm"] == 2
+    # 150 KiB of shared memory: one block per SM
+    assert nvidia_occupancy(h100, 32, 150 * 1024, 4)["blocks_per_sm"] == 1
+    assert nvidia_occupancy(h100, 32, 240 * 1024, 4)["blocks_per_sm"] == 0
+    mi300x = get("mi300x")
+    res = {"vgpr": 128, "agpr": 0, "compiler_occupancy": 4}
+    assert amd_occupancy(mi300x, res, 0, 4)["occupancy"] == 4
+    assert amd_occupancy(mi300x, res, 40000, 4) == {"blocks_per_sm": 1, "occupancy": 1.0}
+    assert amd_occupancy(mi300x, res, 70000, 4)["blocks_per_sm"] == 0
+
+
+def test_catalogue_numbers_all_have_sources() -> None:
+    for t in catalogue().values():
+        cited = dict(t.sources)
+        for key in ("shared_per_block", "max_threads_per_block", "sm_count", "hbm_tbps", "fp16_tflops"):
+            assert cited.get(key), (t.name, key)
+    assert {"h100", "h200", "a100", "b200", "mi300x", "mi250x", "mi355x"} <= set(catalogue())
+    assert get("mi300x").warp_size == 64 and get("h100").warp_size == 32
+
+
+def _record(target: str, vendor: str, shared: int, limit: int | None, config: dict | None = None) -> Record:
+    flags = [{"resource": "shared", "value": shared, "limit": limit, "severity": "error"}] if limit else []
+    config = config or {"BLOCK": 1}
+    return Record(kernel="k", dtype="fp16", shape={"N": 1}, target=target, arch="x", vendor=vendor, triton="3.6.0",
+                  config=config, config_id=config_id(config), meta=config, origin="nvidia", mode="compile",
+                  status="ok", resources={"shared": shared}, flags=flags, fits=not flags)
+
+
+def test_verdicts() -> None:
+    rows = report.build_rows([_record("h100", "nvidia", 90000, None), _record("mi300x", "amd", 90000, 65536)])
+    assert rows[0].verdict == "NVIDIA only" and rows[0].asymmetric
+    rows = report.build_rows([_record("h100", "nvidia", 10, None), _record("mi300x", "amd", 10, None)])
+    assert rows[0].verdict == "fits both" and not rows[0].asymmetric
+    summary = report.summary_table([_record("h100", "nvidia", 1, None), _record("mi300x", "amd", 1, 65536)])
+    assert "NVIDIA only" in summary
+
+
+def test_results_survive_a_kill_between_rewrites(tmp_path: Path) -> None:
+    writer = ResultsWriter(tmp_path, {"host": "h"})
+    for i in range(5):
+        writer.add(_record("h100", "nvidia", i, None, {"BLOCK": i}))
+    # no finish(): the process "died"; results.json may lag, records.jsonl does not
+    _, records = load_results(tmp_path)
+    assert len(records) == 5
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert doc["schema_version"] == 1 and doc["run"].get("end") is None

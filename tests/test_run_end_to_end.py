@@ -1,0 +1,140 @@
+"""`harness run` / `pytest MATRIX` as a user runs them: results, artifacts, table, selection, merge."""
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, run_cli, write_matrix
+
+MATRIX = """\
+name: e2e
+targets: [h100, mi300x]
+kernels:
+  vector_add:
+    dtypes: [fp16]
+    shapes:
+      - {N: 5000}
+  matmul:
+    dtypes: [fp16]
+    shapes:
+      - {M: 256, N: 256, K: 256}
+    configs:
+      - {BLOCK_M: 128, BLOCK_N: 256, BLOCK_K: 64, GROUP_M: 8, num_warps: 8, num_stages: 3}
+      - {BLOCK_M: 64, BLOCK_N: 64, BLOCK_K: 32, GROUP_M: 8, num_warps: 4, num_stages: 2, waves_per_eu: 2}
+    interpret:
+      - {M: 33, N: 65, K: 47}
+"""
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    tmp = tmp_path_factory.mktemp("e2e")
+    matrix = write_matrix(tmp / "e2e.yaml", MATRIX)
+    out = tmp / "run"
+    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "2", "--", f"--junitxml={tmp / 'junit.xml'}")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return out, proc.stdout
+
+
+def test_results_json_has_run_and_records(run_dir: tuple[Path, str]) -> None:
+    out, _ = run_dir
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["schema_version"] == 1
+    run = doc["run"]
+    for key in ("triton", "torch", "python", "host", "gpus", "commit", "matrix", "start", "end"):
+        assert key in run
+    assert run["matrix"]["name"] == "e2e" and len(run["matrix"]["sha256"]) == 64
+    compiles = [r for r in doc["records"] if r["mode"] == "compile"]
+    assert len(compiles) == 2 * (5 + 2)  # (vector_add default space + matmul's two) x two targets
+    for rec in compiles:
+        for key in ("kernel", "dtype", "shape", "target", "arch", "triton", "config", "status", "resources",
+                    "flags", "artifacts"):
+            assert key in rec
+        assert rec["status"] == "ok"
+        for info in rec["artifacts"].values():
+            assert (out / info["path"]).is_file() and not Path(info["path"]).is_absolute()
+
+
+def test_interpreter_records_pass(run_dir: tuple[Path, str]) -> None:
+    out, _ = run_dir
+    doc = json.loads((out / "results.json").read_text())
+    interp = [r for r in doc["records"] if r["mode"] == "interpret"]
+    assert {r["kernel"] for r in interp} == {"vector_add", "matmul"}
+    assert all(r["status"] == "ok" and r["correctness"]["checks"] for r in interp)
+
+
+def test_table_marks_the_nvidia_only_config_with_its_byte_count(run_dir: tuple[Path, str]) -> None:
+    out, stdout = run_dir
+    doc = json.loads((out / "results.json").read_text())
+    amd_big = next(r for r in doc["records"] if r["target"] == "mi300x" and r["config"].get("BLOCK_N") == 256)
+    shared = amd_big["resources"]["shared"]
+    row = next(line for line in stdout.splitlines() if "M128_N256_K64" in line)
+    assert f"{shared} > 65536" in row and "NVIDIA only" in row
+    report = (out / "report.md").read_text()
+    assert "NVIDIA only" in report and f"shared {shared} exceeds limit 65536" in report
+
+
+def test_junit_xml_through_pytest_flag(run_dir: tuple[Path, str]) -> None:
+    out, _ = run_dir
+    tree = ET.parse(out.parent / "junit.xml")
+    names = {case.get("name") for case in tree.iter("testcase")}
+    assert "matmul[fp16-M256xN256xK256-mi300x-triton" + _installed() + "]" in names
+
+
+def _installed() -> str:
+    from harness.tritoncompat import installed_triton_version
+
+    return str(installed_triton_version())
+
+
+def test_k_and_targets_select_cases(tmp_path: Path) -> None:
+    matrix = write_matrix(tmp_path / "m.yaml", MATRIX)
+    out = tmp_path / "run"
+    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0", "--targets", "mi355x", "-k", "matmul and not interpret")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    records = json.loads((out / "results.json").read_text())["records"]
+    assert {(r["kernel"], r["target"], r["arch"]) for r in records} == {("matmul", "mi355x", "gfx950")}
+    proc = run_cli("run", str(matrix), "--out", str(tmp_path / "none"), "-k", "no_such_case")
+    assert proc.returncode == 4
+
+
+def test_other_triton_versions_are_deselected_naming_the_tox_env(tmp_path: Path) -> None:
+    matrix = write_matrix(tmp_path / "m.yaml", MATRIX.replace("name: e2e", 'name: e2e\ntriton: ["3.4.0", installed]'))
+    proc = run_cli("run", str(matrix), "--out", str(tmp_path / "run"), "-n", "0", "-k", "vector_add and h100")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    if _installed() != "3.4.0":
+        assert "need triton 3.4.0" in proc.stdout and "tox -e triton34" in proc.stdout
+
+
+def test_plain_pytest_collects_a_matrix_with_readable_ids(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from harness.cli import _plugin_autoloaded
+
+    matrix = write_matrix(tmp_path / "m.yaml", MATRIX)
+    plugin = [] if _plugin_autoloaded() else ["-p", "harness.plugin"]
+    proc = subprocess.run([sys.executable, "-m", "pytest", str(matrix), "--collect-only", "-q", *plugin,
+                           "--harness-out", str(tmp_path / "run")], cwd=REPO, capture_output=True, text=True)
+    assert f"m.yaml::matmul[fp16-M256xN256xK256-h100-triton{_installed()}]" in proc.stdout, proc.stdout + proc.stderr
+    assert f"m.yaml::vector_add[fp16-interpret-triton{_installed()}]" in proc.stdout
+
+
+def test_report_merges_runs(run_dir: tuple[Path, str], tmp_path: Path) -> None:
+    out, _ = run_dir
+    other = tmp_path / "other"
+    other.mkdir()
+    doc = json.loads((out / "results.json").read_text())
+    doc["run"]["host"] = "another-host"
+    for rec in doc["records"]:
+        rec["host"] = "another-host"
+        rec["triton"] = "9.9.9"
+    (other / "results.json").write_text(json.dumps(doc))
+    proc = run_cli("report", str(out), str(other), "--out", str(tmp_path / "merged.md"))
+    assert proc.returncode == 0, proc.stderr
+    merged = (tmp_path / "merged.md").read_text()
+    assert "9.9.9" in merged and "another-host" in merged
+    assert run_cli("report", str(tmp_path / "missing")).returncode == 2

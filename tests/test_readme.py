@@ -1,0 +1,41 @@
+"""README promises: the kernel-spec example works as printed; .ci/run runs README's test command."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from conftest import REPO, run_cli, write_matrix
+
+README = (REPO / "README.md").read_text()
+
+
+def test_user_kernel_example_runs_through_the_harness(tmp_path: Path) -> None:
+    block = README.split("<!-- user-kernel-example -->")[1].split("<!-- /user-kernel-example -->")[0]
+    code = re.search(r"```python\n(.*?)```", block, re.S).group(1)
+    pkg = tmp_path / "my_project"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "rmsnorm_spec.py").write_text(code)
+    matrix = write_matrix(tmp_path / "m.yaml", """\
+name: byo
+targets: [h100, mi300x]
+kernels:
+  rmsnorm:
+    source: my_project.rmsnorm_spec:SPEC
+    dtypes: [fp16]
+    shapes: [{M: 64, N: 1000}]
+""")
+    out = tmp_path / "run"
+    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0", cwd=tmp_path, env={"PYTHONPATH": f"{tmp_path}:{REPO}"})
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    records = json.loads((out / "results.json").read_text())["records"]
+    assert {r["target"] for r in records} == {"h100", "mi300x", "interpret"}
+    assert all(r["status"] == "ok" for r in records)
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    commands = re.findall(r"```bash\n(.*?)\n```", README)
+    assert len(commands) >= 2
+    ci = (REPO / ".ci" / "run").read_text()
+    assert commands[1].strip() in ci

@@ -1,0 +1,76 @@
+"""The default matrix, cold then warm: acceptance of the core harness in one place."""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, run_cli
+
+
+@pytest.fixture(scope="module")
+def smoke_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    tmp = tmp_path_factory.mktemp("smoke")
+    env = {"TRITON_CACHE_DIR": str(tmp / "triton-cache"), "HARNESS_CACHE_DIR": str(tmp / "harness-cache")}
+    timings = {}
+    outputs = {}
+    for label in ("cold", "warm"):
+        start = time.perf_counter()
+        proc = run_cli("run", "--out", str(tmp / label), "-n", "2", env=env)
+        timings[label] = time.perf_counter() - start
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        outputs[label] = proc.stdout
+    return {"dir": tmp, "timings": timings, "stdout": outputs}
+
+
+def test_every_kernel_has_ptx_and_amdgcn_for_both_targets(smoke_runs: dict) -> None:
+    out = smoke_runs["dir"] / "cold"
+    assert (out / "report.md").is_file()
+    records = json.loads((out / "results.json").read_text())["records"]
+    kernels = {r["kernel"] for r in records}
+    assert kernels == {"vector_add", "fused_activation", "softmax", "matmul", "flash_attention"}
+    for kernel in kernels:
+        assert list((out / "artifacts" / kernel).rglob("h100/*/*/kernel.ptx")), kernel
+        assert list((out / "artifacts" / kernel).rglob("mi300x/*/*/kernel.amdgcn")), kernel
+
+
+def test_table_shows_an_h100_config_over_mi300x_lds_with_the_metadata_count(smoke_runs: dict) -> None:
+    import triton
+
+    from harness import loader, targets, tritoncompat
+
+    out = smoke_runs["dir"] / "cold"
+    records = json.loads((out / "results.json").read_text())["records"]
+    over = [r for r in records if r["target"] == "mi300x" and r["kernel"] in ("matmul", "flash_attention")
+            and any(f["resource"] == "shared" for f in r["flags"])]
+    assert over
+    rec = over[0]
+    h100 = next(r for r in records if r["target"] == "h100" and r["config"] == rec["config"]
+                and r["shape"] == rec["shape"])
+    assert h100["fits"] is True
+    spec = loader.load(loader.resolve(rec["kernel"], None))
+    meta, options = spec.split_config(rec["config"])
+    t = targets.get("mi300x")
+    options = {k: v for k, v in options.items() if k in tritoncompat.backend_option_names("hip")}
+    compiled = triton.compile(tritoncompat.build_source(spec, rec["shape"], rec["dtype"], meta),
+                              target=tritoncompat.gpu_target(t.backend, t.arch, t.warp_size), options=options)
+    shared = int(compiled.metadata.shared)
+    assert rec["resources"]["shared"] == shared > 65536
+    from harness.naming import shape_id
+
+    row = next(line for line in smoke_runs["stdout"]["cold"].splitlines()
+               if f" {rec['config_id']} " in line and f" {shape_id(rec['shape'])} " in line)
+    assert "NVIDIA only" in row
+    assert f"{shared} > 65536" in row
+
+
+def test_warm_rerun_is_at_least_five_times_faster(smoke_runs: dict) -> None:
+    cold, warm = smoke_runs["timings"]["cold"], smoke_runs["timings"]["warm"]
+    assert warm * 5 <= cold, f"cold {cold:.1f} s, warm {warm:.1f} s"
+    cold_records = json.loads((smoke_runs["dir"] / "cold" / "results.json").read_text())["records"]
+    warm_records = json.loads((smoke_runs["dir"] / "warm" / "results.json").read_text())["records"]
+    strip = lambda rs: sorted(json.dumps({k: r[k] for k in ("kernel", "target", "config", "resources", "flags")},
+                                         sort_keys=True) for r in rs if r["mode"] == "compile")  # noqa: E731
+    assert strip(cold_records) == strip(warm_records)  # the cache changes the time, not the answer

@@ -90,6 +90,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         argv += ["--harness-targets", args.targets]
     if args.k:
         argv += ["-k", args.k]
+    argv += [flag for on, flag in ((args.static_only, "--harness-static-only"), (args.retune, "--harness-retune"),
+                                   (args.cuda_graph, "--harness-cuda-graph")) if on]
     if args.n and args.n != "0":
         argv += ["-n", args.n]
     argv += args.pytest_args
@@ -132,6 +134,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--targets", help="comma-separated targets, replacing the matrix's (e.g. h100,mi300x)")
     run.add_argument("-k", help="pytest -k expression selecting cases by id")
     run.add_argument("-n", default="auto", help="parallel processes (pytest-xdist), 'auto' or 0 (default auto)")
+    run.add_argument("--static-only", action="store_true", help="do not run cases on a local GPU")
+    run.add_argument("--retune", action="store_true", help="ignore cached autotune winners")
+    run.add_argument("--cuda-graph", action="store_true", help="time by CUDA-graph replay (launch overhead removed; L2 still flushed)")
     run.epilog = "Arguments after -- go to pytest as they are, e.g. -- --junitxml=junit.xml"
     run.set_defaults(func=cmd_run)
     val = sub.add_parser("validate", help="check matrix files; prints file:line: message per problem")

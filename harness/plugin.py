@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import json
+import os
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--harness-out", default=None, help="run directory (default runs/<UTC timestamp>)")
     group.addoption("--harness-targets", default=None,
                     help="comma-separated catalogue targets, replacing the matrix's targets")
+    group.addoption("--harness-static-only", action="store_true", help="never run cases on a local GPU")
+    group.addoption("--harness-retune", action="store_true", help="ignore cached autotune winners")
+    group.addoption("--harness-cuda-graph", action="store_true", help="time by CUDA-graph replay")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -81,10 +85,27 @@ class HarnessSession:
     @property
     def workers(self) -> Any:
         if self._workers is None:
+            from harness.device import local_gpus, pick_device
             from harness.workers import Workers
 
-            self._workers = Workers()
+            gpu = pick_device(os.environ.get("PYTEST_XDIST_WORKER"), local_gpus())
+            self._workers = Workers(gpu)
         return self._workers
+
+    def gpu_for(self, target: str) -> dict[str, str] | None:
+        """The GPU this process runs ``target`` cases on, if the local device has its arch."""
+        if self.config.getoption("harness_static_only"):
+            return None
+        from harness.device import local_gpus, pick_device
+
+        gpu = pick_device(os.environ.get("PYTEST_XDIST_WORKER"), local_gpus())
+        if gpu is None or catalogue()[target].arch != gpu["arch"]:
+            return None
+        return gpu
+
+    def matrix_targets(self, item: pytest.Item) -> list[str]:
+        parent = item.parent
+        return list(getattr(parent, "targets", ()))
 
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         installed = tritoncompat.installed_triton_version()
@@ -146,6 +167,9 @@ class HarnessSession:
         tr.write_line(report.comparison_table(records, fmt="simple"))
         tr.write_line("")
         tr.write_line(report.summary_table(records, fmt="simple"))
+        if any(r.mode == "tune" for r in records):
+            tr.section("triton portability: on the device")
+            tr.write_line(report.device_table(records, fmt="simple"))
         for line in report.limit_findings(records):
             tr.write_line("limit: " + line)
         tr.write_line(f"harness: results in {self.out / 'results.json'}, report in {self.out / 'report.md'}")
@@ -168,6 +192,7 @@ class MatrixFile(pytest.File):
             if unknown:
                 raise self.CollectError(f"--harness-targets: unknown target(s) {', '.join(unknown)}")
             matrix = dataclasses.replace(matrix, targets=tuple(wanted))
+        self.targets = matrix.targets
         for case in expand(matrix, tritoncompat.installed_triton_version()):
             yield CaseItem.from_parent(self, name=case.id, case=case)
 
@@ -195,12 +220,23 @@ class CaseItem(pytest.Item):
             pytest.skip(f"{case.kernel} computes in {case.dtype}, which Triton's CPU interpreter cannot "
                         "(it keeps bf16 as raw uint16); checked only on a GPU")
         kernel_hash = loader.source_hash(case.ref)
-        bad = []
-        for entry in case.configs:
-            record = self._run_config(session, spec, entry, kernel_hash)
+        records = [self._run_config(session, spec, entry, kernel_hash) for entry in case.configs]
+        bad = [f"{r.config_id}: {r.status}: {r.error[:500]}" for r in records if r.status != "ok"]
+        gpu = None if case.is_interpret else session.gpu_for(case.target)
+        if gpu is not None:
+            from harness import ondevice
+
+            others = [t for t in session.matrix_targets(self) if t != case.target]
+            tune = ondevice.run_case(case, records, session.workers.get("gpu"), gpu, others,
+                                     retune=self.config.getoption("harness_retune"),
+                                     graph=self.config.getoption("harness_cuda_graph"))
+            bad += [f"{r.config_id}: on {gpu['name']}: {r.runtime['status']}: {r.runtime.get('error', '')[:500]}"
+                    for r in records if r.runtime and r.runtime.get("status") not in ("ok", "not_launched")]
+            if tune.status != "ok":
+                bad.append(f"on {gpu['name']}: {tune.error}")
+            records.append(tune)
+        for record in records:
             self.user_properties.append((RECORD_PROPERTY, json.dumps(record.to_dict())))
-            if record.status != "ok":
-                bad.append(f"{record.config_id}: {record.status}: {record.error[:500]}")
         if bad:
             raise CaseFailed(f"{len(bad)} of {len(case.configs)} config(s) failed:\n" + "\n".join(bad))
 

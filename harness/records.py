@@ -41,7 +41,7 @@ class Record:
     config_id: str
     meta: dict[str, Any]             # the config's constexpr tunables (what the interpreter sees)
     origin: str                      # "nvidia" | "amd" | "matrix": which space the config came from
-    mode: str                        # "compile" | "interpret"
+    mode: str                        # "compile" | "interpret" | "tune" (one per case run on a GPU)
     status: str                      # "ok" | "mismatch" | "error" | "crash" | "timeout"
     error: str = ""
     host: str = ""
@@ -53,6 +53,7 @@ class Record:
     correctness: dict[str, Any] | None = None
     ignored_options: list[str] = field(default_factory=list)
     kernel_hash: str = ""
+    runtime: dict[str, Any] | None = None   # on-device check and timing (compile records), tuning (tune records)
 
     @property
     def shape_id(self) -> str:

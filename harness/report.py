@@ -5,6 +5,7 @@ the product: it marks configs that fit one vendor's GPUs and not the other's.
 """
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -64,6 +65,8 @@ def build_rows(records: list[Record]) -> list[Row]:
     groups: dict[tuple[str, ...], dict[str, Record]] = defaultdict(dict)
     firsts: dict[tuple[str, ...], Record] = {}
     for r in records:
+        if r.mode == "tune":
+            continue
         if r.mode == "interpret":
             interp[(r.kernel, r.dtype, r.triton, config_key(r.meta))] = r
             continue
@@ -140,9 +143,12 @@ def failures(records: list[Record]) -> list[str]:
     """One line per record that did not compile or did not match its reference."""
     out = []
     for r in sorted(records, key=lambda r: (r.kernel, r.dtype, r.target, r.config_id)):
+        where = "interpreter" if r.mode == "interpret" else r.target
         if r.status != "ok":
-            where = "interpreter" if r.mode == "interpret" else r.target
             out.append(f"{r.kernel} {r.dtype} {r.shape_id} {where} {r.config_id}: {r.status}: {r.error[:300]}")
+        elif r.mode == "compile" and r.runtime and r.runtime.get("status") not in ("ok", "not_launched"):
+            out.append(f"{r.kernel} {r.dtype} {r.shape_id} {where} {r.config_id}: on device: "
+                       f"{r.runtime.get('status')}: {str(r.runtime.get('error', ''))[:300]}")
     return out
 
 
@@ -157,6 +163,41 @@ def limit_findings(records: list[Record]) -> list[str]:
     return out
 
 
+def _us(value: float | None) -> str:
+    return "" if value is None else (f"{value:.1f}" if value < 1000 else f"{value:.0f}")
+
+
+def device_table(records: list[Record], fmt: str = "github") -> str:
+    """One row per case run on a GPU: winner, its time and rates, baselines, portability penalty."""
+    body = []
+    for r in sorted((r for r in records if r.mode == "tune"), key=lambda r: (r.kernel, r.dtype, r.shape_id, r.target)):
+        rt = r.runtime or {}
+        timing = rt.get("timing") or {}
+        base = rt.get("baselines") or {}
+        base_txt = "; ".join(f"{n} {_us(b['timing']['median_us'])} µs ({b['speedup']:.2f}x)"
+                             if b.get("status") == "ok" else f"{n} {b.get('status')}" for n, b in base.items())
+        port = []
+        for t, p in (rt.get("portability") or {}).items():
+            if p.get("slowdown") is not None:
+                port.append(f"{t} {p['config_id']} +{100 * (p['slowdown'] - 1):.0f}%"
+                            + (" (proxy)" if str(p.get("source", "")).startswith("proxy") else ""))
+            else:
+                port.append(f"{t} {p.get('note') or p.get('status') or 'n/a'}")
+        pct = f"{rt['pct_peak_flops']:.0f}% flops" if rt.get("pct_peak_flops") is not None else ""
+        if rt.get("pct_copy_bw") is not None:
+            pct += f", {rt['pct_copy_bw']:.0f}% copy BW"
+        body.append([r.kernel, r.dtype, r.shape_id, r.target, r.status if r.status != "ok" else r.config_id,
+                     _us(timing.get("median_us")),
+                     f"{_us(timing.get('p20_us'))}–{_us(timing.get('p80_us'))}" if timing else "",
+                     f"{rt.get('tflops', 0):.1f}" if rt.get("tflops") else "", f"{rt.get('gbps', 0):.0f}"
+                     if rt.get("gbps") else "", pct, base_txt,
+                     f"{rt.get('configs_launched', 0)}/{rt.get('configs_failed', 0)}/{rt.get('configs_not_launched', 0)}",
+                     "; ".join(port)])
+    headers = ["kernel", "dtype", "shape", "target", "winner", "median µs", "p20–p80 µs", "TFLOP/s", "GB/s",
+               "of peak", "baselines (speedup)", "run/failed/not launched", "portability penalty"]
+    return tabulate(body, headers=headers, tablefmt=fmt, disable_numparse=True)
+
+
 def markdown_report(run: dict[str, Any] | list[dict[str, Any]], records: list[Record]) -> str:
     runs = run if isinstance(run, list) else [run]
     parts = ["# Triton portability report", ""]
@@ -167,6 +208,11 @@ def markdown_report(run: dict[str, Any] | list[dict[str, Any]], records: list[Re
                      f"{info.get('start')} → {info.get('end') or 'unfinished'}")
     parts += ["", "## Comparison", "", comparison_table(records), "", "## Summary per kernel", "",
               summary_table(records), ""]
+    if any(r.mode == "tune" for r in records):
+        devices = {json.dumps(r.runtime.get("device"), sort_keys=True) for r in records
+                   if r.mode == "tune" and r.runtime and r.runtime.get("device")}
+        parts += ["## On the device", "", device_table(records), ""]
+        parts += [f"- device: `{d}`" for d in sorted(devices)] + [""]
     findings = limit_findings(records)
     if findings:
         parts += ["## Limits exceeded", ""] + [f"- {line}" for line in findings] + [""]

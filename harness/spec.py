@@ -76,11 +76,15 @@ class KernelSpec:
             (e.g. a tile wider than the head dim).
         grid: ``(shape, config) -> tuple`` launch grid.
         make_inputs: ``(shape, dtype, device, generator) -> tuple`` of tensors.
-        launch: ``(inputs, shape, config) -> output tensor``; runs the kernel.
+        launch: ``(inputs, shape, config, out=None) -> output tensor``; runs the
+            kernel. When it accepts ``out``, the harness passes a NaN-poisoned
+            buffer so an element the kernel never writes fails the check.
         reference: ``(inputs, shape) -> output tensor`` with torch.
         flops / min_bytes: ``(shape, dtype) -> float`` models for roofline figures.
         interpret_shapes: small shapes for ``TRITON_INTERPRET=1`` runs on a CPU.
         tolerances: per-dtype (atol, rtol) overrides.
+        baselines: ``{name: (inputs, shape) -> output}``: library or eager
+            implementations timed beside the kernel on a GPU (first is primary).
         interpret_dtypes: dtypes the CPU interpreter can check (None: all).
             Triton's interpreter keeps bf16 as raw uint16 and does arithmetic
             on the bits, so a kernel that computes in bf16 (rather than only
@@ -107,6 +111,7 @@ class KernelSpec:
     interpret_shapes: Sequence[Shape] = ()
     tolerances: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     interpret_dtypes: tuple[str, ...] | None = None
+    baselines: Mapping[str, Callable[[tuple, Shape], Any]] = field(default_factory=dict)
 
     def tolerance(self, dtype: str) -> tuple[float, float]:
         return tuple(self.tolerances.get(dtype, DEFAULT_TOLERANCES[dtype]))  # type: ignore[return-value]

@@ -23,6 +23,10 @@ def _handle(request: dict) -> dict:
         from harness.interpret import interpret_job
 
         return interpret_job(request["job"])
+    if op in ("gpu_config", "gpu_baselines"):
+        from harness import gpu_run
+
+        return getattr(gpu_run, op)(request["job"])
     if op == "ping":
         return {"pid": os.getpid()}
     raise ValueError(f"unknown op {op!r}")
@@ -35,13 +39,18 @@ def main() -> None:
     for line in sys.stdin:
         if not line.strip():
             continue
+        lost = False
         try:
             reply = {"ok": True, "result": _handle(json.loads(line))}
         except Exception as exc:  # noqa: BLE001 - every failure becomes that request's record
-            reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}".strip()[:2000],
-                     "traceback": traceback.format_exc()[-4000:]}
+            lost = type(exc).__name__ == "ContextLost"
+            reply = {"ok": True, "result": {"status": "fault", "error": str(exc)[:2000]}} if lost else \
+                {"ok": False, "error": f"{type(exc).__name__}: {exc}".strip()[:2000],
+                 "traceback": traceback.format_exc()[-4000:]}
         channel.write(json.dumps(reply) + "\n")
         channel.flush()
+        if lost:  # a poisoned GPU context cannot serve another request: let the parent start a fresh worker
+            os._exit(3)
 
 
 if __name__ == "__main__":

@@ -108,10 +108,11 @@ class Worker:
 
 
 class Workers:
-    """The per-process set of workers: one for compiles, one for the interpreter."""
+    """The per-process set of workers: compiles, the interpreter, and one GPU pinned to this process."""
 
-    def __init__(self) -> None:
+    def __init__(self, gpu: dict[str, str] | None = None) -> None:
         self._workers: dict[str, Worker] = {}
+        self.gpu = gpu
 
     def get(self, kind: str) -> Worker:
         if kind not in self._workers:
@@ -122,6 +123,10 @@ class Workers:
             env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
             if kind == "interpret":
                 env["TRITON_INTERPRET"] = "1"
+            if kind == "gpu" and self.gpu is not None:
+                from harness.device import pinned_env
+
+                env = pinned_env(env, self.gpu)
             self._workers[kind] = Worker(kind, env)
         return self._workers[kind]
 

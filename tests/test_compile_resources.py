@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import compile_one
+from helpers import compile_one
 
 # An H100-tuned GEMM tile: its pipelined buffers need more than MI300X's 64 KiB of LDS.
 BIG = {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3}

@@ -5,7 +5,7 @@ import json
 import time
 from pathlib import Path
 
-from conftest import DATA, REPO, run_cli, write_matrix
+from helpers import DATA, REPO, run_cli, write_matrix
 
 from harness.workers import Worker
 

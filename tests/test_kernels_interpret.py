@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, REPO
+from helpers import DATA, REPO
 
 from harness import loader
 from harness.cases import interpret_configs

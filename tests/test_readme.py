@@ -5,7 +5,7 @@ import json
 import re
 from pathlib import Path
 
-from conftest import REPO, run_cli, write_matrix
+from helpers import REPO, run_cli, write_matrix
 
 README = (REPO / "README.md").read_text()
 

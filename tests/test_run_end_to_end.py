@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, run_cli, write_matrix
+from helpers import REPO, run_cli, write_matrix
 
 MATRIX = """\
 name: e2e

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli, write_matrix
+from helpers import run_cli, write_matrix
 
 GOOD = """\
 name: t

@@ -1,0 +1,95 @@
+"""The local GPU: which architecture it is (cheaply, no torch) and what it is (in the GPU worker).
+
+A case runs on the device when its target's arch equals the device's: sm_90 for
+h100/h200, gfx942 for mi300x. The pytest processes only ask the vendor tools, so
+they never create a CUDA/HIP context; the GPU worker, pinned to one device,
+reads the details through torch (CUDA or ROCm build alike).
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from functools import lru_cache
+from typing import Any
+
+
+def _run(argv: list[str]) -> str:
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return out.stdout if out.returncode == 0 else ""
+
+
+@lru_cache(maxsize=1)
+def local_gpus() -> list[dict[str, str]]:
+    """GPUs on this host as ``{"index", "arch", "name", "uuid"}``, from nvidia-smi or rocminfo."""
+    gpus: list[dict[str, str]] = []
+    if shutil.which("nvidia-smi"):
+        text = _run(["nvidia-smi", "--query-gpu=index,compute_cap,name,uuid", "--format=csv,noheader"])
+        for line in text.splitlines():
+            parts = [p.strip() for p in line.split(",")]
+            if len(parts) == 4 and re.match(r"^\d+\.\d+$", parts[1]):
+                major, minor = parts[1].split(".")
+                gpus.append({"index": parts[0], "arch": f"sm_{major}{minor}", "name": parts[2], "uuid": parts[3]})
+    if not gpus and shutil.which("rocminfo"):
+        text = _run(["rocminfo"])
+        for i, arch in enumerate(re.findall(r"^\s*Name:\s+(gfx[0-9a-f]+)\s*$", text, re.M)):
+            gpus.append({"index": str(i), "arch": arch, "name": arch, "uuid": ""})
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES") or os.environ.get("HIP_VISIBLE_DEVICES")
+    if visible is not None and visible.strip() != "":
+        wanted = [v.strip() for v in visible.split(",")]
+        gpus = [g for g in gpus if g["index"] in wanted or g["uuid"] in wanted]
+    return gpus
+
+
+def pick_device(worker_id: str | None, gpus: list[dict[str, str]]) -> dict[str, str] | None:
+    """The GPU a pytest(-xdist) worker uses: ``gwN`` takes GPU ``N mod count``."""
+    if not gpus:
+        return None
+    n = int(worker_id[2:]) if worker_id and worker_id.startswith("gw") and worker_id[2:].isdigit() else 0
+    return gpus[n % len(gpus)]
+
+
+def pinned_env(env: dict[str, str], gpu: dict[str, str]) -> dict[str, str]:
+    """Environment for a worker that must see exactly one GPU."""
+    out = dict(env)
+    key = gpu["uuid"] or gpu["index"]
+    out["CUDA_VISIBLE_DEVICES"] = key
+    out["HIP_VISIBLE_DEVICES"] = gpu["index"]
+    out["ROCR_VISIBLE_DEVICES"] = gpu["index"]
+    return out
+
+
+def device_info() -> dict[str, Any]:
+    """Details of device 0 as the (pinned) GPU worker sees it. Imports torch."""
+    import torch
+
+    props = torch.cuda.get_device_properties(0)
+    hip = getattr(torch.version, "hip", None)
+    if hip:
+        arch = getattr(props, "gcnArchName", "").split(":")[0]
+    else:
+        major, minor = torch.cuda.get_device_capability(0)
+        arch = f"sm_{major}{minor}"
+    info: dict[str, Any] = {"name": props.name, "arch": arch, "sm_count": props.multi_processor_count,
+                            "memory_bytes": props.total_memory, "l2_bytes": getattr(props, "L2_cache_size", 0),
+                            "runtime": f"ROCm {hip}" if hip else f"CUDA {torch.version.cuda}",
+                            "torch": torch.__version__, "visible": os.environ.get("CUDA_VISIBLE_DEVICES", "")}
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        uuid = os.environ.get("CUDA_VISIBLE_DEVICES", "")
+        handle = (pynvml.nvmlDeviceGetHandleByUUID(uuid) if uuid.startswith("GPU-")
+                  else pynvml.nvmlDeviceGetHandleByIndex(0))
+        info["driver"] = pynvml.nvmlSystemGetDriverVersion()
+        info["uuid"] = pynvml.nvmlDeviceGetUUID(handle)
+        info["sm_clock_mhz"] = pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)
+        info["max_sm_clock_mhz"] = pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM)
+        info["mem_clock_mhz"] = pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_MEM)
+    except Exception:  # noqa: BLE001 - nvidia-ml-py is optional; amdsmi is not wired (unverified platform)
+        pass
+    return info

@@ -1,0 +1,152 @@
+"""On-device work, inside a GPU worker pinned to one GPU: check, time, compare with baselines.
+
+One request is one config (``gpu_config``) or a case's baselines (``gpu_baselines``),
+so a kernel that faults (an illegal address poisons the whole CUDA context) costs
+only its own request: the worker answers ``fault`` and exits, and the next
+request gets a fresh process. Inputs are drawn fresh per case and reused across
+that case's configs; every launch writes into a NaN-poisoned output.
+"""
+from __future__ import annotations
+
+import inspect
+import math
+from typing import Any
+
+from harness import loader
+from harness.interpret import compare
+
+_STATE: dict[str, Any] = {}      # the current case: inputs, reference, rotated copies
+_PERSIST: dict[str, Any] = {}    # for the worker's lifetime: L2 flusher, device details, copy bandwidth
+_FAULT_MARKERS = ("illegal memory access", "illegal address", "unspecified launch failure", "misaligned address",
+                  "device-side assert", "an illegal instruction", "hipErrorIllegalAddress", "HSA_STATUS_ERROR")
+
+
+class ContextLost(Exception):
+    """The device context is unusable; the worker must be replaced after replying."""
+
+
+def _case(job: dict[str, Any]) -> dict[str, Any]:
+    import torch
+
+    key = repr((job["ref"], job["dtype"], sorted(job["shape"].items()), job.get("seed", 0)))
+    if _STATE.get("key") != key:
+        _STATE.clear()
+        torch.cuda.empty_cache()
+        spec = loader.load(job["ref"])
+        gen = torch.Generator().manual_seed(int(job.get("seed", 0)))
+        inputs = spec.make_inputs(job["shape"], job["dtype"], "cuda", gen)
+        reference = spec.reference(inputs, job["shape"])
+        torch.cuda.synchronize()
+        _STATE.update(key=key, spec=spec, inputs=inputs, reference=reference, rotated=None)
+    return _STATE
+
+
+def _l2_bytes() -> int:
+    import torch
+
+    return int(getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) or 50 << 20)
+
+
+def _flusher() -> Any:
+    from harness.timing import Flusher
+
+    if "flusher" not in _PERSIST:
+        _PERSIST["flusher"] = Flusher(_l2_bytes())
+    return _PERSIST["flusher"]
+
+
+def _rotated(state: dict[str, Any]) -> list[tuple]:
+    """Input copies to cycle through when the inputs fit in L2 (so no sample reads a warm L2)."""
+    if state["rotated"] is None:
+        nbytes = sum(t.numel() * t.element_size() for t in state["inputs"] if hasattr(t, "numel"))
+        copies = 1 if nbytes >= 2 * _l2_bytes() else min(8, math.ceil(2 * _l2_bytes() / max(nbytes, 1)))
+        state["rotated"] = [state["inputs"]] + [tuple(t.clone() for t in state["inputs"]) for _ in range(copies - 1)]
+    return state["rotated"]
+
+
+def _poisoned_out(spec: Any, reference: Any) -> dict[str, Any]:
+    import torch
+
+    if "out" not in inspect.signature(spec.launch).parameters:
+        return {}
+    fill = float("nan") if reference.is_floating_point() else -1
+    return {"out": torch.full_like(reference, fill)}
+
+
+def _check_fault(exc: BaseException) -> None:
+    import torch
+
+    text = str(exc)
+    broken = any(m in text for m in _FAULT_MARKERS)
+    if not broken:
+        try:
+            torch.cuda.synchronize()
+        except Exception:  # noqa: BLE001
+            broken = True
+    if broken:
+        raise ContextLost(f"{type(exc).__name__}: {text[:1000]}") from exc
+
+
+def _rates(spec: Any, shape: dict[str, Any], dtype: str, median_us: float) -> dict[str, float]:
+    seconds = median_us * 1e-6
+    return {"tflops": spec.flops(shape, dtype) / seconds / 1e12, "gbps": spec.min_bytes(shape, dtype) / seconds / 1e9}
+
+
+def gpu_config(job: dict[str, Any]) -> dict[str, Any]:
+    """Check one config at full size against the reference, then time it."""
+    import torch
+
+    from harness.timing import bench
+
+    state = _case(job)
+    spec, shape, config = state["spec"], job["shape"], job["config"]
+    atol, rtol = spec.tolerance(job["dtype"])
+    kwargs = _poisoned_out(spec, state["reference"])
+    try:
+        out = spec.launch(state["inputs"], shape, config, **kwargs)
+        torch.cuda.synchronize()
+    except Exception as exc:  # noqa: BLE001 - each failure becomes this config's result
+        _check_fault(exc)
+        status = "launch_error" if "OutOfResources" in type(exc).__name__ or "out of resource" in str(exc) \
+            else "error"
+        return {"status": status, "error": f"{type(exc).__name__}: {str(exc)[:1000]}"}
+    check = compare(out, state["reference"], atol, rtol)
+    del out, kwargs
+    if check["status"] != "ok":
+        return {"status": "mismatch", "error": check.get("error", ""), "correctness": check}
+    rotated = _rotated(state)
+    timing = bench(lambda i: (lambda: spec.launch(rotated[i], shape, config)), len(rotated), _flusher(),
+                   graph=bool(job.get("graph")))
+    result = {"status": "ok", "correctness": check, "timing": timing.to_dict()}
+    result.update(_rates(spec, shape, job["dtype"], timing.median_us))
+    return result
+
+
+def gpu_baselines(job: dict[str, Any]) -> dict[str, Any]:
+    """Time the kernel's baselines on the case's inputs; measure copy bandwidth once per worker."""
+    import torch
+
+    from harness.device import device_info
+    from harness.timing import bench, measure_copy_tbps
+
+    persist = _PERSIST
+    state = _case(job)
+    if "device" not in persist:
+        persist["device"] = device_info()
+        persist["copy_tbps"] = measure_copy_tbps()
+    spec, shape = state["spec"], job["shape"]
+    atol, rtol = spec.tolerance(job["dtype"])
+    results: dict[str, Any] = {}
+    for name, fn in spec.baselines.items():
+        try:
+            out = fn(state["inputs"], shape)
+            torch.cuda.synchronize()
+            check = compare(out, state["reference"], max(atol, 1e-2), max(rtol, 1e-2))
+            rotated = _rotated(state)
+            timing = bench(lambda i, fn=fn: (lambda: fn(rotated[i], shape)), len(rotated), _flusher())
+            results[name] = {"status": "ok", "matches_reference": check["status"] == "ok",
+                             "timing": timing.to_dict(), **_rates(spec, shape, job["dtype"], timing.median_us)}
+        except Exception as exc:  # noqa: BLE001
+            _check_fault(exc)
+            results[name] = {"status": "error", "error": f"{type(exc).__name__}: {str(exc)[:500]}"}
+    return {"status": "ok", "device": persist["device"], "copy_tbps": persist["copy_tbps"], "baselines": results}

@@ -1,0 +1,171 @@
+"""The GPU phase of a case, orchestrated from the pytest process.
+
+After the static compiles, a case whose target has the local GPU's arch is run
+there: each config that passed the static limit check is launched, checked and
+timed on its own (a failure is that config's result, never an infinity), the
+winner is cached per (kernel, dtype, shape, arch, Triton, kernel source), the
+baselines are timed, and the winners of the other targets are tried on this
+device to price tuning portability. A file lock per GPU guarantees that no two
+timings share a device, whatever the number of pytest workers.
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from harness.compile import cache_dir
+from harness.naming import config_id, config_key
+from harness.records import Record
+from harness.targets import Target, catalogue
+
+
+@contextmanager
+def gpu_lock(gpu: dict[str, str]) -> Iterator[None]:
+    name = (gpu.get("uuid") or gpu["index"]).replace("/", "_")
+    path = Path(os.environ.get("HARNESS_LOCK_DIR", "/tmp")) / f"triton-harness-gpu-{name}.lock"
+    with open(path, "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def winner_key(kernel: str, dtype: str, shape: dict[str, Any], arch: str, triton: str, kernel_hash: str) -> str:
+    raw = json.dumps([kernel, dtype, sorted(shape.items()), arch, triton, kernel_hash])
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def load_winner(key: str) -> dict[str, Any] | None:
+    path = cache_dir() / "winners" / f"{key}.json"
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def save_winner(key: str, entry: dict[str, Any]) -> None:
+    path = cache_dir() / "winners" / f"{key}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(entry))
+    tmp.replace(path)
+
+
+def _applied(rec: Record) -> dict[str, Any]:
+    return {k: v for k, v in rec.config.items() if k not in rec.ignored_options}
+
+
+def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str], other_targets: list[str],
+             retune: bool = False, graph: bool = False) -> Record:
+    """Fill ``runtime`` on each compile record; return the case's ``tune`` record."""
+    target: Target = catalogue()[case.target]
+    first = records[0]
+    key = winner_key(case.kernel, case.dtype, case.shape, target.arch, case.triton, first.kernel_hash)
+    cached = None if retune else load_winner(key)
+    base = {"ref": case.ref, "dtype": case.dtype, "shape": case.shape, "seed": case.seed, "graph": graph}
+    launchable = [r for r in records if r.status == "ok" and r.fits]
+    for rec in records:
+        if rec not in launchable:
+            reason = rec.error if rec.status != "ok" else "; ".join(
+                f"{f['resource']} {f['value']:g} > {f['limit']:g}" for f in rec.flags if f["severity"] == "error")
+            rec.runtime = {"status": "not_launched", "reason": f"failed the static check: {reason}"}
+    to_run = launchable
+    if cached:
+        known = _known_winners(case, other_targets, first.kernel_hash)
+        wanted = {config_key(cached["config"])} | {config_key(w["config"]) for w in known}
+        to_run = [r for r in launchable if config_key(r.config) in wanted]
+        if not any(config_key(r.config) == config_key(cached["config"]) for r in to_run):
+            cached, to_run = None, launchable  # the cached winner left the config space: tune again
+    with gpu_lock(gpu):
+        for rec in to_run:
+            rec.runtime = worker.request("gpu_config", {**base, "config": _applied(rec)}, case.timeout_s)
+        measured = [r for r in to_run if r.runtime and r.runtime.get("status") == "ok"]
+        baselines = worker.request("gpu_baselines", base, case.timeout_s * 4) if measured else {}
+    runtime: dict[str, Any] = {"gpu": gpu, "winner_source": "cache" if cached else "tuned",
+                               "configs_launched": len(to_run),
+                               "configs_failed": sum(1 for r in to_run if r.runtime.get("status") != "ok"),
+                               "configs_not_launched": len(records) - len(launchable)}
+    if not measured:
+        return _tune_record(first, case, None, "error", "no config ran correctly on the device", runtime)
+    best = min(measured, key=lambda r: r.runtime["timing"]["median_us"])
+    if not cached:
+        save_winner(key, {"config": best.config, "median_us": best.runtime["timing"]["median_us"],
+                          "arch": target.arch, "device": gpu.get("name", "")})
+    win_us = best.runtime["timing"]["median_us"]
+    runtime.update(_figures(best, target, baselines))
+    runtime["portability"] = _portability(case, records, other_targets, best)
+    rec = _tune_record(best, case, best.config, "ok", "", runtime)
+    rec.runtime["median_us"] = win_us
+    return rec
+
+
+def _known_winners(case: Any, other_targets: list[str], kernel_hash: str) -> list[dict[str, Any]]:
+    out = []
+    for name in other_targets:
+        t = catalogue()[name]
+        hit = load_winner(winner_key(case.kernel, case.dtype, case.shape, t.arch, case.triton, kernel_hash))
+        if hit:
+            out.append(hit)
+    return out
+
+
+def _figures(best: Record, target: Target, baselines: dict[str, Any]) -> dict[str, Any]:
+    rt = best.runtime or {}
+    copy = baselines.get("copy_tbps")
+    out: dict[str, Any] = {"device": baselines.get("device"), "copy_tbps": copy, "timing": rt.get("timing"),
+                           "tflops": rt.get("tflops"), "gbps": rt.get("gbps"),
+                           "pct_peak_flops": 100 * rt["tflops"] / target.fp16_tflops,
+                           "pct_peak_hbm": 100 * rt["gbps"] / (1000 * target.hbm_tbps)}
+    if copy:
+        out["pct_copy_bw"] = 100 * rt["gbps"] / (1000 * copy)
+    win = rt["timing"]["median_us"]
+    out["baselines"] = {name: {**b, "speedup": (b["timing"]["median_us"] / win) if b.get("status") == "ok" else None}
+                        for name, b in (baselines.get("baselines") or {}).items()}
+    return out
+
+
+def _portability(case: Any, records: list[Record], other_targets: list[str], best: Record) -> dict[str, Any]:
+    """How the other targets' winners do here: fits? how much slower than the local winner?"""
+    win = best.runtime["timing"]["median_us"]
+    by_key = {config_key(r.config): r for r in records}
+    out: dict[str, Any] = {}
+    for name in other_targets:
+        t = catalogue()[name]
+        known = load_winner(winner_key(case.kernel, case.dtype, case.shape, t.arch, case.triton,
+                                       records[0].kernel_hash))
+        if known and t.arch != catalogue()[case.target].arch:
+            rec, source = by_key.get(config_key(known["config"])), "measured winner"
+        elif t.arch == catalogue()[case.target].arch:
+            rec, source = best, "same architecture"
+        else:
+            space = [r for r in records if r.origin == t.vendor and r.runtime and r.runtime.get("status") == "ok"]
+            rec = min(space, key=lambda r: r.runtime["timing"]["median_us"]) if space else None
+            source = f"proxy: best of the {t.vendor} space here (no {t.arch} winner known)"
+            if rec is None:
+                failed = [r for r in records if r.origin == t.vendor]
+                out[name] = {"source": source, "fits": False if failed else None,
+                             "note": "no config of that space ran here" if failed else "no such configs"}
+                continue
+        if rec is None:
+            out[name] = {"source": source, "config": known["config"] if known else None, "fits": None,
+                         "note": "winner not in this case's config list"}
+            continue
+        ok = rec.runtime and rec.runtime.get("status") == "ok"
+        out[name] = {"source": source, "config_id": config_id(rec.config), "fits": bool(rec.fits),
+                     "status": rec.runtime.get("status") if rec.runtime else None,
+                     "slowdown": rec.runtime["timing"]["median_us"] / win if ok else None}
+    return out
+
+
+def _tune_record(rec: Record, case: Any, config: dict[str, Any] | None, status: str, error: str,
+                 runtime: dict[str, Any]) -> Record:
+    return Record(kernel=rec.kernel, dtype=rec.dtype, shape=rec.shape, target=rec.target, arch=rec.arch,
+                  vendor=rec.vendor, triton=rec.triton, config=config or {}, config_id=config_id(config or {}),
+                  meta=rec.meta if config else {}, origin=rec.origin if config else "", mode="tune", status=status,
+                  error=error, kernel_hash=rec.kernel_hash, runtime=runtime)

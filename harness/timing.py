@@ -1,0 +1,121 @@
+"""Timing kernels on a GPU: warm-up, L2 flushed before every sample, raw samples kept.
+
+Statistics are plain Python over the raw samples (median and 20/80 quantiles),
+so a later comparison can use the samples themselves. Works on CUDA and ROCm
+torch alike (``torch.cuda`` is HIP on ROCm).
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import asdict, dataclass
+from typing import Any, Callable
+
+
+@dataclass
+class Timing:
+    samples_us: list[float]
+    median_us: float
+    p20_us: float
+    p80_us: float
+    reps: int
+    rotated_buffers: int
+    graph: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def quantile(sorted_values: list[float], q: float) -> float:
+    """Linear-interpolated quantile of already sorted values."""
+    if not sorted_values:
+        return float("nan")
+    pos = q * (len(sorted_values) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+def summarize(samples: list[float], rotated: int = 1, graph: bool = False) -> Timing:
+    ordered = sorted(samples)
+    return Timing(samples_us=[round(s, 3) for s in samples], median_us=statistics.median(ordered),
+                  p20_us=quantile(ordered, 0.2), p80_us=quantile(ordered, 0.8), reps=len(samples),
+                  rotated_buffers=rotated, graph=graph)
+
+
+class Flusher:
+    """Overwrites a buffer twice the L2's size: the next kernel starts with a cold L2."""
+
+    def __init__(self, l2_bytes: int) -> None:
+        import torch
+
+        self.buf = torch.empty(max(2 * l2_bytes, 64 << 20) // 4, dtype=torch.int32, device="cuda")
+
+    def __call__(self) -> None:
+        self.buf.zero_()
+
+
+def bench(make_call: Callable[[int], Callable[[], Any]], n_buffers: int, flusher: Flusher,
+          target_ms: float = 150.0, min_reps: int = 10, max_reps: int = 200, warmup: int = 3,
+          graph: bool = False) -> Timing:
+    """Time ``make_call(i)()`` (i cycles over rotated input buffers); one CUDA event pair per sample."""
+    import torch
+
+    calls = [make_call(i) for i in range(n_buffers)]
+    for i in range(warmup):
+        calls[i % n_buffers]()
+    torch.cuda.synchronize()
+    if graph:
+        calls = [_graphed(c) for c in calls]
+    probe_start, probe_end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    flusher()
+    probe_start.record()
+    calls[0]()
+    probe_end.record()
+    torch.cuda.synchronize()
+    one_ms = max(probe_start.elapsed_time(probe_end), 1e-3)
+    reps = int(min(max_reps, max(min_reps, target_ms / one_ms)))
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    for i in range(reps):
+        flusher()
+        starts[i].record()
+        calls[i % n_buffers]()
+        ends[i].record()
+    torch.cuda.synchronize()
+    samples = [s.elapsed_time(e) * 1000.0 for s, e in zip(starts, ends)]
+    return summarize(samples, n_buffers, graph)
+
+
+def _graphed(call: Callable[[], Any]) -> Callable[[], Any]:
+    import torch
+
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        call()
+    torch.cuda.current_stream().wait_stream(stream)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        call()
+    return g.replay
+
+
+def measure_copy_tbps(n_bytes: int = 2 << 30) -> float:
+    """Device-to-device copy bandwidth (read + write bytes per second, in TB/s)."""
+    import torch
+
+    src = torch.empty(n_bytes // 4, dtype=torch.float32, device="cuda")
+    dst = torch.empty_like(src)
+    for _ in range(3):
+        dst.copy_(src)
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    for _ in range(10):
+        start.record()
+        dst.copy_(src)
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end) / 1000.0)
+    del src, dst
+    return 2 * n_bytes / statistics.median(times) / 1e12

@@ -1,0 +1,114 @@
+"""On a real GPU: correctness at full size, failures per config, fault isolation, tuning, tables.
+
+Run on a GPU host with: ``python -m pytest tests/gpu -q`` (skipped without a GPU).
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests"))
+
+from helpers import DATA, run_cli, write_matrix  # noqa: E402
+
+from harness import loader  # noqa: E402
+from harness.device import local_gpus, pick_device, pinned_env  # noqa: E402
+from harness.workers import Worker  # noqa: E402
+
+FAULTY = f"{DATA / 'faulty_kernel.py'}:SPEC"
+
+
+@pytest.fixture()
+def gpu_worker() -> Worker:
+    gpu = pick_device(None, local_gpus())
+    env = pinned_env(dict(os.environ, PYTHONPATH=str(REPO)), gpu)
+    worker = Worker("gpu", env)
+    yield worker
+    worker.close()
+
+
+def _job(ref: str, shape: dict, config: dict, dtype: str = "fp32") -> dict:
+    return {"ref": ref, "dtype": dtype, "shape": shape, "config": config, "seed": 1}
+
+
+def test_device_matches_the_catalogue_arch(gpu_worker: Worker) -> None:
+    gpu = pick_device(None, local_gpus())
+    out = gpu_worker.request("gpu_baselines", _job(loader.resolve("vector_add", None), {"N": 1 << 20}, {}), 600)
+    assert out["status"] == "ok", out
+    assert out["device"]["arch"] == gpu["arch"] and out["copy_tbps"] > 0.5
+
+
+def test_full_size_check_and_timing(gpu_worker: Worker) -> None:
+    ref = loader.resolve("matmul", None)
+    cfg = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3}
+    out = gpu_worker.request("gpu_config", _job(ref, {"M": 2048, "N": 2048, "K": 2048}, cfg, "fp16"), 600)
+    assert out["status"] == "ok", out
+    timing = out["timing"]
+    assert timing["reps"] == len(timing["samples_us"]) >= 10
+    assert timing["p20_us"] <= timing["median_us"] <= timing["p80_us"]
+    assert out["tflops"] > 10
+
+
+def test_unwritten_output_fails_and_nan_never_passes(gpu_worker: Worker) -> None:
+    out = gpu_worker.request("gpu_config", _job(FAULTY, {"N": 4096}, {"MODE": 0, "BLOCK": 1024}), 600)
+    assert out["status"] == "mismatch" and out["correctness"]["nonfinite"] == 2048
+
+
+def test_out_of_resources_at_launch_is_that_configs_failure(gpu_worker: Worker) -> None:
+    ref = loader.resolve("matmul", None)
+    huge = {"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 128, "GROUP_M": 8, "num_warps": 8, "num_stages": 4}
+    out = gpu_worker.request("gpu_config", _job(ref, {"M": 1024, "N": 1024, "K": 1024}, huge, "fp16"), 600)
+    assert out["status"] == "launch_error" and "shared" in out["error"].lower()
+
+
+def test_a_fault_costs_only_its_own_request(gpu_worker: Worker) -> None:
+    bad = gpu_worker.request("gpu_config", _job(FAULTY, {"N": 4096}, {"MODE": 1, "BLOCK": 1024}), 600)
+    assert bad["status"] in ("fault", "crash"), bad
+    good = gpu_worker.request("gpu_config", _job(FAULTY, {"N": 4096}, {"MODE": 2, "BLOCK": 1024}), 600)
+    assert good["status"] == "ok", good
+    assert gpu_worker.started == 2
+
+
+def test_run_tunes_times_and_prices_portability(tmp_path: Path) -> None:
+    gpu = pick_device(None, local_gpus())
+    target = {"sm_90": "h200", "sm_80": "a100", "sm_100": "b200", "gfx942": "mi300x", "gfx90a": "mi250x",
+              "gfx950": "mi355x"}[gpu["arch"]]
+    other = "mi300x" if target.startswith(("h", "a", "b")) else "h100"
+    matrix = write_matrix(tmp_path / "m.yaml", f"""\
+name: gpu-e2e
+targets: [{target}, {other}]
+kernels:
+  matmul:
+    dtypes: [fp16]
+    shapes: [{{M: 2048, N: 2048, K: 2048}}]
+    interpret: false
+  softmax:
+    dtypes: [bf16]
+    shapes: [{{M: 4096, N: 4096}}]
+    interpret: false
+""")
+    env = {"HARNESS_CACHE_DIR": str(tmp_path / "cache")}
+    results = []
+    for label in ("first", "second"):
+        out = tmp_path / label
+        proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0", env=env)
+        assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+        assert "on the device" in proc.stdout
+        results.append(json.loads((out / "results.json").read_text())["records"])
+    tunes = [r for r in results[0] if r["mode"] == "tune"]
+    assert {r["kernel"] for r in tunes} == {"matmul", "softmax"}
+    for t in tunes:
+        rt = t["runtime"]
+        assert t["status"] == "ok" and rt["winner_source"] == "tuned"
+        assert rt["baselines"] and all(b["status"] == "ok" for b in rt["baselines"].values())
+        assert other in rt["portability"]
+    launched = [r for r in results[0] if r["mode"] == "compile" and r["target"] == target]
+    assert all(r["runtime"]["status"] in ("ok", "not_launched") for r in launched)
+    assert any(r["runtime"]["status"] == "ok" and r["runtime"]["correctness"]["status"] == "ok" for r in launched)
+    second = [r for r in results[1] if r["mode"] == "tune"]
+    assert all(r["runtime"]["winner_source"] == "cache" for r in second)

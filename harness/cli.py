@@ -6,6 +6,7 @@ Exit codes (also in README):
   2  bad input: invalid matrix, unknown target, unreadable results, bad arguments
   3  interrupted, or an internal error of pytest or the harness
   4  no case was selected (everything deselected by -k, --targets or Triton version)
+``harness compare`` exits 1 when a judged config moved beyond the threshold.
 Limit findings (a config that exceeds a target's limit) are results, not failures.
 """
 from __future__ import annotations
@@ -125,6 +126,29 @@ def cmd_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    from harness import compare
+
+    try:
+        _, base = load_results(Path(args.base))
+        _, new = load_results(Path(args.new))
+    except ResultsFileError as exc:
+        _err(str(exc))
+        return EXIT_INPUT
+    rows = compare.deltas(base, new)
+    if not rows:
+        _err("no configs timed on a device in both runs")
+        return EXIT_NOTHING
+    table, over = compare.render(rows, args.threshold, args.min_us)
+    print(table)
+    judged = [d for d in rows if max(d.base_us, d.new_us) >= args.min_us]
+    if judged:
+        worst = max(judged, key=lambda d: abs(d.change))
+        print(f"\n{len(judged)} judged (>= {args.min_us:g} us), {over} beyond ±{100 * args.threshold:g}%; "
+              f"largest change {100 * worst.change:+.2f}% ({worst.label})")
+    return EXIT_FAILED if over else EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="harness", description="Cross-vendor portability harness for Triton kernels")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -149,6 +173,12 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("dirs", nargs="+")
     rep.add_argument("--out", help="where to write report.md (default: inside the only run directory)")
     rep.set_defaults(func=cmd_report)
+    cmp = sub.add_parser("compare", help="compare on-device medians of two runs (fidelity, regressions)")
+    cmp.add_argument("base")
+    cmp.add_argument("new")
+    cmp.add_argument("--threshold", type=float, default=0.02, help="relative change judged a difference (0.02)")
+    cmp.add_argument("--min-us", type=float, default=50.0, help="ignore configs faster than this (50 us)")
+    cmp.set_defaults(func=cmd_compare)
     return parser
 
 

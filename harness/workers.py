@@ -92,6 +92,13 @@ class Worker:
             return {"status": "crash", "error": f"worker died ({_signal_name(code)})" + (f": {tail}" if tail else "")}
         reply = json.loads(line)
         if reply["ok"]:
+            if reply["result"].get("status") == "fault":  # the worker exits after a poisoned context
+                try:
+                    proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+                self.proc = None
             return reply["result"]
         return {"status": "error", "error": reply["error"], "traceback": reply.get("traceback", "")}
 

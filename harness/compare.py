@@ -1,0 +1,57 @@
+"""Two runs side by side: per (kernel, dtype, shape, target, config) on-device medians, and what moved.
+
+Used for timing fidelity (the same matrix twice) and for regressions (a Triton
+bump, a new driver). Only records timed on a device take part; cases under
+``min_us`` are shown but never judged, since launch noise dominates them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tabulate import tabulate
+
+from harness.records import Record
+
+
+@dataclass(frozen=True)
+class Delta:
+    key: tuple[str, ...]
+    label: str
+    base_us: float
+    new_us: float
+
+    @property
+    def change(self) -> float:
+        return self.new_us / self.base_us - 1.0
+
+
+def _timed(records: list[Record]) -> dict[tuple[str, ...], Record]:
+    out = {}
+    for r in records:
+        if r.mode == "compile" and r.runtime and r.runtime.get("status") == "ok":
+            out[r.key()[:-2]] = r  # identity without Triton version and mode: compare across versions
+    return out
+
+
+def deltas(base: list[Record], new: list[Record]) -> list[Delta]:
+    a, b = _timed(base), _timed(new)
+    out = []
+    for key in sorted(a.keys() & b.keys()):
+        ra, rb = a[key], b[key]
+        out.append(Delta(key, f"{ra.kernel} {ra.dtype} {ra.shape_id} {ra.target} {ra.config_id}",
+                         ra.runtime["timing"]["median_us"], rb.runtime["timing"]["median_us"]))
+    return out
+
+
+def render(rows: list[Delta], threshold: float, min_us: float) -> tuple[str, int]:
+    """Table text and the number of judged rows whose change exceeds the threshold."""
+    body, over = [], 0
+    for d in rows:
+        judged = max(d.base_us, d.new_us) >= min_us
+        bad = judged and abs(d.change) > threshold
+        over += bad
+        body.append([d.label, f"{d.base_us:.1f}", f"{d.new_us:.1f}", f"{100 * d.change:+.2f}%",
+                     "OVER" if bad else ("" if judged else "too short to judge")])
+    table = tabulate(body, headers=["case / config", "base µs", "new µs", "change", ""], tablefmt="simple",
+                     disable_numparse=True)
+    return table, over

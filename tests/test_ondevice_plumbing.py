@@ -1,0 +1,79 @@
+"""The GPU phase's bookkeeping, with a fake device worker (the real one is exercised in tests/gpu)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness import ondevice
+from harness.cases import Case
+from harness.device import pick_device, pinned_env
+from harness.matrix import ConfigEntry
+from harness.records import Record
+
+
+class FakeGpuWorker:
+    """Answers like a GPU worker: config A takes 100 us, B 150 us, C fails its check."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, dict]] = []
+
+    def request(self, op: str, job: dict, timeout: float) -> dict:
+        self.requests.append((op, job))
+        if op == "gpu_baselines":
+            return {"status": "ok", "device": {"name": "fake"}, "copy_tbps": 4.0,
+                    "baselines": {"lib": {"status": "ok", "timing": {"median_us": 120.0}}}}
+        us = {1: 100.0, 2: 150.0}.get(job["config"]["BLOCK"])
+        if us is None:
+            return {"status": "mismatch", "error": "wrong"}
+        return {"status": "ok", "timing": {"median_us": us, "p20_us": us, "p80_us": us}, "tflops": 1.0, "gbps": 1.0}
+
+
+def _rec(block: int, origin: str, fits: bool = True) -> Record:
+    cfg = {"BLOCK": block, "num_warps": 4}
+    flags = [] if fits else [{"resource": "shared", "value": 9e5, "limit": 232448, "severity": "error"}]
+    return Record(kernel="k", dtype="fp16", shape={"N": 8}, target="h200", arch="sm_90", vendor="nvidia",
+                  triton="3.6.0", config=cfg, config_id=f"BLOCK{block}", meta={"BLOCK": block}, origin=origin,
+                  mode="compile", status="ok", fits=fits, flags=flags, kernel_hash="abc")
+
+
+def _case() -> Case:
+    return Case("k", "ref:SPEC", "fp16", ((("N", 8),),), "h200", "3.6.0", (ConfigEntry((), "nvidia"),), 60.0, 0)
+
+
+def test_winner_baselines_portability_and_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("HARNESS_LOCK_DIR", str(tmp_path))
+    records = [_rec(1, "nvidia"), _rec(2, "amd"), _rec(3, "amd"), _rec(4, "nvidia", fits=False)]
+    worker = FakeGpuWorker()
+    gpu = {"index": "0", "uuid": "GPU-x", "name": "fake", "arch": "sm_90"}
+    tune = ondevice.run_case(_case(), records, worker, gpu, ["mi300x", "h100"])
+    launched = [job["config"]["BLOCK"] for op, job in worker.requests if op == "gpu_config"]
+    assert launched == [1, 2, 3]  # the config over the limit is never launched
+    assert records[3].runtime["status"] == "not_launched" and "shared" in records[3].runtime["reason"]
+    assert records[2].runtime["status"] == "mismatch"  # its own failure, not an infinity
+    assert tune.status == "ok" and tune.config["BLOCK"] == 1 and tune.runtime["winner_source"] == "tuned"
+    assert tune.runtime["baselines"]["lib"]["speedup"] == pytest.approx(1.2)
+    port = tune.runtime["portability"]
+    assert port["mi300x"]["slowdown"] == pytest.approx(1.5) and port["mi300x"]["source"].startswith("proxy")
+    assert port["h100"]["slowdown"] == pytest.approx(1.0)  # same arch: same device, same winner
+    # a later run reuses the cached winner and launches only it
+    worker2 = FakeGpuWorker()
+    fresh = [_rec(1, "nvidia"), _rec(2, "amd"), _rec(3, "amd"), _rec(4, "nvidia", fits=False)]
+    tune2 = ondevice.run_case(_case(), fresh, worker2, gpu, ["mi300x"])
+    assert [j["config"]["BLOCK"] for op, j in worker2.requests if op == "gpu_config"] == [1]
+    assert tune2.runtime["winner_source"] == "cache"
+    tune3 = ondevice.run_case(_case(), fresh, FakeGpuWorker(), gpu, ["mi300x"], retune=True)
+    assert tune3.runtime["winner_source"] == "tuned"
+
+
+def test_each_xdist_worker_is_pinned_to_its_own_gpu() -> None:
+    gpus = [{"index": "0", "uuid": "GPU-aaa", "arch": "sm_90", "name": "H200"},
+            {"index": "1", "uuid": "GPU-bbb", "arch": "sm_90", "name": "H200"}]
+    assert pick_device("gw0", gpus)["uuid"] == "GPU-aaa"
+    assert pick_device("gw1", gpus)["uuid"] == "GPU-bbb"
+    assert pick_device("gw2", gpus)["uuid"] == "GPU-aaa"  # more workers than GPUs share, under the GPU lock
+    assert pick_device(None, gpus)["uuid"] == "GPU-aaa"
+    assert pick_device("gw0", []) is None
+    env = pinned_env({"CUDA_VISIBLE_DEVICES": "0,1"}, gpus[1])
+    assert env["CUDA_VISIBLE_DEVICES"] == "GPU-bbb" and env["HIP_VISIBLE_DEVICES"] == "1"

@@ -16,9 +16,16 @@ if [ "$mode" = tests ]; then
   echo "run1 exit $?"
   cp /tmp/run1/results.json "$OUT/run1_results.json"; cp /tmp/run1/report.md "$OUT/run1_report.md"
 else
-  timeout 480 python3 -m harness run matrices/nightly.yaml --targets "$targets" -n 8 --retune --out /tmp/run2 > "$OUT/run2.log" 2>&1
+  # fidelity: a full tuning run, then the same matrix again back to back (cached winners re-timed)
+  timeout 60 python3 ci/fa_diagnose.py > "$OUT/fa_diagnose.log" 2>&1
+  timeout 330 python3 -m harness run matrices/nightly.yaml --targets "$targets" -n 8 --out /tmp/run1 > "$OUT/run1.log" 2>&1
+  echo "run1 exit $?"
+  timeout 170 python3 -m harness run matrices/nightly.yaml --targets "$targets" -n 8 --out /tmp/run2 > "$OUT/run2.log" 2>&1
   echo "run2 exit $?"
-  cp /tmp/run2/results.json "$OUT/run2_results.json"; cp /tmp/run2/report.md "$OUT/run2_report.md"
+  python3 -m harness compare /tmp/run1 /tmp/run2 > "$OUT/compare.log" 2>&1
+  echo "compare exit $?"
+  for n in 1 2; do cp /tmp/run$n/results.json "$OUT/run${n}_results.json"; done
+  cp /tmp/run1/report.md "$OUT/run1_report.md"
+  cat "$OUT/fa_diagnose.log"; tail -5 "$OUT/compare.log"
 fi
-log="$OUT/run1.log"; [ "$mode" = tests ] || log="$OUT/run2.log"
-tail -c 6000 "$log" | tail -60
+tail -c 3000 "$OUT/run1.log" | tail -25

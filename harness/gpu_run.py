@@ -33,7 +33,7 @@ def _case(job: dict[str, Any]) -> dict[str, Any]:
         _STATE.clear()
         torch.cuda.empty_cache()
         spec = loader.load(job["ref"])
-        gen = torch.Generator().manual_seed(int(job.get("seed", 0)))
+        gen = torch.Generator(device="cuda").manual_seed(int(job.get("seed", 0)))
         inputs = spec.make_inputs(job["shape"], job["dtype"], "cuda", gen)
         reference = spec.reference(inputs, job["shape"])
         torch.cuda.synchronize()

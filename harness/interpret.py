@@ -17,7 +17,7 @@ def compare(out: Any, ref: Any, atol: float, rtol: float) -> dict[str, Any]:
     """Element-wise check; a NaN or Inf in the output that the reference lacks always fails."""
     import torch
 
-    o, r = out.detach().float().cpu(), ref.detach().float().cpu()
+    o, r = out.detach().float(), ref.detach().float().to(out.device)  # on the output's device: GPU-sized checks
     if o.shape != r.shape:
         return {"status": "mismatch", "error": f"shape {tuple(o.shape)} != reference {tuple(r.shape)}"}
     bad_nonfinite = int((~torch.isfinite(o) & torch.isfinite(r)).sum())
@@ -26,6 +26,7 @@ def compare(out: Any, ref: Any, atol: float, rtol: float) -> dict[str, Any]:
     max_abs = float(diff[finite].max()) if bool(finite.any()) else 0.0
     allowed = atol + rtol * r.abs()
     n_bad = int((~(diff <= allowed)).sum())
+    del diff, allowed, finite
     result = {"max_abs_err": max_abs, "mismatched": n_bad, "nonfinite": bad_nonfinite,
               "elements": int(o.numel()), "atol": atol, "rtol": rtol}
     result["status"] = "ok" if n_bad == 0 and bad_nonfinite == 0 else "mismatch"

@@ -55,7 +55,7 @@ class Flusher:
 
 
 def bench(make_call: Callable[[int], Callable[[], Any]], n_buffers: int, flusher: Flusher,
-          target_ms: float = 150.0, min_reps: int = 10, max_reps: int = 200, warmup: int = 3,
+          target_ms: float = 100.0, min_reps: int = 10, max_reps: int = 200, warmup: int = 3,
           graph: bool = False) -> Timing:
     """Time ``make_call(i)()`` (i cycles over rotated input buffers); one CUDA event pair per sample."""
     import torch

@@ -12,14 +12,14 @@ def torch_dtype(name: str) -> Any:
 
 
 def randn(shape: tuple[int, ...], dtype: str, device: Any, generator: Any, scale: float = 1.0) -> Any:
-    """Normal random tensor drawn in fp32 on the CPU generator, then moved and cast.
+    """Normal random tensor drawn in fp32 on the generator's device, then moved and cast.
 
-    Drawing on the CPU keeps inputs identical whatever the device, so a CPU
-    interpreter run and a GPU run of the same seed see the same data.
+    A GPU run passes a device generator, so full-size inputs (gigabytes) are
+    drawn where they are used instead of on one CPU core.
     """
     import torch
 
-    t = torch.randn(shape, generator=generator, dtype=torch.float32) * scale
+    t = torch.randn(shape, generator=generator, device=generator.device, dtype=torch.float32) * scale
     return t.to(device=device, dtype=torch_dtype(dtype))
 
 

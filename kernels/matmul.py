@@ -118,6 +118,8 @@ SPEC = KernelSpec(
         _nv(128, 256, 32, 8, 4),
         _nv(64, 256, 32, 4, 4),
         _nv(128, 64, 32, 4, 4),    # small enough for 64 KiB of LDS
+        _nv(128, 256, 64, 8, 4),   # ~192 KiB: deepest pipeline that fits Hopper's 227 KiB
+        _nv(16, 128, 128, 4, 4),   # decode-shaped (M=16): narrow M tile, deep K
     ),
     amd_configs=(
         _amd(256, 256, 64, 8, 2, 2, 16, 1),

@@ -18,7 +18,7 @@ def faulty_kernel(x_ptr, y_ptr, n, MODE: tl.constexpr, BLOCK: tl.constexpr):
 def make_inputs(shape, dtype, device, generator):
     import torch
 
-    return (torch.randn(shape["N"], generator=generator).to(device),)
+    return (torch.randn(shape["N"], generator=generator, device=generator.device).to(device),)
 
 
 def launch(inputs, shape, config, out=None):

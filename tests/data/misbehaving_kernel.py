@@ -38,7 +38,7 @@ def _misbehave(n):
 def make_inputs(shape, dtype, device, generator):
     import torch
 
-    return (torch.randn(shape["N"], generator=generator).to(device),)
+    return (torch.randn(shape["N"], generator=generator, device=generator.device).to(device),)
 
 
 def launch(inputs, shape, config):

@@ -76,14 +76,23 @@ def bench(make_call: Callable[[int], Callable[[], Any]], n_buffers: int, flusher
     reps = int(min(max_reps, max(min_reps, target_ms / one_ms)))
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    lead = _lead_cycles(one_ms)
     for i in range(reps):
         flusher()
+        # Keep the GPU busy while the host enqueues the launch, so host-side launch
+        # cost (Python argument handling, a loaded CPU) never lands between the events.
+        torch.cuda._sleep(lead)
         starts[i].record()
         calls[i % n_buffers]()
         ends[i].record()
     torch.cuda.synchronize()
     samples = [s.elapsed_time(e) * 1000.0 for s, e in zip(starts, ends)]
     return summarize(samples, n_buffers, graph)
+
+
+def _lead_cycles(kernel_ms: float) -> int:
+    """About 200 us of GPU spin (at ~2 GHz), capped so long kernels are not slowed down much."""
+    return int(2e9 * min(200e-6, max(50e-6, kernel_ms * 1e-3)))
 
 
 def _graphed(call: Callable[[], Any]) -> Callable[[], Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import time
 from typing import Any
 
 from harness import loader
@@ -102,9 +103,11 @@ def gpu_config(job: dict[str, Any]) -> dict[str, Any]:
     spec, shape, config = state["spec"], job["shape"], job["config"]
     atol, rtol = spec.tolerance(job["dtype"])
     kwargs = _poisoned_out(spec, state["reference"])
+    started = time.perf_counter()
     try:
         out = spec.launch(state["inputs"], shape, config, **kwargs)
         torch.cuda.synchronize()
+        first_launch_s = time.perf_counter() - started  # includes a JIT compile if the static one missed
     except Exception as exc:  # noqa: BLE001 - each failure becomes this config's result
         _check_fault(exc)
         status = "launch_error" if "OutOfResources" in type(exc).__name__ or "out of resource" in str(exc) \
@@ -117,7 +120,7 @@ def gpu_config(job: dict[str, Any]) -> dict[str, Any]:
     rotated = _rotated(state)
     timing = bench(lambda i: (lambda: spec.launch(rotated[i], shape, config)), len(rotated), _flusher(),
                    graph=bool(job.get("graph")))
-    result = {"status": "ok", "correctness": check, "timing": timing.to_dict()}
+    result = {"status": "ok", "correctness": check, "timing": timing.to_dict(), "first_launch_s": first_launch_s}
     result.update(_rates(spec, shape, job["dtype"], timing.median_us))
     return result
 

@@ -21,7 +21,7 @@ import pytest
 
 from harness import loader, report, tritoncompat
 from harness.cases import Case, compile_job, expand, interpret_job
-from harness.matrix import ConfigEntry, MatrixError, parse
+from harness.matrix import MatrixError, parse
 from harness.naming import config_id
 from harness.records import Record, ResultsWriter, run_info
 from harness.targets import catalogue
@@ -220,7 +220,7 @@ class CaseItem(pytest.Item):
             pytest.skip(f"{case.kernel} computes in {case.dtype}, which Triton's CPU interpreter cannot "
                         "(it keeps bf16 as raw uint16); checked only on a GPU")
         kernel_hash = loader.source_hash(case.ref)
-        records = [self._run_config(session, spec, entry, kernel_hash) for entry in case.configs]
+        records = self._run_configs(session, spec, kernel_hash)
         bad = [f"{r.config_id}: {r.status}: {r.error[:500]}" for r in records if r.status != "ok"]
         gpu = None if case.is_interpret else session.gpu_for(case.target)
         if gpu is not None:
@@ -240,26 +240,29 @@ class CaseItem(pytest.Item):
         if bad:
             raise CaseFailed(f"{len(bad)} of {len(case.configs)} config(s) failed:\n" + "\n".join(bad))
 
-    def _run_config(self, session: HarnessSession, spec: Any, entry: ConfigEntry, kernel_hash: str) -> Record:
+    def _run_configs(self, session: HarnessSession, spec: Any, kernel_hash: str) -> list[Record]:
+        """Every config of the case: compiles in parallel over this process's share of the cores."""
         case = self.case
-        cfg = entry.as_dict()
-        meta, _ = spec.split_config(cfg)
         if case.is_interpret:
-            result = session.workers.get("interpret").request("interpret", interpret_job(case, entry),
-                                                              case.timeout_s)
+            kind, op, jobs, parallel = "interpret", "interpret", [interpret_job(case, e) for e in case.configs], 1
             arch = vendor = "cpu"
         else:
-            result = session.workers.get("compile").request("compile", compile_job(case, entry, str(session.out)),
-                                                            case.timeout_s)
+            kind, op, parallel = "compile", "compile", compile_parallelism()
+            jobs = [compile_job(case, e, str(session.out)) for e in case.configs]
             target = catalogue()[case.target]
             arch, vendor = target.arch, target.vendor
-        shape = case.shape if not case.is_interpret else {}
-        base = {"kernel": case.kernel, "dtype": case.dtype, "shape": shape, "target": case.target, "arch": arch,
-                "vendor": vendor, "triton": case.triton, "config": cfg, "config_id": config_id(cfg), "meta": meta,
-                "origin": entry.origin, "mode": "interpret" if case.is_interpret else "compile",
-                "kernel_hash": kernel_hash}
-        fields = {k: v for k, v in result.items() if k not in ("triton", "traceback", "run_s")}
-        return Record.from_dict({**base, **fields})
+        results = session.workers.map(kind, op, jobs, case.timeout_s, parallel)
+        records = []
+        for entry, result in zip(case.configs, results):
+            cfg = entry.as_dict()
+            meta, _ = spec.split_config(cfg)
+            base = {"kernel": case.kernel, "dtype": case.dtype, "shape": {} if case.is_interpret else case.shape,
+                    "target": case.target, "arch": arch, "vendor": vendor, "triton": case.triton, "config": cfg,
+                    "config_id": config_id(cfg), "meta": meta, "origin": entry.origin,
+                    "mode": "interpret" if case.is_interpret else "compile", "kernel_hash": kernel_hash}
+            fields = {k: v for k, v in result.items() if k not in ("triton", "traceback", "run_s")}
+            records.append(Record.from_dict({**base, **fields}))
+        return records
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, CaseFailed):
@@ -268,6 +271,15 @@ class CaseItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, self.name
+
+
+def compile_parallelism() -> int:
+    """Compile workers per pytest process: this process's share of the cores (``HARNESS_COMPILE_WORKERS``)."""
+    forced = os.environ.get("HARNESS_COMPILE_WORKERS")
+    if forced and forced.isdigit():
+        return max(1, int(forced))
+    processes = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    return max(1, (os.cpu_count() or 1) // processes)
 
 
 def _interpreter_unavailable(triton_version: str) -> str | None:

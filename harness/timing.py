@@ -55,14 +55,26 @@ class Flusher:
 
 
 def bench(make_call: Callable[[int], Callable[[], Any]], n_buffers: int, flusher: Flusher,
-          target_ms: float = 100.0, min_reps: int = 10, max_reps: int = 200, warmup: int = 3,
+          target_ms: float = 100.0, min_reps: int = 10, max_reps: int = 200, settle_ms: float = 200.0,
           graph: bool = False) -> Timing:
-    """Time ``make_call(i)()`` (i cycles over rotated input buffers); one CUDA event pair per sample."""
+    """Time ``make_call(i)()`` (i cycles over rotated input buffers); one CUDA event pair per sample.
+
+    Before sampling, the kernel runs back to back for ``settle_ms``: the clocks then sit
+    at their sustained level, so a run that starts on an idle (boosting) GPU and one that
+    starts right after heavy work measure the same thing.
+    """
+    import time
+
     import torch
 
     calls = [make_call(i) for i in range(n_buffers)]
-    for i in range(warmup):
+    start = time.perf_counter()
+    i = 0
+    while i < 3 or (time.perf_counter() - start) * 1000 < settle_ms:
         calls[i % n_buffers]()
+        i += 1
+        if i % 8 == 0:
+            torch.cuda.synchronize()
     torch.cuda.synchronize()
     if graph:
         calls = [_graphed(c) for c in calls]

@@ -121,6 +121,32 @@ class Workers:
         self._workers: dict[str, Worker] = {}
         self.gpu = gpu
 
+    def map(self, kind: str, op: str, jobs: list[dict[str, Any]], timeout: float, parallel: int) -> list[dict[str, Any]]:
+        """Run jobs on up to ``parallel`` workers of one kind at once; results in job order.
+
+        Each worker serves one job at a time; threads only wait on pipes, the work
+        happens in the child processes.
+        """
+        if parallel <= 1 or len(jobs) <= 1:
+            worker = self.get(kind)
+            return [worker.request(op, job, timeout) for job in jobs]
+        import queue
+        from concurrent.futures import ThreadPoolExecutor
+
+        free: queue.Queue[Worker] = queue.Queue()
+        for slot in range(min(parallel, len(jobs))):
+            free.put(self.get(kind if slot == 0 else f"{kind}#{slot}"))
+
+        def run(job: dict[str, Any]) -> dict[str, Any]:
+            worker = free.get()
+            try:
+                return worker.request(op, job, timeout)
+            finally:
+                free.put(worker)
+
+        with ThreadPoolExecutor(max_workers=free.qsize()) as pool:
+            return list(pool.map(run, jobs))
+
     def get(self, kind: str) -> Worker:
         if kind not in self._workers:
             env = dict(os.environ)
@@ -128,7 +154,7 @@ class Workers:
             # the child must import this very harness, installed or not
             root = str(Path(__file__).resolve().parent.parent)
             env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
-            if kind == "interpret":
+            if kind.split("#")[0] == "interpret":
                 env["TRITON_INTERPRET"] = "1"
             if kind == "gpu" and self.gpu is not None:
                 from harness.device import pinned_env

@@ -78,7 +78,10 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
     to_run = launchable
     if cached:
         known = _known_winners(case, other_targets, first.kernel_hash)
-        wanted = {config_key(cached["config"])} | {config_key(w["config"]) for w in known}
+        # re-time the cached winner, the other targets' known winners, and each space's best
+        # from the tuning run, so the portability column survives winner reuse
+        wanted = {config_key(cached["config"])} | {config_key(w["config"]) for w in known} \
+            | {config_key(c) for c in (cached.get("space_best") or {}).values()}
         to_run = [r for r in launchable if config_key(r.config) in wanted]
         if not any(config_key(r.config) == config_key(cached["config"]) for r in to_run):
             cached, to_run = None, launchable  # the cached winner left the config space: tune again
@@ -95,8 +98,12 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
         return _tune_record(first, case, None, "error", "no config ran correctly on the device", runtime)
     best = min(measured, key=lambda r: r.runtime["timing"]["median_us"])
     if not cached:
+        space_best = {}
+        for origin in {r.origin for r in measured}:
+            mine = [r for r in measured if r.origin == origin]
+            space_best[origin] = min(mine, key=lambda r: r.runtime["timing"]["median_us"]).config
         save_winner(key, {"config": best.config, "median_us": best.runtime["timing"]["median_us"],
-                          "arch": target.arch, "device": gpu.get("name", "")})
+                          "arch": target.arch, "device": gpu.get("name", ""), "space_best": space_best})
     win_us = best.runtime["timing"]["median_us"]
     runtime.update(_figures(best, target, baselines))
     runtime["portability"] = _portability(case, records, other_targets, best)

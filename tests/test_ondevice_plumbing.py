@@ -61,8 +61,10 @@ def test_winner_baselines_portability_and_cache(tmp_path: Path, monkeypatch: pyt
     worker2 = FakeGpuWorker()
     fresh = [_rec(1, "nvidia"), _rec(2, "amd"), _rec(3, "amd"), _rec(4, "nvidia", fits=False)]
     tune2 = ondevice.run_case(_case(), fresh, worker2, gpu, ["mi300x"])
-    assert [j["config"]["BLOCK"] for op, j in worker2.requests if op == "gpu_config"] == [1]
+    # the cached winner and each space's best from the tuning run: the portability column survives reuse
+    assert [j["config"]["BLOCK"] for op, j in worker2.requests if op == "gpu_config"] == [1, 2]
     assert tune2.runtime["winner_source"] == "cache"
+    assert tune2.runtime["portability"]["mi300x"]["slowdown"] == pytest.approx(1.5)
     tune3 = ondevice.run_case(_case(), fresh, FakeGpuWorker(), gpu, ["mi300x"], retune=True)
     assert tune3.runtime["winner_source"] == "tuned"
 

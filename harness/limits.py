@@ -22,10 +22,6 @@ class Flag:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
-    def describe(self) -> str:
-        return f"{self.resource} {self.value:g} > {self.limit:g}" if self.severity == "error" or self.limit \
-            else f"{self.resource} {self.value:g}"
-
 
 def check(target: Target, resources: dict[str, Any], num_warps: int) -> list[Flag]:
     flags: list[Flag] = []

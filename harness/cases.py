@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness import loader, targets
+from harness.environments import DEFAULT, DEFAULT_ENV, Environment
 from harness.matrix import ConfigEntry, Matrix
 from harness.naming import config_id, shape_id
 
@@ -29,6 +30,7 @@ class Case:
     configs: tuple[ConfigEntry, ...]
     timeout_s: float
     seed: int
+    environment: Environment = DEFAULT_ENV
 
     @property
     def shape(self) -> dict[str, Any]:
@@ -39,8 +41,13 @@ class Case:
         return self.target == INTERPRET
 
     @property
+    def column(self) -> str:
+        """``mi300x``, or ``mi300x@async-copy`` under a non-default compile environment."""
+        return self.target if self.environment.name == DEFAULT else f"{self.target}@{self.environment.name}"
+
+    @property
     def id(self) -> str:
-        where = INTERPRET if self.is_interpret else f"{shape_id(self.shape)}-{self.target}"
+        where = INTERPRET if self.is_interpret else f"{shape_id(self.shape)}-{self.column}"
         return f"{self.kernel}[{self.dtype}-{where}-triton{self.triton}]"
 
 
@@ -59,8 +66,9 @@ def expand(matrix: Matrix, installed_triton: str | None) -> list[Case]:
                 for shape in entry.shapes:
                     configs = tuple(c for c in entry.configs if spec.config_ok(dict(shape), c.as_dict()))
                     for target in matrix.targets:
-                        cases.append(Case(entry.name, entry.ref, dtype, (shape,), target, version, configs,
-                                          entry.timeout_s, matrix.seed))
+                        for env in matrix.environments_for(target):
+                            cases.append(Case(entry.name, entry.ref, dtype, (shape,), target, version, configs,
+                                              entry.timeout_s, matrix.seed, env))
                 if entry.interpret:
                     cases.append(Case(entry.name, entry.ref, dtype, entry.interpret, INTERPRET, version,
                                       interpret_configs(spec.tunables, entry.configs), entry.timeout_s, matrix.seed))
@@ -82,7 +90,8 @@ def compile_job(case: Case, config: ConfigEntry, out_dir: str) -> dict[str, Any]
     cfg = config.as_dict()
     return {"ref": case.ref, "dtype": case.dtype, "shape": case.shape, "target": target.to_dict(),
             "config": cfg, "out": out_dir,
-            "artifact_parts": ["artifacts", case.kernel, case.dtype, shape_id(case.shape), case.target,
+            "artifact_parts": ["artifacts", case.kernel, case.dtype, shape_id(case.shape),
+                               case.target if case.environment.name == DEFAULT else f"{case.target}.{case.environment.name}",
                                f"triton{case.triton}", config_id(cfg)]}
 
 

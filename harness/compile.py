@@ -101,6 +101,8 @@ def compile_job(job: dict[str, Any]) -> dict[str, Any]:
         res["spills"] = res["vgpr_spill"] + res["sgpr_spill"]  # registers
         res.update(resources.amd_occupancy(target, res, res["shared"], num_warps))
     res.update(resources.instruction_counts(compiled.asm, target.backend))
+    if spec.smem_bound is not None:
+        res["smem_bound"] = int(spec.smem_bound(job["shape"], job["dtype"], {**job["config"], **applied}))
     flags = limits.check(target, res, num_warps)
     return {"status": "ok", "compile_s": round(compile_s, 4), "resources": res,
             "flags": [f.to_dict() for f in flags], "fits": limits.fits(flags),

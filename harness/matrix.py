@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from harness import loader, targets, tritoncompat, yamlpos
+from harness.environments import CODEGEN_VARIABLES, DEFAULT, Environment, read_by_installed_triton
 from harness.spec import KernelSpec
 
 TOP_KEYS = {"name": str, "description": str, "triton": list, "targets": list, "kernels": dict,
-            "timeout_s": (int, float), "seed": int, "kernels_dir": str}
+            "timeout_s": (int, float), "seed": int, "kernels_dir": str, "environments": dict}
 KERNEL_KEYS = {"source": str, "dtypes": list, "shapes": list, "configs": (list, str), "interpret": (list, bool),
                "timeout_s": (int, float)}
 CONFIG_SPACES = ("default", "nvidia", "amd")
@@ -58,6 +59,13 @@ class Matrix:
     timeout_s: float
     seed: int
     content_hash: str
+    environments: tuple[tuple[str, tuple[Environment, ...]], ...] = ()  # per target, overriding the catalogue
+
+    def environments_for(self, target: str) -> tuple[Environment, ...]:
+        for name, envs in self.environments:
+            if name == target:
+                return envs
+        return targets.catalogue()[target].environments
 
 
 @dataclass(frozen=True)
@@ -237,6 +245,52 @@ def _configs(chk: _Checker, spec: KernelSpec, raw: Any, path: tuple[Any, ...],
     return None if bad else out
 
 
+def _environments(chk: _Checker, raw: Any, target_names: list[str]) -> tuple[tuple[str, tuple[Environment, ...]], ...]:
+    """``environments: {target: [{name: ..., env: {VAR: value}}]}``, checked against the backend's knobs."""
+    out = []
+    cat = targets.catalogue()
+    for target, entries in raw.items():
+        path = ("environments", target)
+        if target not in target_names:
+            chk.add(path, f"environments for {target!r}, which is not a target of this matrix"
+                          f"{_suggest(target, target_names)}")
+            continue
+        if not isinstance(entries, list) or not entries:
+            chk.add(path, f"environments of {target!r} must be a non-empty list of {{name, env}}")
+            continue
+        backend = cat[target].backend if target in cat else "hip"
+        envs, names = [], set()
+        for i, entry in enumerate(entries):
+            where = path + (i,)
+            if not isinstance(entry, dict) or set(entry) - {"name", "env"} or not isinstance(entry.get("name"), str):
+                chk.add(where, "an environment is a mapping {name: str, env: {VARIABLE: value}}")
+                continue
+            if entry["name"] in names:
+                chk.add(where + ("name",), f"duplicate environment name {entry['name']!r} for {target!r}")
+            names.add(entry["name"])
+            env = entry.get("env") or {}
+            if not isinstance(env, dict):
+                chk.add(where + ("env",), "env must be a mapping of VARIABLE: value")
+                continue
+            for var, value in env.items():
+                known = CODEGEN_VARIABLES[backend]
+                read = read_by_installed_triton(str(var))
+                if var not in known and not read:
+                    chk.add(where + ("env", var), f"{var!r} is not a codegen variable of the {backend} backend"
+                                                  f"{_suggest(var, known)}")
+                elif read is False:
+                    chk.add(where + ("env", var), f"{var!r} is not read by the installed triton: it would "
+                                                  "compile Triton's default silently")
+                if not isinstance(value, (str, int, bool)):
+                    chk.add(where + ("env", var), f"value of {var} must be a string, number or boolean")
+            pairs = tuple(sorted((str(k), str(int(v)) if isinstance(v, bool) else str(v)) for k, v in env.items()))
+            if entry["name"] == DEFAULT and pairs:
+                chk.add(where + ("env",), "the environment named 'default' is Triton's defaults: it sets no variables")
+            envs.append(Environment(entry["name"], pairs))
+        out.append((target, tuple(envs)))
+    return tuple(out)
+
+
 def parse(path: str | Path, text: str | None = None) -> Matrix:
     """Read and validate a matrix file; raises :class:`MatrixError` listing every problem."""
     file = str(path)
@@ -271,6 +325,8 @@ def parse(path: str | Path, text: str | None = None) -> Matrix:
     timeout = data.get("timeout_s", 300)
     if _is(timeout, (int, float)) and timeout <= 0:
         chk.add(("timeout_s",), f"timeout_s must be positive, got {timeout!r}")
+    environments = _environments(chk, data["environments"], target_names) \
+        if isinstance(data.get("environments"), dict) else ()
     kdir = data.get("kernels_dir")
     kernels_dir = (Path(file).parent / kdir).resolve() if isinstance(kdir, str) else None
     entries = []
@@ -287,4 +343,4 @@ def parse(path: str | Path, text: str | None = None) -> Matrix:
     return Matrix(path=file, name=str(data["name"]), description=str(data.get("description", "")),
                   triton=tuple(versions) or ("installed",), targets=tuple(target_names), kernels=tuple(entries),
                   timeout_s=float(timeout), seed=int(data.get("seed", 0)),
-                  content_hash=hashlib.sha256(text.encode()).hexdigest())
+                  content_hash=hashlib.sha256(text.encode()).hexdigest(), environments=environments)

@@ -167,6 +167,11 @@ class HarnessSession:
         tr.write_line(report.comparison_table(records, fmt="simple"))
         tr.write_line("")
         tr.write_line(report.summary_table(records, fmt="simple"))
+        tr.write_line("")
+        tr.write_line(report.target_summary(records, fmt="simple"))
+        at_risk = report.risk_lines(records)
+        if at_risk:
+            tr.write_line(f"harness: {len(at_risk)} config(s) at risk (reasons in report.md), e.g.: {at_risk[0]}")
         if any(r.mode == "tune" for r in records):
             tr.section("triton portability: on the device")
             tr.write_line(report.device_table(records, fmt="simple"))
@@ -222,7 +227,8 @@ class CaseItem(pytest.Item):
         kernel_hash = loader.source_hash(case.ref)
         records = self._run_configs(session, spec, kernel_hash)
         bad = [f"{r.config_id}: {r.status}: {r.error[:500]}" for r in records if r.status != "ok"]
-        gpu = None if case.is_interpret else session.gpu_for(case.target)
+        # the GPU phase runs under Triton's defaults only: its JIT reads the GPU worker's environment
+        gpu = None if case.is_interpret or not case.environment.is_default else session.gpu_for(case.target)
         if gpu is not None:
             from harness import ondevice
 
@@ -251,7 +257,7 @@ class CaseItem(pytest.Item):
             jobs = [compile_job(case, e, str(session.out)) for e in case.configs]
             target = catalogue()[case.target]
             arch, vendor = target.arch, target.vendor
-        results = session.workers.map(kind, op, jobs, case.timeout_s, parallel)
+        results = session.workers.map(kind, op, jobs, case.timeout_s, parallel, case.environment)
         records = []
         for entry, result in zip(case.configs, results):
             cfg = entry.as_dict()
@@ -259,7 +265,8 @@ class CaseItem(pytest.Item):
             base = {"kernel": case.kernel, "dtype": case.dtype, "shape": {} if case.is_interpret else case.shape,
                     "target": case.target, "arch": arch, "vendor": vendor, "triton": case.triton, "config": cfg,
                     "config_id": config_id(cfg), "meta": meta, "origin": entry.origin,
-                    "mode": "interpret" if case.is_interpret else "compile", "kernel_hash": kernel_hash}
+                    "mode": "interpret" if case.is_interpret else "compile", "kernel_hash": kernel_hash,
+                    "environment": case.environment.name, "env": case.environment.as_dict()}
             fields = {k: v for k, v in result.items() if k not in ("triton", "traceback", "run_s")}
             records.append(Record.from_dict({**base, **fields}))
         return records

@@ -53,7 +53,14 @@ class Record:
     correctness: dict[str, Any] | None = None
     ignored_options: list[str] = field(default_factory=list)
     kernel_hash: str = ""
-    runtime: dict[str, Any] | None = None   # on-device check and timing (compile records), tuning (tune records)
+    runtime: dict[str, Any] | None = None
+    environment: str = "default"             # compile environment name (see harness/environments.py)
+    env: dict[str, str] = field(default_factory=dict)   # on-device check and timing (compile records), tuning (tune records)
+
+    @property
+    def column(self) -> str:
+        """Target plus environment: ``mi300x`` or ``mi300x@async-copy``."""
+        return self.target if self.environment == "default" else f"{self.target}@{self.environment}"
 
     @property
     def shape_id(self) -> str:
@@ -61,7 +68,7 @@ class Record:
 
     def key(self) -> tuple[str, ...]:
         """The merge key: what was compiled, for which target, with which Triton."""
-        return (self.kernel, self.dtype, json.dumps(self.shape, sort_keys=True), self.target,
+        return (self.kernel, self.dtype, json.dumps(self.shape, sort_keys=True), self.target, self.environment,
                 config_key(self.config), self.triton, self.mode)
 
     def to_dict(self) -> dict[str, Any]:

@@ -46,7 +46,7 @@ def _vendor_verdict(cells: dict[str, Record]) -> tuple[str, bool]:
     by_vendor: dict[str, list[Record]] = defaultdict(list)
     for rec in cells.values():
         by_vendor[rec.vendor].append(rec)
-    failed = sorted({t for t, r in cells.items() if r.status != "ok"})
+    failed = sorted({t for t, r in cells.items() if r.status != "ok"})  # t: target[@environment]
     if failed:
         return f"{'/'.join(sorted({cells[t].status for t in failed}))} on {', '.join(failed)}", False
     ok = {v: all(fits(r.flags) for r in recs) for v, recs in by_vendor.items()}
@@ -71,7 +71,7 @@ def build_rows(records: list[Record]) -> list[Row]:
             interp[(r.kernel, r.dtype, r.triton, config_key(r.meta))] = r
             continue
         key = (r.kernel, r.dtype, r.shape_id, config_key(r.config), r.triton)
-        groups[key][r.target] = r
+        groups[key][r.column] = r
         firsts.setdefault(key, r)
     rows = []
     for key, cells in groups.items():
@@ -83,7 +83,52 @@ def build_rows(records: list[Record]) -> list[Row]:
     return rows
 
 
-def _cell(rec: Record | None) -> list[str]:
+def assess(records: list[Record]) -> dict[int, list[str]]:
+    """``at risk`` reasons per compile record (by ``id()``): it fits, but would not under another swept
+    environment, or its analytic shared-memory bound exceeds the limit."""
+    groups: dict[tuple[str, ...], list[Record]] = defaultdict(list)
+    for r in records:
+        if r.mode == "compile" and r.status == "ok":
+            groups[(r.kernel, r.dtype, r.shape_id, r.target, config_key(r.config), r.triton)].append(r)
+    reasons: dict[int, list[str]] = {}
+    for group in groups.values():
+        for r in group:
+            if not fits(r.flags):
+                continue
+            limit = _shared_limit(r)
+            why = []
+            bound = r.resources.get("smem_bound")
+            if limit is not None and bound is not None and bound > limit:
+                why.append(f"analytic bound {bound} B > limit {limit} B")
+            for other in group:
+                if other is not r and not fits(other.flags):
+                    why.append(f"under {other.environment} ({_env_text(other.env)}): shared "
+                               f"{other.resources.get('shared')} B > limit {limit} B")
+            if why:
+                reasons[id(r)] = why
+    return reasons
+
+
+def _shared_limit(r: Record) -> int | None:
+    from harness.targets import catalogue
+
+    t = catalogue().get(r.target)
+    return t.shared_per_block if t else None
+
+
+def _env_text(env: dict[str, str]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(env.items())) or "Triton defaults"
+
+
+def verdict(rec: Record, risks: dict[int, list[str]]) -> str:
+    if rec.status != "ok":
+        return rec.status
+    if not fits(rec.flags):
+        return "exceeds"
+    return "at risk" if id(rec) in risks else "fits"
+
+
+def _cell(rec: Record | None, risks: dict[int, list[str]]) -> list[str]:
     if rec is None:
         return ["", "", "", "", ""]
     if rec.status != "ok":
@@ -92,8 +137,8 @@ def _cell(rec: Record | None) -> list[str]:
     limit = next((f["limit"] for f in rec.flags if f["resource"] == "shared"), None)
     smem = f"{res.get('shared', 0)}" + (f" > {limit:g}" if limit is not None else "")
     occ = res.get("occupancy")
-    return ["yes" if fits(rec.flags) else "NO", smem, str(res.get("registers", "")),
-            str(res.get("spills", "")), "" if occ is None else f"{occ:g}"]
+    label = {"fits": "yes", "at risk": "AT RISK", "exceeds": "NO"}[verdict(rec, risks)]
+    return [label, smem, str(res.get("registers", "")), str(res.get("spills", "")), "" if occ is None else f"{occ:g}"]
 
 
 def _interp_cell(rec: Record | None) -> str:
@@ -104,6 +149,7 @@ def _interp_cell(rec: Record | None) -> str:
 
 def comparison_table(records: list[Record], fmt: str = "github") -> str:
     rows = build_rows(records)
+    risks = assess(records)
     targets = sorted({t for row in rows for t in row.cells}, key=lambda t: (_vendor_of(rows, t), t))
     multi_triton = len({row.triton for row in rows}) > 1
     headers = ["kernel", "dtype", "shape", "config", "space"] + (["triton"] if multi_triton else []) + ["cpu interp"]
@@ -115,7 +161,7 @@ def comparison_table(records: list[Record], fmt: str = "github") -> str:
         line = [row.kernel, row.dtype, row.shape_id, row.config_id, row.origin]
         line += ([row.triton] if multi_triton else []) + [_interp_cell(row.interpret)]
         for t in targets:
-            line += _cell(row.cells.get(t))
+            line += _cell(row.cells.get(t), risks)
         line.append(("⚠ " if row.asymmetric else "") + row.verdict)
         body.append(line)
     return tabulate(body, headers=headers, tablefmt=fmt, disable_numparse=True)
@@ -139,6 +185,29 @@ def summary_table(records: list[Record], fmt: str = "github") -> str:
     return tabulate(body, headers=["kernel"] + used, tablefmt=fmt)
 
 
+def target_summary(records: list[Record], fmt: str = "github") -> str:
+    """Per kernel and target (and compile environment): configs that fit, are at risk, exceed a limit."""
+    risks = assess(records)
+    counts: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for r in records:
+        if r.mode == "compile":
+            counts[(r.kernel, r.column)][verdict(r, risks)] += 1
+    cols = ["fits", "at risk", "exceeds"]
+    extra = sorted({v for c in counts.values() for v in c} - set(cols))
+    body = [[k, t] + [c.get(v, 0) for v in cols + extra] for (k, t), c in sorted(counts.items())]
+    return tabulate(body, headers=["kernel", "target"] + cols + extra, tablefmt=fmt)
+
+
+def risk_lines(records: list[Record]) -> list[str]:
+    risks = assess(records)
+    out = []
+    for r in sorted(records, key=lambda r: (r.kernel, r.dtype, r.shape_id, r.config_id, r.column)):
+        if id(r) in risks:
+            out.append(f"{r.kernel} {r.dtype} {r.shape_id} {r.config_id} on {r.column} (shared "
+                       f"{r.resources.get('shared')} B): " + "; ".join(risks[id(r)]))
+    return out
+
+
 def failures(records: list[Record]) -> list[str]:
     """One line per record that did not compile or did not match its reference."""
     out = []
@@ -158,7 +227,7 @@ def limit_findings(records: list[Record]) -> list[str]:
     for r in sorted(records, key=lambda r: (r.kernel, r.dtype, r.shape_id, r.config_id, r.target)):
         for f in r.flags:
             if f["severity"] == "error":
-                out.append(f"{r.kernel} {r.dtype} {r.shape_id} {r.config_id}: {r.target} ({r.arch}) "
+                out.append(f"{r.kernel} {r.dtype} {r.shape_id} {r.config_id}: {r.column} ({r.arch}) "
                            f"{f['resource']} {f['value']:g} exceeds limit {f['limit']:g}")
     return out
 
@@ -207,7 +276,11 @@ def markdown_report(run: dict[str, Any] | list[dict[str, Any]], records: list[Re
                      f"GPUs: {', '.join(info.get('gpus') or []) or 'none'}, commit {info.get('commit') or '-'}, "
                      f"{info.get('start')} → {info.get('end') or 'unfinished'}")
     parts += ["", "## Comparison", "", comparison_table(records), "", "## Summary per kernel", "",
-              summary_table(records), ""]
+              summary_table(records), "", "## Per target and compile environment", "", target_summary(records), ""]
+    at_risk = risk_lines(records)
+    if at_risk:
+        parts += ["## At risk", "", "Configs that fit as compiled here, but not under another swept compile "
+                  "environment or not by their analytic bound:", ""] + [f"- {line}" for line in at_risk] + [""]
     if any(r.mode == "tune" for r in records):
         devices = {json.dumps(r.runtime.get("device"), sort_keys=True) for r in records
                    if r.mode == "tune" and r.runtime and r.runtime.get("device")}
@@ -222,5 +295,7 @@ def markdown_report(run: dict[str, Any] | list[dict[str, Any]], records: list[Re
     parts += ["Columns: `smem B` is the dynamic shared memory / LDS the launch requests (`metadata.shared`), "
               "with the limit when it is exceeded; `regs` is registers per thread (AMD: VGPR + AGPR); `spills` "
               "is spill bytes (NVIDIA, ptxas) or spilled registers (AMD); `occ` is resident warps per SM "
-              "sub-partition (NVIDIA) or waves per SIMD (AMD); `space` is the config space a config came from.", ""]
+              "sub-partition (NVIDIA) or waves per SIMD (AMD); `space` is the config space a config came from. "
+              "A column `target@name` is that target under the compile environment `name`; `AT RISK` means the "
+              "config fits as compiled but not under another swept environment or not by its analytic bound.", ""]
     return "\n".join(parts)

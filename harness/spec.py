@@ -85,6 +85,10 @@ class KernelSpec:
         tolerances: per-dtype (atol, rtol) overrides.
         baselines: ``{name: (inputs, shape) -> output}``: library or eager
             implementations timed beside the kernel on a GPU (first is primary).
+        smem_bound: ``(shape, dtype, config) -> bytes``: an analytic upper bound on
+            the shared memory / LDS of a pipelined config (stages x operand tiles
+            plus extra buffers). A config whose compiled figure fits but whose
+            bound does not is reported ``at risk``: another build or knob may need it.
         interpret_dtypes: dtypes the CPU interpreter can check (None: all).
             Triton's interpreter keeps bf16 as raw uint16 and does arithmetic
             on the bits, so a kernel that computes in bf16 (rather than only
@@ -112,6 +116,7 @@ class KernelSpec:
     tolerances: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     interpret_dtypes: tuple[str, ...] | None = None
     baselines: Mapping[str, Callable[[tuple, Shape], Any]] = field(default_factory=dict)
+    smem_bound: Callable[[Shape, str, Config], int] | None = None
 
     def tolerance(self, dtype: str) -> tuple[float, float]:
         return tuple(self.tolerances.get(dtype, DEFAULT_TOLERANCES[dtype]))  # type: ignore[return-value]

@@ -13,6 +13,8 @@ from typing import Any
 
 import yaml
 
+from harness.environments import DEFAULT_ENV, Environment
+
 CATALOGUE = Path(__file__).with_name("targets.yaml")
 
 _NUMBERS = ("shared_per_block", "shared_per_sm", "max_threads_per_block", "max_regs_per_thread",
@@ -42,6 +44,7 @@ class Target:
     max_waves_per_simd: int | None = None
     simds_per_cu: int | None = None
     sources: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    environments: tuple[Environment, ...] = field(default=(DEFAULT_ENV,), compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in ("name", "vendor", "backend", "arch", "warp_size", *_NUMBERS)}
@@ -57,7 +60,10 @@ def catalogue(path: Path = CATALOGUE) -> dict[str, Target]:
         values: dict[str, Any] = {"name": name}
         cited: list[tuple[str, str]] = []
         for key, val in entry.items():
-            if isinstance(val, dict):
+            if key == "environments":
+                values[key] = tuple(Environment(e["name"], tuple(sorted((k, str(v)) for k, v in e["env"].items())))
+                                    for e in val)
+            elif isinstance(val, dict):
                 values[key] = val["value"]
                 cited.append((key, sources[val["source"]]))
             else:

@@ -17,6 +17,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from harness.environments import DEFAULT_ENV, Environment, worker_env
 from typing import Any
 
 
@@ -121,21 +123,22 @@ class Workers:
         self._workers: dict[str, Worker] = {}
         self.gpu = gpu
 
-    def map(self, kind: str, op: str, jobs: list[dict[str, Any]], timeout: float, parallel: int) -> list[dict[str, Any]]:
+    def map(self, kind: str, op: str, jobs: list[dict[str, Any]], timeout: float, parallel: int,
+            environment: Environment = DEFAULT_ENV) -> list[dict[str, Any]]:
         """Run jobs on up to ``parallel`` workers of one kind at once; results in job order.
 
         Each worker serves one job at a time; threads only wait on pipes, the work
         happens in the child processes.
         """
         if parallel <= 1 or len(jobs) <= 1:
-            worker = self.get(kind)
+            worker = self.get(kind, environment)
             return [worker.request(op, job, timeout) for job in jobs]
         import queue
         from concurrent.futures import ThreadPoolExecutor
 
         free: queue.Queue[Worker] = queue.Queue()
         for slot in range(min(parallel, len(jobs))):
-            free.put(self.get(kind if slot == 0 else f"{kind}#{slot}"))
+            free.put(self.get(kind if slot == 0 else f"{kind}#{slot}", environment))
 
         def run(job: dict[str, Any]) -> dict[str, Any]:
             worker = free.get()
@@ -147,9 +150,11 @@ class Workers:
         with ThreadPoolExecutor(max_workers=free.qsize()) as pool:
             return list(pool.map(run, jobs))
 
-    def get(self, kind: str) -> Worker:
-        if kind not in self._workers:
-            env = dict(os.environ)
+    def get(self, kind: str, environment: Environment = DEFAULT_ENV) -> Worker:
+        """The worker of a kind for a compile environment: one process never serves two environments."""
+        key = f"{kind}|{environment.digest()}"
+        if key not in self._workers:
+            env = worker_env(dict(os.environ), environment)
             env.pop("TRITON_INTERPRET", None)
             # the child must import this very harness, installed or not
             root = str(Path(__file__).resolve().parent.parent)
@@ -160,8 +165,8 @@ class Workers:
                 from harness.device import pinned_env
 
                 env = pinned_env(env, self.gpu)
-            self._workers[kind] = Worker(kind, env)
-        return self._workers[kind]
+            self._workers[key] = Worker(kind, env)
+        return self._workers[key]
 
     def close(self) -> None:
         for worker in self._workers.values():

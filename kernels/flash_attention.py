@@ -120,6 +120,12 @@ def flops(shape, dtype):
     return full / 2 if shape["causal"] else full
 
 
+def smem_bound(shape, dtype, config):
+    """Q tile once, plus a K and a V tile per stage: (BM + 2 x stages x BN) x D elements."""
+    stages = max(1, config.get("num_stages", 2))
+    return (config["BLOCK_M"] + 2 * stages * config["BLOCK_N"]) * shape["D"] * element_size(dtype)
+
+
 def _nv(bm, bn, warps, stages):
     return {"BLOCK_M": bm, "BLOCK_N": bn, "num_warps": warps, "num_stages": stages}
 
@@ -157,6 +163,7 @@ SPEC = KernelSpec(
         _amd(64, 64, 4, 0, 32),
     ),
     baselines={"sdpa": sdpa},
+    smem_bound=smem_bound,
     interpret_dtypes=("fp16",),  # bf16 arithmetic is not interpretable (see KernelSpec)
     interpret_shapes=({"B": 1, "H": 2, "N": 77, "D": 64, "causal": True},
                       {"B": 2, "H": 1, "N": 45, "D": 64, "causal": False}),

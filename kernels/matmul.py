@@ -87,6 +87,13 @@ def torch_matmul(inputs, shape):
     return a @ b
 
 
+def smem_bound(shape, dtype, config):
+    """Every stage holds an A and a B tile: stages x (BM x BK + BK x BN) elements (no epilogue buffer)."""
+    stages = max(1, config.get("num_stages", 2))
+    return stages * (config["BLOCK_M"] * config["BLOCK_K"] + config["BLOCK_K"] * config["BLOCK_N"]) \
+        * element_size(dtype)
+
+
 def _nv(bm, bn, bk, warps, stages, group=8):
     return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": group,
             "num_warps": warps, "num_stages": stages}
@@ -128,6 +135,7 @@ SPEC = KernelSpec(
         _amd(64, 128, 64, 4, 2, 0, 32, 1),
     ),
     baselines={"torch.matmul": torch_matmul},
+    smem_bound=smem_bound,
     interpret_dtypes=("fp16",),  # bf16 arithmetic is not interpretable (see KernelSpec)
     interpret_shapes=({"M": 67, "N": 45, "K": 100}, {"M": 16, "N": 32, "K": 16}),
     tolerances={"fp16": (2e-2, 1e-2), "bf16": (6e-2, 2e-2)},

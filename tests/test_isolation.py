@@ -52,6 +52,8 @@ def test_run_keeps_every_other_record_when_one_compile_aborts(tmp_path: Path) ->
     matrix = write_matrix(tmp_path / "m.yaml", f"""\
 name: isolation
 targets: [h100, mi300x]
+environments:
+  mi300x: [{{name: default, env: {{}}}}]
 timeout_s: 6
 kernels:
   misbehaving:

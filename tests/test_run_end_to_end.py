@@ -48,7 +48,9 @@ def test_results_json_has_run_and_records(run_dir: tuple[Path, str]) -> None:
         assert key in run
     assert run["matrix"]["name"] == "e2e" and len(run["matrix"]["sha256"]) == 64
     compiles = [r for r in doc["records"] if r["mode"] == "compile"]
-    assert len(compiles) == 2 * (5 + 2)  # (vector_add default space + matmul's two) x two targets
+    # (vector_add default space + matmul's two) x (h100, mi300x, mi300x@async-copy: the catalogue's sweep)
+    assert len(compiles) == 3 * (5 + 2)
+    assert {r["environment"] for r in compiles if r["target"] == "mi300x"} == {"default", "async-copy"}
     for rec in compiles:
         for key in ("kernel", "dtype", "shape", "target", "arch", "triton", "config", "status", "resources",
                     "flags", "artifacts"):

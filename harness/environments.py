@@ -1,0 +1,90 @@
+"""Compile environments: environment variables that change Triton's code generation.
+
+The shared memory / LDS a config needs depends on the exact Triton build and on
+codegen knobs (``TRITON_HIP_USE_ASYNC_COPY=1`` makes some gfx942 GEMM tiles
+overflow 64 KiB that fit without it). An environment is part of a record's
+identity; compiles under different environments run in different worker
+processes with different Triton cache directories, so nothing can leak between
+them.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+DEFAULT = "default"
+
+#: codegen variables per backend, as named in Triton 3.6's knobs.py.
+CODEGEN_VARIABLES: dict[str, frozenset[str]] = {
+    "cuda": frozenset({"TRITON_DEFAULT_FP_FUSION", "TRITON_PTXAS_PATH", "TRITON_PTXAS_BLACKWELL_PATH",
+                       "DISABLE_PTXAS_OPT"}),
+    "hip": frozenset({"TRITON_HIP_USE_ASYNC_COPY", "TRITON_HIP_USE_BLOCK_PINGPONG", "TRITON_HIP_USE_IN_THREAD_TRANSPOSE",
+                      "AMDGCN_USE_BUFFER_OPS", "AMDGCN_USE_BUFFER_ATOMICS", "AMDGCN_SCALARIZE_PACKED_FOPS",
+                      "TRITON_DEFAULT_FP_FUSION"}),
+}
+
+
+@dataclass(frozen=True)
+class Environment:
+    name: str
+    env: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def is_default(self) -> bool:
+        return not self.env
+
+    def as_dict(self) -> dict[str, str]:
+        return dict(self.env)
+
+    def digest(self) -> str:
+        return hashlib.sha256(repr(sorted(self.env)).encode()).hexdigest()[:12]
+
+
+DEFAULT_ENV = Environment(DEFAULT)
+
+
+@lru_cache(maxsize=1)
+def _knobs_source() -> str | None:
+    try:
+        import triton
+    except Exception:  # noqa: BLE001
+        return None
+    path = Path(triton.__file__).parent / "knobs.py"
+    return path.read_text() if path.is_file() else None
+
+
+def read_by_installed_triton(name: str) -> bool | None:
+    """Whether the installed Triton reads this variable (None when Triton is not importable).
+
+    Triton ignores variables it does not know, so a knob renamed between releases
+    would silently compile the default: the matrix check refuses such a name.
+    """
+    source = _knobs_source()
+    if source is None:
+        return None
+    if re.search(rf"[\"']{re.escape(name)}[\"']", source):
+        return True
+    tool = re.match(r"TRITON_(.+)_PATH$", name)  # env_nvidia_tool("ptxas") reads TRITON_PTXAS_PATH
+    return bool(tool and re.search(rf"env_nvidia_tool\([\"']{tool.group(1).lower().replace('_', '-')}[\"']\)",
+                                   source))
+
+
+def worker_env(base: dict[str, str], environment: Environment) -> dict[str, str]:
+    """The process environment for a worker compiling under ``environment``.
+
+    Every codegen knob not named by the environment is removed, so the default
+    environment is really Triton's defaults (tool paths such as
+    ``TRITON_PTXAS_PATH`` set by the caller are kept); a non-default
+    environment gets its own Triton cache directory.
+    """
+    knobs = {k for names in CODEGEN_VARIABLES.values() for k in names if not k.endswith("_PATH")}
+    env = {k: v for k, v in base.items() if k not in knobs}
+    env.update(environment.as_dict())
+    if not environment.is_default:
+        root = base.get("TRITON_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".triton", "cache")
+        env["TRITON_CACHE_DIR"] = os.path.join(root, f"harness-env-{environment.digest()}")
+    return env

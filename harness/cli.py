@@ -84,7 +84,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path("runs") / datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     import pytest
 
-    argv = [str(matrix_path), "--harness-out", str(out), "-p", "no:cacheprovider", "-q", "-rfEs"]
+    argv = [str(matrix_path), "--harness-out", str(out), "-p", "no:cacheprovider", "-q", "-rfEs",
+            "-W", "ignore::pytest.PytestAssertRewriteWarning"]
     if not _plugin_autoloaded():
         argv += ["-p", "harness.plugin"]
     if args.targets:

@@ -64,6 +64,17 @@ class Worker:
         if self.proc and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+        self._release()
+
+    def _release(self) -> None:
+        """Forget the child, closing our ends of its pipes."""
+        if self.proc is not None:
+            for pipe in (self.proc.stdin, self.proc.stdout):
+                if pipe is not None:
+                    try:
+                        pipe.close()
+                    except OSError:
+                        pass
         self.proc = None
 
     def request(self, op: str, job: dict[str, Any], timeout: float) -> dict[str, Any]:
@@ -89,7 +100,7 @@ class Worker:
                 break
         if not line:
             code = proc.wait()
-            self.proc = None
+            self._release()
             tail = self._stderr_since(offset)
             return {"status": "crash", "error": f"worker died ({_signal_name(code)})" + (f": {tail}" if tail else "")}
         reply = json.loads(line)
@@ -100,7 +111,7 @@ class Worker:
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait()
-                self.proc = None
+                self._release()
             return reply["result"]
         return {"status": "error", "error": reply["error"], "traceback": reply.get("traceback", "")}
 
@@ -112,7 +123,7 @@ class Worker:
                 self.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 self.kill()
-        self.proc = None
+        self._release()
         self.log.close()
 
 

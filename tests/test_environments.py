@@ -1,0 +1,113 @@
+"""Compile environments: real compiles under Triton codegen knobs, 'at risk' verdicts, identity, validation."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from helpers import run_cli, write_matrix
+
+from harness import loader, report, targets
+from harness.cases import Case, compile_job
+from harness.environments import DEFAULT_ENV, Environment, worker_env
+from harness.matrix import ConfigEntry
+from harness.naming import config_id
+from harness.records import Record
+from harness.workers import Workers
+
+ASYNC = Environment("async-copy", (("TRITON_HIP_USE_ASYNC_COPY", "1"),))
+# A pipelined GEMM tile that needs exactly MI300X's 64 KiB by default and more with async copy (triton 3.6).
+GEMM = {"BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3}
+SHAPE = (("M", 1000), ("N", 1024), ("K", 1000))
+
+
+def _compile_under(env: Environment, out: Path, workers: Workers) -> Record:
+    ref = loader.resolve("matmul", None)
+    entry = ConfigEntry(tuple(GEMM.items()), "nvidia")
+    case = Case("matmul", ref, "fp16", (SHAPE,), "mi300x", "x", (entry,), 300.0, 0, env)
+    result = workers.map("compile", "compile", [compile_job(case, entry, str(out))], 300.0, 1, env)[0]
+    assert result["status"] == "ok", result
+    fields = {k: v for k, v in result.items() if k != "triton"}
+    return Record.from_dict({"kernel": "matmul", "dtype": "fp16", "shape": dict(SHAPE), "target": "mi300x",
+                             "arch": "gfx942", "vendor": "amd", "triton": "x", "config": GEMM,
+                             "config_id": config_id(GEMM), "meta": {}, "origin": "nvidia", "mode": "compile",
+                             "environment": env.name, "env": env.as_dict(), **fields})
+
+
+def test_async_copy_changes_lds_and_the_default_is_at_risk(tmp_path: Path) -> None:
+    workers = Workers()
+    try:
+        default = _compile_under(DEFAULT_ENV, tmp_path, workers)
+        async_copy = _compile_under(ASYNC, tmp_path, workers)
+        assert workers.get("compile", DEFAULT_ENV).pid != workers.get("compile", ASYNC).pid  # no shared process
+    finally:
+        workers.close()
+    assert default.resources["shared"] <= 65536 < async_copy.resources["shared"]
+    assert default.fits and not async_copy.fits
+    risks = report.assess([default, async_copy])
+    assert report.verdict(default, risks) == "at risk"
+    assert report.verdict(async_copy, risks) == "exceeds"
+    assert any("async-copy" in why and str(async_copy.resources["shared"]) in why for why in risks[id(default)])
+    # the analytic bound (stages x operand tiles) is over the limit too, and says so
+    assert default.resources["smem_bound"] == 3 * (256 * 64 + 64 * 128) * 2
+    assert any("analytic bound" in why for why in risks[id(default)])
+    # never the same artifacts directory
+    assert default.artifacts["amdgcn"]["path"] != async_copy.artifacts["amdgcn"]["path"]
+    assert default.key() != async_copy.key()
+
+
+def test_worker_environment_is_explicit() -> None:
+    base = {"TRITON_HIP_USE_ASYNC_COPY": "1", "TRITON_PTXAS_PATH": "/opt/ptxas", "TRITON_CACHE_DIR": "/c", "X": "1"}
+    default = worker_env(base, DEFAULT_ENV)
+    assert "TRITON_HIP_USE_ASYNC_COPY" not in default  # the default is Triton's defaults, not the caller's shell
+    assert default["TRITON_PTXAS_PATH"] == "/opt/ptxas" and default["TRITON_CACHE_DIR"] == "/c"
+    swept = worker_env(base, ASYNC)
+    assert swept["TRITON_HIP_USE_ASYNC_COPY"] == "1" and swept["TRITON_CACHE_DIR"].startswith("/c/harness-env-")
+
+
+def test_catalogue_sweeps_mi300x_and_ids_show_the_environment(tmp_path: Path) -> None:
+    assert [e.name for e in targets.get("mi300x").environments] == ["default", "async-copy"]
+    matrix = write_matrix(tmp_path / "m.yaml", """\
+name: envs
+targets: [mi300x]
+kernels:
+  vector_add:
+    dtypes: [fp32]
+    shapes: [{N: 4096}]
+    configs: [{BLOCK: 1024, num_warps: 4}]
+    interpret: false
+""")
+    out = tmp_path / "run"
+    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0", "--", "-rA")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "vector_add[fp32-N4096-mi300x@async-copy-triton" in proc.stdout
+    records = json.loads((out / "results.json").read_text())["records"]
+    assert sorted(r["environment"] for r in records) == ["async-copy", "default"]
+    paths = {r["artifacts"]["amdgcn"]["path"] for r in records}
+    assert len(paths) == 2 and any("mi300x.async-copy" in p for p in paths)
+
+
+BAD_ENV = [
+    ("unknown_variable", "mi300x: [{name: x, env: {TRITON_HIP_USE_ASYNC_COPPY: '1'}}]", "did you mean"),
+    ("default_with_variables", "mi300x: [{name: default, env: {TRITON_HIP_USE_ASYNC_COPY: '1'}}]", "sets no variables"),
+    ("target_not_in_matrix", "h100: [{name: default, env: {}}]", "not a target of this matrix"),
+    ("duplicate_name", "mi300x: [{name: a, env: {}}, {name: a, env: {AMDGCN_USE_BUFFER_OPS: '0'}}]", "duplicate"),
+]
+
+
+def test_bad_environments_are_reported_with_their_line(tmp_path: Path) -> None:
+    for name, text, fragment in BAD_ENV:
+        path = write_matrix(tmp_path / f"{name}.yaml", f"""\
+name: t
+targets: [mi300x]
+environments:
+  {text}
+kernels:
+  vector_add:
+    dtypes: [fp32]
+    shapes: [{{N: 16}}]
+""")
+        proc = run_cli("validate", str(path))
+        assert proc.returncode == 2, (name, proc.stdout)
+        assert f"{path}:4: " in proc.stdout and fragment in proc.stdout, (name, proc.stdout)
+        assert "Traceback" not in proc.stdout + proc.stderr
+

@@ -67,6 +67,25 @@ def test_table_shows_an_h100_config_over_mi300x_lds_with_the_metadata_count(smok
     assert f"{shared} > 65536" in row
 
 
+def test_mi300x_is_swept_with_async_copy_and_a_verdict_flips(smoke_runs: dict) -> None:
+    """Issue acceptance: a config that fits MI300X by default and exceeds it with async copy, in the table."""
+    from harness.naming import shape_id
+
+    records = json.loads((smoke_runs["dir"] / "cold" / "results.json").read_text())["records"]
+    by_key: dict[tuple, dict[str, dict]] = {}
+    for r in records:
+        if r["mode"] == "compile" and r["target"] == "mi300x":
+            by_key.setdefault((r["kernel"], json.dumps(r["shape"]), r["config_id"]), {})[r["environment"]] = r
+    flips = [envs for envs in by_key.values()
+             if envs["default"]["fits"] and not envs["async-copy"]["fits"]]
+    assert flips
+    default, async_copy = flips[0]["default"], flips[0]["async-copy"]
+    assert default["resources"]["shared"] < async_copy["resources"]["shared"]
+    row = next(line for line in smoke_runs["stdout"]["cold"].splitlines()
+               if f" {default['config_id']} " in line and f" {shape_id(default['shape'])} " in line)
+    assert "AT RISK" in row and f"{async_copy['resources']['shared']} > 65536" in row
+
+
 def test_warm_rerun_is_at_least_five_times_faster(smoke_runs: dict) -> None:
     cold, warm = smoke_runs["timings"]["cold"], smoke_runs["timings"]["warm"]
     assert warm * 5 <= cold, f"cold {cold:.1f} s, warm {warm:.1f} s"

@@ -90,6 +90,22 @@ def device_info() -> dict[str, Any]:
         info["sm_clock_mhz"] = pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)
         info["max_sm_clock_mhz"] = pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM)
         info["mem_clock_mhz"] = pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_MEM)
-    except Exception:  # noqa: BLE001 - nvidia-ml-py is optional; amdsmi is not wired (unverified platform)
+    except Exception:  # noqa: BLE001 - nvidia-ml-py is optional
         pass
+    if hip:
+        info.update(_amdsmi_clocks())
     return info
+
+
+def _amdsmi_clocks() -> dict[str, Any]:
+    """Clocks and driver from amdsmi where installed. Written against amdsmi's API, never run on an AMD GPU."""
+    try:
+        import amdsmi
+
+        amdsmi.amdsmi_init()
+        handle = amdsmi.amdsmi_get_processor_handles()[0]
+        clocks = amdsmi.amdsmi_get_clock_info(handle, amdsmi.AmdSmiClkType.GFX)
+        return {"sm_clock_mhz": clocks.get("clk"), "max_sm_clock_mhz": clocks.get("max_clk"),
+                "driver": amdsmi.amdsmi_get_gpu_driver_info(handle).get("driver_version"), "amdsmi": "unverified"}
+    except Exception:  # noqa: BLE001 - optional, and unverified on real hardware
+        return {}

@@ -84,16 +84,16 @@ def build_rows(records: list[Record]) -> list[Row]:
 
 
 def assess(records: list[Record]) -> dict[int, list[str]]:
-    """``at risk`` reasons per compile record (by ``id()``): it fits, but would not under another swept
-    environment, or its analytic shared-memory bound exceeds the limit."""
+    """``at risk`` reasons per compile record (by ``id()``): it fits, but under another swept environment
+    it exceeds the limit or does not compile, or its analytic shared-memory bound exceeds the limit."""
     groups: dict[tuple[str, ...], list[Record]] = defaultdict(list)
     for r in records:
-        if r.mode == "compile" and r.status == "ok":
+        if r.mode == "compile":
             groups[(r.kernel, r.dtype, r.shape_id, r.target, config_key(r.config), r.triton)].append(r)
     reasons: dict[int, list[str]] = {}
     for group in groups.values():
         for r in group:
-            if not fits(r.flags):
+            if r.status != "ok" or not fits(r.flags):
                 continue
             limit = _shared_limit(r)
             why = []
@@ -101,7 +101,10 @@ def assess(records: list[Record]) -> dict[int, list[str]]:
             if limit is not None and bound is not None and bound > limit:
                 why.append(f"analytic bound {bound} B > limit {limit} B")
             for other in group:
-                if other is not r and not fits(other.flags):
+                if other is not r and other.status != "ok":
+                    why.append(f"under {other.environment} ({_env_text(other.env)}): compile {other.status}: "
+                               f"{other.error[:120]}")
+                elif other is not r and not fits(other.flags):
                     why.append(f"under {other.environment} ({_env_text(other.env)}): shared "
                                f"{other.resources.get('shared')} B > limit {limit} B")
             if why:
@@ -212,7 +215,7 @@ def failures(records: list[Record]) -> list[str]:
     """One line per record that did not compile or did not match its reference."""
     out = []
     for r in sorted(records, key=lambda r: (r.kernel, r.dtype, r.target, r.config_id)):
-        where = "interpreter" if r.mode == "interpret" else r.target
+        where = "interpreter" if r.mode == "interpret" else r.column
         if r.status != "ok":
             out.append(f"{r.kernel} {r.dtype} {r.shape_id} {where} {r.config_id}: {r.status}: {r.error[:300]}")
         elif r.mode == "compile" and r.runtime and r.runtime.get("status") not in ("ok", "not_launched"):

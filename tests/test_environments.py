@@ -111,3 +111,42 @@ kernels:
         assert f"{path}:4: " in proc.stdout and fragment in proc.stdout, (name, proc.stdout)
         assert "Traceback" not in proc.stdout + proc.stderr
 
+
+
+def test_a_compile_that_fails_only_under_a_knob_is_recorded(tmp_path: Path) -> None:
+    """Found by this harness: triton 3.6 fails (PassManager::run) on 4-stage gfx942 GEMMs with async copy
+    when the sizes are multiples of 16. If a Triton release fixes it, this test says so."""
+    import triton
+
+    if triton.__version__ != "3.6.0":
+        import pytest
+
+        pytest.skip("pins a triton 3.6.0 behaviour")
+    cfg = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 4}
+    matrix = write_matrix(tmp_path / "m.yaml", f"""\
+name: knob-failure
+targets: [mi300x]
+kernels:
+  matmul:
+    dtypes: [fp16]
+    shapes: [{{M: 2048, N: 2048, K: 2048}}]
+    configs: [{json.dumps(cfg)}]
+    interpret: false
+""")
+    out = tmp_path / "run"
+    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0")
+    assert proc.returncode == 1  # a config that does not compile is a failure of the run
+    records = {r["environment"]: r for r in json.loads((out / "results.json").read_text())["records"]}
+    assert records["async-copy"]["status"] == "error" and "PassManager" in records["async-copy"]["error"]
+    assert records["default"]["status"] == "ok"
+    assert "mi300x@async-copy" in (out / "report.md").read_text().split("## Failures")[1]
+
+
+def test_a_compile_error_under_another_environment_is_a_risk() -> None:
+    ok = Record.from_dict({"kernel": "k", "dtype": "fp16", "shape": {"N": 1}, "target": "mi300x", "arch": "gfx942",
+                           "vendor": "amd", "triton": "x", "config": {"B": 1}, "config_id": "B1", "meta": {},
+                           "origin": "amd", "mode": "compile", "status": "ok", "resources": {"shared": 1}})
+    bad = Record.from_dict({**ok.to_dict(), "status": "error", "error": "PassManager::run failed",
+                            "environment": "async-copy", "env": {"TRITON_HIP_USE_ASYNC_COPY": "1"}})
+    risks = report.assess([ok, bad])
+    assert report.verdict(ok, risks) == "at risk" and "compile error: PassManager" in risks[id(ok)][0]

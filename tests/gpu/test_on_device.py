@@ -82,6 +82,8 @@ def test_run_tunes_times_and_prices_portability(tmp_path: Path) -> None:
     matrix = write_matrix(tmp_path / "m.yaml", f"""\
 name: gpu-e2e
 targets: [{target}, {other}]
+environments:  # the GPU path is under test here, not the compile-environment sweep
+  {other}: [{{name: default, env: {{}}}}]
 kernels:
   matmul:
     dtypes: [fp16]

@@ -22,7 +22,10 @@ from harness.matrix import MatrixError, parse
 from harness.records import ResultsFileError, load_results
 from harness.targets import catalogue
 
-DEFAULT_MATRIX = Path(__file__).resolve().parent.parent / "matrices" / "smoke.yaml"
+def default_matrix() -> Path:
+    """``matrices/smoke.yaml`` of the checkout in the working directory, else of the harness's own tree."""
+    here = Path.cwd() / "matrices" / "smoke.yaml"
+    return here if here.is_file() else Path(__file__).resolve().parent.parent / "matrices" / "smoke.yaml"
 EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_INTERNAL, EXIT_NOTHING = 0, 1, 2, 3, 4
 _PYTEST_TO_EXIT = {0: EXIT_OK, 1: EXIT_FAILED, 2: EXIT_INTERNAL, 3: EXIT_INTERNAL, 4: EXIT_INPUT, 5: EXIT_NOTHING}
 
@@ -69,7 +72,7 @@ def _plugin_autoloaded() -> bool:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    matrix_path = Path(args.matrix or DEFAULT_MATRIX)
+    matrix_path = Path(args.matrix) if args.matrix else default_matrix()
     try:
         matrix = parse(matrix_path)
     except MatrixError as exc:

@@ -328,7 +328,12 @@ def parse(path: str | Path, text: str | None = None) -> Matrix:
     environments = _environments(chk, data["environments"], target_names) \
         if isinstance(data.get("environments"), dict) else ()
     kdir = data.get("kernels_dir")
-    kernels_dir = (Path(file).parent / kdir).resolve() if isinstance(kdir, str) else None
+    if isinstance(kdir, str):
+        kernels_dir: Path | None = (Path(file).parent / kdir).resolve()
+    else:
+        # a matrix in <repo>/matrices/ uses <repo>/kernels/, whether or not the harness is installed from there
+        sibling = Path(file).resolve().parent.parent / "kernels"
+        kernels_dir = sibling if sibling.is_dir() else None
     entries = []
     if isinstance(data.get("kernels"), dict):
         if not data["kernels"]:

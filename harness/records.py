@@ -92,21 +92,10 @@ def _git_commit(repo: Path) -> str:
 
 
 def gpus_seen() -> list[str]:
-    """GPUs visible to this host, asked of the vendor tools (no torch import, no CUDA context)."""
-    found: list[str] = []
-    if shutil.which("nvidia-smi"):
-        try:
-            out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=10)
-            found += [line.strip() for line in out.stdout.splitlines() if line.strip()]
-        except (OSError, subprocess.SubprocessError):
-            pass
-    if shutil.which("rocm-smi"):
-        try:
-            out = subprocess.run(["rocm-smi", "--showproductname"], capture_output=True, text=True, timeout=10)
-            found += [line.strip() for line in out.stdout.splitlines() if "Card series" in line]
-        except (OSError, subprocess.SubprocessError):
-            pass
-    return found
+    """GPUs visible to this host, from the vendor tools (no torch import, no GPU context)."""
+    from harness.device import local_gpus
+
+    return [f"{g['name']} ({g['arch']}{', ' + g['uuid'] if g['uuid'] else ''})" for g in local_gpus()]
 
 
 def _version_of(module: str) -> str | None:

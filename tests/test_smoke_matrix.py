@@ -3,11 +3,10 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 import pytest
 
-from helpers import REPO, run_cli
+from helpers import run_cli
 
 
 @pytest.fixture(scope="module")

@@ -80,3 +80,11 @@ def test_missing_file_and_bad_run_input_exit_2(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stdout + proc.stderr
     proc = run_cli("run", "--targets", "h100,rtx9090", "--out", str(tmp_path / "out2"))
     assert proc.returncode == 2 and "rtx9090" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_targets_command_prints_the_catalogue_with_sources() -> None:
+    proc = run_cli("targets", "--sources")
+    assert proc.returncode == 0, proc.stderr
+    for name in ("h100", "h200", "a100", "b200", "mi300x", "mi250x", "mi355x"):
+        assert name in proc.stdout
+    assert "232448" in proc.stdout and "65536" in proc.stdout and "CUDA C++ Programming Guide" in proc.stdout

@@ -75,12 +75,12 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
             reason = rec.error if rec.status != "ok" else "; ".join(
                 f"{f['resource']} {f['value']:g} > {f['limit']:g}" for f in rec.flags if f["severity"] == "error")
             rec.runtime = {"status": "not_launched", "reason": f"failed the static check: {reason}"}
+    known = _known_winners(case, other_targets, first.kernel_hash)
     to_run = launchable
     if cached:
-        known = _known_winners(case, other_targets, first.kernel_hash)
         # re-time the cached winner, the other targets' known winners, and each space's best
         # from the tuning run, so the portability column survives winner reuse
-        wanted = {config_key(cached["config"])} | {config_key(w["config"]) for w in known} \
+        wanted = {config_key(cached["config"])} | {config_key(w["config"]) for w in known.values() if w} \
             | {config_key(c) for c in (cached.get("space_best") or {}).values()}
         to_run = [r for r in launchable if config_key(r.config) in wanted]
         if not any(config_key(r.config) == config_key(cached["config"]) for r in to_run):
@@ -106,20 +106,17 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
                           "arch": target.arch, "device": gpu.get("name", ""), "space_best": space_best})
     win_us = best.runtime["timing"]["median_us"]
     runtime.update(_figures(best, target, baselines))
-    runtime["portability"] = _portability(case, records, other_targets, best)
+    runtime["portability"] = _portability(case, records, known, best)
     rec = _tune_record(best, case, best.config, "ok", "", runtime)
     rec.runtime["median_us"] = win_us
     return rec
 
 
-def _known_winners(case: Any, other_targets: list[str], kernel_hash: str) -> list[dict[str, Any]]:
-    out = []
-    for name in other_targets:
-        t = catalogue()[name]
-        hit = load_winner(winner_key(case.kernel, case.dtype, case.shape, t.arch, case.triton, kernel_hash))
-        if hit:
-            out.append(hit)
-    return out
+def _known_winners(case: Any, other_targets: list[str], kernel_hash: str) -> dict[str, dict[str, Any] | None]:
+    """The cached winner of each other target's architecture, or None where none is known."""
+    return {name: load_winner(winner_key(case.kernel, case.dtype, case.shape, catalogue()[name].arch, case.triton,
+                                         kernel_hash))
+            for name in other_targets}
 
 
 def _figures(best: Record, target: Target, baselines: dict[str, Any]) -> dict[str, Any]:
@@ -137,15 +134,14 @@ def _figures(best: Record, target: Target, baselines: dict[str, Any]) -> dict[st
     return out
 
 
-def _portability(case: Any, records: list[Record], other_targets: list[str], best: Record) -> dict[str, Any]:
+def _portability(case: Any, records: list[Record], known_winners: dict[str, dict[str, Any] | None],
+                 best: Record) -> dict[str, Any]:
     """How the other targets' winners do here: fits? how much slower than the local winner?"""
     win = best.runtime["timing"]["median_us"]
     by_key = {config_key(r.config): r for r in records}
     out: dict[str, Any] = {}
-    for name in other_targets:
+    for name, known in known_winners.items():
         t = catalogue()[name]
-        known = load_winner(winner_key(case.kernel, case.dtype, case.shape, t.arch, case.triton,
-                                       records[0].kernel_hash))
         if known and t.arch != catalogue()[case.target].arch:
             rec, source = by_key.get(config_key(known["config"])), "measured winner"
         elif t.arch == catalogue()[case.target].arch:

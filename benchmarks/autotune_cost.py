@@ -5,7 +5,9 @@ Both start cold (fresh Triton and harness caches) on matmul fp16 4096³, in sepa
 - ``@triton.autotune`` over the matmul spec's configs (both vendors' spaces, CUDA options only), keyed on
   M, N, K: wall time of the first call (it compiles and benchmarks every config), and its pick.
 - ``harness run`` on a one-case matrix for the local target with ``--retune``: wall time of the whole run
-  (parallel cross-compiles, static limit check, full-size correctness, timing, baselines), and its winner.
+  (process and pytest start, parallel cross-compiles, static limit check, full-size correctness, timing,
+  baselines, copy bandwidth, reports), and its winner. The run's own phase times split out the tuning
+  (compiles + check and timing of every candidate), the part that does ``@triton.autotune``'s job.
 
 Both winners are then compared by the harness's own measurement of every config in that run.
 Run on a GPU host: ``PYTHONPATH=. python3 benchmarks/autotune_cost.py [OUT_DIR]``.
@@ -94,7 +96,12 @@ def main() -> int:
     harness_best = tune["runtime"]["median_us"]
     auto_key = json.dumps(auto["best"], sort_keys=True)
     auto_best = timed.get(auto_key)
+    phases = tune["runtime"].get("phases_s", {})
+    # the tuning itself: parallel compiles (with resource reports), then check + time every candidate
+    tuning_s = phases.get("compile", float("nan")) + phases.get("configs", float("nan"))
     result = {"autotune_wall_s": auto["wall_s"], "harness_wall_s": harness_wall, "configs": auto["configs"],
+              "harness_phases_s": phases, "harness_tuning_s": tuning_s,
+              "tuning_ratio": tuning_s / auto["wall_s"],
               "autotune_pick": auto["best"], "harness_pick": tune["config"], "harness_pick_us": harness_best,
               "autotune_pick_us_by_harness": auto_best,
               "winner_ratio": (harness_best / auto_best) if auto_best else None,

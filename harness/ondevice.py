@@ -14,6 +14,7 @@ import fcntl
 import hashlib
 import json
 import os
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -85,12 +86,19 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
         to_run = [r for r in launchable if config_key(r.config) in wanted]
         if not any(config_key(r.config) == config_key(cached["config"]) for r in to_run):
             cached, to_run = None, launchable  # the cached winner left the config space: tune again
+    waited = time.perf_counter()
     with gpu_lock(gpu):
+        started = time.perf_counter()
         for rec in to_run:
             rec.runtime = worker.request("gpu_config", {**base, "config": _applied(rec)}, case.timeout_s)
         measured = [r for r in to_run if r.runtime and r.runtime.get("status") == "ok"]
+        configs_done = time.perf_counter()
         baselines = worker.request("gpu_baselines", base, case.timeout_s * 4) if measured else {}
+        done = time.perf_counter()
+    # where the case's time went: waiting for the GPU, checking and timing the configs, the baselines
+    phases = {"gpu_lock_wait": started - waited, "configs": configs_done - started, "baselines": done - configs_done}
     runtime: dict[str, Any] = {"gpu": gpu, "winner_source": "cache" if cached else "tuned",
+                               "phases_s": {k: round(v, 3) for k, v in phases.items()},
                                "configs_launched": len(to_run),
                                "configs_failed": sum(1 for r in to_run if r.runtime.get("status") != "ok"),
                                "configs_not_launched": len(records) - len(launchable)}

@@ -13,6 +13,8 @@ import dataclasses
 import importlib.util
 import json
 import os
+import threading
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -225,17 +227,23 @@ class CaseItem(pytest.Item):
             pytest.skip(f"{case.kernel} computes in {case.dtype}, which Triton's CPU interpreter cannot "
                         "(it keeps bf16 as raw uint16); checked only on a GPU")
         kernel_hash = loader.source_hash(case.ref)
-        records = self._run_configs(session, spec, kernel_hash)
-        bad = [f"{r.config_id}: {r.status}: {r.error[:500]}" for r in records if r.status != "ok"]
         # the GPU phase runs under Triton's defaults only: its JIT reads the GPU worker's environment
         gpu = None if case.is_interpret or not case.environment.is_default else session.gpu_for(case.target)
+        warmup = _start_gpu_warmup(session.workers.get("gpu"), case.timeout_s) if gpu is not None else None
+        started = time.perf_counter()
+        records = self._run_configs(session, spec, kernel_hash)
+        compile_s = time.perf_counter() - started
+        bad = [f"{r.config_id}: {r.status}: {r.error[:500]}" for r in records if r.status != "ok"]
         if gpu is not None:
             from harness import ondevice
 
+            assert warmup is not None
+            warmup.join()
             others = [t for t in session.matrix_targets(self) if t != case.target]
             tune = ondevice.run_case(case, records, session.workers.get("gpu"), gpu, others,
                                      retune=self.config.getoption("harness_retune"),
                                      graph=self.config.getoption("harness_cuda_graph"))
+            tune.runtime.setdefault("phases_s", {})["compile"] = round(compile_s, 3)
             bad += [f"{r.config_id}: on {gpu['name']}: {r.runtime['status']}: {r.runtime.get('error', '')[:500]}"
                     for r in records if r.runtime and r.runtime.get("status") not in ("ok", "not_launched")]
             if tune.status != "ok":
@@ -278,6 +286,17 @@ class CaseItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, self.name
+
+
+def _start_gpu_warmup(worker: Any, timeout: float) -> threading.Thread:
+    """Start the GPU worker (torch import, CUDA context) while the configs compile.
+
+    The thread only waits on the worker's pipe; it is joined before the worker's
+    next request, so the worker never sees two requests at once.
+    """
+    thread = threading.Thread(target=worker.request, args=("gpu_warmup", {}, timeout), daemon=True)
+    thread.start()
+    return thread
 
 
 def compile_parallelism() -> int:

@@ -23,7 +23,7 @@ def _handle(request: dict) -> dict:
         from harness.interpret import interpret_job
 
         return interpret_job(request["job"])
-    if op in ("gpu_config", "gpu_baselines"):
+    if op in ("gpu_config", "gpu_baselines", "gpu_warmup"):
         from harness import gpu_run
 
         return getattr(gpu_run, op)(request["job"])

@@ -2,7 +2,15 @@
 
 x is (M, N) row-major, bias is per column (N,). Eager PyTorch spends four kernels
 and four round trips to HBM on this line; fused it is one read and one write.
-GELU is the exact (erf) form, computed in fp32.
+
+GELU is the exact form, v * Phi(v), computed in fp32 — but not through libdevice's
+erf: that costs ~45 instructions per element on sm_90 and made the kernel
+instruction-bound at 57% of copy bandwidth (docs/performance.md, run E). Phi is
+evaluated as a logistic of an odd polynomial fitted to the normal logit,
+Phi(v) = 1 / (1 + 2^(v * Q(min(v^2, 5.5^2)))), one exp2 and one reciprocal: its
+largest error over all fp32 inputs is 1.3e-7 in Phi (4.1e-7 in GELU), the same
+order as fp32 erf's own (6e-8), so every dtype's tolerance keeps its fp32 margin.
+``tests/test_gelu_fit.py`` checks the fit against float64 Phi on a dense grid.
 """
 from __future__ import annotations
 
@@ -13,6 +21,22 @@ from harness.spec import KernelSpec, Pointer, Scalar
 from harness.torchutil import element_size, randn
 
 SCALE, LO, HI = 1.702, -3.0, 3.0
+
+
+# Q(t) = -log2(e) * P(t), where v * P(v^2) is a weighted minimax fit (odd, degree 13) of
+# logit(Phi(v)) on [0, 5.5]; coefficients below, highest power first. Beyond |v| = 5.5 the exponent
+# grows linearly, so Phi still tends to 0 or 1 (2^large = inf gives exactly 0 through 1 / inf).
+@triton.jit
+def normal_cdf(v):
+    """Phi(v) in fp32 with one exp2 and one reciprocal (see the module docstring)."""
+    t = tl.minimum(v * v, 30.25)  # the fit's range, 5.5^2
+    q = -5.0672945839380645e-09 * t + 3.8163318549777614e-07
+    q = q * t + -1.1439855370554142e-05
+    q = q * t + 0.0001595800422364846
+    q = q * t + 9.40489990171045e-05
+    q = q * t + -0.10483512282371521
+    q = q * t + -2.3022093772888184
+    return 1.0 / (1.0 + tl.math.exp2(v * q))
 
 
 @triton.jit
@@ -26,7 +50,7 @@ def fused_activation_kernel(x_ptr, bias_ptr, y_ptr, M, N, scale, lo, hi,
     x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
     b = tl.load(bias_ptr + cols, mask=col_mask, other=0.0).to(tl.float32)
     v = x + b[None, :]
-    g = 0.5 * v * (1.0 + tl.math.erf(v * 0.7071067811865476))
+    g = v * normal_cdf(v)
     y = tl.minimum(tl.maximum(g * scale, lo), hi)
     tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
 

@@ -3,6 +3,8 @@
 #   bash ci/gpu_session.sh tests     environment, GPU tests, one nightly run
 #   bash ci/gpu_session.sh fidelity  flash-attention diagnosis, nightly run twice back to back, harness compare
 #   bash ci/gpu_session.sh final     autotune-cost benchmark, nightly run twice back to back, harness compare
+#   bash ci/gpu_session.sh explore   GPU tests, GELU variants, autotune-cost benchmark, a small matrix of the
+#                                    kernels under work (flash attention, fused activation, matmul 4096^3)
 set -uo pipefail
 mode=${1:-tests}
 OUT=${OUT:-/tmp/gpu-out}
@@ -18,6 +20,32 @@ nightly() {  # nightly N TIMEOUT: one run of the nightly matrix into /tmp/runN, 
 }
 
 case "$mode" in
+  explore)
+    { date -u; nvidia-smi; python3 -c "import torch, triton, numpy; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__, 'numpy', numpy.__version__)"; } > "$OUT/env.txt" 2>&1
+    timeout 200 python3 -m pytest tests/gpu -q -x -p no:cacheprovider 2>&1 | tee "$OUT/gpu_tests.log" | tail -4
+    timeout 60 python3 benchmarks/gelu_variants.py > "$OUT/gelu_variants.log" 2>&1; tail -4 "$OUT/gelu_variants.log"
+    timeout 150 python3 benchmarks/autotune_cost.py "$OUT" > "$OUT/autotune.log" 2>&1; tail -22 "$OUT/autotune.log"
+    cat > /tmp/explore.yaml <<'YAML'
+name: explore
+targets: [h200, mi300x]
+kernels:
+  flash_attention:
+    dtypes: [fp16]
+    interpret: false
+    shapes:
+      - {B: 4, H: 16, N: 4096, D: 64, causal: false}
+      - {B: 4, H: 16, N: 4096, D: 64, causal: true}
+      - {B: 1, H: 16, N: 16384, D: 128, causal: false}
+      - {B: 1, H: 16, N: 16384, D: 128, causal: true}
+  fused_activation:
+    dtypes: [bf16]
+    interpret: false
+    shapes: [{M: 8192, N: 8192}]
+YAML
+    timeout 150 python3 -m harness run /tmp/explore.yaml -n 4 --out /tmp/run1 > "$OUT/run1.log" 2>&1
+    echo "explore run exit $?"
+    cp /tmp/run1/results.json "$OUT/run1_results.json"
+    ;;
   tests)
     { date -u; nvidia-smi; python3 -c "import torch, triton, numpy; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__, 'numpy', numpy.__version__)"; } > "$OUT/env.txt" 2>&1
     timeout 240 python3 -m pytest tests/gpu -q -x -p no:cacheprovider 2>&1 | tee "$OUT/gpu_tests.log" | tail -4

@@ -4,7 +4,7 @@
 #   bash ci/gpu_session.sh fidelity  flash-attention diagnosis, nightly run twice back to back, harness compare
 #   bash ci/gpu_session.sh final     autotune-cost benchmark, nightly run twice back to back, harness compare
 #   bash ci/gpu_session.sh explore   GPU tests, GELU variants, autotune-cost benchmark, a small matrix of the
-#                                    kernels under work (flash attention, fused activation, matmul 4096^3)
+#                                    kernels under work (fused activation, matmul 4096^3)
 set -uo pipefail
 mode=${1:-tests}
 OUT=${OUT:-/tmp/gpu-out}
@@ -29,18 +29,14 @@ case "$mode" in
 name: explore
 targets: [h200, mi300x]
 kernels:
-  flash_attention:
-    dtypes: [fp16]
-    interpret: false
-    shapes:
-      - {B: 4, H: 16, N: 4096, D: 64, causal: false}
-      - {B: 4, H: 16, N: 4096, D: 64, causal: true}
-      - {B: 1, H: 16, N: 16384, D: 128, causal: false}
-      - {B: 1, H: 16, N: 16384, D: 128, causal: true}
   fused_activation:
     dtypes: [bf16]
     interpret: false
     shapes: [{M: 8192, N: 8192}]
+  matmul:
+    dtypes: [fp16]
+    interpret: false
+    shapes: [{M: 4096, N: 4096, K: 4096}]
 YAML
     timeout 150 python3 -m harness run /tmp/explore.yaml -n 4 --out /tmp/run1 > "$OUT/run1.log" 2>&1
     echo "explore run exit $?"

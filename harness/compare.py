@@ -28,7 +28,9 @@ class Delta:
 def _timed(records: list[Record]) -> dict[tuple[str, ...], Record]:
     out = {}
     for r in records:
-        if r.mode == "compile" and r.runtime and r.runtime.get("status") == "ok":
+        # a config timed only in the tuner's screen (a tenth of the samples) is not judged
+        if r.mode == "compile" and r.runtime and r.runtime.get("status") == "ok" \
+                and r.runtime.get("stage") != "screen":
             out[r.key()[:-2]] = r  # identity without Triton version and mode: compare across versions
     return out
 

@@ -117,14 +117,31 @@ def _rates(spec: Any, shape: dict[str, Any], dtype: str, median_us: float) -> di
     return {"tflops": spec.flops(shape, dtype) / seconds / 1e12, "gbps": spec.min_bytes(shape, dtype) / seconds / 1e9}
 
 
+# Screening: enough samples to rank configs (medians of 10+ flushed samples move ~1-2%), a
+# tenth of the full budget; the finalists are then timed in full (see ondevice.run_case).
+SCREEN = {"target_ms": 10.0, "min_reps": 10, "max_reps": 25}
+
+
 def gpu_config(job: dict[str, Any]) -> dict[str, Any]:
-    """Check one config at full size against the reference, then time it."""
+    """Check one config at full size against the reference, then time it.
+
+    ``job["stage"]``: ``"screen"`` (check, then a short timing), ``"final"`` (a config that
+    passed its screen: full timing only) or ``"full"`` (check and full timing; the default).
+    """
     import torch
 
     from harness.timing import bench
 
     state = _case(job)
     spec, shape, config = state["spec"], job["shape"], job["config"]
+    stage = job.get("stage", "full")
+    budget = SCREEN if stage == "screen" else {}
+    if stage == "final":
+        rotated = _rotated(state)
+        timing = bench(lambda i: (lambda: spec.launch(rotated[i], shape, config)), len(rotated), _flusher(),
+                       settle_ms=_settle_ms(state), graph=bool(job.get("graph")))
+        return {"status": "ok", "timing": timing.to_dict(), "stage": stage,
+                **_rates(spec, shape, job["dtype"], timing.median_us)}
     atol, rtol = spec.tolerance(job["dtype"])
     kwargs = _poisoned_out(spec, state["reference"])
     started = time.perf_counter()
@@ -143,8 +160,9 @@ def gpu_config(job: dict[str, Any]) -> dict[str, Any]:
         return {"status": "mismatch", "error": check.get("error", ""), "correctness": check}
     rotated = _rotated(state)
     timing = bench(lambda i: (lambda: spec.launch(rotated[i], shape, config)), len(rotated), _flusher(),
-                   settle_ms=_settle_ms(state), graph=bool(job.get("graph")))
-    result = {"status": "ok", "correctness": check, "timing": timing.to_dict(), "first_launch_s": first_launch_s}
+                   settle_ms=_settle_ms(state), graph=bool(job.get("graph")), **budget)
+    result = {"status": "ok", "correctness": check, "timing": timing.to_dict(), "first_launch_s": first_launch_s,
+              "stage": stage}
     result.update(_rates(spec, shape, job["dtype"], timing.median_us))
     return result
 

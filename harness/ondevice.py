@@ -89,8 +89,11 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
     waited = time.perf_counter()
     with gpu_lock(gpu):
         started = time.perf_counter()
-        for rec in to_run:
-            rec.runtime = worker.request("gpu_config", {**base, "config": _applied(rec)}, case.timeout_s)
+        if cached:  # a handful of known configs: check and time each in full
+            for rec in to_run:
+                rec.runtime = worker.request("gpu_config", {**base, "config": _applied(rec)}, case.timeout_s)
+        else:
+            _screen_then_time(worker, base, to_run, known, case.timeout_s)
         measured = [r for r in to_run if r.runtime and r.runtime.get("status") == "ok"]
         configs_done = time.perf_counter()
         baselines = worker.request("gpu_baselines", base, case.timeout_s * 4) if measured else {}
@@ -104,12 +107,11 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
                                "configs_not_launched": len(records) - len(launchable)}
     if not measured:
         return _tune_record(first, case, None, "error", "no config ran correctly on the device", runtime)
-    best = min(measured, key=lambda r: r.runtime["timing"]["median_us"])
+    best = min(measured, key=_rank)
     if not cached:
         space_best = {}
         for origin in {r.origin for r in measured}:
-            mine = [r for r in measured if r.origin == origin]
-            space_best[origin] = min(mine, key=lambda r: r.runtime["timing"]["median_us"]).config
+            space_best[origin] = min((r for r in measured if r.origin == origin), key=_rank).config
         save_winner(key, {"config": best.config, "median_us": best.runtime["timing"]["median_us"],
                           "arch": target.arch, "device": gpu.get("name", ""), "space_best": space_best})
     win_us = best.runtime["timing"]["median_us"]
@@ -118,6 +120,46 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
     rec = _tune_record(best, case, best.config, "ok", "", runtime)
     rec.runtime["median_us"] = win_us
     return rec
+
+
+def _rank(rec: Record) -> tuple[bool, float]:
+    """Fully timed configs first (decisions rest on them), then by median."""
+    return rec.runtime.get("stage") == "screen", rec.runtime["timing"]["median_us"]
+
+
+FINALISTS = 3          # the fastest screened configs that get a full timing ...
+FINALIST_MARGIN = 1.10  # ... among those within 10% of the fastest screen
+
+
+def _screen_then_time(worker: Any, base: dict[str, Any], to_run: list[Record],
+                      known: dict[str, dict[str, Any] | None], timeout: float) -> None:
+    """Check and briefly time every config; then time in full the ones a decision rests on.
+
+    Those are the fastest few (the winner is chosen among them, on full timings), the best
+    of each vendor's space and the other targets' known winners (the portability column
+    reads their timings). Every other config keeps its own screening timing, marked
+    ``stage: screen`` with its sample count, so no config's result is hidden.
+    """
+    for rec in to_run:
+        rec.runtime = worker.request("gpu_config", {**base, "config": _applied(rec), "stage": "screen"}, timeout)
+    ok = sorted((r for r in to_run if r.runtime.get("status") == "ok"), key=lambda r: r.runtime["timing"]["median_us"])
+    if not ok:
+        return
+    fastest = ok[0].runtime["timing"]["median_us"]
+    final = {id(r): r for r in ok[:FINALISTS] if r.runtime["timing"]["median_us"] <= FINALIST_MARGIN * fastest}
+    for origin in {r.origin for r in ok}:
+        best = next(r for r in ok if r.origin == origin)
+        final[id(best)] = best
+    wanted = {config_key(w["config"]) for w in known.values() if w}
+    final.update({id(r): r for r in ok if config_key(r.config) in wanted})
+    for rec in final.values():
+        screen = rec.runtime
+        full = worker.request("gpu_config", {**base, "config": _applied(rec), "stage": "final"}, timeout)
+        if full.get("status") == "ok":
+            rec.runtime = {**full, "correctness": screen.get("correctness"),
+                           "first_launch_s": screen.get("first_launch_s"), "screen_timing": screen["timing"]}
+        else:  # a config that ran in its screen and then failed keeps that failure as its result
+            rec.runtime = {**full, "screen_timing": screen["timing"]}
 
 
 def _known_winners(case: Any, other_targets: list[str], kernel_hash: str) -> dict[str, dict[str, Any] | None]:
@@ -156,7 +198,7 @@ def _portability(case: Any, records: list[Record], known_winners: dict[str, dict
             rec, source = best, "same architecture"
         else:
             space = [r for r in records if r.origin == t.vendor and r.runtime and r.runtime.get("status") == "ok"]
-            rec = min(space, key=lambda r: r.runtime["timing"]["median_us"]) if space else None
+            rec = min(space, key=_rank) if space else None
             source = f"proxy: best of the {t.vendor} space here (no {t.arch} winner known)"
             if rec is None:
                 failed = [r for r in records if r.origin == t.vendor]

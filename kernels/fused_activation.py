@@ -126,6 +126,8 @@ SPEC = KernelSpec(
         {"BLOCK_M": 32, "BLOCK_N": 256, "num_warps": 8, "num_stages": 2},
         {"BLOCK_M": 16, "BLOCK_N": 512, "num_warps": 8, "num_stages": 2},
         {"BLOCK_M": 32, "BLOCK_N": 512, "num_warps": 16, "num_stages": 2},
+        {"BLOCK_M": 8, "BLOCK_N": 1024, "num_warps": 8, "num_stages": 2},
+        {"BLOCK_M": 32, "BLOCK_N": 1024, "num_warps": 16, "num_stages": 2},
     ),
     amd_configs=(
         {"BLOCK_M": 8, "BLOCK_N": 512, "num_warps": 8, "num_stages": 1, "waves_per_eu": 2},

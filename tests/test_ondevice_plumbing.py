@@ -23,10 +23,13 @@ class FakeGpuWorker:
         if op == "gpu_baselines":
             return {"status": "ok", "device": {"name": "fake"}, "copy_tbps": 4.0,
                     "baselines": {"lib": {"status": "ok", "timing": {"median_us": 120.0}}}}
-        us = {1: 100.0, 2: 150.0}.get(job["config"]["BLOCK"])
+        us = {1: 100.0, 2: 150.0, 5: 130.0}.get(job["config"]["BLOCK"])
         if us is None:
             return {"status": "mismatch", "error": "wrong"}
-        return {"status": "ok", "timing": {"median_us": us, "p20_us": us, "p80_us": us}, "tflops": 1.0, "gbps": 1.0}
+        if job.get("stage") == "screen":
+            us *= 0.99  # screening medians are a little off; decisions must rest on the full timings
+        return {"status": "ok", "timing": {"median_us": us, "p20_us": us, "p80_us": us}, "tflops": 1.0, "gbps": 1.0,
+                "stage": job.get("stage", "full")}
 
 
 def _rec(block: int, origin: str, fits: bool = True) -> Record:
@@ -44,22 +47,27 @@ def _case() -> Case:
 def test_winner_baselines_portability_and_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("HARNESS_LOCK_DIR", str(tmp_path))
-    records = [_rec(1, "nvidia"), _rec(2, "amd"), _rec(3, "amd"), _rec(4, "nvidia", fits=False)]
+    records = [_rec(1, "nvidia"), _rec(2, "amd"), _rec(3, "amd"), _rec(4, "nvidia", fits=False), _rec(5, "nvidia")]
     worker = FakeGpuWorker()
     gpu = {"index": "0", "uuid": "GPU-x", "name": "fake", "arch": "sm_90"}
     tune = ondevice.run_case(_case(), records, worker, gpu, ["mi300x", "h100"])
-    launched = [job["config"]["BLOCK"] for op, job in worker.requests if op == "gpu_config"]
-    assert launched == [1, 2, 3]  # the config over the limit is never launched
+    screened = [job["config"]["BLOCK"] for op, job in worker.requests if job.get("stage") == "screen"]
+    assert screened == [1, 2, 3, 5]  # the config over the limit is never launched
+    # full timings: the fastest (5 is 30% slower: not a finalist) and the best of each vendor's space
+    assert sorted(job["config"]["BLOCK"] for op, job in worker.requests if job.get("stage") == "final") == [1, 2]
     assert records[3].runtime["status"] == "not_launched" and "shared" in records[3].runtime["reason"]
     assert records[2].runtime["status"] == "mismatch"  # its own failure, not an infinity
+    assert records[4].runtime["stage"] == "screen" and records[4].runtime["timing"]["median_us"] == 130 * 0.99
+    assert records[0].runtime["stage"] == "final" and records[0].runtime["screen_timing"]["median_us"] == 99.0
     assert tune.status == "ok" and tune.config["BLOCK"] == 1 and tune.runtime["winner_source"] == "tuned"
+    assert tune.runtime["median_us"] == 100.0  # the winner's figure is its full timing
     assert tune.runtime["baselines"]["lib"]["speedup"] == pytest.approx(1.2)
     port = tune.runtime["portability"]
     assert port["mi300x"]["slowdown"] == pytest.approx(1.5) and port["mi300x"]["source"].startswith("proxy")
     assert port["h100"]["slowdown"] == pytest.approx(1.0)  # same arch: same device, same winner
     # a later run reuses the cached winner and launches only it
     worker2 = FakeGpuWorker()
-    fresh = [_rec(1, "nvidia"), _rec(2, "amd"), _rec(3, "amd"), _rec(4, "nvidia", fits=False)]
+    fresh = [_rec(1, "nvidia"), _rec(2, "amd"), _rec(3, "amd"), _rec(4, "nvidia", fits=False), _rec(5, "nvidia")]
     tune2 = ondevice.run_case(_case(), fresh, worker2, gpu, ["mi300x"])
     # the cached winner and each space's best from the tuning run: the portability column survives reuse
     assert [j["config"]["BLOCK"] for op, j in worker2.requests if op == "gpu_config"] == [1, 2]

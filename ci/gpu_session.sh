@@ -23,7 +23,7 @@ case "$mode" in
   explore)
     { date -u; nvidia-smi; python3 -c "import torch, triton, numpy; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__, 'numpy', numpy.__version__)"; } > "$OUT/env.txt" 2>&1
     timeout 200 python3 -m pytest tests/gpu -q -x -p no:cacheprovider 2>&1 | tee "$OUT/gpu_tests.log" | tail -4
-    timeout 60 python3 benchmarks/gelu_variants.py > "$OUT/gelu_variants.log" 2>&1; tail -4 "$OUT/gelu_variants.log"
+    timeout 60 python3 benchmarks/gelu_variants.py > "$OUT/gelu_variants.log" 2>&1; tail -5 "$OUT/gelu_variants.log"
     timeout 150 python3 benchmarks/autotune_cost.py "$OUT" > "$OUT/autotune.log" 2>&1; tail -22 "$OUT/autotune.log"
     cat > /tmp/explore.yaml <<'YAML'
 name: explore
@@ -40,7 +40,10 @@ kernels:
 YAML
     timeout 150 python3 -m harness run /tmp/explore.yaml -n 4 --out /tmp/run1 > "$OUT/run1.log" 2>&1
     echo "explore run exit $?"
-    cp /tmp/run1/results.json "$OUT/run1_results.json"
+    timeout 100 python3 -m harness run /tmp/explore.yaml -n 4 --out /tmp/run2 > "$OUT/run2.log" 2>&1
+    echo "explore run 2 exit $?"
+    python3 -m harness compare /tmp/run1 /tmp/run2 > "$OUT/compare.log" 2>&1; echo "compare exit $?"
+    cp /tmp/run1/results.json "$OUT/run1_results.json"; cp /tmp/run2/results.json "$OUT/run2_results.json"
     ;;
   tests)
     { date -u; nvidia-smi; python3 -c "import torch, triton, numpy; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__, 'numpy', numpy.__version__)"; } > "$OUT/env.txt" 2>&1

@@ -12,11 +12,12 @@ mkdir -p "$OUT"
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 targets=${HARNESS_GPU_TARGETS:-h200,mi300x}
 
-nightly() {  # nightly N TIMEOUT: one run of the nightly matrix into /tmp/runN, results copied to $OUT
+nightly() {  # nightly N TIMEOUT: one run of the nightly matrix into /tmp/runN, its results packed into $OUT
   timeout "$2" python3 -m harness run matrices/nightly.yaml --targets "$targets" -n 8 --out "/tmp/run$1" \
     > "$OUT/run$1.log" 2>&1
   echo "run$1 exit $?"
-  cp "/tmp/run$1/results.json" "$OUT/run$1_results.json"
+  # results, records and report in one file (a call returns few files); artifacts stay behind
+  tar czf "$OUT/run$1.tgz" -C /tmp "run$1/results.json" "run$1/records.jsonl" "run$1/report.md" 2>/dev/null
 }
 
 case "$mode" in
@@ -54,10 +55,10 @@ YAML
     if [ "$mode" = fidelity ]; then
       timeout 60 python3 ci/fa_diagnose.py > "$OUT/first.log" 2>&1
     else
-      timeout 200 python3 benchmarks/autotune_cost.py "$OUT" > "$OUT/first.log" 2>&1
+      timeout 100 python3 benchmarks/autotune_cost.py "$OUT" > "$OUT/first.log" 2>&1
     fi
-    nightly 1 330
-    nightly 2 170
+    nightly 1 300
+    nightly 2 150
     python3 -m harness compare /tmp/run1 /tmp/run2 > "$OUT/compare.log" 2>&1
     echo "compare exit $?"
     tail -20 "$OUT/first.log"; tail -3 "$OUT/compare.log"

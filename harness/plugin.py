@@ -122,6 +122,13 @@ class HarnessSession:
             config.hook.pytest_deselected(items=drop)
             items[:] = keep
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Start this process's compile workers while pytest gets going: the first case then finds them warm."""
+        if session.config.option.collectonly:
+            return
+        if any(isinstance(i, CaseItem) and not i.case.is_interpret and i.case.configs for i in session.items):
+            self.workers.prestart("compile", compile_parallelism())
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.is_worker or report.when != "call":
             return

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -40,6 +41,7 @@ class Worker:
         self.proc: subprocess.Popen[str] | None = None
         self.log = tempfile.TemporaryFile(mode="w+b", prefix=f"harness-{kind}-")
         self.started = 0
+        self._busy = threading.Lock()  # one request at a time, whichever thread sends it
 
     @property
     def pid(self) -> int | None:
@@ -79,6 +81,16 @@ class Worker:
 
     def request(self, op: str, job: dict[str, Any], timeout: float) -> dict[str, Any]:
         """Send one job; return ``{"status": ..., ...}`` whatever happens to the child."""
+        with self._busy:
+            return self._request(op, job, timeout)
+
+    def request_in_background(self, op: str, job: dict[str, Any], timeout: float) -> threading.Thread:
+        """Send a job from a thread (a warm-up): a later ``request`` waits for it to finish."""
+        thread = threading.Thread(target=self.request, args=(op, job, timeout), daemon=True)
+        thread.start()
+        return thread
+
+    def _request(self, op: str, job: dict[str, Any], timeout: float) -> dict[str, Any]:
         proc = self._ensure()
         self.log.seek(0, os.SEEK_END)
         offset = self.log.tell()
@@ -116,6 +128,14 @@ class Worker:
         return {"status": "error", "error": reply["error"], "traceback": reply.get("traceback", "")}
 
     def close(self) -> None:
+        got = self._busy.acquire(timeout=10)  # let a warm-up in flight finish its reply
+        try:
+            self._close()
+        finally:
+            if got:
+                self._busy.release()
+
+    def _close(self) -> None:
         if self.proc and self.proc.poll() is None:
             assert self.proc.stdin is not None
             self.proc.stdin.close()
@@ -160,6 +180,15 @@ class Workers:
 
         with ThreadPoolExecutor(max_workers=free.qsize()) as pool:
             return list(pool.map(run, jobs))
+
+    def prestart(self, kind: str, count: int, environment: Environment = DEFAULT_ENV) -> None:
+        """Start ``count`` workers of a kind in the background (interpreter start, imports).
+
+        Called once the session knows it has cases of that kind, so the first case does
+        not pay process start-up inside its own compile time.
+        """
+        for slot in range(count):
+            self.get(kind if slot == 0 else f"{kind}#{slot}", environment).request_in_background("warm", {}, 120)
 
     def get(self, kind: str, environment: Environment = DEFAULT_ENV) -> Worker:
         """The worker of a kind for a compile environment: one process never serves two environments."""

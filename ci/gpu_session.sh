@@ -64,5 +64,4 @@ YAML
     tail -20 "$OUT/first.log"; tail -3 "$OUT/compare.log"
     ;;
 esac
-cp /tmp/run1/report.md "$OUT/run1_report.md" 2>/dev/null
 tail -c 3000 "$OUT/run1.log" | tail -25

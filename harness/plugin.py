@@ -238,7 +238,7 @@ class CaseItem(pytest.Item):
         gpu = None if case.is_interpret or not case.environment.is_default else session.gpu_for(case.target)
         warmup = _start_gpu_warmup(session.workers.get("gpu"), case.timeout_s) if gpu is not None else None
         started = time.perf_counter()
-        records = self._run_configs(session, spec, kernel_hash)
+        records = self._run_configs(session, spec, kernel_hash, prebuild_launchers=gpu is not None)
         compile_s = time.perf_counter() - started
         bad = [f"{r.config_id}: {r.status}: {r.error[:500]}" for r in records if r.status != "ok"]
         if gpu is not None:
@@ -261,7 +261,8 @@ class CaseItem(pytest.Item):
         if bad:
             raise CaseFailed(f"{len(bad)} of {len(case.configs)} config(s) failed:\n" + "\n".join(bad))
 
-    def _run_configs(self, session: HarnessSession, spec: Any, kernel_hash: str) -> list[Record]:
+    def _run_configs(self, session: HarnessSession, spec: Any, kernel_hash: str,
+                     prebuild_launchers: bool = False) -> list[Record]:
         """Every config of the case: compiles in parallel over this process's share of the cores."""
         case = self.case
         if case.is_interpret:
@@ -269,7 +270,8 @@ class CaseItem(pytest.Item):
             arch = vendor = "cpu"
         else:
             kind, op, parallel = "compile", "compile", compile_parallelism()
-            jobs = [compile_job(case, e, str(session.out)) for e in case.configs]
+            jobs = [{**compile_job(case, e, str(session.out)), "prebuild_launcher": prebuild_launchers}
+                    for e in case.configs]
             target = catalogue()[case.target]
             arch, vendor = target.arch, target.vendor
         results = session.workers.map(kind, op, jobs, case.timeout_s, parallel, case.environment)

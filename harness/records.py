@@ -54,6 +54,7 @@ class Record:
     ignored_options: list[str] = field(default_factory=list)
     kernel_hash: str = ""
     runtime: dict[str, Any] | None = None
+    launcher: str = ""                       # "prebuilt" when the compile also built Triton's launcher (GPU host)
     environment: str = "default"             # compile environment name (see harness/environments.py)
     env: dict[str, str] = field(default_factory=dict)   # on-device check and timing (compile records), tuning (tune records)
 

@@ -121,6 +121,8 @@ SPEC = KernelSpec(
     flops=lambda shape, dtype: 8.0 * shape["M"] * shape["N"],
     min_bytes=lambda shape, dtype: (2.0 * shape["M"] * shape["N"] + shape["N"]) * element_size(dtype),
     nvidia_configs=(
+        {"BLOCK_M": 1, "BLOCK_N": 1024, "num_warps": 4, "num_stages": 2},   # row chunks, as vector_add streams
+        {"BLOCK_M": 2, "BLOCK_N": 2048, "num_warps": 8, "num_stages": 2},
         {"BLOCK_M": 8, "BLOCK_N": 256, "num_warps": 4, "num_stages": 2},
         {"BLOCK_M": 16, "BLOCK_N": 256, "num_warps": 8, "num_stages": 2},
         {"BLOCK_M": 32, "BLOCK_N": 256, "num_warps": 8, "num_stages": 2},

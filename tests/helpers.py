@@ -23,7 +23,7 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = No
 
 
 def compile_one(kernel: str, dtype: str, shape: dict[str, Any], target: str, config: dict[str, Any],
-                out: Path) -> dict[str, Any]:
+                out: Path, **extra: Any) -> dict[str, Any]:
     """A real cross-compile through the same code path the workers run."""
     from harness import loader, targets
     from harness.compile import compile_job
@@ -31,7 +31,7 @@ def compile_one(kernel: str, dtype: str, shape: dict[str, Any], target: str, con
     ref = loader.resolve(kernel, None)
     spec = loader.load(ref)
     job = {"ref": ref, "dtype": dtype, "shape": spec.normalize_shape(shape), "target": targets.get(target).to_dict(),
-           "config": config, "out": str(out), "artifact_parts": ["artifacts", kernel, target, "cfg"]}
+           "config": config, "out": str(out), "artifact_parts": ["artifacts", kernel, target, "cfg"], **extra}
     return compile_job(job)
 
 

@@ -42,6 +42,20 @@ def test_h100_tile_overflows_mi300x_lds_with_the_metadata_byte_count(tmp_path: P
     assert nv["resources"]["shared"] == _metadata_shared("h100", BIG) <= 232448
 
 
+def test_launcher_prebuild_is_best_effort(tmp_path: Path, isolated_cache: Path) -> None:
+    """Asked for (a GPU host's local target), the launcher build never costs the compile its result."""
+    import ctypes.util
+
+    rec = compile_one("vector_add", "fp32", {"N": 4096}, "h100", {"BLOCK": 1024, "num_warps": 4}, tmp_path,
+                      prebuild_launcher=True)
+    assert rec["status"] == "ok"
+    if ctypes.util.find_library("cuda") is None:  # no driver here: says why
+        assert rec["launcher"].startswith("not prebuilt: ")
+    else:
+        assert rec["launcher"] == "prebuilt", rec["launcher"]
+    assert "launcher" not in compile_one("vector_add", "fp32", {"N": 4096}, "h100", {"BLOCK": 1024}, tmp_path)
+
+
 def test_artifacts_are_written_with_their_hashes(tmp_path: Path, isolated_cache: Path) -> None:
     for target, kinds in (("h100", {"ttir", "ttgir", "llir", "ptx", "cubin"}),
                           ("mi300x", {"ttir", "ttgir", "llir", "amdgcn", "hsaco"})):

@@ -120,9 +120,11 @@ def _prebuild_launcher(src: Any, compiled: Any) -> str:
     a failure is reported and costs only the saving.
     """
     try:
-        from triton.runtime import driver
+        import importlib
 
-        driver.active.launcher_cls(src, compiled.metadata)
+        # the backend's launcher class itself, not ``driver.active``: that would import torch in every worker
+        backend, name = ("nvidia", "CudaLauncher") if "ptx" in compiled.asm else ("amd", "HIPLauncher")
+        getattr(importlib.import_module(f"triton.backends.{backend}.driver"), name)(src, compiled.metadata)
         return "prebuilt"
     except Exception as exc:  # noqa: BLE001
-        return f"not prebuilt: {type(exc).__name__}: {str(exc)[:200]}"
+        return f"not prebuilt: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"

@@ -3,6 +3,7 @@
 #   bash ci/gpu_session.sh tests     environment, GPU tests, one nightly run
 #   bash ci/gpu_session.sh fidelity  flash-attention diagnosis, nightly run twice back to back, harness compare
 #   bash ci/gpu_session.sh final     autotune-cost benchmark, nightly run twice back to back, harness compare
+#   bash ci/gpu_session.sh release   GPU tests, then "final" from empty harness and Triton caches
 #   bash ci/gpu_session.sh explore   GPU tests, GELU variants, autotune-cost benchmark, a small matrix of the
 #                                    kernels under work (fused activation, matmul 4096^3)
 set -uo pipefail
@@ -51,7 +52,13 @@ YAML
     timeout 240 python3 -m pytest tests/gpu -q -x -p no:cacheprovider 2>&1 | tee "$OUT/gpu_tests.log" | tail -4
     nightly 1 420
     ;;
-  fidelity|final)
+  release|fidelity|final)
+    if [ "$mode" = release ]; then  # the record run: GPU tests, then "final" from empty caches
+      export HARNESS_CACHE_DIR=/tmp/release-cache TRITON_CACHE_DIR=/tmp/release-cache/triton
+      rm -rf /tmp/release-cache
+      timeout 150 python3 -m pytest tests/gpu -q -x -p no:cacheprovider > "$OUT/gpu_tests.log" 2>&1
+      echo "gpu tests exit $?"; tail -2 "$OUT/gpu_tests.log"
+    fi
     if [ "$mode" = fidelity ]; then
       timeout 60 python3 ci/fa_diagnose.py > "$OUT/first.log" 2>&1
     else

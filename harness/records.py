@@ -87,9 +87,14 @@ def _git_commit(repo: Path) -> str:
         return ""
     try:
         out = subprocess.run([git, "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
+        # tracked files that differ from that commit: the run's code is not the commit's
+        dirty = subprocess.run([git, "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
         return ""
-    return out.stdout.strip() if out.returncode == 0 else ""
+    if out.returncode != 0:
+        return ""
+    return out.stdout.strip() + ("+modified" if dirty.returncode == 0 and dirty.stdout.strip() else "")
 
 
 def gpus_seen() -> list[str]:

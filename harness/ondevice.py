@@ -88,6 +88,7 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
             cached, to_run = None, launchable  # the cached winner left the config space: tune again
     waited = time.perf_counter()
     with gpu_lock(gpu):
+        window_start = time.time()
         started = time.perf_counter()
         if cached:  # a handful of known configs: check and time each in full
             for rec in to_run:
@@ -98,10 +99,14 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
         configs_done = time.perf_counter()
         baselines = worker.request("gpu_baselines", base, case.timeout_s * 4) if measured else {}
         done = time.perf_counter()
+        window = [window_start, time.time()]  # wall-clock span this case held the GPU, for overlap audits
+    where = {"index": gpu.get("index"), "uuid": gpu.get("uuid")}
+    for rec in to_run:
+        rec.runtime = {**rec.runtime, "gpu": where}
     # where the case's time went: waiting for the GPU, checking and timing the configs, the baselines
     phases = {"gpu_lock_wait": started - waited, "configs": configs_done - started, "baselines": done - configs_done}
     runtime: dict[str, Any] = {"gpu": gpu, "winner_source": "cache" if cached else "tuned",
-                               "phases_s": {k: round(v, 3) for k, v in phases.items()},
+                               "phases_s": {k: round(v, 3) for k, v in phases.items()}, "gpu_window": window,
                                "configs_launched": len(to_run),
                                "configs_failed": sum(1 for r in to_run if r.runtime.get("status") != "ok"),
                                "configs_not_launched": len(records) - len(launchable)}

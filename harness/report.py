@@ -258,16 +258,39 @@ def device_table(records: list[Record], fmt: str = "github") -> str:
         pct = f"{rt['pct_peak_flops']:.0f}% flops" if rt.get("pct_peak_flops") is not None else ""
         if rt.get("pct_copy_bw") is not None:
             pct += f", {rt['pct_copy_bw']:.0f}% copy BW"
-        body.append([r.kernel, r.dtype, r.shape_id, r.target, r.status if r.status != "ok" else r.config_id,
+        gpu = rt.get("gpu") or {}
+        body.append([r.kernel, r.dtype, r.shape_id, r.target, str(gpu.get("index", "")),
+                     r.status if r.status != "ok" else r.config_id,
                      _us(timing.get("median_us")),
                      f"{_us(timing.get('p20_us'))}–{_us(timing.get('p80_us'))}" if timing else "",
                      f"{rt.get('tflops', 0):.1f}" if rt.get("tflops") else "", f"{rt.get('gbps', 0):.0f}"
                      if rt.get("gbps") else "", pct, base_txt,
                      f"{rt.get('configs_launched', 0)}/{rt.get('configs_failed', 0)}/{rt.get('configs_not_launched', 0)}",
                      "; ".join(port)])
-    headers = ["kernel", "dtype", "shape", "target", "winner", "median µs", "p20–p80 µs", "TFLOP/s", "GB/s",
+    headers = ["kernel", "dtype", "shape", "target", "gpu", "winner", "median µs", "p20–p80 µs", "TFLOP/s", "GB/s",
                "of peak", "baselines (speedup)", "run/failed/not launched", "portability penalty"]
     return tabulate(body, headers=headers, tablefmt=fmt, disable_numparse=True)
+
+
+def gpu_overlaps(records: list[Record]) -> list[str]:
+    """Cases whose GPU windows overlap on one device (same host, same GPU UUID): timings that shared a GPU.
+
+    The per-GPU lock makes this empty; the audit is what shows it for a given run.
+    """
+    spans: dict[tuple[str, str], list[tuple[float, float, str]]] = {}
+    for r in records:
+        rt = r.runtime or {}
+        if r.mode == "tune" and rt.get("gpu_window") and rt.get("gpu"):
+            gpu = rt["gpu"].get("uuid") or rt["gpu"].get("index") or ""
+            start, end = rt["gpu_window"]
+            spans.setdefault((r.host, gpu), []).append((start, end, f"{r.kernel} {r.dtype} {r.shape_id} {r.column}"))
+    found = []
+    for (host, gpu), items in spans.items():
+        items.sort()
+        for (s1, e1, a), (s2, e2, b) in zip(items, items[1:]):
+            if s2 < e1:
+                found.append(f"{a} and {b} held GPU {gpu} on {host or 'this host'} at once ({e1 - s2:.3f} s)")
+    return found
 
 
 def markdown_report(run: dict[str, Any] | list[dict[str, Any]], records: list[Record]) -> str:

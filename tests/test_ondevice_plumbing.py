@@ -1,11 +1,13 @@
 """The GPU phase's bookkeeping, with a fake device worker (the real one is exercised in tests/gpu)."""
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
-from harness import ondevice
+from harness import ondevice, report
 from harness.cases import Case
 from harness.device import pick_device, pinned_env
 from harness.matrix import ConfigEntry
@@ -87,3 +89,49 @@ def test_each_xdist_worker_is_pinned_to_its_own_gpu() -> None:
     assert pick_device("gw0", []) is None
     env = pinned_env({"CUDA_VISIBLE_DEVICES": "0,1"}, gpus[1])
     assert env["CUDA_VISIBLE_DEVICES"] == "GPU-bbb" and env["HIP_VISIBLE_DEVICES"] == "1"
+
+
+class SlowFakeGpuWorker(FakeGpuWorker):
+    """Each request takes a little wall time, as a real launch does."""
+
+    def request(self, op: str, job: dict, timeout: float) -> dict:
+        time.sleep(0.02)
+        return super().request(op, job, timeout)
+
+
+def test_timings_never_share_a_gpu_and_two_gpus_run_at_once(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Four pytest processes' worth of cases on two fake GPUs: the lock serialises per GPU, not across GPUs."""
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("HARNESS_LOCK_DIR", str(tmp_path))
+    gpus = [{"index": "0", "uuid": "GPU-aaa", "name": "fake", "arch": "sm_90"},
+            {"index": "1", "uuid": "GPU-bbb", "name": "fake", "arch": "sm_90"}]
+    barrier = threading.Barrier(4)
+    tunes: list[Record] = []
+
+    def one(slot: int) -> None:
+        gpu = pick_device(f"gw{slot}", gpus)  # gw0, gw2 -> GPU 0; gw1, gw3 -> GPU 1
+        records = [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia")]
+        barrier.wait()
+        tune = ondevice.run_case(_case(), records, SlowFakeGpuWorker(), gpu, [], retune=True)
+        assert all(r.runtime["gpu"]["uuid"] == gpu["uuid"] for r in records)  # each record names its device
+        tunes.append(tune)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(tunes) == 4
+    assert report.gpu_overlaps(tunes) == []
+    spans = {g: sorted(t.runtime["gpu_window"] for t in tunes if t.runtime["gpu"]["uuid"] == g)
+             for g in ("GPU-aaa", "GPU-bbb")}
+    assert all(len(v) == 2 for v in spans.values())
+    a, b = spans["GPU-aaa"][0], spans["GPU-bbb"][0]
+    assert a[0] < b[1] and b[0] < a[1]  # the two GPUs' first cases ran at the same time
+    # the audit does catch a shared GPU
+    clash = Record.from_dict({**tunes[0].to_dict(), "runtime": {**tunes[0].runtime,
+                                                                "gpu_window": [a[0], a[1] + 1.0]}})
+    twin = Record.from_dict({**tunes[0].to_dict(), "runtime": {**tunes[0].runtime,
+                                                               "gpu_window": [a[0] + 0.001, a[1]]}})
+    assert len(report.gpu_overlaps([clash, twin])) == 1

@@ -124,6 +124,8 @@ def test_timings_never_share_a_gpu_and_two_gpus_run_at_once(tmp_path: Path,
         t.join()
     assert len(tunes) == 4
     assert report.gpu_overlaps(tunes) == []
+    table = report.device_table(tunes, fmt="simple").splitlines()
+    assert table[0].split()[4] == "gpu" and sorted(line.split()[4] for line in table[2:]) == ["0", "0", "1", "1"]
     spans = {g: sorted(t.runtime["gpu_window"] for t in tunes if t.runtime["gpu"]["uuid"] == g)
              for g in ("GPU-aaa", "GPU-bbb")}
     assert all(len(v) == 2 for v in spans.values())

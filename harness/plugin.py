@@ -13,7 +13,6 @@ import dataclasses
 import importlib.util
 import json
 import os
-import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -238,7 +237,8 @@ class CaseItem(pytest.Item):
         kernel_hash = loader.source_hash(case.ref)
         # the GPU phase runs under Triton's defaults only: its JIT reads the GPU worker's environment
         gpu = None if case.is_interpret or not case.environment.is_default else session.gpu_for(case.target)
-        warmup = _start_gpu_warmup(session.workers.get("gpu"), case.timeout_s) if gpu is not None else None
+        if gpu is not None:  # the GPU worker starts while the configs compile; its next request waits for this
+            session.workers.get("gpu").request_in_background("gpu_warmup", {}, case.timeout_s)
         started = time.perf_counter()
         records = self._run_configs(session, spec, kernel_hash, prebuild_launchers=gpu is not None)
         compile_s = time.perf_counter() - started
@@ -246,8 +246,6 @@ class CaseItem(pytest.Item):
         if gpu is not None:
             from harness import ondevice
 
-            assert warmup is not None
-            warmup.join()
             others = [t for t in session.matrix_targets(self) if t != case.target]
             tune = ondevice.run_case(case, records, session.workers.get("gpu"), gpu, others,
                                      retune=self.config.getoption("harness_retune"),
@@ -297,17 +295,6 @@ class CaseItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, self.name
-
-
-def _start_gpu_warmup(worker: Any, timeout: float) -> threading.Thread:
-    """Start the GPU worker (torch import, CUDA context) while the configs compile.
-
-    The thread only waits on the worker's pipe; it is joined before the worker's
-    next request, so the worker never sees two requests at once.
-    """
-    thread = threading.Thread(target=worker.request, args=("gpu_warmup", {}, timeout), daemon=True)
-    thread.start()
-    return thread
 
 
 def compile_parallelism() -> int:

@@ -147,6 +147,11 @@ class Worker:
         self.log.close()
 
 
+def _slot(kind: str, slot: int) -> str:
+    """Name of the ``slot``-th worker of a kind: ``compile``, ``compile#1``, ..."""
+    return kind if slot == 0 else f"{kind}#{slot}"
+
+
 class Workers:
     """The per-process set of workers: compiles, the interpreter, and one GPU pinned to this process."""
 
@@ -169,7 +174,7 @@ class Workers:
 
         free: queue.Queue[Worker] = queue.Queue()
         for slot in range(min(parallel, len(jobs))):
-            free.put(self.get(kind if slot == 0 else f"{kind}#{slot}", environment))
+            free.put(self.get(_slot(kind, slot), environment))
 
         def run(job: dict[str, Any]) -> dict[str, Any]:
             worker = free.get()
@@ -188,7 +193,7 @@ class Workers:
         not pay process start-up inside its own compile time.
         """
         for slot in range(count):
-            self.get(kind if slot == 0 else f"{kind}#{slot}", environment).request_in_background("warm", {}, 120)
+            self.get(_slot(kind, slot), environment).request_in_background("warm", {}, 120)
 
     def get(self, kind: str, environment: Environment = DEFAULT_ENV) -> Worker:
         """The worker of a kind for a compile environment: one process never serves two environments."""

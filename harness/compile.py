@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness import limits, loader, resources, tritoncompat
+from harness import launchspec, limits, loader, resources, tritoncompat
 from harness.naming import contained_path
 from harness.targets import Target
 
@@ -79,35 +79,37 @@ def compile_job(job: dict[str, Any]) -> dict[str, Any]:
     known = tritoncompat.backend_option_names(target.backend)
     applied = {k: v for k, v in options.items() if k in known}
     ignored = sorted(k for k in options if k not in known)
-    src = tritoncompat.build_source(spec, job["shape"], job["dtype"], meta)
     import triton
 
+    # what Triton's launcher would compile for real tensors of this shape on this backend
+    launch = launchspec.for_case(spec, job["shape"], job["dtype"], meta, applied,
+                                 launchspec.backend_for(target.backend, target.arch, target.warp_size))
+    src = launchspec.ast_source(spec.fn, launch)
     start = time.perf_counter()
     compiled = triton.compile(src, target=tritoncompat.gpu_target(target.backend, target.arch, target.warp_size),
-                              options=applied)
+                              options=launch.options)
     compile_s = time.perf_counter() - start
     out_root = Path(job["out"])
     artifacts = write_artifacts(compiled.asm, out_root, job["artifact_parts"])
     num_warps = int(compiled.metadata.num_warps)
     res: dict[str, Any] = {"shared": int(compiled.metadata.shared), "num_warps": num_warps,
                            "threads": num_warps * target.warp_size}
+    tmem = getattr(compiled.metadata, "tmem_size", None)
+    if tmem is not None:
+        res["tmem_columns"] = int(tmem)  # Blackwell tensor memory; Triton refuses more than the target has
     if target.backend == "cuda":
         res.update(nvidia_resources(out_root, artifacts, target.arch))
-        res["spills"] = res["spill_store_bytes"] + res["spill_load_bytes"]  # bytes
-        res.update(resources.nvidia_occupancy(target, res["registers"], res["shared"], num_warps))
     else:
         res.update(resources.parse_amdgcn(compiled.asm["amdgcn"]))
-        res["registers"] = res["vgpr"] + res["agpr"]
-        res["spills"] = res["vgpr_spill"] + res["sgpr_spill"]  # registers
-        res.update(resources.amd_occupancy(target, res, res["shared"], num_warps))
+    res.update(resources.comparable(target, res, num_warps))
     res.update(resources.instruction_counts(compiled.asm, target.backend))
-    if spec.smem_bound is not None:
-        res["smem_bound"] = int(spec.smem_bound(job["shape"], job["dtype"], {**job["config"], **applied}))
     flags = limits.check(target, res, num_warps)
     extra = {"launcher": _prebuild_launcher(src, compiled)} if job.get("prebuild_launcher") else {}
     return {"status": "ok", "compile_s": round(compile_s, 4), "resources": res, **extra,
             "flags": [f.to_dict() for f in flags], "fits": limits.fits(flags),
             "artifacts": artifacts, "ignored_options": ignored,
+            "specialisation": launch.describe(list(spec.fn.arg_names)),
+            "assumptions": list(launch.assumptions),
             "triton": triton.__version__}
 
 

@@ -158,11 +158,13 @@ def _check_config(spec: Any, state: dict[str, Any], shape: dict[str, Any], confi
 
     atol, rtol = spec.tolerance(dtype)
     kwargs = _poisoned_out(spec, state["reference"])
+    before = _jit_kernels(spec.fn)
     started = time.perf_counter()
     try:
         out = spec.launch(state["inputs"], shape, config, **kwargs)
         torch.cuda.synchronize()
         first_launch_s = time.perf_counter() - started  # includes a JIT compile if the static one missed
+        launched = _launched_binary(before, _jit_kernels(spec.fn))
     except Exception as exc:  # noqa: BLE001 - each failure becomes this config's result
         _check_fault(exc)
         status = "launch_error" if "OutOfResources" in type(exc).__name__ or "out of resource" in str(exc) \
@@ -172,7 +174,38 @@ def _check_config(spec: Any, state: dict[str, Any], shape: dict[str, Any], confi
     del out, kwargs
     if check["status"] != "ok":
         return {"status": "mismatch", "error": check.get("error", ""), "correctness": check}
-    return {"status": "ok", "correctness": check, "first_launch_s": first_launch_s}
+    return {"status": "ok", "correctness": check, "first_launch_s": first_launch_s, "launched_binary": launched}
+
+
+def _jit_kernels(fn: Any) -> dict[int, Any]:
+    """The kernels Triton's JIT holds for ``fn`` (all devices), by identity."""
+    found: dict[int, Any] = {}
+    for caches in getattr(fn, "device_caches", {}).values():
+        kernel_cache = caches[0] if isinstance(caches, tuple) else {}
+        for kernel in list(kernel_cache.values()):
+            found[id(kernel)] = kernel
+    return found
+
+
+def _launched_binary(before: dict[int, Any], after: dict[int, Any]) -> dict[str, Any]:
+    """The binary Triton's JIT compiled (or loaded from its cache) for the launch just made.
+
+    The static phase's artifact is compared with it (launch parity): the same
+    sha256 means the static figures describe the kernel that really ran.
+    """
+    import hashlib
+
+    new = [k for i, k in after.items() if i not in before]
+    if len(new) != 1:
+        return {"note": "no new JIT kernel for this launch (already compiled in this worker)" if not new
+                else f"{len(new)} JIT kernels compiled by one launch"}
+    kernel = new[0].result() if hasattr(new[0], "result") else new[0]
+    for kind in ("cubin", "hsaco"):
+        blob = kernel.asm.get(kind)
+        if blob is not None:
+            data = blob if isinstance(blob, bytes) else str(blob).encode()
+            return {"kind": kind, "sha256": hashlib.sha256(data).hexdigest()}
+    return {"note": "the JIT kernel holds no cubin or hsaco"}
 
 
 def gpu_baselines(job: dict[str, Any]) -> dict[str, Any]:

@@ -2,7 +2,8 @@
 
 A flag names the resource, the value and the limit. ``error`` flags mean the
 kernel cannot launch on that target (Triton raises OutOfResources, or no block
-can be resident); ``warn`` flags mean it launches but pays for it (spills).
+can be resident); ``warn`` flags mean it launches but pays for it (spills to
+memory: SGPR spills on AMD go to VGPR lanes and are not flagged).
 """
 from __future__ import annotations
 
@@ -34,9 +35,12 @@ def check(target: Target, resources: dict[str, Any], num_warps: int) -> list[Fla
     regs = int(resources.get("registers", 0))
     if regs > target.max_regs_per_thread:
         flags.append(Flag("registers", regs, target.max_regs_per_thread, "error"))
-    spills = int(resources.get("spills", 0))
-    if spills > 0:
-        flags.append(Flag("spills", spills, 0, "warn"))
+    tmem = resources.get("tmem_columns")
+    if target.tmem_columns is not None and tmem is not None and int(tmem) > target.tmem_columns:
+        flags.append(Flag("tmem", int(tmem), target.tmem_columns, "error"))  # Triton refuses it at launch
+    spill_bytes = int(resources.get("spill_bytes", 0))
+    if spill_bytes > 0:
+        flags.append(Flag("spills", spill_bytes, 0, "warn"))
     blocks = resources.get("blocks_per_sm")
     if blocks is not None and blocks < 1 and not any(f.resource in ("shared", "threads") for f in flags):
         flags.append(Flag("occupancy", blocks, 1, "error"))

@@ -28,7 +28,7 @@ _VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?([.+-]\w+)*$")
 
 @dataclass(frozen=True)
 class ConfigEntry:
-    """A config and where it came from: ``nvidia`` / ``amd`` default space or the matrix."""
+    """A config and where it came from: ``nvidia`` / ``amd`` default space (``nvidia+amd``: both) or the matrix."""
 
     values: tuple[tuple[str, Any], ...]
     origin: str
@@ -230,7 +230,15 @@ def _configs(chk: _Checker, spec: KernelSpec, raw: Any, path: tuple[Any, ...],
             for _key, msg in config_problems(spec, dict(config), {"cuda", "hip"}):
                 chk.add(path, f"default {origin} config {dict(config)} of {spec.name}: {msg}")
                 bad = True
-        return None if bad else [ConfigEntry(tuple(dict(c).items()), o) for o, c in chosen]
+        if bad:
+            return None
+        # a config listed in both vendors' spaces is compiled once, with both origins ("nvidia+amd")
+        merged: dict[tuple[tuple[str, Any], ...], list[str]] = {}
+        for origin, config in chosen:
+            origins = merged.setdefault(tuple(sorted(dict(config).items())), [])
+            if origin not in origins:
+                origins.append(origin)
+        return [ConfigEntry(values, "+".join(origins)) for values, origins in merged.items()]
     out: list[ConfigEntry] = []
     bad = False
     for i, config in enumerate(raw):

@@ -93,6 +93,7 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
         if cached:  # a handful of known configs: check and time each in full
             for rec in to_run:
                 rec.runtime = worker.request("gpu_config", {**base, "config": _applied(rec)}, case.timeout_s)
+                _launch_parity(rec)
         else:
             _screen_then_time(worker, base, to_run, known, case.timeout_s)
         measured = [r for r in to_run if r.runtime and r.runtime.get("status") == "ok"]
@@ -115,8 +116,8 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
     best = min(measured, key=_rank)
     if not cached:
         space_best = {}
-        for origin in {r.origin for r in measured}:
-            space_best[origin] = min((r for r in measured if r.origin == origin), key=_rank).config
+        for space in sorted({s for r in measured for s in spaces(r)}):
+            space_best[space] = min((r for r in measured if space in spaces(r)), key=_rank).config
         save_winner(key, {"config": best.config, "median_us": best.runtime["timing"]["median_us"],
                           "arch": target.arch, "device": gpu.get("name", ""), "space_best": space_best})
     win_us = best.runtime["timing"]["median_us"]
@@ -125,6 +126,28 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
     rec = _tune_record(best, case, best.config, "ok", "", runtime)
     rec.runtime["median_us"] = win_us
     return rec
+
+
+def _launch_parity(rec: Record) -> None:
+    """Compare the binary Triton's JIT launched with the one the static phase recorded (sha256).
+
+    ``identical``: the static figures (registers, spills, LDS, instruction counts) are those
+    of the kernel that ran; ``differs``: a finding (the static build is not what launches);
+    ``not observed``: the launch compiled nothing new in this worker (e.g. a repeat).
+    """
+    if not rec.runtime or rec.runtime.get("status") != "ok":
+        return
+    launched = rec.runtime.get("launched_binary") or {}
+    static = rec.artifacts.get(launched.get("kind", ""), {}).get("sha256")
+    if not launched.get("sha256") or not static:
+        rec.runtime["launch_parity"] = "not observed"
+    else:
+        rec.runtime["launch_parity"] = "identical" if launched["sha256"] == static else "differs"
+
+
+def spaces(rec: Record) -> list[str]:
+    """The config spaces a record's config came from (``nvidia+amd``: listed in both)."""
+    return rec.origin.split("+")
 
 
 def _rank(rec: Record) -> tuple[bool, float]:
@@ -147,13 +170,14 @@ def _screen_then_time(worker: Any, base: dict[str, Any], to_run: list[Record],
     """
     for rec in to_run:
         rec.runtime = worker.request("gpu_config", {**base, "config": _applied(rec), "stage": "screen"}, timeout)
+        _launch_parity(rec)
     ok = sorted((r for r in to_run if r.runtime.get("status") == "ok"), key=lambda r: r.runtime["timing"]["median_us"])
     if not ok:
         return
     fastest = ok[0].runtime["timing"]["median_us"]
     final = {id(r): r for r in ok[:FINALISTS] if r.runtime["timing"]["median_us"] <= FINALIST_MARGIN * fastest}
-    for origin in {r.origin for r in ok}:
-        best = next(r for r in ok if r.origin == origin)
+    for space in {s for r in ok for s in spaces(r)}:
+        best = next(r for r in ok if space in spaces(r))
         final[id(best)] = best
     wanted = {config_key(w["config"]) for w in known.values() if w}
     final.update({id(r): r for r in ok if config_key(r.config) in wanted})
@@ -162,7 +186,8 @@ def _screen_then_time(worker: Any, base: dict[str, Any], to_run: list[Record],
         full = worker.request("gpu_config", {**base, "config": _applied(rec), "stage": "final"}, timeout)
         if full.get("status") == "ok":
             rec.runtime = {**full, "correctness": screen.get("correctness"),
-                           "first_launch_s": screen.get("first_launch_s"), "screen_timing": screen["timing"]}
+                           "first_launch_s": screen.get("first_launch_s"), "screen_timing": screen["timing"],
+                           **{k: screen[k] for k in ("launched_binary", "launch_parity") if k in screen}}
         else:  # a config that ran in its screen and then failed keeps that failure as its result
             rec.runtime = {**full, "screen_timing": screen["timing"]}
 
@@ -202,11 +227,11 @@ def _portability(case: Any, records: list[Record], known_winners: dict[str, dict
         elif t.arch == catalogue()[case.target].arch:
             rec, source = best, "same architecture"
         else:
-            space = [r for r in records if r.origin == t.vendor and r.runtime and r.runtime.get("status") == "ok"]
+            space = [r for r in records if t.vendor in spaces(r) and r.runtime and r.runtime.get("status") == "ok"]
             rec = min(space, key=_rank) if space else None
             source = f"proxy: best of the {t.vendor} space here (no {t.arch} winner known)"
             if rec is None:
-                failed = [r for r in records if r.origin == t.vendor]
+                failed = [r for r in records if t.vendor in spaces(r)]
                 out[name] = {"source": source, "fits": False if failed else None,
                              "note": "no config of that space ran here" if failed else "no such configs"}
                 continue

@@ -242,7 +242,10 @@ class CaseItem(pytest.Item):
         started = time.perf_counter()
         records = self._run_configs(session, spec, kernel_hash, prebuild_launchers=gpu is not None)
         compile_s = time.perf_counter() - started
-        bad = [f"{r.config_id}: {r.status}: {r.error[:500]}" for r in records if r.status != "ok"]
+        # under an opt-in environment a compile error is a finding (it puts the default build at risk, and
+        # report.md lists it), not a failure of the run: the verdict is decided under Triton's defaults
+        bad = [f"{r.config_id}: {r.status}: {r.error[:500]}" for r in records
+               if r.status != "ok" and case.environment.is_default]
         if gpu is not None:
             from harness import ondevice
 

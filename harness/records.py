@@ -25,7 +25,10 @@ from typing import Any
 
 from harness.naming import config_key, shape_id
 
-SCHEMA_VERSION = 1
+#: 2: AMD registers are the compiler's unified total, ``spill_bytes`` / ``occupancy_frac`` added, the
+#: launch specialisation and the verdicts stored. Version 1 files are read (their figures as they were).
+SCHEMA_VERSION = 2
+READABLE_SCHEMAS = (1, 2)
 
 
 @dataclass
@@ -56,7 +59,9 @@ class Record:
     runtime: dict[str, Any] | None = None
     launcher: str = ""                       # "prebuilt" when the compile also built Triton's launcher (GPU host)
     environment: str = "default"             # compile environment name (see harness/environments.py)
-    env: dict[str, str] = field(default_factory=dict)   # on-device check and timing (compile records), tuning (tune records)
+    env: dict[str, str] = field(default_factory=dict)   # the environment's variables
+    specialisation: dict[str, Any] = field(default_factory=dict)  # per parameter: type, attrs, constexpr value
+    assumptions: list[str] = field(default_factory=list)          # what the launch specialisation had to assume
 
     @property
     def column(self) -> str:
@@ -146,7 +151,10 @@ class ResultsWriter:
             self._write()
 
     def _write(self) -> None:
-        doc = {"schema_version": SCHEMA_VERSION, "run": self.run, "records": [r.to_dict() for r in self.records]}
+        from harness.verdicts import judge, to_json
+
+        doc = {"schema_version": SCHEMA_VERSION, "run": self.run, **to_json(judge(self.records)),
+               "records": [r.to_dict() for r in self.records]}
         tmp = self.out_dir / f".results.json.{os.getpid()}.tmp"
         tmp.write_text(json.dumps(doc, indent=1))
         tmp.replace(self.out_dir / "results.json")
@@ -170,8 +178,9 @@ def load_results(path: Path) -> tuple[dict[str, Any], list[Record]]:
     except (OSError, json.JSONDecodeError) as exc:
         raise ResultsFileError(f"{file}: cannot read results: {exc}") from None
     version = doc.get("schema_version") if isinstance(doc, dict) else None
-    if version != SCHEMA_VERSION:
-        raise ResultsFileError(f"{file}: schema_version {version!r} is not {SCHEMA_VERSION}")
+    if version not in READABLE_SCHEMAS:
+        raise ResultsFileError(f"{file}: schema_version {version!r} is not one this harness reads "
+                               f"({', '.join(map(str, READABLE_SCHEMAS))})")
     run = doc.get("run", {})
     raw = doc.get("records", [])
     jsonl = file.parent / "records.jsonl"

@@ -1,7 +1,9 @@
 """Comparison tables: one row per (kernel, dtype, shape, config), a column group per target.
 
-Rendering only: takes records, returns text. The verdict column is the point of
-the product: it marks configs that fit one vendor's GPUs and not the other's.
+Rendering only: takes records, returns text. Verdicts come from
+:mod:`harness.verdicts` (the same ones ``results.json`` stores); the verdict
+column is the point of the product: it marks configs that fit one vendor's
+GPUs and not the other's.
 """
 from __future__ import annotations
 
@@ -12,11 +14,9 @@ from typing import Any, Iterable
 
 from tabulate import tabulate
 
-from harness.limits import fits
+from harness import verdicts
 from harness.naming import config_key
 from harness.records import Record
-
-VENDOR_LABEL = {"nvidia": "NVIDIA", "amd": "AMD"}
 
 
 @dataclass(frozen=True)
@@ -27,10 +27,17 @@ class Row:
     config_id: str
     origin: str
     triton: str
-    cells: dict[str, Record]        # target -> record
+    cells: dict[str, Record]        # target[@environment] -> record
     interpret: Record | None
-    verdict: str
-    asymmetric: bool
+    judged: verdicts.RowVerdict
+
+    @property
+    def verdict(self) -> str:
+        return self.judged.text
+
+    @property
+    def asymmetric(self) -> bool:
+        return self.judged.asymmetric
 
 
 def merge(record_sets: Iterable[list[Record]]) -> list[Record]:
@@ -42,96 +49,26 @@ def merge(record_sets: Iterable[list[Record]]) -> list[Record]:
     return list(merged.values())
 
 
-def _vendor_verdict(cells: dict[str, Record]) -> tuple[str, bool]:
-    by_vendor: dict[str, list[Record]] = defaultdict(list)
-    for rec in cells.values():
-        by_vendor[rec.vendor].append(rec)
-    failed = sorted({t for t, r in cells.items() if r.status != "ok"})  # t: target[@environment]
-    if failed:
-        return f"{'/'.join(sorted({cells[t].status for t in failed}))} on {', '.join(failed)}", False
-    ok = {v: all(fits(r.flags) for r in recs) for v, recs in by_vendor.items()}
-    if len(ok) < 2:
-        return ("fits" if all(ok.values()) else "exceeds a limit"), False
-    good = [v for v, f in ok.items() if f]
-    if len(good) == len(ok):
-        return "fits both", False
-    if not good:
-        return "fits neither", False
-    return f"{VENDOR_LABEL.get(good[0], good[0])} only", True
-
-
 def build_rows(records: list[Record]) -> list[Row]:
     interp: dict[tuple[str, ...], Record] = {}
     groups: dict[tuple[str, ...], dict[str, Record]] = defaultdict(dict)
-    firsts: dict[tuple[str, ...], Record] = {}
     for r in records:
-        if r.mode == "tune":
-            continue
         if r.mode == "interpret":
             interp[(r.kernel, r.dtype, r.triton, config_key(r.meta))] = r
-            continue
-        key = (r.kernel, r.dtype, r.shape_id, config_key(r.config), r.triton)
-        groups[key][r.column] = r
-        firsts.setdefault(key, r)
+        elif r.mode == "compile":
+            groups[verdicts.group_key(r)][r.column] = r
+    judged = verdicts.judge(r for cells in groups.values() for r in cells.values())
     rows = []
     for key, cells in groups.items():
-        first = firsts[key]
-        verdict, asym = _vendor_verdict(cells)
+        first = next(iter(cells.values()))
         rows.append(Row(first.kernel, first.dtype, first.shape_id, first.config_id, first.origin, first.triton,
                         cells, interp.get((first.kernel, first.dtype, first.triton, config_key(first.meta))),
-                        verdict, asym))
+                        judged[key]))
     return rows
 
 
-def assess(records: list[Record]) -> dict[int, list[str]]:
-    """``at risk`` reasons per compile record (by ``id()``): it fits, but under another swept environment
-    it exceeds the limit or does not compile, or its analytic shared-memory bound exceeds the limit."""
-    groups: dict[tuple[str, ...], list[Record]] = defaultdict(list)
-    for r in records:
-        if r.mode == "compile":
-            groups[(r.kernel, r.dtype, r.shape_id, r.target, config_key(r.config), r.triton)].append(r)
-    reasons: dict[int, list[str]] = {}
-    for group in groups.values():
-        for r in group:
-            if r.status != "ok" or not fits(r.flags):
-                continue
-            limit = _shared_limit(r)
-            why = []
-            bound = r.resources.get("smem_bound")
-            if limit is not None and bound is not None and bound > limit:
-                why.append(f"analytic bound {bound} B > limit {limit} B")
-            for other in group:
-                if other is not r and other.status != "ok":
-                    why.append(f"under {other.environment} ({_env_text(other.env)}): compile {other.status}: "
-                               f"{other.error[:120]}")
-                elif other is not r and not fits(other.flags):
-                    why.append(f"under {other.environment} ({_env_text(other.env)}): shared "
-                               f"{other.resources.get('shared')} B > limit {limit} B")
-            if why:
-                reasons[id(r)] = why
-    return reasons
-
-
-def _shared_limit(r: Record) -> int | None:
-    from harness.targets import catalogue
-
-    t = catalogue().get(r.target)
-    return t.shared_per_block if t else None
-
-
-def _env_text(env: dict[str, str]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sorted(env.items())) or "Triton defaults"
-
-
-def verdict(rec: Record, risks: dict[int, list[str]]) -> str:
-    if rec.status != "ok":
-        return rec.status
-    if not fits(rec.flags):
-        return "exceeds"
-    return "at risk" if id(rec) in risks else "fits"
-
-
-def _cell(rec: Record | None, risks: dict[int, list[str]]) -> list[str]:
+def _cell(rec: Record | None, tv: verdicts.TargetVerdict | None) -> list[str]:
+    """One target column's cells; the verdict of a ``target@env`` column is that build's own outcome."""
     if rec is None:
         return ["", "", "", "", ""]
     if rec.status != "ok":
@@ -139,9 +76,11 @@ def _cell(rec: Record | None, risks: dict[int, list[str]]) -> list[str]:
     res = rec.resources
     limit = next((f["limit"] for f in rec.flags if f["resource"] == "shared"), None)
     smem = f"{res.get('shared', 0)}" + (f" > {limit:g}" if limit is not None else "")
-    occ = res.get("occupancy")
-    label = {"fits": "yes", "at risk": "AT RISK", "exceeds": "NO"}[verdict(rec, risks)]
-    return [label, smem, str(res.get("registers", "")), str(res.get("spills", "")), "" if occ is None else f"{occ:g}"]
+    frac = res.get("occupancy_frac")
+    kind = tv.verdict if tv is not None and tv.decided_by is rec else verdicts.outcome(rec)
+    label = {"fits": "yes", "at risk": "yes, AT RISK", "exceeds": "NO"}.get(kind, kind)
+    occ = "" if res.get("occupancy") is None else f"{res['occupancy']:g}" + ("" if frac is None else f" ({frac:.0%})")
+    return [label, smem, str(res.get("registers", "")), str(res.get("spill_bytes", "")), occ]
 
 
 def _interp_cell(rec: Record | None) -> str:
@@ -152,19 +91,19 @@ def _interp_cell(rec: Record | None) -> str:
 
 def comparison_table(records: list[Record], fmt: str = "github") -> str:
     rows = build_rows(records)
-    risks = assess(records)
     targets = sorted({t for row in rows for t in row.cells}, key=lambda t: (_vendor_of(rows, t), t))
     multi_triton = len({row.triton for row in rows}) > 1
     headers = ["kernel", "dtype", "shape", "config", "space"] + (["triton"] if multi_triton else []) + ["cpu interp"]
     for t in targets:
-        headers += [f"{t} fits", f"{t} smem B", f"{t} regs", f"{t} spills", f"{t} occ"]
+        headers += [f"{t} fits", f"{t} smem B", f"{t} regs", f"{t} spill B", f"{t} occ"]
     headers.append("verdict")
     body = []
     for row in sorted(rows, key=lambda r: (r.kernel, r.dtype, r.shape_id, r.triton, r.origin, r.config_id)):
         line = [row.kernel, row.dtype, row.shape_id, row.config_id, row.origin]
         line += ([row.triton] if multi_triton else []) + [_interp_cell(row.interpret)]
         for t in targets:
-            line += _cell(row.cells.get(t), risks)
+            rec = row.cells.get(t)
+            line += _cell(rec, row.judged.targets.get(rec.target) if rec is not None else None)
         line.append(("⚠ " if row.asymmetric else "") + row.verdict)
         body.append(line)
     return tabulate(body, headers=headers, tablefmt=fmt, disable_numparse=True)
@@ -177,37 +116,47 @@ def _vendor_of(rows: list[Row], target: str) -> str:
     return ""
 
 
+SUMMARY_COLUMNS = ("fits both", "NVIDIA only", "AMD only", "mixed", "fits neither", "fits", "fits some",
+                   "exceeds a limit", "failed")
+
+
 def summary_table(records: list[Record], fmt: str = "github") -> str:
-    counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for row in build_rows(records):
-        counts[row.kernel][row.verdict if not row.verdict.startswith(("error", "crash", "timeout", "mismatch"))
-                           else "failed to compile"] += 1
-    cols = ["fits both", "NVIDIA only", "AMD only", "fits neither", "fits", "exceeds a limit", "failed to compile"]
-    used = [c for c in cols if any(c in v for v in counts.values())]
-    body = [[k] + [counts[k].get(c, 0) for c in used] for k in sorted(counts)]
-    return tabulate(body, headers=["kernel"] + used, tablefmt=fmt)
+    """Per kernel (and Triton version, when several): how many configs fall in each portability category."""
+    rows = build_rows(records)
+    multi = len({row.triton for row in rows}) > 1
+    counts: dict[tuple[str, ...], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for row in rows:
+        counts[(row.kernel, row.triton) if multi else (row.kernel,)][row.judged.category] += 1
+    used = [c for c in SUMMARY_COLUMNS if any(c in v for v in counts.values())]
+    body = [list(k) + [counts[k].get(c, 0) for c in used] for k in sorted(counts)]
+    return tabulate(body, headers=["kernel"] + (["triton"] if multi else []) + used, tablefmt=fmt)
 
 
 def target_summary(records: list[Record], fmt: str = "github") -> str:
-    """Per kernel and target (and compile environment): configs that fit, are at risk, exceed a limit."""
-    risks = assess(records)
+    """Per kernel and target column: configs that fit, are at risk, exceed a limit, failed.
+
+    The deciding column of a target (Triton's defaults) counts target verdicts; an
+    opt-in environment's column counts its own builds' outcomes.
+    """
     counts: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for r in records:
-        if r.mode == "compile":
-            counts[(r.kernel, r.column)][verdict(r, risks)] += 1
-    cols = ["fits", "at risk", "exceeds"]
-    extra = sorted({v for c in counts.values() for v in c} - set(cols))
-    body = [[k, t] + [c.get(v, 0) for v in cols + extra] for (k, t), c in sorted(counts.items())]
-    return tabulate(body, headers=["kernel", "target"] + cols + extra, tablefmt=fmt)
+    for row in build_rows(records):
+        for tv in row.judged.targets.values():
+            counts[(row.kernel, tv.decided_by.column)][tv.verdict] += 1
+            for o in tv.others:
+                counts[(row.kernel, o.column)][verdicts.outcome(o)] += 1
+    cols = ["fits", "at risk", "exceeds", "failed"]
+    body = [[k, t] + [c.get(v, 0) for v in cols] for (k, t), c in sorted(counts.items())]
+    return tabulate(body, headers=["kernel", "target"] + cols, tablefmt=fmt)
 
 
 def risk_lines(records: list[Record]) -> list[str]:
-    risks = assess(records)
+    """One line per (config, target) that fits under Triton's defaults but not under a swept environment."""
     out = []
-    for r in sorted(records, key=lambda r: (r.kernel, r.dtype, r.shape_id, r.config_id, r.column)):
-        if id(r) in risks:
-            out.append(f"{r.kernel} {r.dtype} {r.shape_id} {r.config_id} on {r.column} (shared "
-                       f"{r.resources.get('shared')} B): " + "; ".join(risks[id(r)]))
+    for row in sorted(build_rows(records), key=lambda r: (r.kernel, r.dtype, r.shape_id, r.config_id)):
+        for tv in row.judged.targets.values():
+            if tv.verdict == "at risk":
+                out.append(f"{row.kernel} {row.dtype} {row.shape_id} {row.config_id} on {tv.target} (shared "
+                           f"{tv.decided_by.resources.get('shared')} B by default): " + "; ".join(tv.reasons))
     return out
 
 
@@ -305,8 +254,8 @@ def markdown_report(run: dict[str, Any] | list[dict[str, Any]], records: list[Re
               summary_table(records), "", "## Per target and compile environment", "", target_summary(records), ""]
     at_risk = risk_lines(records)
     if at_risk:
-        parts += ["## At risk", "", "Configs that fit as compiled here, but not under another swept compile "
-                  "environment or not by their analytic bound:", ""] + [f"- {line}" for line in at_risk] + [""]
+        parts += ["## At risk", "", "Configs that fit under Triton's defaults, but not under another swept "
+                  "compile environment:", ""] + [f"- {line}" for line in at_risk] + [""]
     if any(r.mode == "tune" for r in records):
         devices = {json.dumps(r.runtime.get("device"), sort_keys=True) for r in records
                    if r.mode == "tune" and r.runtime and r.runtime.get("device")}
@@ -319,9 +268,12 @@ def markdown_report(run: dict[str, Any] | list[dict[str, Any]], records: list[Re
     if fails:
         parts += ["## Failures", ""] + [f"- {line}" for line in fails] + [""]
     parts += ["Columns: `smem B` is the dynamic shared memory / LDS the launch requests (`metadata.shared`), "
-              "with the limit when it is exceeded; `regs` is registers per thread (AMD: VGPR + AGPR); `spills` "
-              "is spill bytes (NVIDIA, ptxas) or spilled registers (AMD); `occ` is resident warps per SM "
-              "sub-partition (NVIDIA) or waves per SIMD (AMD); `space` is the config space a config came from. "
-              "A column `target@name` is that target under the compile environment `name`; `AT RISK` means the "
-              "config fits as compiled but not under another swept environment or not by its analytic bound.", ""]
+              "with the limit when it is exceeded; `regs` is registers per thread (AMD: the compiler's unified "
+              "VGPR + AGPR total, `.vgpr_count`); `spill B` is bytes per thread spilled to memory (NVIDIA: ptxas "
+              "spill stores; AMD: 4 bytes per spilled VGPR); `occ` is resident warps per SM sub-partition "
+              "(NVIDIA) or waves per SIMD (AMD: the compiler's figure capped by LDS), with the fraction of the "
+              "target's maximum; `space` is the config space a config came from (`nvidia+amd`: both). "
+              "A target's verdict is decided by its build under Triton's defaults; a column `target@name` is the "
+              "build under the opt-in compile environment `name`, which can only add `AT RISK` (fits by default, "
+              "not under that environment). docs/figures.md says how each figure is read.", ""]
     return "\n".join(parts)

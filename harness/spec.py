@@ -33,8 +33,11 @@ Config = Mapping[str, Any]
 class Scalar:
     """A runtime scalar argument: its Triton type and the value a shape gives it.
 
-    The value matters for cross-compilation: Triton specialises integers that
-    are multiples of 16 (``tt.divisibility``), and the harness reproduces that.
+    The value is what the launcher sees, and the launcher decides the type from
+    it (an integer past ``i32`` is ``i64``, a multiple of 16 gets
+    ``tt.divisibility``, 1 becomes a constexpr): the harness compiles what
+    Triton's own specialisation makes of the value (see :mod:`harness.launchspec`).
+    ``type`` is the type the kernel's author expects, kept for documentation.
     """
 
     type: str
@@ -43,9 +46,18 @@ class Scalar:
 
 @dataclass(frozen=True)
 class Pointer:
-    """A runtime tensor argument, by element dtype (assumed 16-byte aligned)."""
+    """A runtime tensor argument: element dtype, number of elements, alignment of its address in bytes.
+
+    The size matters on AMD: Triton's HIP launcher marks a tensor of at most
+    2 GiB with ``tt.pointer_range = 32`` (buffer loads); ``numel=None`` is taken
+    as such a tensor and the assumption is recorded. Freshly allocated torch
+    tensors are at least 256-byte aligned; ``align`` below 16 stands for a view
+    at an odd offset (no ``tt.divisibility``).
+    """
 
     dtype: str
+    numel: int | None = None
+    align: int = 16
 
     @property
     def type(self) -> str:
@@ -66,8 +78,9 @@ class KernelSpec:
         flags: boolean shape parameters (``("causal",)``), default False.
         dtypes: dtypes the kernel supports.
         tunables: constexpr parameters that configs choose (``BLOCK_M`` ...).
-        runtime_args: ``(shape, dtype) -> {param: Pointer|Scalar}`` for every
-            non-constexpr parameter of ``fn``.
+        runtime_args: ``(shape, dtype) -> {param: Pointer|Scalar|None}`` for every
+            non-constexpr parameter of ``fn`` without a Python default; ``None``
+            is an optional argument left out (the launcher makes it a constexpr).
         fixed_constexprs: ``(shape, dtype) -> {param: value}`` for constexprs
             the shape decides (head dim, causal flag, output dtype ...).
         nvidia_configs / amd_configs: the default config spaces, each a dict of
@@ -85,10 +98,6 @@ class KernelSpec:
         tolerances: per-dtype (atol, rtol) overrides.
         baselines: ``{name: (inputs, shape) -> output}``: library or eager
             implementations timed beside the kernel on a GPU (first is primary).
-        smem_bound: ``(shape, dtype, config) -> bytes``: an analytic upper bound on
-            the shared memory / LDS of a pipelined config (stages x operand tiles
-            plus extra buffers). A config whose compiled figure fits but whose
-            bound does not is reported ``at risk``: another build or knob may need it.
         interpret_dtypes: dtypes the CPU interpreter can check (None: all).
             Triton's interpreter keeps bf16 as raw uint16 and does arithmetic
             on the bits, so a kernel that computes in bf16 (rather than only
@@ -116,7 +125,6 @@ class KernelSpec:
     tolerances: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     interpret_dtypes: tuple[str, ...] | None = None
     baselines: Mapping[str, Callable[[tuple, Shape], Any]] = field(default_factory=dict)
-    smem_bound: Callable[[Shape, str, Config], int] | None = None
 
     def tolerance(self, dtype: str) -> tuple[float, float]:
         return tuple(self.tolerances.get(dtype, DEFAULT_TOLERANCES[dtype]))  # type: ignore[return-value]

@@ -19,7 +19,7 @@ CATALOGUE = Path(__file__).with_name("targets.yaml")
 
 _NUMBERS = ("shared_per_block", "shared_per_sm", "max_threads_per_block", "max_regs_per_thread",
             "regs_per_sm", "max_warps_per_sm", "max_blocks_per_sm", "max_waves_per_simd",
-            "simds_per_cu", "sm_count", "hbm_tbps", "fp16_tflops")
+            "simds_per_cu", "tmem_columns", "sm_count", "hbm_tbps", "fp16_tflops")
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,7 @@ class Target:
     max_blocks_per_sm: int | None = None
     max_waves_per_simd: int | None = None
     simds_per_cu: int | None = None
+    tmem_columns: int | None = None   # Blackwell tensor memory per SM, in 32-bit columns
     sources: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     environments: tuple[Environment, ...] = field(default=(DEFAULT_ENV,), compare=False)
 

@@ -12,9 +12,8 @@ import dataclasses
 import os
 import shutil
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-from harness.spec import KernelSpec, Pointer, Scalar, Shape
 
 #: compile options a config may set, per backend (intersected with what the
 #: installed Triton knows, when it is importable).
@@ -68,45 +67,6 @@ def gpu_target(backend: str, arch: str, warp_size: int) -> Any:
     if backend == "cuda":
         return GPUTarget("cuda", int(arch.removeprefix("sm_").rstrip("a")), warp_size)
     return GPUTarget("hip", arch, warp_size)
-
-
-def build_source(spec: KernelSpec, shape: Shape, dtype: str, meta: Mapping[str, Any]) -> Any:
-    """An ``ASTSource`` specialised the way Triton's launcher would specialise it.
-
-    Pointers are assumed 16-byte aligned; integers that are multiples of 16 get
-    ``tt.divisibility`` 16 and integers equal to 1 become constexprs, as at a real
-    launch. Raises ``ValueError`` when a kernel parameter has no value.
-    """
-    import triton
-    from triton.compiler import ASTSource
-
-    if version_tuple(triton.__version__) < (3, 3):
-        raise RuntimeError(f"triton {triton.__version__} is not supported for cross-compilation (need >= 3.3)")
-    fn = spec.fn
-    runtime = spec.runtime_args(shape, dtype)
-    fixed = dict(spec.fixed_constexprs(shape, dtype))
-    signature: dict[str, str] = {}
-    constexprs: dict[str, Any] = {}
-    attrs: dict[tuple[int, ...], list[list[Any]]] = {}
-    for idx, name in enumerate(fn.arg_names):
-        if name in meta or name in fixed:
-            signature[name] = "constexpr"
-            constexprs[name] = meta[name] if name in meta else fixed[name]
-            continue
-        arg = runtime.get(name)
-        if arg is None:
-            raise ValueError(f"kernel parameter {name!r} of {spec.name} gets no value from the spec or the config")
-        if isinstance(arg, Pointer):
-            signature[name] = arg.type
-            attrs[(idx,)] = [["tt.divisibility", 16]]
-        elif isinstance(arg, Scalar) and arg.type.startswith(("i", "u")) and arg.value == 1:
-            signature[name] = "constexpr"
-            constexprs[name] = 1
-        else:
-            signature[name] = arg.type
-            if isinstance(arg, Scalar) and arg.type.startswith(("i", "u")) and int(arg.value) % 16 == 0:
-                attrs[(idx,)] = [["tt.divisibility", 16]]
-    return ASTSource(fn, signature, constexprs=constexprs, attrs=attrs)
 
 
 def nvidia_tool(name: str) -> str | None:

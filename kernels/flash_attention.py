@@ -79,8 +79,9 @@ def flash_attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, N, sm_scale,
 
 
 def runtime_args(shape, dtype):
-    return {"q_ptr": Pointer(dtype), "k_ptr": Pointer(dtype), "v_ptr": Pointer(dtype), "o_ptr": Pointer(dtype),
-            "N": Scalar("i32", shape["N"]), "sm_scale": Scalar("fp32", 1.0 / math.sqrt(shape["D"]))}
+    numel = shape["B"] * shape["H"] * shape["N"] * shape["D"]
+    return {"q_ptr": Pointer(dtype, numel), "k_ptr": Pointer(dtype, numel), "v_ptr": Pointer(dtype, numel),
+            "o_ptr": Pointer(dtype, numel), "N": Scalar("i32", shape["N"]), "sm_scale": Scalar("fp32", 1.0 / math.sqrt(shape["D"]))}
 
 
 def fixed_constexprs(shape, dtype):
@@ -145,12 +146,6 @@ def flops(shape, dtype):
     return full / 2 if shape["causal"] else full
 
 
-def smem_bound(shape, dtype, config):
-    """Q tile once, plus a K and a V tile per stage: (BM + 2 x stages x BN) x D elements."""
-    stages = max(1, config.get("num_stages", 2))
-    return (config["BLOCK_M"] + 2 * stages * config["BLOCK_N"]) * shape["D"] * element_size(dtype)
-
-
 def _nv(bm, bn, warps, stages):
     return {"BLOCK_M": bm, "BLOCK_N": bn, "num_warps": warps, "num_stages": stages}
 
@@ -190,7 +185,6 @@ SPEC = KernelSpec(
         _amd(64, 64, 4, 0, 32),
     ),
     baselines={"sdpa": sdpa},
-    smem_bound=smem_bound,
     interpret_dtypes=("fp16",),  # bf16 arithmetic is not interpretable (see KernelSpec)
     interpret_shapes=({"B": 1, "H": 2, "N": 77, "D": 64, "causal": True},
                       {"B": 2, "H": 1, "N": 45, "D": 64, "causal": False},

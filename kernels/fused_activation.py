@@ -56,7 +56,8 @@ def fused_activation_kernel(x_ptr, bias_ptr, y_ptr, M, N, scale, lo, hi,
 
 
 def runtime_args(shape, dtype):
-    return {"x_ptr": Pointer(dtype), "bias_ptr": Pointer(dtype), "y_ptr": Pointer(dtype),
+    mn = shape["M"] * shape["N"]
+    return {"x_ptr": Pointer(dtype, mn), "bias_ptr": Pointer(dtype, shape["N"]), "y_ptr": Pointer(dtype, mn),
             "M": Scalar("i32", shape["M"]), "N": Scalar("i32", shape["N"]),
             "scale": Scalar("fp32", SCALE), "lo": Scalar("fp32", LO), "hi": Scalar("fp32", HI)}
 

@@ -30,7 +30,7 @@ def softmax_kernel(x_ptr, y_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.conste
 
 
 def runtime_args(shape, dtype):
-    return {"x_ptr": Pointer(dtype), "y_ptr": Pointer(dtype),
+    return {"x_ptr": Pointer(dtype, shape["M"] * shape["N"]), "y_ptr": Pointer(dtype, shape["M"] * shape["N"]),
             "M": Scalar("i32", shape["M"]), "N": Scalar("i32", shape["N"])}
 
 

@@ -18,7 +18,8 @@ def vector_add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK: tl.constexpr):
 
 
 def runtime_args(shape, dtype):
-    return {"x_ptr": Pointer(dtype), "y_ptr": Pointer(dtype), "out_ptr": Pointer(dtype),
+    n = shape["N"]
+    return {"x_ptr": Pointer(dtype, n), "y_ptr": Pointer(dtype, n), "out_ptr": Pointer(dtype, n),
             "n_elements": Scalar("i32", shape["N"])}
 
 

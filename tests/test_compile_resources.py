@@ -18,14 +18,16 @@ def _metadata_shared(target: str, config: dict) -> int:
     """metadata.shared from an independent triton.compile of the same kernel."""
     import triton
 
-    from harness import loader, targets, tritoncompat
+    from harness import launchspec, loader, targets, tritoncompat
 
     spec = loader.load(loader.resolve("matmul", None))
     t = targets.get(target)
     meta, options = spec.split_config(config)
-    src = tritoncompat.build_source(spec, SHAPE, "fp16", meta)
     options = {k: v for k, v in options.items() if k in tritoncompat.backend_option_names(t.backend)}
-    compiled = triton.compile(src, target=tritoncompat.gpu_target(t.backend, t.arch, t.warp_size), options=options)
+    launch = launchspec.for_case(spec, SHAPE, "fp16", meta, options, launchspec.backend_for(t.backend, t.arch,
+                                                                                             t.warp_size))
+    compiled = triton.compile(launchspec.ast_source(spec.fn, launch),
+                              target=tritoncompat.gpu_target(t.backend, t.arch, t.warp_size), options=launch.options)
     return int(compiled.metadata.shared)
 
 
@@ -73,8 +75,8 @@ def test_nvidia_resources_come_from_cuobjdump_and_ptxas(tmp_path: Path, isolated
     res = rec["resources"]
     assert 0 < res["registers"] <= 255
     assert res["registers"] == res["ptxas_registers"]  # two tools, one answer
-    assert res["spills"] == res["spill_store_bytes"] + res["spill_load_bytes"] == 0
-    assert res["wgmma"] > 0 and res["mma"] == 0  # sm_90 tensor cores via wgmma
+    assert res["spill_bytes"] == res["spill_store_bytes"] == 0
+    assert res["wgmma"] > 0 and res["mma"] == 0 == res["tcgen05_mma"]  # sm_90 tensor cores via wgmma
     assert res["blocks_per_sm"] >= 1 and res["occupancy"] > 0
 
 
@@ -83,17 +85,17 @@ def test_amd_resources_come_from_the_amdgcn_metadata(tmp_path: Path, isolated_ca
     res = rec["resources"]
     text = (tmp_path / rec["artifacts"]["amdgcn"]["path"]).read_text()
     assert f".vgpr_count:     {res['vgpr']}" in text
-    assert res["registers"] == res["vgpr"] + res["agpr"]
+    assert res["registers"] == res["vgpr"] == res["total_vgpr"]  # .vgpr_count is the unified total
     assert res["mfma"] > 0
-    assert 1 <= res["occupancy"] <= 8
+    assert 1 <= res["occupancy"] <= 8 and res["occupancy_frac"] == res["occupancy"] / 8
 
 
 def test_spilling_config_is_flagged(tmp_path: Path, isolated_cache: Path) -> None:
     # A 128x128 tile on 4 warps with unaligned sizes: masks plus the accumulator overflow 255 registers.
     cfg = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 4, "num_warps": 4, "num_stages": 2}
     rec = compile_one("matmul", "fp16", {"M": 1000, "N": 1000, "K": 1000}, "h100", cfg, tmp_path)
-    spills = rec["resources"]["spills"]
-    assert spills > 0
+    spills = rec["resources"]["spill_bytes"]
+    assert spills == rec["resources"]["spill_store_bytes"] > 0
     assert {"resource": "spills", "value": spills, "limit": 0, "severity": "warn"} in rec["flags"]
     assert rec["fits"] is True  # spills cost speed, not the launch
 

@@ -46,10 +46,11 @@ def test_occupancy_arithmetic() -> None:
     assert nvidia_occupancy(h100, 32, 150 * 1024, 4)["blocks_per_sm"] == 1
     assert nvidia_occupancy(h100, 32, 240 * 1024, 4)["blocks_per_sm"] == 0
     mi300x = get("mi300x")
-    res = {"vgpr": 128, "agpr": 0, "compiler_occupancy": 4}
-    assert amd_occupancy(mi300x, res, 0, 4)["occupancy"] == 4
-    assert amd_occupancy(mi300x, res, 40000, 4) == {"blocks_per_sm": 1, "occupancy": 1.0}
-    assert amd_occupancy(mi300x, res, 70000, 4)["blocks_per_sm"] == 0
+    # the compiler's 4 waves per SIMD, 4 waves per workgroup: 4 workgroups per CU without LDS
+    assert amd_occupancy(mi300x, 4, 0, 4) == {"blocks_per_sm": 4, "occupancy": 4.0}
+    assert amd_occupancy(mi300x, 4, 40000, 4) == {"blocks_per_sm": 1, "occupancy": 1.0}  # LDS: one workgroup
+    assert amd_occupancy(mi300x, 4, 16384, 8) == {"blocks_per_sm": 2, "occupancy": 4.0}
+    assert amd_occupancy(mi300x, 4, 70000, 4)["blocks_per_sm"] == 0
 
 
 def test_catalogue_numbers_all_have_sources() -> None:
@@ -61,12 +62,15 @@ def test_catalogue_numbers_all_have_sources() -> None:
     assert get("mi300x").warp_size == 64 and get("h100").warp_size == 32
 
 
-def _record(target: str, vendor: str, shared: int, limit: int | None, config: dict | None = None) -> Record:
+def _record(target: str, vendor: str, shared: int, limit: int | None, config: dict | None = None,
+            environment: str = "default", status: str = "ok") -> Record:
     flags = [{"resource": "shared", "value": shared, "limit": limit, "severity": "error"}] if limit else []
     config = config or {"BLOCK": 1}
     return Record(kernel="k", dtype="fp16", shape={"N": 1}, target=target, arch="x", vendor=vendor, triton="3.6.0",
                   config=config, config_id=config_id(config), meta=config, origin="nvidia", mode="compile",
-                  status="ok", resources={"shared": shared}, flags=flags, fits=not flags)
+                  status=status, error="PassManager::run failed" if status != "ok" else "",
+                  resources={"shared": shared}, flags=flags, fits=not flags, environment=environment,
+                  env={} if environment == "default" else {"TRITON_HIP_USE_ASYNC_COPY": "1"})
 
 
 def test_verdicts() -> None:
@@ -78,6 +82,31 @@ def test_verdicts() -> None:
     assert "NVIDIA only" in summary
 
 
+def test_opt_in_environments_only_add_risk_and_vendors_say_which_targets() -> None:
+    from harness import verdicts
+
+    # fits mi300x by default, exceeds under async copy: fits, at risk; never "NVIDIA only"
+    row = verdicts.judge_row([_record("h100", "nvidia", 65536, None), _record("mi300x", "amd", 65536, None),
+                              _record("mi300x", "amd", 98304, 65536, environment="async-copy")])
+    assert row.targets["mi300x"].verdict == "at risk" and row.text == "fits both (at risk on mi300x)"
+    assert "98304 > 65536" in row.targets["mi300x"].reasons[0] and not row.asymmetric
+    # a compile error under the opt-in environment is reported beside an "exceeds", not instead of it
+    row = verdicts.judge_row([_record("h100", "nvidia", 90000, None), _record("mi300x", "amd", 90000, 65536),
+                              _record("mi300x", "amd", 0, None, environment="async-copy", status="error")])
+    assert row.targets["mi300x"].verdict == "exceeds" and row.text == "NVIDIA only"
+    assert "compile error: PassManager" in row.targets["mi300x"].beside[0]
+    # fits MI355X, not MI300X: the AMD side says which
+    row = verdicts.judge_row([_record("h100", "nvidia", 90000, None), _record("mi300x", "amd", 90000, 65536),
+                              _record("mi355x", "amd", 90000, None)])
+    assert row.vendors["amd"] == {"fitting": ["mi355x"], "not": ["mi300x"], "fits": "some"}
+    assert row.text == "NVIDIA all; AMD mi355x only" and row.asymmetric
+    # results.json: one entry per target column, the deciding one marked
+    doc = verdicts.to_json(verdicts.judge([_record("mi300x", "amd", 65536, None),
+                                           _record("mi300x", "amd", 98304, 65536, environment="async-copy")]))
+    assert [(e["column"], e["deciding"], e["verdict"]) for e in doc["verdicts"]] == \
+        [("mi300x", True, "at risk"), ("mi300x@async-copy", False, "exceeds")]
+
+
 def test_results_survive_a_kill_between_rewrites(tmp_path: Path) -> None:
     writer = ResultsWriter(tmp_path, {"host": "h"})
     for i in range(5):
@@ -86,4 +115,4 @@ def test_results_survive_a_kill_between_rewrites(tmp_path: Path) -> None:
     _, records = load_results(tmp_path)
     assert len(records) == 5
     doc = json.loads((tmp_path / "results.json").read_text())
-    assert doc["schema_version"] == 1 and doc["run"].get("end") is None
+    assert doc["schema_version"] == 2 and doc["run"].get("end") is None

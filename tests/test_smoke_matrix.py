@@ -39,7 +39,7 @@ def test_every_kernel_has_ptx_and_amdgcn_for_both_targets(smoke_runs: dict) -> N
 def test_table_shows_an_h100_config_over_mi300x_lds_with_the_metadata_count(smoke_runs: dict) -> None:
     import triton
 
-    from harness import loader, targets, tritoncompat
+    from harness import launchspec, loader, targets, tritoncompat
 
     out = smoke_runs["dir"] / "cold"
     records = json.loads((out / "results.json").read_text())["records"]
@@ -54,8 +54,10 @@ def test_table_shows_an_h100_config_over_mi300x_lds_with_the_metadata_count(smok
     meta, options = spec.split_config(rec["config"])
     t = targets.get("mi300x")
     options = {k: v for k, v in options.items() if k in tritoncompat.backend_option_names("hip")}
-    compiled = triton.compile(tritoncompat.build_source(spec, rec["shape"], rec["dtype"], meta),
-                              target=tritoncompat.gpu_target(t.backend, t.arch, t.warp_size), options=options)
+    launch = launchspec.for_case(spec, rec["shape"], rec["dtype"], meta, options,
+                                 launchspec.backend_for(t.backend, t.arch, t.warp_size))
+    compiled = triton.compile(launchspec.ast_source(spec.fn, launch),
+                              target=tritoncompat.gpu_target(t.backend, t.arch, t.warp_size), options=launch.options)
     shared = int(compiled.metadata.shared)
     assert rec["resources"]["shared"] == shared > 65536
     from harness.naming import shape_id

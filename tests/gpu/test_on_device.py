@@ -114,3 +114,26 @@ kernels:
     assert any(r["runtime"]["status"] == "ok" and r["runtime"]["correctness"]["status"] == "ok" for r in launched)
     second = [r for r in results[1] if r["mode"] == "tune"]
     assert all(r["runtime"]["winner_source"] == "cache" for r in second)
+
+
+def test_launch_parity_the_static_binary_is_the_one_that_launches(tmp_path: Path) -> None:
+    """Every config the GPU phase launches ran the very cubin / hsaco the static phase recorded (sha256).
+
+    The launched binary is read from Triton's JIT kernel cache right after the launch; a
+    different specialisation (signature, attributes, options) would give a different binary.
+    Empty Triton and harness caches: nothing is reused from an earlier build.
+    """
+    gpu = pick_device(None, local_gpus())
+    target = {"sm_90": "h200", "sm_80": "a100", "sm_100": "b200", "gfx942": "mi300x", "gfx90a": "mi250x",
+              "gfx950": "mi355x"}[gpu["arch"]]
+    out = tmp_path / "run"
+    env = {"HARNESS_CACHE_DIR": str(tmp_path / "cache"), "TRITON_CACHE_DIR": str(tmp_path / "triton")}
+    proc = run_cli("run", str(REPO / "matrices" / "smoke.yaml"), "--targets", target, "--out", str(out), "-n", "0",
+                   env=env)
+    records = json.loads((out / "results.json").read_text())["records"]
+    launched = [r for r in records if r["mode"] == "compile" and (r.get("runtime") or {}).get("status") == "ok"]
+    assert {r["kernel"] for r in launched} == {"vector_add", "fused_activation", "softmax", "matmul",
+                                               "flash_attention"}, proc.stdout[-3000:]
+    parity = {(r["kernel"], r["shape"].__repr__(), r["config_id"]): r["runtime"].get("launch_parity")
+              for r in launched}
+    assert all(p == "identical" for p in parity.values()), {k: p for k, p in parity.items() if p != "identical"}

@@ -183,6 +183,8 @@ class HarnessSession:
         if any(r.mode == "tune" for r in records):
             tr.section("triton portability: on the device")
             tr.write_line(report.device_table(records, fmt="simple"))
+            for line in report.launch_parity_lines(records):
+                tr.write_line("harness: " + line)
         for line in report.gpu_overlaps(records):
             tr.write_line("harness: WARNING timings shared a GPU: " + line)
         for line in report.limit_findings(records):

@@ -221,6 +221,24 @@ def device_table(records: list[Record], fmt: str = "github") -> str:
     return tabulate(body, headers=headers, tablefmt=fmt, disable_numparse=True)
 
 
+def launch_parity_lines(records: list[Record]) -> list[str]:
+    """Whether the binaries launched on the device were the ones the static phase recorded (sha256)."""
+    counts: dict[str, int] = defaultdict(int)
+    differ = []
+    for r in records:
+        parity = (r.runtime or {}).get("launch_parity") if r.mode == "compile" else None
+        if parity:
+            counts[parity] += 1
+            if parity == "differs":
+                differ.append(f"{r.kernel} {r.dtype} {r.shape_id} {r.column} {r.config_id}")
+    if not counts:
+        return []
+    out = ["launch parity (launched binary vs the static artifact, sha256): "
+           + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))]
+    out += [f"launched binary differs from the static build: {d}" for d in differ]
+    return out
+
+
 def gpu_overlaps(records: list[Record]) -> list[str]:
     """Cases whose GPU windows overlap on one device (same host, same GPU UUID): timings that shared a GPU.
 
@@ -261,6 +279,7 @@ def markdown_report(run: dict[str, Any] | list[dict[str, Any]], records: list[Re
                    if r.mode == "tune" and r.runtime and r.runtime.get("device")}
         parts += ["## On the device", "", device_table(records), ""]
         parts += [f"- device: `{d}`" for d in sorted(devices)] + [""]
+        parts += [f"- {line}" for line in launch_parity_lines(records)] + [""]
     findings = limit_findings(records)
     if findings:
         parts += ["## Limits exceeded", ""] + [f"- {line}" for line in findings] + [""]

@@ -81,7 +81,8 @@ def flash_attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, N, sm_scale,
 def runtime_args(shape, dtype):
     numel = shape["B"] * shape["H"] * shape["N"] * shape["D"]
     return {"q_ptr": Pointer(dtype, numel), "k_ptr": Pointer(dtype, numel), "v_ptr": Pointer(dtype, numel),
-            "o_ptr": Pointer(dtype, numel), "N": Scalar("i32", shape["N"]), "sm_scale": Scalar("fp32", 1.0 / math.sqrt(shape["D"]))}
+            "o_ptr": Pointer(dtype, numel), "N": Scalar("i32", shape["N"]),
+            "sm_scale": Scalar("fp32", 1.0 / math.sqrt(shape["D"]))}
 
 
 def fixed_constexprs(shape, dtype):

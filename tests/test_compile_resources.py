@@ -127,3 +127,22 @@ def test_every_kernel_cross_compiles_for_both_vendors(tmp_path: Path, kernel: st
     for target, config in (("h100", spec.nvidia_configs[0]), ("mi300x", spec.amd_configs[0])):
         rec = compile_one(kernel, dtype, shape, target, dict(config), tmp_path / target)
         assert rec["status"] == "ok" and rec["resources"]["registers"] > 0
+
+
+def test_blackwell_tensor_core_and_tensor_memory_are_counted(tmp_path: Path) -> None:
+    """sm_100: Triton emits tcgen05.mma (no wgmma) and allocates tensor memory (metadata.tmem_size)."""
+    cfg = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, "num_stages": 3}
+    rec = compile_one("matmul", "fp16", SHAPE, "b200", cfg, tmp_path)
+    res = rec["resources"]
+    ptx = (tmp_path / rec["artifacts"]["ptx"]["path"]).read_text()
+    assert res["tcgen05_mma"] > 0 and "tcgen05.mma" in ptx and res["wgmma"] == 0
+    assert 0 < res["tmem_columns"] <= 512 and rec["fits"] is True
+
+
+def test_tensor_memory_over_the_targets_columns_cannot_launch() -> None:
+    from harness import limits, targets
+
+    b200, h100 = targets.get("b200"), targets.get("h100")
+    flags = limits.check(b200, {"tmem_columns": 640}, 4)
+    assert limits.Flag("tmem", 640, 512, "error") in flags and not limits.fits(flags)
+    assert h100.tmem_columns is None and limits.check(h100, {"tmem_columns": 640}, 4) == []

@@ -137,3 +137,20 @@ def test_timings_never_share_a_gpu_and_two_gpus_run_at_once(tmp_path: Path,
     twin = Record.from_dict({**tunes[0].to_dict(), "runtime": {**tunes[0].runtime,
                                                                "gpu_window": [a[0] + 0.001, a[1]]}})
     assert len(report.gpu_overlaps([clash, twin])) == 1
+
+
+def test_launch_parity_compares_the_launched_binary_with_the_static_artifact() -> None:
+    def rec(runtime: dict) -> Record:
+        return Record.from_dict({"kernel": "k", "dtype": "fp16", "shape": {}, "target": "h200", "arch": "sm_90",
+                                 "vendor": "nvidia", "triton": "x", "config": {}, "config_id": "c", "meta": {},
+                                 "origin": "nvidia", "mode": "compile", "status": "ok",
+                                 "artifacts": {"cubin": {"path": "p", "sha256": "aa"}}, "runtime": runtime})
+
+    same = rec({"status": "ok", "launched_binary": {"kind": "cubin", "sha256": "aa"}})
+    other = rec({"status": "ok", "launched_binary": {"kind": "cubin", "sha256": "bb"}})
+    unseen = rec({"status": "ok", "launched_binary": {"note": "no new JIT kernel"}})
+    failed = rec({"status": "launch_error"})
+    for r in (same, other, unseen, failed):
+        ondevice._launch_parity(r)
+    assert [r.runtime.get("launch_parity") for r in (same, other, unseen, failed)] == \
+        ["identical", "differs", "not observed", None]

@@ -116,3 +116,20 @@ def test_results_survive_a_kill_between_rewrites(tmp_path: Path) -> None:
     assert len(records) == 5
     doc = json.loads((tmp_path / "results.json").read_text())
     assert doc["schema_version"] == 2 and doc["run"].get("end") is None
+
+
+def test_a_config_in_both_vendor_spaces_is_compiled_once(tmp_path: Path) -> None:
+    """tests/data/optional_kernel.py lists {num_warps: 4} in both spaces: one entry, both origins."""
+    from helpers import DATA
+
+    from harness.cases import expand
+    from harness.matrix import parse
+
+    path = tmp_path / "m.yaml"
+    path.write_text("name: both\ntargets: [h100, mi300x]\nkernels:\n  opt:\n"
+                    f"    source: {DATA / 'optional_kernel.py'}:SPEC\n"
+                    "    dtypes: [fp32]\n    shapes: [{N: 4096}]\n    interpret: false\n")
+    matrix = parse(path)
+    assert [(c.as_dict(), c.origin) for c in matrix.kernels[0].configs] == [({"num_warps": 4}, "nvidia+amd")]
+    cases = [c for c in expand(matrix, "3.6.0") if c.environment.name == "default"]
+    assert [len(c.configs) for c in cases] == [1, 1]

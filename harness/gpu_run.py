@@ -200,12 +200,18 @@ def _launched_binary(before: dict[int, Any], after: dict[int, Any]) -> dict[str,
         return {"note": "no new JIT kernel for this launch (already compiled in this worker)" if not new
                 else f"{len(new)} JIT kernels compiled by one launch"}
     kernel = new[0].result() if hasattr(new[0], "result") else new[0]
-    for kind in ("cubin", "hsaco"):
+    out: dict[str, Any] = {}
+    for kind in ("ttir", "cubin", "hsaco"):
         blob = kernel.asm.get(kind)
         if blob is not None:
             data = blob if isinstance(blob, bytes) else str(blob).encode()
-            return {"kind": kind, "sha256": hashlib.sha256(data).hexdigest()}
-    return {"note": "the JIT kernel holds no cubin or hsaco"}
+            out[f"{kind}_sha256" if kind == "ttir" else "sha256"] = hashlib.sha256(data).hexdigest()
+            if kind != "ttir":
+                out["kind"] = kind
+            else:  # the kernel's signature line: parameter types and tt.* attributes, for a parity diagnosis
+                out["ttir_func"] = next((line.strip()[:800] for line in str(blob).splitlines()
+                                         if "tt.func public" in line), "")
+    return out if "kind" in out else {"note": "the JIT kernel holds no cubin or hsaco"}
 
 
 def gpu_baselines(job: dict[str, Any]) -> dict[str, Any]:

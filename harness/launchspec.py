@@ -144,7 +144,14 @@ def specialise(fn: Any, backend: Any, values: Mapping[str, Any], options: Mappin
     if hasattr(knobs.compilation, "instrumentation_mode"):
         kwargs["instrumentation_mode"] = knobs.compilation.instrumentation_mode
     binder = create_function_from_signature(fn.signature, fn.params, backend)
-    bound_args, specialization, bound_options = binder(**values, **kwargs)
+    try:
+        bound_args, specialization, bound_options = binder(**values, **kwargs)
+    except ModuleNotFoundError as exc:
+        if exc.name != "torch":
+            raise
+        # the HIP backend's tensor hook imports torch before it asks the argument for its size
+        raise RuntimeError("the installed Triton's launch specialisation for this backend imports torch, which is "
+                           "not installed: pip install torch (or the harness's [cpu] extra)") from None
     if not hasattr(fn, "_pack_args"):
         raise RuntimeError("this Triton has no JITFunction._pack_args: its launch-time specialisation "
                            "cannot be reproduced (supported: the 3.4+ launcher)")

@@ -143,6 +143,11 @@ def _launch_parity(rec: Record) -> None:
         rec.runtime["launch_parity"] = "not observed"
     else:
         rec.runtime["launch_parity"] = "identical" if launched["sha256"] == static else "differs"
+        if launched["sha256"] != static and launched.get("ttir_sha256"):
+            # same TTIR: the launch specialised the same kernel and the backend's codegen gave another binary;
+            # other TTIR: the launch specialised differently (signature, attributes, constexprs)
+            same = launched["ttir_sha256"] == rec.artifacts.get("ttir", {}).get("sha256")
+            rec.runtime["launch_parity_detail"] = "same TTIR, other binary" if same else "other TTIR"
 
 
 def spaces(rec: Record) -> list[str]:

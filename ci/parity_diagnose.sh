@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Launch-parity diagnosis on a GPU host: a nightly subset on the local target, then, for every config whose
+# launched binary differed from the static artifact, whether the TTIR differed too. Writes to $OUT.
+set -uo pipefail
+OUT=${OUT:-/tmp/gpu-out}; mkdir -p "$OUT"
+export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
+timeout 400 python3 -m harness run matrices/nightly.yaml --targets "${1:-h200}" -n 8 --out /tmp/parity -k "${2:-matmul or softmax}" \
+  > "$OUT/parity_run.log" 2>&1
+echo "run exit $?"
+python3 - <<'PY' | tee "$OUT/parity_detail.txt"
+import collections, json
+d = json.load(open("/tmp/parity/results.json"))
+c = collections.Counter()
+for r in d["records"]:
+    rt = r.get("runtime") or {}
+    if r["mode"] == "compile" and rt.get("status") == "ok":
+        c[(r["kernel"], r["dtype"], json.dumps(r["shape"]), rt.get("launch_parity"), rt.get("launch_parity_detail"))] += 1
+for k, v in sorted(c.items(), key=str):
+    print(v, *k)
+PY
+python3 - <<'PY' | tee -a "$OUT/parity_detail.txt"
+import json
+d = json.load(open("/tmp/parity/results.json"))
+shown = 0
+for r in d["records"]:
+    rt = r.get("runtime") or {}
+    if rt.get("launch_parity") == "differs" and shown < 3:
+        shown += 1
+        static = open("/tmp/parity/" + r["artifacts"]["ttir"]["path"]).read()
+        line = next((l.strip()[:800] for l in static.splitlines() if "tt.func public" in l), "")
+        print("==", r["kernel"], r["dtype"], r["shape"], r["config_id"], rt.get("launch_parity_detail"))
+        print("static  :", line)
+        print("launched:", rt["launched_binary"].get("ttir_func"))
+        print("first_launch_s", rt.get("first_launch_s"))
+PY

@@ -31,5 +31,5 @@ for r in d["records"]:
         print("==", r["kernel"], r["dtype"], r["shape"], r["config_id"], rt.get("launch_parity_detail"))
         print("static  :", line)
         print("launched:", rt["launched_binary"].get("ttir_func"))
-        print("first_launch_s", rt.get("first_launch_s"))
+        print("first_launch_s", rt.get("first_launch_s"), "keys", r.get("cache_key"), rt["launched_binary"].get("cache_key"))
 PY

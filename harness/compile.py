@@ -109,6 +109,7 @@ def compile_job(job: dict[str, Any]) -> dict[str, Any]:
             "flags": [f.to_dict() for f in flags], "fits": limits.fits(flags),
             "artifacts": artifacts, "ignored_options": ignored,
             "specialisation": launch.describe(list(spec.fn.arg_names)),
+            "cache_key": str(getattr(compiled, "hash", "") or ""),
             "assumptions": list(launch.assumptions),
             "triton": triton.__version__}
 

@@ -200,7 +200,7 @@ def _launched_binary(before: dict[int, Any], after: dict[int, Any]) -> dict[str,
         return {"note": "no new JIT kernel for this launch (already compiled in this worker)" if not new
                 else f"{len(new)} JIT kernels compiled by one launch"}
     kernel = new[0].result() if hasattr(new[0], "result") else new[0]
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {"cache_key": str(getattr(kernel, "hash", "") or "")}
     for kind in ("ttir", "cubin", "hsaco"):
         blob = kernel.asm.get(kind)
         if blob is not None:

@@ -143,11 +143,14 @@ def _launch_parity(rec: Record) -> None:
         rec.runtime["launch_parity"] = "not observed"
     else:
         rec.runtime["launch_parity"] = "identical" if launched["sha256"] == static else "differs"
-        if launched["sha256"] != static and launched.get("ttir_sha256"):
-            # same TTIR: the launch specialised the same kernel and the backend's codegen gave another binary;
-            # other TTIR: the launch specialised differently (signature, attributes, constexprs)
-            same = launched["ttir_sha256"] == rec.artifacts.get("ttir", {}).get("sha256")
-            rec.runtime["launch_parity_detail"] = "same TTIR, other binary" if same else "other TTIR"
+        if launched["sha256"] != static:
+            # same cache key: one compile request, two binaries (non-deterministic codegen, or a cache entry
+            # replaced); other key, same TTIR: the options or environment differed; other TTIR: the launch
+            # specialised differently (signature, attributes, constexprs)
+            same_key = bool(rec.cache_key) and launched.get("cache_key") == rec.cache_key
+            same_ttir = launched.get("ttir_sha256") == rec.artifacts.get("ttir", {}).get("sha256")
+            rec.runtime["launch_parity_detail"] = ("same cache key" if same_key else "other cache key") + \
+                (", same TTIR" if same_ttir else ", other TTIR")
 
 
 def spaces(rec: Record) -> list[str]:

@@ -62,6 +62,7 @@ class Record:
     env: dict[str, str] = field(default_factory=dict)   # the environment's variables
     specialisation: dict[str, Any] = field(default_factory=dict)  # per parameter: type, attrs, constexpr value
     assumptions: list[str] = field(default_factory=list)          # what the launch specialisation had to assume
+    cache_key: str = ""              # Triton's compile hash (source, options, target, environment): its cache key
 
     @property
     def column(self) -> str:

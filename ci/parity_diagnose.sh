@@ -32,4 +32,18 @@ for r in d["records"]:
         print("static  :", line)
         print("launched:", rt["launched_binary"].get("ttir_func"))
         print("first_launch_s", rt.get("first_launch_s"), "keys", r.get("cache_key"), rt["launched_binary"].get("cache_key"))
+        import glob, hashlib, os, subprocess, sys
+        print("static cubin  ", r["artifacts"]["cubin"]["sha256"][:16], " launched cubin", rt["launched_binary"]["sha256"][:16])
+        for meta in glob.glob(os.path.expanduser("~/.triton/cache/*/*.json")):
+            try:
+                if json.load(open(meta)).get("hash") == r.get("cache_key"):
+                    cub = glob.glob(os.path.join(os.path.dirname(meta), "*.cubin"))
+                    print("cache entry   ", [hashlib.sha256(open(c, "rb").read()).hexdigest()[:16] for c in cub], meta)
+            except Exception:
+                pass
+        cfg = {k: v for k, v in r["config"].items() if k not in r["ignored_options"]}
+        fresh = subprocess.run([sys.executable, "ci/determinism_probe.py", "child", r["kernel"], repr(r["shape"]),
+                                repr(cfg), "plain", r["dtype"]], capture_output=True, text=True,
+                               env=dict(os.environ, TRITON_CACHE_DIR="/tmp/fresh-%d" % shown))
+        print("fresh compile ", fresh.stdout.strip(), fresh.stderr.strip()[-300:])
 PY

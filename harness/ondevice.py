@@ -195,7 +195,8 @@ def _screen_then_time(worker: Any, base: dict[str, Any], to_run: list[Record],
         if full.get("status") == "ok":
             rec.runtime = {**full, "correctness": screen.get("correctness"),
                            "first_launch_s": screen.get("first_launch_s"), "screen_timing": screen["timing"],
-                           **{k: screen[k] for k in ("launched_binary", "launch_parity") if k in screen}}
+                           **{k: screen[k] for k in ("launched_binary", "launch_parity", "launch_parity_detail")
+                              if k in screen}}
         else:  # a config that ran in its screen and then failed keeps that failure as its result
             rec.runtime = {**full, "screen_timing": screen["timing"]}
 

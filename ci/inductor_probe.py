@@ -38,10 +38,13 @@ def fresh(cfg):
 
 
 print("before torch.compile:", launched(CFGS[0]), "fresh", fresh(CFGS[0]))
+env_before = dict(os.environ)
 x = fa.make_inputs({"M": 1024, "N": 1024}, "bf16", "cuda", gen)
 fa.baselines["torch.compile"](x, {"M": 1024, "N": 1024})
 torch.cuda.synchronize()
 print("inductor imported:", "torch._inductor" in sys.modules)
+print("environment changed:", {k: (env_before.get(k), os.environ.get(k)) for k in set(env_before) | set(os.environ)
+                               if env_before.get(k) != os.environ.get(k)})
 print("after torch.compile:", launched(CFGS[1]), "fresh", fresh(CFGS[1]))
 from triton import knobs
 print("cache dir", knobs.cache.dir, os.environ.get("TRITON_CACHE_DIR"))

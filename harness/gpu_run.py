@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import inspect
 import math
+import os
+import sys
 import time
 from typing import Any
 
@@ -229,6 +231,7 @@ def gpu_baselines(job: dict[str, Any]) -> dict[str, Any]:
     spec, shape = state["spec"], job["shape"]
     atol, rtol = spec.tolerance(job["dtype"])
     results: dict[str, Any] = {}
+    env_before, inductor_before = dict(os.environ), "torch._inductor" in sys.modules
     for name, fn in spec.baselines.items():
         try:
             out = fn(state["inputs"], shape)
@@ -242,4 +245,21 @@ def gpu_baselines(job: dict[str, Any]) -> dict[str, Any]:
         except Exception as exc:  # noqa: BLE001
             _check_fault(exc)
             results[name] = {"status": "error", "error": f"{type(exc).__name__}: {str(exc)[:500]}"}
-    return {"status": "ok", "device": persist["device"], "copy_tbps": persist["copy_tbps"], "baselines": results}
+    out = {"status": "ok", "device": persist["device"], "copy_tbps": persist["copy_tbps"], "baselines": results}
+    tainted = _process_changes(env_before, inductor_before)
+    if tainted:
+        # e.g. torch.compile: Inductor points TRITON_CACHE_DIR at its own cache and sets variables that change
+        # Triton's code generation for every later compile in this process, while Triton's cache key for the
+        # same request stays the same (measured: ci/inductor_probe.py). Later kernels here would not be the
+        # ones the static phase built, so this worker retires after replying and the next case gets a fresh one.
+        out["retire_worker"] = tainted
+    return out
+
+
+def _process_changes(env_before: dict[str, str], inductor_before: bool) -> str:
+    """What a baseline changed in this process that later Triton compiles would inherit ('' for nothing)."""
+    changed = sorted(k for k in set(env_before) | set(os.environ) if env_before.get(k) != os.environ.get(k))
+    parts = [f"environment variables changed: {', '.join(changed)}"] if changed else []
+    if not inductor_before and "torch._inductor" in sys.modules:
+        parts.append("torch._inductor imported")
+    return "; ".join(parts)

@@ -99,6 +99,10 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
         measured = [r for r in to_run if r.runtime and r.runtime.get("status") == "ok"]
         configs_done = time.perf_counter()
         baselines = worker.request("gpu_baselines", base, case.timeout_s * 4) if measured else {}
+        if baselines.get("retire_worker"):  # the next case starts a fresh GPU worker (see gpu_run.gpu_baselines)
+            runtime_note = {"gpu_worker_retired": baselines["retire_worker"]}
+        else:
+            runtime_note = {}
         done = time.perf_counter()
         window = [window_start, time.time()]  # wall-clock span this case held the GPU, for overlap audits
     where = {"index": gpu.get("index"), "uuid": gpu.get("uuid")}
@@ -110,7 +114,7 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
                                "phases_s": {k: round(v, 3) for k, v in phases.items()}, "gpu_window": window,
                                "configs_launched": len(to_run),
                                "configs_failed": sum(1 for r in to_run if r.runtime.get("status") != "ok"),
-                               "configs_not_launched": len(records) - len(launchable)}
+                               "configs_not_launched": len(records) - len(launchable), **runtime_note}
     if not measured:
         return _tune_record(first, case, None, "error", "no config ran correctly on the device", runtime)
     best = min(measured, key=_rank)

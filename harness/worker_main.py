@@ -48,6 +48,7 @@ def main() -> None:
         lost = False
         try:
             reply = {"ok": True, "result": _handle(json.loads(line))}
+            lost = bool(reply["result"].get("retire_worker")) if isinstance(reply["result"], dict) else False
         except Exception as exc:  # noqa: BLE001 - every failure becomes that request's record
             lost = type(exc).__name__ == "ContextLost"
             reply = {"ok": True, "result": {"status": "fault", "error": str(exc)[:2000]}} if lost else \
@@ -55,7 +56,7 @@ def main() -> None:
                  "traceback": traceback.format_exc()[-4000:]}
         channel.write(json.dumps(reply) + "\n")
         channel.flush()
-        if lost:  # a poisoned GPU context cannot serve another request: let the parent start a fresh worker
+        if lost:  # a poisoned GPU context (or a process a baseline changed) cannot serve another request
             os._exit(3)
 
 

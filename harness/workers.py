@@ -117,7 +117,8 @@ class Worker:
             return {"status": "crash", "error": f"worker died ({_signal_name(code)})" + (f": {tail}" if tail else "")}
         reply = json.loads(line)
         if reply["ok"]:
-            if reply["result"].get("status") == "fault":  # the worker exits after a poisoned context
+            # the worker exits after a poisoned context, or after a request changed its process state
+            if reply["result"].get("status") == "fault" or reply["result"].get("retire_worker"):
                 try:
                     proc.wait(timeout=30)
                 except subprocess.TimeoutExpired:

@@ -154,3 +154,15 @@ def test_launch_parity_compares_the_launched_binary_with_the_static_artifact() -
         ondevice._launch_parity(r)
     assert [r.runtime.get("launch_parity") for r in (same, other, unseen, failed)] == \
         ["identical", "differs", "not observed", None]
+
+
+def test_a_baseline_that_changes_the_process_retires_the_gpu_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch.compile sets variables that change later Triton compiles in its process: such a worker retires."""
+    import os
+
+    from harness import gpu_run
+
+    before = dict(os.environ)
+    assert gpu_run._process_changes(before, True) == ""
+    monkeypatch.setenv("TRITON_CACHE_DIR", "/tmp/torchinductor_x/triton/0")
+    assert gpu_run._process_changes(before, True) == "environment variables changed: TRITON_CACHE_DIR"

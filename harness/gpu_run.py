@@ -166,7 +166,7 @@ def _check_config(spec: Any, state: dict[str, Any], shape: dict[str, Any], confi
         out = spec.launch(state["inputs"], shape, config, **kwargs)
         torch.cuda.synchronize()
         first_launch_s = time.perf_counter() - started  # includes a JIT compile if the static one missed
-        launched = _launched_binary(before, _jit_kernels(spec.fn))
+        launched = _launched_binary(before, _jit_kernels(spec.fn), str(job.get("cache_key") or ""))
     except Exception as exc:  # noqa: BLE001 - each failure becomes this config's result
         _check_fault(exc)
         status = "launch_error" if "OutOfResources" in type(exc).__name__ or "out of resource" in str(exc) \
@@ -189,20 +189,28 @@ def _jit_kernels(fn: Any) -> dict[int, Any]:
     return found
 
 
-def _launched_binary(before: dict[int, Any], after: dict[int, Any]) -> dict[str, Any]:
+def _launched_binary(before: dict[int, Any], after: dict[int, Any], cache_key: str = "") -> dict[str, Any]:
     """The binary Triton's JIT compiled (or loaded from its cache) for the launch just made.
 
     The static phase's artifact is compared with it (launch parity): the same
-    sha256 means the static figures describe the kernel that really ran.
+    sha256 means the static figures describe the kernel that really ran. A launch
+    that found its kernel already in this worker's JIT cache (an earlier case with
+    the same specialisation) is matched by Triton's cache key, ``cache_key``.
     """
     import hashlib
 
     new = [k for i, k in after.items() if i not in before]
+    reused = ""
+    if not new and cache_key:
+        new = [k for k in after.values() if str(getattr(k, "hash", "")) == cache_key]
+        reused = "reused from an earlier launch in this worker"
     if len(new) != 1:
         return {"note": "no new JIT kernel for this launch (already compiled in this worker)" if not new
                 else f"{len(new)} JIT kernels compiled by one launch"}
     kernel = new[0].result() if hasattr(new[0], "result") else new[0]
     out: dict[str, Any] = {"cache_key": str(getattr(kernel, "hash", "") or "")}
+    if reused:
+        out["note"] = reused
     for kind in ("ttir", "cubin", "hsaco"):
         blob = kernel.asm.get(kind)
         if blob is not None:

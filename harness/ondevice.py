@@ -92,7 +92,8 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
         started = time.perf_counter()
         if cached:  # a handful of known configs: check and time each in full
             for rec in to_run:
-                rec.runtime = worker.request("gpu_config", {**base, "config": _applied(rec)}, case.timeout_s)
+                job = {**base, "config": _applied(rec), "cache_key": rec.cache_key}
+                rec.runtime = worker.request("gpu_config", job, case.timeout_s)
                 _launch_parity(rec)
         else:
             _screen_then_time(worker, base, to_run, known, case.timeout_s)
@@ -181,7 +182,8 @@ def _screen_then_time(worker: Any, base: dict[str, Any], to_run: list[Record],
     ``stage: screen`` with its sample count, so no config's result is hidden.
     """
     for rec in to_run:
-        rec.runtime = worker.request("gpu_config", {**base, "config": _applied(rec), "stage": "screen"}, timeout)
+        rec.runtime = worker.request("gpu_config", {**base, "config": _applied(rec), "stage": "screen",
+                                                    "cache_key": rec.cache_key}, timeout)
         _launch_parity(rec)
     ok = sorted((r for r in to_run if r.runtime.get("status") == "ok"), key=lambda r: r.runtime["timing"]["median_us"])
     if not ok:

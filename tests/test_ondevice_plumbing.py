@@ -166,3 +166,19 @@ def test_a_baseline_that_changes_the_process_retires_the_gpu_worker(monkeypatch:
     assert gpu_run._process_changes(before, True) == ""
     monkeypatch.setenv("TRITON_CACHE_DIR", "/tmp/torchinductor_x/triton/0")
     assert gpu_run._process_changes(before, True) == "environment variables changed: TRITON_CACHE_DIR"
+
+
+def test_a_kernel_reused_from_an_earlier_launch_is_found_by_its_cache_key() -> None:
+    from harness import gpu_run
+
+    class Kernel:
+        def __init__(self, key: str, cubin: bytes) -> None:
+            self.hash, self.asm = key, {"ttir": "tt.func public @k() {", "cubin": cubin}
+
+    a, b = Kernel("ka", b"A"), Kernel("kb", b"B")
+    cache = {id(a): a, id(b): b}
+    fresh = gpu_run._launched_binary({id(a): a}, cache)
+    assert fresh["cache_key"] == "kb" and fresh["kind"] == "cubin" and "note" not in fresh
+    reused = gpu_run._launched_binary(cache, cache, "ka")
+    assert reused["cache_key"] == "ka" and reused["note"].startswith("reused")
+    assert "sha256" not in gpu_run._launched_binary(cache, cache)  # nothing new, no key: not observed

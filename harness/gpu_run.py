@@ -140,7 +140,7 @@ def gpu_config(job: dict[str, Any]) -> dict[str, Any]:
     stage = job.get("stage", "full")
     result: dict[str, Any] = {"status": "ok", "stage": stage}
     if stage != "final":
-        checked = _check_config(spec, state, shape, config, job["dtype"])
+        checked = _check_config(spec, state, shape, config, job["dtype"], str(job.get("cache_key") or ""))
         if checked["status"] != "ok":
             return checked
         result.update(checked)
@@ -154,7 +154,7 @@ def gpu_config(job: dict[str, Any]) -> dict[str, Any]:
 
 
 def _check_config(spec: Any, state: dict[str, Any], shape: dict[str, Any], config: dict[str, Any],
-                  dtype: str) -> dict[str, Any]:
+                  dtype: str, cache_key: str = "") -> dict[str, Any]:
     """One launch into a poisoned output, compared with the reference; a failure is the config's result."""
     import torch
 
@@ -166,7 +166,7 @@ def _check_config(spec: Any, state: dict[str, Any], shape: dict[str, Any], confi
         out = spec.launch(state["inputs"], shape, config, **kwargs)
         torch.cuda.synchronize()
         first_launch_s = time.perf_counter() - started  # includes a JIT compile if the static one missed
-        launched = _launched_binary(before, _jit_kernels(spec.fn), str(job.get("cache_key") or ""))
+        launched = _launched_binary(before, _jit_kernels(spec.fn), cache_key)
     except Exception as exc:  # noqa: BLE001 - each failure becomes this config's result
         _check_fault(exc)
         status = "launch_error" if "OutOfResources" in type(exc).__name__ or "out of resource" in str(exc) \

@@ -12,12 +12,12 @@ Limit findings (a config that exceeds a target's limit) are results, not failure
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
-from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
-from harness import report, tritoncompat
+from harness import report, rundir, tritoncompat
 from harness.matrix import MatrixError, parse
 from harness.records import ResultsFileError, load_results
 from harness.targets import catalogue
@@ -84,7 +84,18 @@ def cmd_run(args: argparse.Namespace) -> int:
         if unknown:
             _err(f"--targets: unknown target(s) {', '.join(unknown)} (known: {', '.join(catalogue())})")
             return EXIT_INPUT
-    out = Path(args.out) if args.out else Path("runs") / datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    if args.resume and args.out and Path(args.resume) != Path(args.out):
+        _err("--resume DIR and --out name different directories: --resume alone says where")
+        return EXIT_INPUT
+    if args.resume and args.force:
+        _err("--resume keeps a run's records and --force replaces them: choose one")
+        return EXIT_INPUT
+    out = Path(args.resume or args.out) if (args.resume or args.out) else rundir.default_name()
+    try:
+        rundir.check_usable(out)
+    except rundir.RunDirError as exc:
+        _err(str(exc))
+        return EXIT_INPUT
     import pytest
 
     argv = [str(matrix_path), "--harness-out", str(out), "-p", "no:cacheprovider", "-q", "-rfEs",
@@ -93,6 +104,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         argv += ["-p", "harness.plugin"]
     if args.targets:
         argv += ["--harness-targets", args.targets]
+    argv += ["--harness-resume"] if args.resume else []
+    argv += ["--harness-force"] if args.force else []
     if args.k:
         argv += ["-k", args.k]
     argv += [flag for on, flag in ((args.static_only, "--harness-static-only"), (args.retune, "--harness-retune"),
@@ -102,8 +115,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     argv += args.pytest_args
     print(f"harness: matrix {matrix.name} ({matrix_path}), triton {tritoncompat.installed_triton_version()}, "
           f"out {out}", flush=True)
-    code = int(pytest.main(argv))
+    previous = signal.signal(signal.SIGTERM, _sigterm_as_interrupt)  # a scheduler's stop: like Ctrl-C
+    try:
+        code = int(pytest.main(argv))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if code == 5 and args.resume:
+        return EXIT_OK  # nothing was left to run: the resumed run is complete
     return _PYTEST_TO_EXIT.get(code, EXIT_INTERNAL)
+
+
+def _sigterm_as_interrupt(signum: int, frame: object) -> None:
+    """SIGTERM ends a run the way Ctrl-C does: finished records kept, results and report written, marked interrupted."""
+    raise KeyboardInterrupt
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -114,6 +138,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         except ResultsFileError as exc:
             _err(str(exc))
             return EXIT_INPUT
+        for warning in run.get("read_warnings") or []:
+            _err(f"warning: {warning}")
         runs.append(run)
         sets.append(records)
     records = report.merge(sets)
@@ -139,7 +165,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     except ResultsFileError as exc:
         _err(str(exc))
         return EXIT_INPUT
-    rows = compare.deltas(base, new)
+    try:
+        rows = compare.deltas(base, new)
+    except compare.CompareInputError as exc:
+        for line in str(exc).splitlines():
+            _err(line)
+        return EXIT_INPUT
     if not rows:
         _err("no configs timed on a device in both runs")
         return EXIT_NOTHING
@@ -158,7 +189,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="compile (and where possible check) every case of a matrix")
     run.add_argument("matrix", nargs="?", help="matrix YAML (default matrices/smoke.yaml of this repository)")
-    run.add_argument("--out", help="run directory (default runs/<UTC timestamp>)")
+    run.add_argument("--out", help="run directory (default runs/<UTC timestamp>-<random>); refused if it holds "
+                                   "another run's records")
+    run.add_argument("--resume", metavar="DIR", help="finish an interrupted run in DIR: its records are kept and "
+                                                     "only the cases without records run")
+    run.add_argument("--force", action="store_true", help="start over in --out even if it holds records")
     run.add_argument("--targets", help="comma-separated targets, replacing the matrix's (e.g. h100,mi300x)")
     run.add_argument("-k", help="pytest -k expression selecting cases by id")
     run.add_argument("-n", default="auto", help="parallel processes (pytest-xdist), 'auto' or 0 (default auto)")

@@ -6,6 +6,7 @@ bump, a new driver). Only records timed on a device take part; cases under
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from tabulate import tabulate
@@ -25,23 +26,43 @@ class Delta:
         return self.new_us / self.base_us - 1.0
 
 
-def _timed(records: list[Record]) -> dict[tuple[str, ...], Record]:
-    out = {}
+class CompareInputError(Exception):
+    """A timed record whose median cannot be compared; ``str()`` names each one."""
+
+
+def _median(r: Record) -> float | None:
+    timing = r.runtime.get("timing") if isinstance(r.runtime, dict) else None
+    value = timing.get("median_us") if isinstance(timing, dict) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        return None
+    return float(value)
+
+
+def _timed(records: list[Record], side: str) -> dict[tuple[str, ...], Record]:
+    out, bad = {}, []
     for r in records:
         # a config timed only in the tuner's screen (a tenth of the samples) is not judged
-        if r.mode == "compile" and r.runtime and r.runtime.get("status") == "ok" \
+        if r.mode == "compile" and isinstance(r.runtime, dict) and r.runtime.get("status") == "ok" \
                 and r.runtime.get("stage") != "screen":
+            if _median(r) is None:
+                timing = r.runtime.get("timing")
+                bad.append(f"{side}: {r.kernel} {r.dtype} {r.shape_id} {r.column} {r.config_id}: timed 'ok' but its "
+                           f"median is {timing.get('median_us') if isinstance(timing, dict) else 'missing'!r}")
+                continue
             out[r.key()[:-2]] = r  # identity without Triton version and mode: compare across versions
+    if bad:
+        raise CompareInputError("\n".join(bad))
     return out
 
 
 def deltas(base: list[Record], new: list[Record]) -> list[Delta]:
-    a, b = _timed(base), _timed(new)
+    """Matched on-device medians; raises :class:`CompareInputError` for a NaN, zero, negative or missing one."""
+    a, b = _timed(base, "base"), _timed(new, "new")
     out = []
     for key in sorted(a.keys() & b.keys()):
         ra, rb = a[key], b[key]
         out.append(Delta(key, f"{ra.kernel} {ra.dtype} {ra.shape_id} {ra.target} {ra.config_id}",
-                         ra.runtime["timing"]["median_us"], rb.runtime["timing"]["median_us"]))
+                         _median(ra) or 0.0, _median(rb) or 0.0))
     return out
 
 

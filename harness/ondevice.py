@@ -266,4 +266,4 @@ def _tune_record(rec: Record, case: Any, config: dict[str, Any] | None, status: 
     return Record(kernel=rec.kernel, dtype=rec.dtype, shape=rec.shape, target=rec.target, arch=rec.arch,
                   vendor=rec.vendor, triton=rec.triton, config=config or {}, config_id=config_id(config or {}),
                   meta=rec.meta if config else {}, origin=rec.origin if config else "", mode="tune", status=status,
-                  error=error, kernel_hash=rec.kernel_hash, runtime=runtime)
+                  error=error, kernel_hash=rec.kernel_hash, runtime=runtime, case_id=rec.case_id)

@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
-from harness import loader, report, tritoncompat
+from harness import loader, report, rundir, tritoncompat
 from harness.cases import Case, compile_job, expand, interpret_job
 from harness.matrix import MatrixError, parse
 from harness.naming import config_id
-from harness.records import Record, ResultsWriter, run_info
+from harness.records import Record, ResultsFileError, ResultsWriter, load_results, run_info
 from harness.targets import catalogue
 
 RECORD_PROPERTY = "harness_record"
@@ -38,6 +38,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--harness-static-only", action="store_true", help="never run cases on a local GPU")
     group.addoption("--harness-retune", action="store_true", help="ignore cached autotune winners")
     group.addoption("--harness-cuda-graph", action="store_true", help="time by CUDA-graph replay")
+    group.addoption("--harness-resume", action="store_true",
+                    help="finish an interrupted run in --harness-out: keep its records, run only missing cases")
+    group.addoption("--harness-force", action="store_true",
+                    help="start over in a run directory that already holds records (they are replaced)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -60,6 +64,8 @@ def tox_env_for(version: str) -> str:
 class _XdistHooks:
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput["harness_out"] = str(node.config.stash[OUT_KEY])
+        session = node.config.pluginmanager.get_plugin("harness-session")
+        node.workerinput["harness_done"] = sorted(session.done_cases) if session else []
 
 
 OUT_KEY = pytest.StashKey[Path]()
@@ -71,17 +77,56 @@ class HarnessSession:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.is_worker = hasattr(config, "workerinput")
+        self.done_cases: set[str] = set()     # case ids an interrupted run already finished (--harness-resume)
         if self.is_worker:
             out = Path(config.workerinput["harness_out"])  # type: ignore[attr-defined]
+            self.done_cases = set(config.workerinput.get("harness_done", ()))  # type: ignore[attr-defined]
         else:
             opt = config.getoption("harness_out")
-            stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-            out = Path(opt) if opt else Path("runs") / stamp
+            out = Path(opt) if opt else rundir.default_name()
         config.stash[OUT_KEY] = out.resolve()
         self.out = out.resolve()
         self.writer: ResultsWriter | None = None
+        self.previous: list[Record] | None = None
         self.deselected_versions: dict[str, int] = {}
+        self.deselected_done = 0
         self._workers: Any = None
+        self._lock: rundir.RunLock | None = None
+        if not self.is_worker and self._matrix_paths():
+            self._own_run_dir()
+
+    def _matrix_paths(self) -> list[Path]:
+        """Matrix files named on the command line: only then is this pytest run a harness run."""
+        if self.config.option.collectonly:
+            return []
+        paths = [Path(arg.split("::")[0]) for arg in self.config.args]
+        return [p for p in paths if p.suffix in (".yaml", ".yml") and p.is_file()]
+
+    def _own_run_dir(self) -> None:
+        """Lock the run directory; on resume, load the finished records and the cases they cover."""
+        resume = self.config.getoption("harness_resume")
+        try:
+            self._lock = rundir.prepare(self.out, resume, self.config.getoption("harness_force"))
+            if resume:
+                run, self.previous = load_results(self.out)
+                matrix = next((m for m in (self._parse(p) for p in self._matrix_paths()) if m), None)
+                recorded = (run.get("matrix") or {}).get("sha256")
+                if matrix is not None and recorded and recorded != matrix.content_hash:
+                    raise rundir.RunDirError(f"--resume {self.out}: the matrix {matrix.path} changed since that run "
+                                             "started; resume with the same matrix, or start a new run")
+                self.done_cases = {r.case_id for r in self.previous if r.case_id}
+                self._resumed_run = run
+        except (rundir.RunDirError, ResultsFileError) as exc:
+            if self._lock is not None:
+                self._lock.release()
+            raise pytest.UsageError(str(exc)) from None
+
+    @staticmethod
+    def _parse(path: Path) -> Any:
+        try:
+            return parse(path)
+        except MatrixError:
+            return None
 
     @property
     def workers(self) -> Any:
@@ -115,6 +160,9 @@ class HarnessSession:
             if isinstance(item, CaseItem) and item.case.triton != installed:
                 drop.append(item)
                 self.deselected_versions[item.case.triton] = self.deselected_versions.get(item.case.triton, 0) + 1
+            elif isinstance(item, CaseItem) and item.case.id in self.done_cases:
+                drop.append(item)  # finished by the interrupted run being resumed: its records are kept
+                self.deselected_done += 1
             else:
                 keep.append(item)
         if drop:
@@ -133,9 +181,21 @@ class HarnessSession:
             return
         for name, value in report.user_properties:
             if name == RECORD_PROPERTY:
-                if self.writer is None:
-                    self.writer = ResultsWriter(self.out, self._run_info())
+                self._ensure_writer()
                 self.writer.add(Record.from_dict(json.loads(value)))
+
+    def _ensure_writer(self) -> None:
+        if self.writer is None:
+            if self.previous is not None:  # resuming: the first run's provenance, and when it was resumed
+                run = dict(self._resumed_run)
+                run["resumed"] = list(run.get("resumed") or []) + [
+                    datetime.now(timezone.utc).isoformat(timespec="seconds")]
+                run.pop("read_warnings", None)
+                run["interrupted"] = False
+                run["end"] = None
+                self.writer = ResultsWriter(self.out, run, self.previous)
+            else:
+                self.writer = ResultsWriter(self.out, self._run_info())
 
     def _run_info(self) -> dict[str, Any]:
         # The xdist controller collects nothing itself: read the matrix named on the command line.
@@ -153,17 +213,25 @@ class HarnessSession:
         info["targets"] = list(matrix.targets) if matrix else []
         return info
 
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self._workers is not None:
             self._workers.close()
+        if self.writer is None and self.previous is not None:
+            self._ensure_writer()  # a resume that had nothing left to run still finishes the run's files
         if self.writer is not None:
+            self.writer.run["interrupted"] = exitstatus == pytest.ExitCode.INTERRUPTED
             self.writer.finish()
             (self.out / "report.md").write_text(report.markdown_report(self.writer.run, self.writer.records))
+        if self._lock is not None:
+            self._lock.release()
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.is_worker:
             return
         tr = terminalreporter
+        if self.deselected_done:
+            tr.write_line(f"harness: resumed {self.out}: {self.deselected_done} case(s) already finished there "
+                          "(their records are kept)")
         for version, count in sorted(self.deselected_versions.items()):
             tr.write_line(f"harness: {count} case(s) deselected: they need triton {version}, installed is "
                           f"{tritoncompat.installed_triton_version()}; run them with "
@@ -288,7 +356,7 @@ class CaseItem(pytest.Item):
                     "target": case.target, "arch": arch, "vendor": vendor, "triton": case.triton, "config": cfg,
                     "config_id": config_id(cfg), "meta": meta, "origin": entry.origin,
                     "mode": "interpret" if case.is_interpret else "compile", "kernel_hash": kernel_hash,
-                    "environment": case.environment.name, "env": case.environment.as_dict()}
+                    "environment": case.environment.name, "env": case.environment.as_dict(), "case_id": case.id}
             fields = {k: v for k, v in result.items() if k not in ("triton", "traceback", "run_s")}
             records.append(Record.from_dict({**base, **fields}))
         return records

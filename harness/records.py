@@ -63,6 +63,7 @@ class Record:
     specialisation: dict[str, Any] = field(default_factory=dict)  # per parameter: type, attrs, constexpr value
     assumptions: list[str] = field(default_factory=list)          # what the launch specialisation had to assume
     cache_key: str = ""              # Triton's compile hash (source, options, target, environment): its cache key
+    case_id: str = ""                # the pytest item that produced it (what --resume skips)
 
     @property
     def column(self) -> str:
@@ -132,16 +133,46 @@ def run_info(matrix_name: str, matrix_path: str, matrix_hash: str, installed_tri
             "start": datetime.now(timezone.utc).isoformat(timespec="seconds"), "end": None}
 
 
-class ResultsWriter:
-    """Writes records as they arrive; lives in the pytest controller process only."""
+def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], list[int]]:
+    """Records of a ``records.jsonl``, and the line numbers that are not whole records (torn by a kill)."""
+    good: list[dict[str, Any]] = []
+    torn: list[int] = []
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError:
+                torn.append(number)
+                continue
+            if isinstance(value, dict):
+                good.append(value)
+            else:
+                torn.append(number)
+    return good, torn
 
-    def __init__(self, out_dir: Path, run: dict[str, Any]) -> None:
+
+class ResultsWriter:
+    """Writes records as they arrive; lives in the pytest controller process only.
+
+    ``previous``: the records of an interrupted run being resumed. They are kept,
+    and ``records.jsonl`` is first rewritten (atomically) without any torn line,
+    so an appended record never joins a fragment.
+    """
+
+    def __init__(self, out_dir: Path, run: dict[str, Any], previous: list[Record] | None = None) -> None:
         self.out_dir = out_dir
         self.run = run
-        self.records: list[Record] = []
+        self.records: list[Record] = list(previous or [])
         out_dir.mkdir(parents=True, exist_ok=True)
         self._last_write = 0.0
-        self._jsonl = open(out_dir / "records.jsonl", "w", encoding="utf-8")  # noqa: SIM115
+        jsonl = out_dir / "records.jsonl"
+        if previous is not None:
+            tmp = out_dir / f".records.jsonl.{os.getpid()}.tmp"
+            tmp.write_text("".join(json.dumps(r.to_dict()) + "\n" for r in self.records), encoding="utf-8")
+            tmp.replace(jsonl)
+        self._jsonl = open(jsonl, "a" if previous is not None else "w", encoding="utf-8")  # noqa: SIM115
         self._write()
 
     def add(self, record: Record) -> None:
@@ -186,10 +217,19 @@ def load_results(path: Path) -> tuple[dict[str, Any], list[Record]]:
     raw = doc.get("records", [])
     jsonl = file.parent / "records.jsonl"
     if jsonl.is_file():
-        lines = [line for line in jsonl.read_text().splitlines() if line.strip()]
+        lines, torn = read_jsonl(jsonl)
+        if torn:
+            run.setdefault("read_warnings", []).append(
+                f"{jsonl}: skipped {len(torn)} line(s) that are not whole records (line {', '.join(map(str, torn[:5]))}"
+                f"{' ...' if len(torn) > 5 else ''}): the run was killed while writing")
         if len(lines) > len(raw):  # the run was killed between two rewrites of results.json
-            raw = [json.loads(line) for line in lines]
-    records = [Record.from_dict(r) for r in raw]
+            raw = lines
+    try:
+        if not isinstance(raw, list) or not all(isinstance(r, dict) for r in raw):
+            raise TypeError("records must be a list of objects")
+        records = [Record.from_dict(r) for r in raw]
+    except TypeError as exc:
+        raise ResultsFileError(f"{file}: a record lacks required fields: {exc}") from None
     for r in records:
         r.host = r.host or run.get("host", "")
     return run, records

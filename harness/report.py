@@ -8,6 +8,7 @@ GPUs and not the other's.
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -38,6 +39,30 @@ class Row:
     @property
     def asymmetric(self) -> bool:
         return self.judged.asymmetric
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def plain(text: Any) -> str:
+    """A string from a matrix or kernel on one terminal line: control characters dropped, whitespace collapsed."""
+    return " ".join(_CONTROL.sub("", str(text)).split())
+
+
+def md(text: Any) -> str:
+    """A string from a matrix or kernel, inert in markdown: it cannot end a table cell, open code, a tag,
+    a link or a heading, or break the line."""
+    out = plain(text).replace("\\", "\\\\")
+    for ch in "|`*[]#":
+        out = out.replace(ch, "\\" + ch)
+    return out.replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _table(body: list[list[Any]], headers: list[str], fmt: str) -> str:
+    """A table whose cells are escaped for its format (markdown for ``github``, one line each otherwise)."""
+    clean = md if fmt == "github" else plain
+    return tabulate([[clean(c) for c in row] for row in body], headers=headers, tablefmt=fmt,
+                    disable_numparse=True)
 
 
 def merge(record_sets: Iterable[list[Record]]) -> list[Record]:
@@ -106,7 +131,7 @@ def comparison_table(records: list[Record], fmt: str = "github") -> str:
             line += _cell(rec, row.judged.targets.get(rec.target) if rec is not None else None)
         line.append(("⚠ " if row.asymmetric else "") + row.verdict)
         body.append(line)
-    return tabulate(body, headers=headers, tablefmt=fmt, disable_numparse=True)
+    return _table(body, headers, fmt)
 
 
 def _vendor_of(rows: list[Row], target: str) -> str:
@@ -129,7 +154,7 @@ def summary_table(records: list[Record], fmt: str = "github") -> str:
         counts[(row.kernel, row.triton) if multi else (row.kernel,)][row.judged.category] += 1
     used = [c for c in SUMMARY_COLUMNS if any(c in v for v in counts.values())]
     body = [list(k) + [counts[k].get(c, 0) for c in used] for k in sorted(counts)]
-    return tabulate(body, headers=["kernel"] + (["triton"] if multi else []) + used, tablefmt=fmt)
+    return _table(body, ["kernel"] + (["triton"] if multi else []) + used, fmt)
 
 
 def target_summary(records: list[Record], fmt: str = "github") -> str:
@@ -146,7 +171,7 @@ def target_summary(records: list[Record], fmt: str = "github") -> str:
                 counts[(row.kernel, o.column)][verdicts.outcome(o)] += 1
     cols = ["fits", "at risk", "exceeds", "failed"]
     body = [[k, t] + [c.get(v, 0) for v in cols] for (k, t), c in sorted(counts.items())]
-    return tabulate(body, headers=["kernel", "target"] + cols, tablefmt=fmt)
+    return _table(body, ["kernel", "target"] + cols, fmt)
 
 
 def risk_lines(records: list[Record]) -> list[str]:
@@ -218,7 +243,7 @@ def device_table(records: list[Record], fmt: str = "github") -> str:
                      "; ".join(port)])
     headers = ["kernel", "dtype", "shape", "target", "gpu", "winner", "median µs", "p20–p80 µs", "TFLOP/s", "GB/s",
                "of peak", "baselines (speedup)", "run/failed/not launched", "portability penalty"]
-    return tabulate(body, headers=headers, tablefmt=fmt, disable_numparse=True)
+    return _table(body, headers, fmt)
 
 
 def launch_parity_lines(records: list[Record]) -> list[str]:
@@ -264,28 +289,32 @@ def markdown_report(run: dict[str, Any] | list[dict[str, Any]], records: list[Re
     runs = run if isinstance(run, list) else [run]
     parts = ["# Triton portability report", ""]
     for info in runs:
-        parts.append(f"- matrix `{info.get('matrix', {}).get('name')}` on `{info.get('host')}`: triton "
-                     f"{info.get('triton')}, torch {info.get('torch')}, python {info.get('python')}, "
-                     f"GPUs: {', '.join(info.get('gpus') or []) or 'none'}, commit {info.get('commit') or '-'}, "
-                     f"{info.get('start')} → {info.get('end') or 'unfinished'}")
+        parts.append(md(f"matrix {info.get('matrix', {}).get('name')} on {info.get('host')}: triton "
+                        f"{info.get('triton')}, torch {info.get('torch')}, python {info.get('python')}, "
+                        f"GPUs: {', '.join(info.get('gpus') or []) or 'none'}, commit {info.get('commit') or '-'}, "
+                        f"{info.get('start')} → {info.get('end') or 'unfinished'}").join(("- ", "")))
+        if info.get("interrupted") or not info.get("end"):
+            parts.append("- **INCOMPLETE**: this run was interrupted before every case finished; "
+                         "`harness run --resume DIR` runs only the missing cases")
+        parts += [f"- resumed {md(t)}" for t in info.get("resumed") or []]
     parts += ["", "## Comparison", "", comparison_table(records), "", "## Summary per kernel", "",
               summary_table(records), "", "## Per target and compile environment", "", target_summary(records), ""]
     at_risk = risk_lines(records)
     if at_risk:
         parts += ["## At risk", "", "Configs that fit under Triton's defaults, but not under another swept "
-                  "compile environment:", ""] + [f"- {line}" for line in at_risk] + [""]
+                  "compile environment:", ""] + [f"- {md(line)}" for line in at_risk] + [""]
     if any(r.mode == "tune" for r in records):
         devices = {json.dumps(r.runtime.get("device"), sort_keys=True) for r in records
                    if r.mode == "tune" and r.runtime and r.runtime.get("device")}
         parts += ["## On the device", "", device_table(records), ""]
-        parts += [f"- device: `{d}`" for d in sorted(devices)] + [""]
-        parts += [f"- {line}" for line in launch_parity_lines(records)] + [""]
+        parts += [f"- device: {md(d)}" for d in sorted(devices)] + [""]
+        parts += [f"- {md(line)}" for line in launch_parity_lines(records)] + [""]
     findings = limit_findings(records)
     if findings:
-        parts += ["## Limits exceeded", ""] + [f"- {line}" for line in findings] + [""]
+        parts += ["## Limits exceeded", ""] + [f"- {md(line)}" for line in findings] + [""]
     fails = failures(records)
     if fails:
-        parts += ["## Failures", ""] + [f"- {line}" for line in fails] + [""]
+        parts += ["## Failures", ""] + [f"- {md(line)}" for line in fails] + [""]
     parts += ["Columns: `smem B` is the dynamic shared memory / LDS the launch requests (`metadata.shared`), "
               "with the limit when it is exceeded; `regs` is registers per thread (AMD: the compiler's unified "
               "VGPR + AGPR total, `.vgpr_count`); `spill B` is bytes per thread spilled to memory (NVIDIA: ptxas "

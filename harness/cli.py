@@ -3,8 +3,9 @@
 Exit codes (also in README):
   0  every case compiled (and matched its reference where checked)
   1  at least one case failed: compile error, crash, timeout or mismatch
-  2  bad input: invalid matrix, unknown target, unreadable results, bad arguments
-  3  interrupted, or an internal error of pytest or the harness
+  2  bad input: invalid matrix, unknown target, unreadable or damaged results, a run directory in use or
+     holding another run's records (see --resume / --force), bad arguments
+  3  interrupted (Ctrl-C or SIGTERM; --resume finishes the run), or an internal error of pytest or the harness
   4  no case was selected (everything deselected by -k, --targets or Triton version)
 ``harness compare`` exits 1 when a judged config moved beyond the threshold.
 Limit findings (a config that exceeds a target's limit) are results, not failures.

@@ -11,6 +11,9 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
+import os
+import signal
+import subprocess
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -66,12 +69,76 @@ def load(ref: str) -> KernelSpec:
             module = importlib.import_module(location)
     except KernelLoadError:
         raise
+    except SystemExit as exc:  # a module that calls sys.exit() at import must not end the harness
+        raise KernelLoadError(f"cannot import kernel {location}: it calls sys.exit({exc.code!r}) at import") from None
     except Exception as exc:  # noqa: BLE001 - a user's module may raise anything on import
         raise KernelLoadError(f"cannot import kernel {location}: {type(exc).__name__}: {exc}") from exc
     obj = getattr(module, attr, None)
     if not isinstance(obj, KernelSpec):
         raise KernelLoadError(f"{location} has no KernelSpec named {attr!r}")
     return obj
+
+
+_PROBE = """
+import importlib, importlib.util, sys
+location, attr = sys.argv[1], sys.argv[2]
+if location.endswith(".py"):
+    spec = importlib.util.spec_from_file_location("harness_probe_module", location)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+else:
+    module = importlib.import_module(location)
+print("harness-probe-imported", flush=True)
+"""
+
+
+def import_timeout_s() -> float:
+    try:
+        return max(1.0, float(os.environ.get("HARNESS_IMPORT_TIMEOUT_S", "120")))
+    except ValueError:
+        return 120.0
+
+
+@lru_cache(maxsize=None)
+def _probe_cached(ref: str, stamp: float) -> str:
+    location, _, attr = ref.rpartition(":")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    env.pop("TRITON_INTERPRET", None)
+    timeout = import_timeout_s()
+    try:
+        proc = subprocess.run([sys.executable, "-c", _PROBE, location, attr], env=env, capture_output=True,
+                              text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return f"importing {location} did not finish within {timeout:g} s (it hangs at import?)"
+    if "harness-probe-imported" in proc.stdout and proc.returncode == 0:
+        return ""
+    if proc.returncode < 0:
+        return f"importing {location} killed the process ({signal.Signals(-proc.returncode).name})"
+    last = " ".join(proc.stderr.strip().splitlines()[-1:])[:300]
+    if "harness-probe-imported" not in proc.stdout and proc.returncode == 0:
+        return f"importing {location} ended the process (exit code 0) before it finished: it calls sys.exit or " \
+               "os._exit at import"
+    return f"cannot import kernel {location}: exit code {proc.returncode}" + (f": {last}" if last else "")
+
+
+def probe(ref: str) -> None:
+    """Import a user's kernel module in a child process first (timeout ``HARNESS_IMPORT_TIMEOUT_S``).
+
+    A module that exits, crashes or hangs at import then costs a clear error,
+    not the harness. The repository's own kernels are not probed. Raises
+    :class:`KernelLoadError` with the reason.
+    """
+    location = ref.rpartition(":")[0]
+    if location.endswith(".py"):
+        path = Path(location)
+        if path.parent == REPO_KERNELS or not path.is_file():
+            return  # our own kernels are trusted; a missing file is reported by load()
+        stamp = path.stat().st_mtime
+    else:
+        stamp = 0.0
+    problem = _probe_cached(ref, stamp)
+    if problem:
+        raise KernelLoadError(problem)
 
 
 def source_hash(ref: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,17 @@ TOP_KEYS = {"name": str, "description": str, "triton": list, "targets": list, "k
 KERNEL_KEYS = {"source": str, "dtypes": list, "shapes": list, "configs": (list, str), "interpret": (list, bool),
                "timeout_s": (int, float)}
 CONFIG_SPACES = ("default", "nvidia", "amd")
+MAX_TIMEOUT_S = 24 * 3600
+#: accepted values of the compile options that have a range (what the backends accept and mean)
+OPTION_RANGES: dict[str, tuple[Any, str]] = {
+    "num_warps": ({1, 2, 4, 8, 16, 32, 64}, "a power of two from 1 to 64"),
+    "num_stages": (range(1, 17), "an integer from 1 to 16"),
+    "num_ctas": ({1, 2, 4, 8, 16}, "1, 2, 4, 8 or 16"),
+    "maxnreg": (range(16, 256), "an integer from 16 to 255"),
+    "waves_per_eu": (range(0, 11), "an integer from 0 (compiler's choice) to 10"),
+    "matrix_instr_nonkdim": ({0, 4, 16, 32}, "0 (compiler's choice), 4, 16 or 32"),
+    "kpack": ({1, 2}, "1 or 2"),
+}
 _VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?([.+-]\w+)*$")
 
 
@@ -89,6 +101,8 @@ class MatrixError(Exception):
 def _type_name(t: Any) -> str:
     names = {str: "a string", list: "a list", dict: "a mapping", int: "an integer", float: "a number", bool: "a boolean"}
     if isinstance(t, tuple):
+        if set(t) == {int, float}:
+            return "a number"
         return " or ".join(names[x] for x in t if x is not float or int not in t)
     return names[t]
 
@@ -162,8 +176,12 @@ def config_problems(spec: KernelSpec, config: dict[str, Any], backends: set[str]
             every = set(spec.tunables) | known_options
             out.append((key, f"unknown option {key!r} for {spec.name} on backend(s) {', '.join(sorted(backends))}"
                              f"{_suggest(key, every)}; Triton would drop it silently"))
-        elif key in ("num_warps",) and (not _is(value, int) or value <= 0 or value & (value - 1)):
-            out.append((key, f"num_warps must be a positive power of two, got {value!r}"))
+        elif key in OPTION_RANGES:
+            allowed, meaning = OPTION_RANGES[key]
+            if not _is(value, int) or value not in allowed:
+                out.append((key, f"{key} must be {meaning}, got {value!r}"))
+        elif key == "enable_fp_fusion" and not isinstance(value, bool):
+            out.append((key, f"enable_fp_fusion must be true or false, got {value!r}"))
         elif key not in ("enable_fp_fusion", "schedule_hint") and (not _is(value, int) or value < 0):
             out.append((key, f"{key} must be a non-negative integer, got {value!r}"))
     missing = [t for t in spec.tunables if t not in config]
@@ -182,6 +200,7 @@ def _kernel_entry(chk: _Checker, name: str, entry: Any, backends: set[str], defa
     source = entry.get("source") if isinstance(entry.get("source"), str) else None
     try:
         ref = loader.resolve(name, source, kernels_dir)
+        loader.probe(ref)
         spec = loader.load(ref)
     except loader.KernelLoadError as exc:
         chk.add(path + (("source",) if source else ()), str(exc))
@@ -207,10 +226,20 @@ def _kernel_entry(chk: _Checker, name: str, entry: Any, backends: set[str], defa
     else:
         interp = [_check_shape(chk, spec, s, path + ("interpret", i)) for i, s in enumerate(interp_raw)]
     timeout = entry.get("timeout_s", default_timeout)
-    if _is(timeout, (int, float)) and timeout <= 0:
-        chk.add(path + ("timeout_s",), f"timeout_s must be positive, got {timeout!r}")
+    if _is(timeout, (int, float)) and not (math.isfinite(timeout) and 0 < timeout <= MAX_TIMEOUT_S):
+        chk.add(path + ("timeout_s",), f"timeout_s must be a number of seconds in (0, {MAX_TIMEOUT_S}], "
+                                       f"got {timeout!r}")
+        timeout = default_timeout
     if any(s is None for s in shapes + interp) or configs is None:
         return None
+    for i, shape in enumerate(shapes):
+        for config in configs:
+            try:
+                spec.config_ok(dict(shape), config.as_dict())
+            except Exception as exc:  # noqa: BLE001 - the spec's own code: its failure is this entry's error
+                chk.add(path + ("shapes", i), f"{spec.name}.config_ok raised {type(exc).__name__}: {exc} for shape "
+                                              f"{dict(shape)} and config {config.as_dict()}")
+                return None
     return KernelEntry(name=name, ref=ref, dtypes=tuple(dtypes), configs=tuple(configs),
                        shapes=tuple(tuple(s.items()) for s in shapes if s),
                        interpret=tuple(tuple(s.items()) for s in interp if s), timeout_s=float(timeout))
@@ -283,7 +312,15 @@ def _environments(chk: _Checker, raw: Any, target_names: list[str]) -> tuple[tup
             for var, value in env.items():
                 known = CODEGEN_VARIABLES[backend]
                 read = read_by_installed_triton(str(var))
-                if var not in known and not read:
+                others = {v for b, names in CODEGEN_VARIABLES.items() if b != backend for v in names} - known
+                if var in others:
+                    chk.add(where + ("env", var), f"{var!r} is read by another backend, not by {target!r}'s "
+                                                  f"{backend} backend: it would compile Triton's default silently")
+                elif var in ("TRITON_CACHE_DIR", "TRITON_INTERPRET", "TRITON_DUMP_DIR", "TRITON_KERNEL_DUMP",
+                             "TRITON_ALWAYS_COMPILE", "TRITON_OVERRIDE_DIR", "TRITON_KERNEL_OVERRIDE"):
+                    chk.add(where + ("env", var), f"{var!r} is set by the harness itself or writes outside the run "
+                                                  "directory: it cannot be a compile environment variable")
+                elif var not in known and not read:
                     chk.add(where + ("env", var), f"{var!r} is not a codegen variable of the {backend} backend"
                                                   f"{_suggest(var, known)}")
                 elif read is False:
@@ -302,37 +339,56 @@ def _environments(chk: _Checker, raw: Any, target_names: list[str]) -> tuple[tup
 def parse(path: str | Path, text: str | None = None) -> Matrix:
     """Read and validate a matrix file; raises :class:`MatrixError` listing every problem."""
     file = str(path)
-    if text is None:
-        try:
-            text = Path(path).read_text()
-        except OSError as exc:
-            raise MatrixError([Problem(file, 0, f"cannot read matrix: {exc.strerror or exc}")]) from None
     try:
+        if text is None:
+            try:
+                data = Path(path).read_bytes()
+            except OSError as exc:
+                raise MatrixError([Problem(file, 0, f"cannot read matrix: {exc.strerror or exc}")]) from None
+            text = yamlpos.decode(data)
         doc = yamlpos.load(text)
     except yamlpos.YamlError as exc:
         raise MatrixError([Problem(file, exc.line, exc.message)]) from None
+    try:
+        return _validate(file, text, doc)
+    except MatrixError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a safety net: bad input is an error line, never a traceback
+        raise MatrixError([Problem(file, 1, f"cannot validate this matrix: {type(exc).__name__}: "
+                                            f"{' '.join(str(exc).split())[:300]}")]) from None
+
+
+def _validate(file: str, text: str, doc: yamlpos.Located) -> Matrix:
     chk = _Checker(file, doc)
     data = doc.value
     if not isinstance(data, dict):
         chk.add((), "a matrix must be a mapping with name, targets and kernels")
         raise MatrixError(chk.problems)
-    chk.keys(data, (), TOP_KEYS, "matrix")
+    # top-level keys starting with "x-" hold YAML anchors for merge keys (<<: *name) and are otherwise ignored
+    chk.keys({k: v for k, v in data.items() if not str(k).startswith("x-")}, (), TOP_KEYS, "matrix")
     for required in ("name", "targets", "kernels"):
         if required not in data:
             chk.add((), f"matrix lacks required field {required!r}")
     cat = targets.catalogue()
     target_names = data.get("targets") if isinstance(data.get("targets"), list) else []
+    if isinstance(data.get("targets"), list) and not target_names:
+        chk.add(("targets",), f"targets must name at least one target (known: {', '.join(targets.catalogue())})")
     for i, t in enumerate(target_names):
+        if not isinstance(t, str):
+            chk.add(("targets", i), f"a target is a catalogue name (a string), got {type(t).__name__} {t!r}")
+            continue
         if t not in cat:
             chk.add(("targets", i), f"unknown target {t!r} (known: {', '.join(cat)}){_suggest(t, cat)}")
+    target_names = [t for t in target_names if isinstance(t, str)]
     backends = {cat[t].backend for t in target_names if t in cat} or {"cuda", "hip"}
     versions = data.get("triton", ["installed"]) if isinstance(data.get("triton", []), list) else []
     for i, v in enumerate(versions):
         if not isinstance(v, str) or not (v == "installed" or _VERSION_RE.match(v)):
             chk.add(("triton", i), f"triton version must be a string like \"3.6.0\" or \"installed\", got {v!r}")
     timeout = data.get("timeout_s", 300)
-    if _is(timeout, (int, float)) and timeout <= 0:
-        chk.add(("timeout_s",), f"timeout_s must be positive, got {timeout!r}")
+    if _is(timeout, (int, float)) and not (math.isfinite(timeout) and 0 < timeout <= MAX_TIMEOUT_S):
+        chk.add(("timeout_s",), f"timeout_s must be a number of seconds in (0, {MAX_TIMEOUT_S}], got {timeout!r}")
+        timeout = 300
     environments = _environments(chk, data["environments"], target_names) \
         if isinstance(data.get("environments"), dict) else ()
     kdir = data.get("kernels_dir")

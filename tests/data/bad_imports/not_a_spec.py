@@ -1,0 +1,1 @@
+SPEC = 42  # not a KernelSpec

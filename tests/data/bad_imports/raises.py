@@ -1,0 +1,1 @@
+raise RuntimeError("broken at import")

@@ -1,0 +1,2 @@
+import ctypes
+ctypes.string_at(0)  # SIGSEGV at import

@@ -7,4 +7,9 @@ matrix=${1:-matrices/nightly.yaml}
 out=${2:-runs/nightly-$(date -u +%Y%m%d)}
 python3 -m venv --system-site-packages .venv-gpu
 .venv-gpu/bin/pip install -q -e .   # no [cpu] extra: torch and triton are the host's
-.venv-gpu/bin/harness run "$matrix" --out "$out"
+# a retried nightly finishes what the interrupted one left (its records are kept), a fresh one starts
+if [ -s "$out/records.jsonl" ]; then
+  .venv-gpu/bin/harness run "$matrix" --resume "$out"
+else
+  .venv-gpu/bin/harness run "$matrix" --out "$out"
+fi

@@ -14,7 +14,7 @@ export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 targets=${HARNESS_GPU_TARGETS:-h200,mi300x}
 
 nightly() {  # nightly N TIMEOUT: one run of the nightly matrix into /tmp/runN, its results packed into $OUT
-  timeout "$2" python3 -m harness run matrices/nightly.yaml --targets "$targets" -n 8 --out "/tmp/run$1" \
+  timeout "$2" python3 -m harness run matrices/nightly.yaml --targets "$targets" -n 8 --force --out "/tmp/run$1" \
     > "$OUT/run$1.log" 2>&1
   echo "run$1 exit $?"
   # results, records and report in one file (a call returns few files); artifacts stay behind
@@ -40,9 +40,9 @@ kernels:
     interpret: false
     shapes: [{M: 4096, N: 4096, K: 4096}]
 YAML
-    timeout 150 python3 -m harness run /tmp/explore.yaml -n 4 --out /tmp/run1 > "$OUT/run1.log" 2>&1
+    timeout 150 python3 -m harness run /tmp/explore.yaml -n 4 --force --out /tmp/run1 > "$OUT/run1.log" 2>&1
     echo "explore run exit $?"
-    timeout 100 python3 -m harness run /tmp/explore.yaml -n 4 --out /tmp/run2 > "$OUT/run2.log" 2>&1
+    timeout 100 python3 -m harness run /tmp/explore.yaml -n 4 --force --out /tmp/run2 > "$OUT/run2.log" 2>&1
     echo "explore run 2 exit $?"
     python3 -m harness compare /tmp/run1 /tmp/run2 > "$OUT/compare.log" 2>&1; echo "compare exit $?"
     cp /tmp/run1/results.json "$OUT/run1_results.json"; cp /tmp/run2/results.json "$OUT/run2_results.json"

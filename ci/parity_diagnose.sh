@@ -4,7 +4,7 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-out}; mkdir -p "$OUT"
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
-timeout 400 python3 -m harness run matrices/nightly.yaml --targets "${1:-h200}" -n 8 --out /tmp/parity -k "${2:-matmul or softmax}" \
+timeout 400 python3 -m harness run matrices/nightly.yaml --targets "${1:-h200}" -n 8 --force --out /tmp/parity -k "${2:-matmul or softmax}" \
   > "$OUT/parity_run.log" 2>&1
 echo "run exit $?"
 python3 - <<'PY' | tee "$OUT/parity_detail.txt"

@@ -239,7 +239,8 @@ def device_table(records: list[Record], fmt: str = "github") -> str:
                      f"{_us(timing.get('p20_us'))}–{_us(timing.get('p80_us'))}" if timing else "",
                      f"{rt.get('tflops', 0):.1f}" if rt.get("tflops") else "", f"{rt.get('gbps', 0):.0f}"
                      if rt.get("gbps") else "", pct, base_txt,
-                     f"{rt.get('configs_launched', 0)}/{rt.get('configs_failed', 0)}/{rt.get('configs_not_launched', 0)}",
+                     "/".join(str(rt.get(k, 0)) for k in ("configs_launched", "configs_failed",
+                                                          "configs_not_launched")),
                      "; ".join(port)])
     headers = ["kernel", "dtype", "shape", "target", "gpu", "winner", "median µs", "p20–p80 µs", "TFLOP/s", "GB/s",
                "of peak", "baselines (speedup)", "run/failed/not launched", "portability penalty"]

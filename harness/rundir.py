@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO
 
 LOCK_NAME = ".harness.lock"
+RUN_FILES = (LOCK_NAME, "records.jsonl", "results.json", "report.md")
 
 
 class RunDirError(Exception):
@@ -34,6 +35,9 @@ def check_usable(out: Path) -> None:
     """``--out`` must be a directory we can create and write, not a file."""
     if out.exists() and not out.is_dir():
         raise RunDirError(f"--out {out} exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()) and not any((out / name).exists() for name in RUN_FILES):
+        raise RunDirError(f"--out {out} is a directory with other content and no harness run: give a new or empty "
+                          "directory (a run writes results, records, a report and artifacts there)")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

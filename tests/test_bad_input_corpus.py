@@ -24,7 +24,8 @@ IMPORTS = DATA / "bad_imports"
 
 
 def _kernel(source: str) -> str:
-    return f"name: x\ntargets: [h100]\nkernels:\n  k:\n    source: {source}\n    dtypes: [fp32]\n    shapes: [{{N: 16}}]\n"
+    return (f"name: x\ntargets: [h100]\nkernels:\n  k:\n    source: {source}\n"
+            "    dtypes: [fp32]\n    shapes: [{N: 16}]\n")
 
 
 def _env(entries: str, target: str = "mi300x") -> str:

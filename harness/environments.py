@@ -66,7 +66,8 @@ def read_by_installed_triton(name: str) -> bool | None:
     source = _knobs_source()
     if source is None:
         return None
-    if re.search(rf"[\"']{re.escape(name)}[\"']", source):
+    # a knob is declared as ``env_bool("NAME", ...)`` / ``env_str(...)`` ...: any other quoted string is not one
+    if re.search(rf"\benv_\w+\(\s*[\"']{re.escape(name)}[\"']", source):
         return True
     tool = re.match(r"TRITON_(.+)_PATH$", name)  # env_nvidia_tool("ptxas") reads TRITON_PTXAS_PATH
     return bool(tool and re.search(rf"env_nvidia_tool\([\"']{tool.group(1).lower().replace('_', '-')}[\"']\)",

@@ -31,6 +31,9 @@ class KernelLoadError(Exception):
 def resolve(name: str, source: str | None, kernels_dir: Path | None = None) -> str:
     """Canonical reference for a matrix entry: ``/abs/file.py:ATTR`` or ``module:ATTR``."""
     if source is None:
+        if not name.isidentifier():  # a name is a file in kernels/, never a path: 'source:' names others
+            raise KernelLoadError(f"kernel name {name!r} is not a plain name of a file in kernels/: "
+                                  "name other files with 'source: path/to/file.py:SPEC'")
         base = kernels_dir or REPO_KERNELS
         path = (base / f"{name}.py").resolve()
         if not path.is_file():

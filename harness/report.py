@@ -46,7 +46,8 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 def plain(text: Any) -> str:
     """A string from a matrix or kernel on one terminal line: control characters dropped, whitespace collapsed."""
-    return " ".join(_CONTROL.sub("", str(text)).split())
+    text = str(text).encode("utf-8", "replace").decode("utf-8")  # lone surrogates from YAML escapes
+    return " ".join(_CONTROL.sub("", text).split())
 
 
 def md(text: Any) -> str:

@@ -6,6 +6,7 @@ the marks, so values are built from it directly, and duplicate keys (which
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +41,7 @@ MAX_DEPTH = 64
 MAX_VALUES = 200_000
 MAX_BYTES = 4 << 20
 _MERGE = "tag:yaml.org,2002:merge"
+_BAD_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]")
 _PLAIN_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "map", "seq", "merge",
                                                    "timestamp")}
 
@@ -67,9 +69,14 @@ class _Builder:
         if isinstance(node, yaml.SequenceNode):
             return [self.build(item, path + (i,), depth + 1) for i, item in enumerate(node.value)]
         try:
-            return self.constructor.construct_object(node, deep=True)
+            value = self.constructor.construct_object(node, deep=True)
         except yaml.YAMLError as exc:
             raise YamlError(line, f"invalid value: {getattr(exc, 'problem', None) or exc}") from None
+        if isinstance(value, str) and _BAD_CHARS.search(value):
+            bad = _BAD_CHARS.search(value).group()  # type: ignore[union-attr]
+            raise YamlError(line, f"a string holds the character U+{ord(bad):04X} (a control character or a lone "
+                                  "surrogate): names and values must be printable text")
+        return value
 
     def _mapping(self, node: yaml.MappingNode, path: Path_, depth: int) -> dict[Any, Any]:
         out: dict[Any, Any] = {}

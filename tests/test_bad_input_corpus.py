@@ -44,6 +44,8 @@ CORPUS: dict[str, str | bytes] = {
     "alias_bomb": "a: &a [1,1,1,1,1,1,1,1,1]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n"
                   "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n"
                   "f: [*e,*e,*e,*e,*e,*e,*e,*e,*e]\n",
+    "lone_surrogate": BASE.replace("name: corpus", 'name: "bad \\ud800 name"'),
+    "escape_in_string": BASE.replace("name: corpus", 'name: "bell \\a \\x1b[31m"'),
     "list_key": BASE.replace("name: corpus", "? [a, b]\n: 1\nname: corpus"),
     "null_key": BASE.replace("name: corpus", "~: 1\nname: corpus"),
     "bad_merge": BASE.replace("    dtypes: [fp32]", "    <<: 5\n    dtypes: [fp32]"),
@@ -91,6 +93,8 @@ CORPUS: dict[str, str | bytes] = {
     "interpret_word": BASE.replace("interpret: false", "interpret: maybe"),
     "interpret_bad_shape": BASE.replace("interpret: false", "interpret: [{N: 0}]"),
     "kernel_timeout_nan": BASE.replace("interpret: false", "interpret: false\n    timeout_s: .nan"),
+    "kernel_name_is_a_path": BASE.replace("  vector_add:", "  ../kernels/vector_add:"),
+    "quoted_string_not_a_knob": _env("[{name: a, env: {cuda: '1'}}]"),
     "source_no_colon": _kernel("kernels_file"), "source_missing_file": _kernel("missing.py:SPEC"),
     "source_not_a_spec": _kernel(f"{IMPORTS / 'not_a_spec.py'}:SPEC"),
     "source_wrong_attr": _kernel(f"{IMPORTS / 'not_a_spec.py'}:NOPE"),

@@ -157,6 +157,31 @@ def test_hostile_names_cannot_break_the_markdown_report() -> None:
     assert len(cells) == 1  # header, rule and both rows have the same number of cells
 
 
+def test_a_run_with_hostile_names_writes_an_intact_report(tmp_path: Path) -> None:
+    """Matrix and kernel names with table separators, code, headings, tags and newlines."""
+    matrix = write_matrix(tmp_path / "m.yaml", f"""\
+name: "evil | `name` \\n# heading <script>x</script>"
+targets: [h100]
+kernels:
+  "k|`x`<b>":
+    source: {REPO / 'kernels' / 'vector_add.py'}:SPEC
+    dtypes: [fp32]
+    shapes: [{{N: 4096}}]
+    configs: [{{BLOCK: 1024, num_warps: 4}}]
+    interpret: false
+""")
+    out = tmp_path / "run"
+    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    text = (out / "report.md").read_text()
+    assert "<script>" not in text and "<b>" not in text and "\n# heading" not in text
+    section = text.split("## Comparison")[1].split("## Summary")[0]
+    table = [line for line in section.splitlines() if line.startswith("|")]
+    assert len(table) == 3 and "k\\|\\`x\\`&lt;b&gt;" in table[2]
+    assert len({len(line.replace("\\|", "").split("|")) for line in table}) == 1
+    assert all(p.resolve().is_relative_to(out.resolve()) for p in out.rglob("*"))
+
+
 def test_compare_refuses_nan_zero_and_missing_medians(tmp_path: Path) -> None:
     good = tmp_path / "good"
     ResultsWriter(good, {"host": "h"}).add(_record("k"))

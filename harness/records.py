@@ -202,6 +202,30 @@ class ResultsFileError(Exception):
     pass
 
 
+_STR_FIELDS = ("kernel", "dtype", "target", "arch", "vendor", "triton", "config_id", "origin", "mode", "status")
+_DICT_FIELDS = ("shape", "config", "meta", "resources", "artifacts", "env")
+
+
+def record_problem(data: dict[str, Any]) -> str:
+    """Why a stored record cannot be read as one ('' when it can): types of the fields reports rely on."""
+    for name in _STR_FIELDS:
+        if not isinstance(data.get(name), str):
+            return f"field {name!r} must be a string, got {type(data.get(name)).__name__}"
+    for name in _DICT_FIELDS:
+        if name in data and not isinstance(data[name], dict):
+            return f"field {name!r} must be an object, got {type(data[name]).__name__}"
+    if not isinstance(data.get("flags", []), list):
+        return "field 'flags' must be a list"
+    for flag in data.get("flags", []):
+        if not isinstance(flag, dict) or not isinstance(flag.get("resource"), str) \
+                or not all(isinstance(flag.get(k), (int, float)) and not isinstance(flag.get(k), bool)
+                           for k in ("value", "limit")) or flag.get("severity") not in ("error", "warn"):
+            return f"a flag must be {{resource, value, limit, severity}}, got {flag!r}"[:200]
+    if data.get("runtime") is not None and not isinstance(data["runtime"], dict):
+        return "field 'runtime' must be an object or null"
+    return ""
+
+
 def load_results(path: Path) -> tuple[dict[str, Any], list[Record]]:
     """Read ``results.json`` (a file or a run directory holding one)."""
     file = path / "results.json" if path.is_dir() else path
@@ -227,6 +251,11 @@ def load_results(path: Path) -> tuple[dict[str, Any], list[Record]]:
     try:
         if not isinstance(raw, list) or not all(isinstance(r, dict) for r in raw):
             raise TypeError("records must be a list of objects")
+        for i, r in enumerate(raw):
+            problem = record_problem(r)
+            if problem:
+                raise ResultsFileError(f"{file}: record {i} ({str(r.get('kernel'))[:40]} {str(r.get('target'))[:20]} "
+                                       f"{str(r.get('config_id'))[:60]}): {problem}")
         records = [Record.from_dict(r) for r in raw]
     except TypeError as exc:
         raise ResultsFileError(f"{file}: a record lacks required fields: {exc}") from None

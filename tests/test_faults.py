@@ -182,6 +182,25 @@ kernels:
     assert all(p.resolve().is_relative_to(out.resolve()) for p in out.rglob("*"))
 
 
+def test_damaged_results_are_refused_naming_the_record(tmp_path: Path) -> None:
+    for label, damage in (("flags", {"flags": "x"}), ("resources", {"resources": 5}), ("kernel", {"kernel": None}),
+                          ("flag_value", {"flags": [{"resource": "shared", "value": "big", "limit": 1,
+                                                     "severity": "error"}]})):
+        run = tmp_path / label
+        writer = ResultsWriter(run, {"host": "h"})
+        writer.add(_record("k"))
+        writer.finish()
+        doc = json.loads((run / "results.json").read_text())
+        doc["records"][0].update(damage)
+        (run / "results.json").write_text(json.dumps(doc))
+        (run / "records.jsonl").unlink()
+        for command in (("report", str(run)), ("compare", str(run), str(run))):
+            proc = run_cli(*command)
+            named = "record 0 (None h100 BLOCK1)" if label == "kernel" else "record 0 (k h100 BLOCK1)"
+            assert proc.returncode == 2 and named in proc.stderr, (label, command, proc.stderr)
+            assert "Traceback" not in proc.stderr
+
+
 def test_compare_refuses_nan_zero_and_missing_medians(tmp_path: Path) -> None:
     good = tmp_path / "good"
     ResultsWriter(good, {"host": "h"}).add(_record("k"))

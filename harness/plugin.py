@@ -24,7 +24,7 @@ from harness import loader, report, rundir, tritoncompat
 from harness.cases import Case, compile_job, expand, interpret_job
 from harness.matrix import MatrixError, parse
 from harness.naming import config_id
-from harness.records import Record, ResultsFileError, ResultsWriter, load_results, run_info
+from harness.records import Record, ResultsFileError, ResultsWriter, complete_cases, load_results, run_info
 from harness.targets import catalogue
 
 RECORD_PROPERTY = "harness_record"
@@ -114,7 +114,7 @@ class HarnessSession:
                 if matrix is not None and recorded and recorded != matrix.content_hash:
                     raise rundir.RunDirError(f"--resume {self.out}: the matrix {matrix.path} changed since that run "
                                              "started; resume with the same matrix, or start a new run")
-                self.done_cases = {r.case_id for r in self.previous if r.case_id}
+                self.done_cases, self.previous = complete_cases(self.previous)
                 self._resumed_run = run
         except (rundir.RunDirError, ResultsFileError) as exc:
             if self._lock is not None:
@@ -179,10 +179,11 @@ class HarnessSession:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.is_worker or report.when != "call":
             return
-        for name, value in report.user_properties:
-            if name == RECORD_PROPERTY:
-                self._ensure_writer()
-                self.writer.add(Record.from_dict(json.loads(value)))
+        batch = [Record.from_dict(json.loads(value)) for name, value in report.user_properties
+                 if name == RECORD_PROPERTY]
+        if batch:
+            self._ensure_writer()
+            self.writer.add_many(batch)
 
     def _ensure_writer(self) -> None:
         if self.writer is None:
@@ -330,6 +331,7 @@ class CaseItem(pytest.Item):
                 bad.append(f"on {gpu['name']}: {tune.error}")
             records.append(tune)
         for record in records:
+            record.case_id, record.case_records = case.id, len(records)
             self.user_properties.append((RECORD_PROPERTY, json.dumps(record.to_dict())))
         if bad:
             raise CaseFailed(f"{len(bad)} of {len(case.configs)} config(s) failed:\n" + "\n".join(bad))

@@ -64,6 +64,7 @@ class Record:
     assumptions: list[str] = field(default_factory=list)          # what the launch specialisation had to assume
     cache_key: str = ""              # Triton's compile hash (source, options, target, environment): its cache key
     case_id: str = ""                # the pytest item that produced it (what --resume skips)
+    case_records: int = 0            # how many records that item produced: a resume trusts only complete cases
 
     @property
     def column(self) -> str:
@@ -133,6 +134,21 @@ def run_info(matrix_name: str, matrix_path: str, matrix_hash: str, installed_tri
             "start": datetime.now(timezone.utc).isoformat(timespec="seconds"), "end": None}
 
 
+def complete_cases(records: list[Record]) -> tuple[set[str], list[Record]]:
+    """The case ids whose every record is present, and the records of those cases (for a resume).
+
+    A case's records are written together, but a kill can still cut a batch: a case
+    with fewer records than it produced (``case_records``) runs again.
+    """
+    counts: dict[str, int] = {}
+    expected: dict[str, int] = {}
+    for r in records:
+        counts[r.case_id] = counts.get(r.case_id, 0) + 1
+        expected[r.case_id] = r.case_records
+    done = {c for c, n in counts.items() if c and expected[c] == n}
+    return done, [r for r in records if r.case_id in done]
+
+
 def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], list[int]]:
     """Records of a ``records.jsonl``, and the line numbers that are not whole records (torn by a kill)."""
     good: list[dict[str, Any]] = []
@@ -176,8 +192,12 @@ class ResultsWriter:
         self._write()
 
     def add(self, record: Record) -> None:
-        self.records.append(record)
-        self._jsonl.write(json.dumps(record.to_dict()) + "\n")
+        self.add_many([record])
+
+    def add_many(self, records: list[Record]) -> None:
+        """One case's records, appended to the JSONL in a single write (a kill leaves all or a torn tail)."""
+        self.records.extend(records)
+        self._jsonl.write("".join(json.dumps(r.to_dict()) + "\n" for r in records))
         self._jsonl.flush()
         if time.monotonic() - self._last_write >= 1.0:
             self._write()

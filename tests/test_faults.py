@@ -136,6 +136,15 @@ def _record(kernel: str, median: float | None = 100.0, **extra: object) -> Recor
                   status="ok", runtime=runtime, **extra)  # type: ignore[arg-type]
 
 
+def test_resume_trusts_only_cases_whose_every_record_is_present() -> None:
+    from harness.records import complete_cases
+
+    whole = [_record("a", case_id="A", case_records=2), _record("a", case_id="A", case_records=2)]
+    cut = [_record("b", case_id="B", case_records=3)]  # a kill cut this case's batch after one record
+    done, kept = complete_cases(whole + cut)
+    assert done == {"A"} and kept == whole
+
+
 def test_a_torn_jsonl_line_is_skipped_and_reported(tmp_path: Path) -> None:
     writer = ResultsWriter(tmp_path, {"host": "h"})
     writer.add(_record("k"))

@@ -7,7 +7,8 @@ Exit codes (also in README):
      holding another run's records (see --resume / --force), bad arguments
   3  interrupted (Ctrl-C or SIGTERM; --resume finishes the run), or an internal error of pytest or the harness
   4  no case was selected (everything deselected by -k, --targets or Triton version)
-``harness compare`` exits 1 when a judged config moved beyond the threshold.
+``harness compare`` has its own codes: 0 nothing worse, 1 performance regression only, 2 a worse status,
+verdict or correctness, 3 the runs cannot be compared.
 Limit findings (a config that exceeds a target's limit) are results, not failures.
 """
 from __future__ import annotations
@@ -158,31 +159,31 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from harness import compare
+    from harness.compare import CompareInputError, compare_runs, render
 
     try:
-        _, base = load_results(Path(args.base))
-        _, new = load_results(Path(args.new))
+        base_run, base = load_results(Path(args.base))
+        new_run, new = load_results(Path(args.new))
     except ResultsFileError as exc:
         _err(str(exc))
-        return EXIT_INPUT
+        return 3
+    for warning in (base_run.get("read_warnings") or []) + (new_run.get("read_warnings") or []):
+        _err(f"warning: {warning}")
     try:
-        rows = compare.deltas(base, new)
-    except compare.CompareInputError as exc:
+        cmp = compare_runs(base, new, threshold=args.threshold, alpha=args.alpha, min_us=args.min_us,
+                           normalise=not args.raw)
+    except CompareInputError as exc:
         for line in str(exc).splitlines():
             _err(line)
-        return EXIT_INPUT
-    if not rows:
-        _err("no configs timed on a device in both runs")
-        return EXIT_NOTHING
-    table, over = compare.render(rows, args.threshold, args.min_us)
-    print(table)
-    judged = [d for d in rows if max(d.base_us, d.new_us) >= args.min_us]
-    if judged:
-        worst = max(judged, key=lambda d: abs(d.change))
-        print(f"\n{len(judged)} judged (>= {args.min_us:g} us), {over} beyond ±{100 * args.threshold:g}%; "
-              f"largest change {100 * worst.change:+.2f}% ({worst.label})")
-    return EXIT_FAILED if over else EXIT_OK
+        return 3
+    print(render.summary(cmp))
+    if args.markdown:
+        Path(args.markdown).write_text(render.markdown(cmp))
+    if args.json:
+        import json
+
+        Path(args.json).write_text(json.dumps(render.to_json(cmp), indent=1))
+    return cmp.exit_code
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -213,11 +214,23 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("dirs", nargs="+")
     rep.add_argument("--out", help="where to write report.md (default: inside the only run directory)")
     rep.set_defaults(func=cmd_report)
-    cmp = sub.add_parser("compare", help="compare on-device medians of two runs (fidelity, regressions)")
-    cmp.add_argument("base")
-    cmp.add_argument("new")
-    cmp.add_argument("--threshold", type=float, default=0.02, help="relative change judged a difference (0.02)")
-    cmp.add_argument("--min-us", type=float, default=50.0, help="ignore configs faster than this (50 us)")
+    cmp = sub.add_parser(
+        "compare", help="what changed between two runs (a Triton bump, night to night) and whether it is worse",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="exit codes: 0 nothing worse; 1 performance regression only; 2 a new compile, correctness or limit "
+               "failure (any worse verdict); 3 the runs cannot be compared (no common records, damaged or "
+               "unreadable results)")
+    cmp.add_argument("base", help="run directory (or results.json) of the reference run")
+    cmp.add_argument("new", help="run directory (or results.json) of the run under test")
+    cmp.add_argument("--threshold", type=float, default=0.05,
+                     help="relative change of the median that counts as a change (0.05)")
+    cmp.add_argument("--alpha", type=float, default=0.001,
+                     help="significance level of the Mann-Whitney U test on the raw samples (0.001)")
+    cmp.add_argument("--min-us", type=float, default=20.0, help="configs faster than this are not judged (20 us)")
+    cmp.add_argument("--raw", action="store_true",
+                     help="judge raw times, not times relative to each run's own baseline measurement")
+    cmp.add_argument("--markdown", metavar="FILE", help="also write the full table as markdown")
+    cmp.add_argument("--json", metavar="FILE", help="also write the machine-readable diff")
     cmp.set_defaults(func=cmd_compare)
     return parser
 

@@ -203,10 +203,10 @@ def test_damaged_results_are_refused_naming_the_record(tmp_path: Path) -> None:
         doc["records"][0].update(damage)
         (run / "results.json").write_text(json.dumps(doc))
         (run / "records.jsonl").unlink()
-        for command in (("report", str(run)), ("compare", str(run), str(run))):
+        for command, code in ((("report", str(run)), 2), (("compare", str(run), str(run)), 3)):
             proc = run_cli(*command)
             named = "record 0 (None h100 BLOCK1)" if label == "kernel" else "record 0 (k h100 BLOCK1)"
-            assert proc.returncode == 2 and named in proc.stderr, (label, command, proc.stderr)
+            assert proc.returncode == code and named in proc.stderr, (label, command, proc.stderr)
             assert "Traceback" not in proc.stderr
 
 
@@ -217,6 +217,6 @@ def test_compare_refuses_nan_zero_and_missing_medians(tmp_path: Path) -> None:
         bad = tmp_path / label
         ResultsWriter(bad, {"host": "h"}).add(_record("k", median))
         proc = run_cli("compare", str(good), str(bad))
-        assert proc.returncode == 2, (label, proc.stdout, proc.stderr)
+        assert proc.returncode == 3, (label, proc.stdout, proc.stderr)  # compare's "cannot be compared"
         assert "new: k fp16 N1 h100 BLOCK1: timed 'ok' but its median is" in proc.stderr
         assert "Traceback" not in proc.stderr

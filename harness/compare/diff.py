@@ -1,0 +1,204 @@
+"""What changed between two runs, record by record: status, verdicts, resources, code, timings, winners.
+
+Records are matched by case × target column × config, ignoring the Triton version, so
+a run under pin X compares with a run under pin Y. Static changes need no GPU;
+timings are judged only where both runs timed a config in full (see :mod:`.stats`).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness import verdicts
+from harness.compare import stats
+from harness.records import Record
+
+#: resource figures whose change is reported (informational: verdicts decide the exit code)
+RESOURCES = ("registers", "spill_bytes", "shared", "scratch_bytes", "occupancy", "mma", "wgmma", "tcgen05_mma",
+             "mfma", "ds_ops")
+VERDICT_RANK = {"fits": 0, "at risk": 1, "exceeds": 2, "failed": 3}
+EXIT_SAME, EXIT_SLOWER, EXIT_WORSE, EXIT_INCOMPARABLE = 0, 1, 2, 3
+
+
+class CompareInputError(Exception):
+    """A timed record whose median cannot be compared; ``str()`` names each one."""
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: str          # "status" | "verdict" | "correctness" | "resource" | "code" | "timing" | "winner"
+    label: str         # kernel dtype shape column config
+    what: str
+    base: Any
+    new: Any
+    worse: bool = False
+    better: bool = False
+    detail: str = ""
+
+
+@dataclass
+class Comparison:
+    matched: int
+    only_base: list[str] = field(default_factory=list)
+    only_new: list[str] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
+    timings_judged: int = 0
+    largest_insignificant: float | None = None   # largest |ratio - 1| among judged timings not called a change
+    reason: str = ""                             # why the runs cannot be compared, when they cannot
+
+    @property
+    def exit_code(self) -> int:
+        if self.reason:
+            return EXIT_INCOMPARABLE
+        if any(c.worse and c.kind in ("status", "verdict", "correctness") for c in self.changes):
+            return EXIT_WORSE
+        if any(c.worse and c.kind == "timing" for c in self.changes):
+            return EXIT_SLOWER
+        return EXIT_SAME
+
+
+def _label(r: Record) -> str:
+    return f"{r.kernel} {r.dtype} {r.shape_id} {r.column} {r.config_id}"
+
+
+def _index(records: list[Record], mode: str) -> dict[tuple[str, ...], Record]:
+    return {r.key()[:-2]: r for r in records if r.mode == mode}
+
+
+def _median(r: Record) -> float | None:
+    timing = r.runtime.get("timing") if isinstance(r.runtime, dict) else None
+    value = timing.get("median_us") if isinstance(timing, dict) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        return None
+    return float(value)
+
+
+def _timed(r: Record) -> bool:
+    """Timed in full on a device (a config seen only in the tuner's short screen is not judged)."""
+    return isinstance(r.runtime, dict) and r.runtime.get("status") == "ok" and r.runtime.get("stage") != "screen" \
+        and isinstance(r.runtime.get("timing"), dict)
+
+
+def check_timings(records: list[Record], side: str) -> None:
+    """Refuse timed records whose median is NaN, zero, negative or missing, naming each."""
+    bad = []
+    for r in records:
+        if r.mode == "compile" and _timed(r) and _median(r) is None:
+            value = r.runtime["timing"].get("median_us")
+            bad.append(f"{side}: {_label(r)}: timed 'ok' but its median is {value!r}")
+        elif r.mode == "compile" and isinstance(r.runtime, dict) and r.runtime.get("status") == "ok" \
+                and r.runtime.get("stage") != "screen" and not isinstance(r.runtime.get("timing"), dict):
+            bad.append(f"{side}: {_label(r)}: timed 'ok' but its median is 'missing'")
+    if bad:
+        raise CompareInputError("\n".join(bad))
+
+
+def _references(records: list[Record]) -> dict[tuple[str, ...], float]:
+    """Per case (kernel, dtype, shape, target): the primary baseline's median measured in the same run."""
+    out: dict[tuple[str, ...], float] = {}
+    for r in records:
+        if r.mode != "tune" or not isinstance(r.runtime, dict):
+            continue
+        for base in (r.runtime.get("baselines") or {}).values():
+            value = (base.get("timing") or {}).get("median_us") if isinstance(base, dict) else None
+            if base.get("status") == "ok" and isinstance(value, (int, float)) and math.isfinite(value) and value > 0:
+                out[(r.kernel, r.dtype, r.shape_id, r.target)] = float(value)
+                break
+    return out
+
+
+def compare_runs(base: list[Record], new: list[Record], threshold: float = 0.05, alpha: float = 0.001,
+                 min_us: float = 20.0, normalise: bool = True) -> Comparison:
+    check_timings(base, "base")
+    check_timings(new, "new")
+    a, b = _index(base, "compile"), _index(new, "compile")
+    matched = sorted(a.keys() & b.keys())
+    cmp = Comparison(matched=len(matched), only_base=sorted(_label(a[k]) for k in a.keys() - b.keys()),
+                     only_new=sorted(_label(b[k]) for k in b.keys() - a.keys()))
+    if not matched:
+        cmp.reason = "no record of one run matches a record of the other (different matrices or targets?)"
+        return cmp
+    for key in matched:
+        _static(a[key], b[key], cmp.changes)
+    _verdict_changes(base, new, cmp.changes)
+    _timing_changes(base, new, a, b, matched, cmp, threshold, alpha, min_us, normalise)
+    _winner_changes(base, new, cmp.changes)
+    return cmp
+
+
+def _static(ra: Record, rb: Record, out: list[Change]) -> None:
+    label = _label(ra)
+    if (ra.status == "ok") != (rb.status == "ok"):
+        out.append(Change("status", label, "compile", ra.status, rb.status, worse=rb.status != "ok",
+                          better=rb.status == "ok", detail=(rb.error if rb.status != "ok" else ra.error)[:200]))
+    qa, qb = (ra.runtime or {}).get("status"), (rb.runtime or {}).get("status")
+    if qa in ("ok", "mismatch") and qb in ("ok", "mismatch") and qa != qb:
+        out.append(Change("correctness", label, "on device", qa, qb, worse=qb == "mismatch", better=qb == "ok"))
+    if ra.status == "ok" and rb.status == "ok":
+        for name in RESOURCES:
+            va, vb = ra.resources.get(name), rb.resources.get(name)
+            if va != vb and (va is not None or vb is not None):
+                out.append(Change("resource", label, name, va, vb))
+        kind = next((k for k in ("cubin", "hsaco") if k in ra.artifacts and k in rb.artifacts), None)
+        if kind and ra.artifacts[kind].get("sha256") != rb.artifacts[kind].get("sha256"):
+            out.append(Change("code", label, kind, ra.artifacts[kind].get("sha256", "")[:12],
+                              rb.artifacts[kind].get("sha256", "")[:12]))
+
+
+def _verdict_changes(base: list[Record], new: list[Record], out: list[Change]) -> None:
+    """Per (config row, target): the target verdict under Triton's defaults, with at-risk from other environments."""
+    def by_target(records: list[Record]) -> dict[tuple[str, ...], verdicts.TargetVerdict]:
+        rows = verdicts.judge(r for r in records if r.mode == "compile")
+        return {(k[0], k[1], k[2], k[3], t): tv for k, row in rows.items() for t, tv in row.targets.items()}
+
+    va, vb = by_target(base), by_target(new)
+    for key in sorted(va.keys() & vb.keys()):
+        ta, tb = va[key], vb[key]
+        if ta.verdict != tb.verdict:
+            rec = tb.decided_by
+            out.append(Change("verdict", f"{rec.kernel} {rec.dtype} {rec.shape_id} {tb.target} {rec.config_id}",
+                              tb.target, ta.verdict, tb.verdict,
+                              worse=VERDICT_RANK[tb.verdict] > VERDICT_RANK[ta.verdict],
+                              better=VERDICT_RANK[tb.verdict] < VERDICT_RANK[ta.verdict],
+                              detail="; ".join(tb.reasons)[:200]))
+
+
+def _timing_changes(base: list[Record], new: list[Record], a: dict[tuple[str, ...], Record],
+                    b: dict[tuple[str, ...], Record], matched: list[tuple[str, ...]], cmp: Comparison,
+                    threshold: float, alpha: float, min_us: float, normalise: bool) -> None:
+    ref_a, ref_b = (_references(base), _references(new)) if normalise else ({}, {})
+    largest = None
+    for key in matched:
+        ra, rb = a[key], b[key]
+        if not (_timed(ra) and _timed(rb)):
+            continue
+        ma, mb = _median(ra) or 0.0, _median(rb) or 0.0
+        if max(ma, mb) < min_us:
+            continue  # launch noise dominates: shown in no verdict
+        case = (ra.kernel, ra.dtype, ra.shape_id, ra.target)
+        scale_a, scale_b, reference = 1.0, 1.0, "raw"
+        if case in ref_a and case in ref_b:
+            scale_a, scale_b, reference = ref_a[case], ref_b[case], "relative to the run's own baseline"
+        j = stats.judge(ra.runtime["timing"].get("samples_us") or [], rb.runtime["timing"].get("samples_us") or [],
+                        threshold, alpha, scale_a, scale_b)
+        cmp.timings_judged += 1
+        if j.verdict in ("slower", "faster"):
+            cmp.changes.append(Change("timing", _label(ra), "median", round(ma, 2), round(mb, 2),
+                                      worse=j.worse, better=j.verdict == "faster",
+                                      detail=f"{100 * (j.ratio - 1):+.1f}% {reference}, p={j.p_value:.1e}"))
+        elif math.isfinite(j.ratio) and (largest is None or abs(j.ratio - 1) > largest):
+            largest = abs(j.ratio - 1)
+    cmp.largest_insignificant = largest
+
+
+def _winner_changes(base: list[Record], new: list[Record], out: list[Change]) -> None:
+    def cases(records: list[Record]) -> dict[tuple[str, ...], Record]:
+        return {(r.kernel, r.dtype, r.shape_id, r.target): r for r in records if r.mode == "tune"}
+
+    wa, wb = cases(base), cases(new)
+    for key in sorted(wa.keys() & wb.keys()):
+        if wa[key].config_id != wb[key].config_id:
+            r = wb[key]
+            out.append(Change("winner", f"{r.kernel} {r.dtype} {r.shape_id} {r.target}", "tuned config",
+                              wa[key].config_id or wa[key].status, r.config_id or r.status))

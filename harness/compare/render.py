@@ -1,0 +1,62 @@
+"""A comparison as text: a summary a person reads in ten seconds, the full table in markdown, the diff as JSON."""
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from typing import Any
+
+from tabulate import tabulate
+
+from harness.compare.diff import Change, Comparison
+from harness.report import md, plain
+
+EXIT_MEANING = {0: "nothing worse", 1: "performance regression only",
+                2: "worse: new compile, correctness or limit failures", 3: "the runs cannot be compared"}
+KINDS = ("status", "verdict", "correctness", "timing", "winner", "resource", "code")
+
+
+def _line(c: Change) -> str:
+    mark = "WORSE" if c.worse else ("better" if c.better else "")
+    return plain(f"{mark + ': ' if mark else ''}{c.kind} {c.what}: {c.label}: {c.base} -> {c.new}"
+                 + (f" ({c.detail})" if c.detail else ""))
+
+
+def summary(cmp: Comparison, worst: int = 8) -> str:
+    if cmp.reason:
+        return f"harness compare: {cmp.reason} (exit 3)"
+    counts = Counter(c.kind for c in cmp.changes)
+    worse = Counter(c.kind for c in cmp.changes if c.worse)
+    parts = [f"{cmp.matched} records matched ({len(cmp.only_base)} only in base, {len(cmp.only_new)} only in new); "
+             f"{cmp.timings_judged} timings judged"
+             + (f", largest change not called significant {100 * cmp.largest_insignificant:.1f}%"
+                if cmp.largest_insignificant is not None else "")]
+    parts.append(", ".join(f"{k}: {counts[k]}" + (f" ({worse[k]} worse)" if worse[k] else "")
+                           for k in KINDS if counts[k]) or "no changes")
+    ranked = sorted((c for c in cmp.changes if c.worse), key=lambda c: KINDS.index(c.kind))
+    parts += [f"  {_line(c)}" for c in ranked[:worst]]
+    if len(ranked) > worst:
+        parts.append(f"  ... {len(ranked) - worst} more worse changes in the full table")
+    parts.append(f"exit {cmp.exit_code}: {EXIT_MEANING[cmp.exit_code]}")
+    return "\n".join(parts)
+
+
+def markdown(cmp: Comparison) -> str:
+    lines = ["# Run comparison", "", md(summary(cmp).splitlines()[0]), ""]
+    if cmp.changes:
+        body = [[c.kind, c.label, c.what, c.base, c.new, "worse" if c.worse else ("better" if c.better else ""),
+                 c.detail] for c in sorted(cmp.changes, key=lambda c: (KINDS.index(c.kind), c.label))]
+        lines.append(tabulate([[md(v) for v in row] for row in body],
+                              headers=["kind", "record", "what", "base", "new", "", "detail"], tablefmt="github",
+                              disable_numparse=True))
+    for title, items in (("Only in base", cmp.only_base), ("Only in new", cmp.only_new)):
+        if items:
+            lines += ["", f"## {title}", ""] + [f"- {md(i)}" for i in items]
+    lines += ["", f"Exit {cmp.exit_code}: {EXIT_MEANING[cmp.exit_code]}.", ""]
+    return "\n".join(lines)
+
+
+def to_json(cmp: Comparison) -> dict[str, Any]:
+    return {"matched": cmp.matched, "only_base": cmp.only_base, "only_new": cmp.only_new,
+            "timings_judged": cmp.timings_judged, "largest_insignificant": cmp.largest_insignificant,
+            "reason": cmp.reason, "exit_code": cmp.exit_code,
+            "changes": [dataclasses.asdict(c) for c in cmp.changes]}

@@ -1,0 +1,140 @@
+"""``harness compare``: statistics on known distributions, static and timing changes on real records, exit codes."""
+from __future__ import annotations
+
+import copy
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from helpers import DATA, run_cli, write_matrix
+
+from harness.compare import compare_runs, stats
+from harness.records import Record, load_results
+
+DEVICE_RUN = DATA / "h200_run_m"  # matmul 1024^3 from run M on the H200 (docs/performance.md): real samples
+
+
+def _normal(seed: int, n: int, mean: float, sd: float) -> list[float]:
+    rng = random.Random(seed)
+    return [rng.gauss(mean, sd) for _ in range(n)]
+
+
+def test_statistics_on_known_distributions() -> None:
+    same = stats.judge(_normal(1, 60, 100, 2), _normal(2, 60, 100, 2))
+    assert same.verdict == "same" and abs(same.ratio - 1) < 0.02
+    shifted = stats.judge(_normal(3, 60, 100, 2), _normal(4, 60, 120, 2))
+    assert shifted.verdict == "slower" and shifted.p_value < 1e-6 and 1.17 < shifted.ratio < 1.23
+    faster = stats.judge(_normal(5, 60, 100, 2), _normal(6, 60, 90, 2))
+    assert faster.verdict == "faster" and not faster.worse
+    noisy = stats.judge(_normal(7, 8, 100, 30), _normal(8, 8, 108, 30))
+    assert noisy.verdict in ("noise", "same") and not noisy.worse
+    assert stats.judge([1.0, 2.0, 3.0], [4.0, 5.0, 6.0]).verdict == "too few samples"
+    # the U test itself: complete separation of 5 vs 5 is p = 0.008 exactly; the normal approximation is close
+    assert 0.005 < stats.mann_whitney_p([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]) < 0.02
+    assert stats.mann_whitney_p([1, 2, 3, 4, 5], [1, 2, 3, 4, 5]) == 1.0
+
+
+def _device_records() -> list[Record]:
+    _, records = load_results(DEVICE_RUN)
+    return records
+
+
+def _final(records: list[Record]) -> list[Record]:
+    return [r for r in records if r.mode == "compile" and (r.runtime or {}).get("stage") == "final"]
+
+
+def test_a_a_on_recorded_device_samples_is_no_change() -> None:
+    base, new = _device_records(), _device_records()
+    # the same 200 samples split in two: alternate whole rotations of the input buffers (sample i reads copy
+    # i % rotated_buffers, and the copies are not equally fast: odd/even samples differ by 5%, p < 1e-14)
+    for side, half in ((base, 0), (new, 1)):
+        for r in _final(side):
+            timing = r.runtime["timing"]
+            period = int(timing.get("rotated_buffers") or 1)
+            timing["samples_us"] = [x for i, x in enumerate(timing["samples_us"]) if (i // period) % 2 == half]
+    cmp = compare_runs(base, new, min_us=0)
+    assert cmp.timings_judged == 2 and cmp.exit_code == 0, [c for c in cmp.changes if c.kind == "timing"]
+
+
+def test_a_config_made_slower_is_a_regression() -> None:
+    base, new = _device_records(), _device_records()
+    fast, slow = sorted(_final(new), key=lambda r: r.runtime["timing"]["median_us"])
+    assert slow.runtime["timing"]["median_us"] > 1.1 * fast.runtime["timing"]["median_us"]
+    fast.runtime["timing"] = copy.deepcopy(slow.runtime["timing"])  # the slower config's real samples
+    cmp = compare_runs(base, new, min_us=0)
+    worse = [c for c in cmp.changes if c.worse]
+    assert cmp.exit_code == 1 and [c.kind for c in worse] == ["timing"] and fast.config_id in worse[0].label
+
+
+@pytest.fixture(scope="module")
+def static_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("cmp")
+    matrix = write_matrix(tmp / "m.yaml", """\
+name: cmp
+targets: [h100, mi300x]
+kernels:
+  matmul:
+    dtypes: [fp16]
+    shapes: [{M: 256, N: 256, K: 256}]
+    configs:
+      - {BLOCK_M: 64, BLOCK_N: 64, BLOCK_K: 32, GROUP_M: 8, num_warps: 4, num_stages: 2}
+      - {BLOCK_M: 128, BLOCK_N: 256, BLOCK_K: 64, GROUP_M: 8, num_warps: 8, num_stages: 3}
+    interpret: false
+""")
+    out = tmp / "run"
+    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0", "--static-only")
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    return out
+
+
+def _variant(src: Path, dst: Path, change) -> Path:
+    doc = json.loads((src / "results.json").read_text())
+    change(doc)
+    dst.mkdir()
+    (dst / "results.json").write_text(json.dumps(doc))
+    return dst
+
+
+def _small(doc: dict) -> dict:
+    return next(r for r in doc["records"] if r["target"] == "h100" and r["config"]["BLOCK_M"] == 64
+                and r["environment"] == "default")
+
+
+def test_exit_codes_on_real_static_records(static_run: Path, tmp_path: Path) -> None:
+    same = run_cli("compare", str(static_run), str(static_run))
+    assert same.returncode == 0 and "no changes" in same.stdout
+
+    def exceeds(doc: dict) -> None:
+        rec = _small(doc)
+        rec["flags"] = [{"resource": "shared", "value": 300000, "limit": 232448, "severity": "error"}]
+        rec["fits"] = False
+    worse = run_cli("compare", str(static_run), str(_variant(static_run, tmp_path / "exceeds", exceeds)),
+                    "--json", str(tmp_path / "diff.json"), "--markdown", str(tmp_path / "diff.md"))
+    assert worse.returncode == 2 and "WORSE: verdict h100" in worse.stdout and "fits -> exceeds" in worse.stdout
+    diff = json.loads((tmp_path / "diff.json").read_text())
+    assert diff["exit_code"] == 2 and any(c["kind"] == "verdict" and c["worse"] for c in diff["changes"])
+    assert "| verdict" in (tmp_path / "diff.md").read_text()
+
+    def fails(doc: dict) -> None:
+        rec = _small(doc)
+        rec["status"], rec["error"] = "error", "RuntimeError: PassManager::run failed"
+    failed = run_cli("compare", str(static_run), str(_variant(static_run, tmp_path / "fails", fails)))
+    assert failed.returncode == 2 and "WORSE: status compile" in failed.stdout
+
+    def more_registers(doc: dict) -> None:
+        _small(doc)["resources"]["registers"] += 8
+    info = run_cli("compare", str(static_run), str(_variant(static_run, tmp_path / "regs", more_registers)))
+    assert info.returncode == 0 and "resource: 1" in info.stdout  # a resource delta is shown, not a failure
+
+    def schema(doc: dict) -> None:
+        doc["schema_version"] = 99
+    bad = run_cli("compare", str(static_run), str(_variant(static_run, tmp_path / "schema", schema)))
+    assert bad.returncode == 3 and "schema_version 99" in bad.stderr
+
+    def disjoint(doc: dict) -> None:
+        for r in doc["records"]:
+            r["kernel"] = "other"
+    apart = run_cli("compare", str(static_run), str(_variant(static_run, tmp_path / "disjoint", disjoint)))
+    assert apart.returncode == 3 and "no record of one run matches" in apart.stdout

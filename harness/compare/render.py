@@ -26,16 +26,26 @@ def summary(cmp: Comparison, worst: int = 8) -> str:
         return f"harness compare: {cmp.reason} (exit 3)"
     counts = Counter(c.kind for c in cmp.changes)
     worse = Counter(c.kind for c in cmp.changes if c.worse)
+    better = Counter(c.kind for c in cmp.changes if c.better)
     parts = [f"{cmp.matched} records matched ({len(cmp.only_base)} only in base, {len(cmp.only_new)} only in new); "
              f"{cmp.timings_judged} timings judged"
              + (f", largest change not called significant {100 * cmp.largest_insignificant:.1f}%"
                 if cmp.largest_insignificant is not None else "")]
-    parts.append(", ".join(f"{k}: {counts[k]}" + (f" ({worse[k]} worse)" if worse[k] else "")
+    parts.append(", ".join(f"{k}: {counts[k]}" + "".join(f" ({n} {w})" for n, w in ((worse[k], "worse"),
+                                                                                   (better[k], "better")) if n)
                            for k in KINDS if counts[k]) or "no changes")
     ranked = sorted((c for c in cmp.changes if c.worse), key=lambda c: KINDS.index(c.kind))
     parts += [f"  {_line(c)}" for c in ranked[:worst]]
     if len(ranked) > worst:
         parts.append(f"  ... {len(ranked) - worst} more worse changes in the full table")
+    # what a person wants to see even when nothing got worse: new spills, the largest register moves, fixes
+    spills = sorted((c for c in cmp.changes if c.what == "spill_bytes" and (c.new or 0) > (c.base or 0)),
+                    key=lambda c: (c.new or 0) - (c.base or 0), reverse=True)
+    if spills:
+        parts.append(f"  {len(spills)} config(s) spill more, e.g.:")
+        parts += [f"    {_line(c)}" for c in spills[:3]]
+    fixed = [c for c in cmp.changes if c.better and c.kind in ("status", "verdict", "correctness")]
+    parts += [f"  {_line(c)}" for c in fixed[:3]]
     parts.append(f"exit {cmp.exit_code}: {EXIT_MEANING[cmp.exit_code]}")
     return "\n".join(parts)
 

@@ -15,6 +15,7 @@ from harness import loader, targets
 from harness.environments import DEFAULT, DEFAULT_ENV, Environment
 from harness.matrix import ConfigEntry, Matrix
 from harness.naming import config_id, shape_id
+from harness.tritoncompat import pin_matches
 
 INTERPRET = "interpret"
 
@@ -55,7 +56,8 @@ def expand(matrix: Matrix, installed_triton: str | None) -> list[Case]:
     """All cases of a matrix. ``installed`` resolves to the importable Triton's version."""
     versions: list[str] = []
     for v in matrix.triton:
-        resolved = (installed_triton or "none") if v == "installed" else v
+        # a pin that selects the installed release ("3.7" for 3.7.1) becomes that release's exact version
+        resolved = (installed_triton or "none") if v == "installed" or pin_matches(v, installed_triton) else v
         if resolved not in versions:
             versions.append(resolved)
     cases: list[Case] = []

@@ -49,6 +49,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
         n = sum(len(k.dtypes) * len(k.shapes) * len(k.configs) for k in matrix.kernels) * len(matrix.targets)
         print(f"{file}: ok ({len(matrix.kernels)} kernels, {len(matrix.targets)} targets, "
               f"{n} compiles per Triton version)")
+        installed = tritoncompat.installed_triton_version()
+        for pin in matrix.triton:
+            print(f"  triton {tritoncompat.describe_pin(pin, installed)}")
     return status
 
 

@@ -121,6 +121,17 @@ class HarnessSession:
                 self._lock.release()
             raise pytest.UsageError(str(exc)) from None
 
+    def _versions_elsewhere(self) -> dict[str, int]:
+        """Cases of the command line's matrices that need another Triton than the installed one."""
+        installed = tritoncompat.installed_triton_version()
+        counts: dict[str, int] = {}
+        for path in self._matrix_paths():
+            matrix = self._parse(path)
+            for case in expand(matrix, installed) if matrix else ():
+                if case.triton != installed:
+                    counts[case.triton] = counts.get(case.triton, 0) + 1
+        return counts
+
     @staticmethod
     def _parse(path: Path) -> Any:
         try:
@@ -233,6 +244,9 @@ class HarnessSession:
         if self.deselected_done:
             tr.write_line(f"harness: resumed {self.out}: {self.deselected_done} case(s) already finished there "
                           "(their records are kept)")
+        if not self.deselected_versions and self.config.pluginmanager.hasplugin("xdist") \
+                and getattr(self.config.option, "numprocesses", None):
+            self.deselected_versions = self._versions_elsewhere()  # xdist workers deselected them; count here
         for version, count in sorted(self.deselected_versions.items()):
             tr.write_line(f"harness: {count} case(s) deselected: they need triton {version}, installed is "
                           f"{tritoncompat.installed_triton_version()}; run them with "

@@ -47,6 +47,34 @@ def version_tuple(version: str) -> tuple[int, ...]:
     return tuple(out)
 
 
+def pin_matches(pin: str, installed: str | None) -> bool:
+    """Whether a matrix's Triton pin selects the installed release.
+
+    A pin with a local label (``3.6.0+git1a2b3c4d``) must match exactly; one without
+    matches every release it is a prefix of, component by component (``3.7`` matches
+    3.7.0 and 3.7.1, ``3.6.0`` matches 3.6.0 and a local build 3.6.0+gitabc; ``3.7``
+    never matches 3.70).
+    """
+    if installed is None:
+        return False
+    if pin == "installed" or pin == installed:
+        return True
+    if "+" in pin:
+        return False
+    wanted = pin.split(".")
+    have = installed.split("+")[0].split(".")
+    return len(wanted) <= len(have) and have[:len(wanted)] == wanted
+
+
+def describe_pin(pin: str, installed: str | None) -> str:
+    """How ``harness validate`` explains a pin."""
+    if pin == "installed":
+        return f"installed: whatever triton is importable (here {installed or 'none'})"
+    how = "exactly" if "+" in pin else (f"{pin} and {pin}.x" if pin.count(".") < 2 else f"{pin} and its local builds")
+    here = "runs here" if pin_matches(pin, installed) else f"deselected here (installed {installed or 'none'})"
+    return f"{pin}: matches {how}; {here}"
+
+
 def backend_option_names(backend: str) -> frozenset[str]:
     """Tuning options the installed Triton's backend accepts (static list without Triton)."""
     wanted = TUNING_OPTIONS[backend]

@@ -111,6 +111,23 @@ def test_other_triton_versions_are_deselected_naming_the_tox_env(tmp_path: Path)
         assert "need triton 3.4.0" in proc.stdout and "tox -e triton34" in proc.stdout
 
 
+def test_a_short_pin_matches_its_releases_and_xdist_still_says_what_it_deselected(tmp_path: Path) -> None:
+    from harness.tritoncompat import pin_matches
+
+    assert pin_matches("3.7", "3.7.1") and pin_matches("3.6.0", "3.6.0+git1a2b") and not pin_matches("3.7", "3.70.0")
+    assert not pin_matches("3.6.0+gitaaaa", "3.6.0+gitbbbb") and not pin_matches("3.7", None)
+    major_minor = ".".join(_installed().split(".")[:2])
+    matrix = write_matrix(tmp_path / "m.yaml", MATRIX.replace(
+        "name: e2e", f'name: e2e\ntriton: ["{major_minor}", "2.9"]'))
+    valid = run_cli("validate", str(matrix))
+    assert f"triton {major_minor}: matches {major_minor} and {major_minor}.x; runs here" in valid.stdout
+    proc = run_cli("run", str(matrix), "--out", str(tmp_path / "run"), "-n", "2", "-k", "vector_add and h100")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "need triton 2.9" in proc.stdout  # counted by the controller, though xdist workers deselected them
+    ids = {r["case_id"] for r in json.loads((tmp_path / "run" / "results.json").read_text())["records"]}
+    assert ids and all(i.endswith(f"-triton{_installed()}]") for i in ids)  # the pin resolved to the release
+
+
 def test_plain_pytest_collects_a_matrix_with_readable_ids(tmp_path: Path) -> None:
     import subprocess
     import sys

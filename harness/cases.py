@@ -13,6 +13,7 @@ from typing import Any
 
 from harness import loader, targets
 from harness.environments import DEFAULT, DEFAULT_ENV, Environment
+from harness.known import KnownFailure
 from harness.matrix import ConfigEntry, Matrix
 from harness.naming import config_id, shape_id
 from harness.tritoncompat import pin_matches
@@ -32,6 +33,7 @@ class Case:
     timeout_s: float
     seed: int
     environment: Environment = DEFAULT_ENV
+    known_failures: tuple[KnownFailure, ...] = ()   # the matrix's entries (matched per record)
 
     @property
     def shape(self) -> dict[str, Any]:
@@ -70,7 +72,7 @@ def expand(matrix: Matrix, installed_triton: str | None) -> list[Case]:
                     for target in matrix.targets:
                         for env in matrix.environments_for(target):
                             cases.append(Case(entry.name, entry.ref, dtype, (shape,), target, version, configs,
-                                              entry.timeout_s, matrix.seed, env))
+                                              entry.timeout_s, matrix.seed, env, matrix.known_failures))
                 if entry.interpret:
                     cases.append(Case(entry.name, entry.ref, dtype, entry.interpret, INTERPRET, version,
                                       interpret_configs(spec.tunables, entry.configs), entry.timeout_s, matrix.seed))

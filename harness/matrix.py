@@ -17,9 +17,11 @@ from typing import Any
 
 from harness import loader, targets, tritoncompat, yamlpos
 from harness.environments import CODEGEN_VARIABLES, DEFAULT, Environment, read_by_installed_triton
+from harness.known import FIELDS as KNOWN_FIELDS
+from harness.known import KnownFailure, specifier_problem
 from harness.spec import KernelSpec
 
-TOP_KEYS = {"name": str, "description": str, "triton": list, "targets": list, "kernels": dict,
+TOP_KEYS = {"name": str, "description": str, "triton": list, "targets": list, "kernels": dict, "known_failures": list,
             "timeout_s": (int, float), "seed": int, "kernels_dir": str, "environments": dict}
 KERNEL_KEYS = {"source": str, "dtypes": list, "shapes": list, "configs": (list, str), "interpret": (list, bool),
                "timeout_s": (int, float)}
@@ -72,6 +74,7 @@ class Matrix:
     seed: int
     content_hash: str
     environments: tuple[tuple[str, tuple[Environment, ...]], ...] = ()  # per target, overriding the catalogue
+    known_failures: tuple[KnownFailure, ...] = ()
 
     def environments_for(self, target: str) -> tuple[Environment, ...]:
         for name, envs in self.environments:
@@ -336,6 +339,37 @@ def _environments(chk: _Checker, raw: Any, target_names: list[str]) -> tuple[tup
     return tuple(out)
 
 
+def _known_failures(chk: _Checker, raw: Any) -> tuple[KnownFailure, ...]:
+    """``known_failures: [{reason, kernel?, shape?, config?, target?, environment?, triton?}]`` (globs, a specifier)."""
+    if not isinstance(raw, list):
+        return ()
+    out = []
+    allowed = {"reason", "triton", *KNOWN_FIELDS}
+    for i, entry in enumerate(raw):
+        path = ("known_failures", i)
+        if not isinstance(entry, dict):
+            chk.add(path, "a known failure is a mapping {reason, kernel, shape, config, target, environment, triton}")
+            continue
+        bad = False
+        for key, value in entry.items():
+            if key not in allowed:
+                chk.add(path + (key,), f"unknown key {key!r} in a known failure{_suggest(key, allowed)}")
+                bad = True
+            elif not isinstance(value, str) or not value.strip():
+                chk.add(path + (key,), f"known failure field {key!r} must be a non-empty string, got {value!r}")
+                bad = True
+        if not isinstance(entry.get("reason"), str):
+            chk.add(path, "a known failure needs a 'reason' (what fails, and where it is tracked)")
+            bad = True
+        problem = specifier_problem(entry["triton"]) if isinstance(entry.get("triton"), str) else ""
+        if problem:
+            chk.add(path + ("triton",), problem)
+            bad = True
+        if not bad:
+            out.append(KnownFailure(**{k: str(v) for k, v in entry.items()}))
+    return tuple(out)
+
+
 def parse(path: str | Path, text: str | None = None) -> Matrix:
     """Read and validate a matrix file; raises :class:`MatrixError` listing every problem."""
     file = str(path)
@@ -389,6 +423,7 @@ def _validate(file: str, text: str, doc: yamlpos.Located) -> Matrix:
     if _is(timeout, (int, float)) and not (math.isfinite(timeout) and 0 < timeout <= MAX_TIMEOUT_S):
         chk.add(("timeout_s",), f"timeout_s must be a number of seconds in (0, {MAX_TIMEOUT_S}], got {timeout!r}")
         timeout = 300
+    known = _known_failures(chk, data.get("known_failures"))
     environments = _environments(chk, data["environments"], target_names) \
         if isinstance(data.get("environments"), dict) else ()
     kdir = data.get("kernels_dir")
@@ -412,4 +447,5 @@ def _validate(file: str, text: str, doc: yamlpos.Located) -> Matrix:
     return Matrix(path=file, name=str(data["name"]), description=str(data.get("description", "")),
                   triton=tuple(versions) or ("installed",), targets=tuple(target_names), kernels=tuple(entries),
                   timeout_s=float(timeout), seed=int(data.get("seed", 0)),
-                  content_hash=hashlib.sha256(text.encode()).hexdigest(), environments=environments)
+                  content_hash=hashlib.sha256(text.encode()).hexdigest(), environments=environments,
+                  known_failures=known)

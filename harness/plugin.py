@@ -272,6 +272,11 @@ class HarnessSession:
             tr.write_line("harness: WARNING timings shared a GPU: " + line)
         for line in report.limit_findings(records):
             tr.write_line("limit: " + line)
+        expected = [r for r in records if r.expected_failure]
+        if expected:
+            tr.write_line(f"harness: {len(expected)} expected failure(s) (known_failures of the matrix), not counted")
+        for line in report.fixed_known_failures(records):
+            tr.write_line("harness: known failure now passes: " + line)
         tr.write_line(f"harness: results in {self.out / 'results.json'}, report in {self.out / 'report.md'}")
 
 
@@ -327,10 +332,12 @@ class CaseItem(pytest.Item):
         started = time.perf_counter()
         records = self._run_configs(session, spec, kernel_hash, prebuild_launchers=gpu is not None)
         compile_s = time.perf_counter() - started
+        _apply_known_failures(case, records)
         # under an opt-in environment a compile error is a finding (it puts the default build at risk, and
-        # report.md lists it), not a failure of the run: the verdict is decided under Triton's defaults
+        # report.md lists it), not a failure of the run: the verdict is decided under Triton's defaults;
+        # a failure the matrix declares known is recorded as expected
         bad = [f"{r.config_id}: {r.status}: {r.error[:500]}" for r in records
-               if r.status != "ok" and case.environment.is_default]
+               if r.status != "ok" and case.environment.is_default and not r.expected_failure]
         if gpu is not None:
             from harness import ondevice
 
@@ -384,6 +391,21 @@ class CaseItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, self.name
+
+
+def _apply_known_failures(case: Case, records: list[Record]) -> None:
+    """Mark failures the matrix expects, and expected failures that now pass."""
+    from harness.known import first_match
+
+    for r in records:
+        known = first_match(case.known_failures, r.kernel, r.shape_id, r.config_id, r.target, r.environment,
+                            r.triton) if case.known_failures else None
+        if known is None:
+            continue
+        if r.status != "ok":
+            r.expected_failure = known.reason
+        else:
+            r.known_failure_fixed = known.reason
 
 
 def compile_parallelism() -> int:

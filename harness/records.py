@@ -65,6 +65,8 @@ class Record:
     cache_key: str = ""              # Triton's compile hash (source, options, target, environment): its cache key
     case_id: str = ""                # the pytest item that produced it (what --resume skips)
     case_records: int = 0            # how many records that item produced: a resume trusts only complete cases
+    expected_failure: str = ""       # the matrix's known-failure reason that covers this failed build
+    known_failure_fixed: str = ""    # a known failure's reason that covers this build, which now passes
 
     @property
     def column(self) -> str:

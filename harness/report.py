@@ -192,11 +192,19 @@ def failures(records: list[Record]) -> list[str]:
     for r in sorted(records, key=lambda r: (r.kernel, r.dtype, r.target, r.config_id)):
         where = "interpreter" if r.mode == "interpret" else r.column
         if r.status != "ok":
-            out.append(f"{r.kernel} {r.dtype} {r.shape_id} {where} {r.config_id}: {r.status}: {r.error[:300]}")
+            expected = f" [expected: {r.expected_failure}]" if r.expected_failure else ""
+            out.append(f"{r.kernel} {r.dtype} {r.shape_id} {where} {r.config_id}: {r.status}{expected}: "
+                       f"{r.error[:300]}")
         elif r.mode == "compile" and r.runtime and r.runtime.get("status") not in ("ok", "not_launched"):
             out.append(f"{r.kernel} {r.dtype} {r.shape_id} {where} {r.config_id}: on device: "
                        f"{r.runtime.get('status')}: {str(r.runtime.get('error', ''))[:300]}")
     return out
+
+
+def fixed_known_failures(records: list[Record]) -> list[str]:
+    return [f"{r.kernel} {r.dtype} {r.shape_id} {r.column} {r.config_id} compiles now (entry: {r.known_failure_fixed})"
+            for r in sorted(records, key=lambda r: (r.kernel, r.dtype, r.shape_id, r.column, r.config_id))
+            if r.known_failure_fixed]
 
 
 def limit_findings(records: list[Record]) -> list[str]:
@@ -317,6 +325,10 @@ def markdown_report(run: dict[str, Any] | list[dict[str, Any]], records: list[Re
     fails = failures(records)
     if fails:
         parts += ["## Failures", ""] + [f"- {md(line)}" for line in fails] + [""]
+    fixed = fixed_known_failures(records)
+    if fixed:
+        parts += ["## Known failures that now pass", "", "Their `known_failures` entries can be removed:", ""]
+        parts += [f"- {md(line)}" for line in fixed] + [""]
     parts += ["Columns: `smem B` is the dynamic shared memory / LDS the launch requests (`metadata.shared`), "
               "with the limit when it is exceeded; `regs` is registers per thread (AMD: the compiler's unified "
               "VGPR + AGPR total, `.vgpr_count`); `spill B` is bytes per thread spilled to memory (NVIDIA: ptxas "

@@ -33,6 +33,11 @@ def _env(entries: str, target: str = "mi300x") -> str:
 
 
 CORPUS: dict[str, str | bytes] = {
+    # known failures
+    "known_failure_no_reason": BASE + "known_failures: [{kernel: vector_add}]\n",
+    "known_failure_bad_specifier": BASE + "known_failures: [{reason: r, triton: 'three point six'}]\n",
+    "known_failure_unknown_key": BASE + "known_failures: [{reason: r, kernal: vector_add}]\n",
+    "known_failure_not_mapping": BASE + "known_failures: [x]\n",
     # the document
     "empty": "", "comment_only": "# nothing\n", "a_list": "- a\n- b\n", "a_scalar": "42\n",
     "bad_syntax": BASE.replace("[fp32]", "[fp32"), "tab_indent": BASE.replace("    dtypes", "\tdtypes"),

@@ -111,6 +111,36 @@ def test_other_triton_versions_are_deselected_naming_the_tox_env(tmp_path: Path)
         assert "need triton 3.4.0" in proc.stdout and "tox -e triton34" in proc.stdout
 
 
+def test_known_failures_are_expected_and_fixed_ones_reported(tmp_path: Path) -> None:
+    from helpers import DATA
+
+    body = f"""\
+name: known
+targets: [h100]
+kernels:
+  misbehaving:
+    source: {DATA / 'misbehaving_kernel.py'}:SPEC
+    dtypes: [fp32]
+    shapes: [{{N: 16}}, {{N: 4096}}]
+    interpret: false
+"""
+    plain = write_matrix(tmp_path / "plain.yaml", body)
+    assert run_cli("run", str(plain), "--out", str(tmp_path / "a"), "-n", "0").returncode == 1  # N=16 fails
+    known = write_matrix(tmp_path / "known.yaml", body.replace("kernels:", """known_failures:
+  - {kernel: misbehav*, shape: N16, triton: ">=3.3", reason: "the test kernel refuses N=16"}
+  - {kernel: misbehaving, shape: N4096, reason: "once broken"}
+  - {kernel: misbehaving, triton: "<3.0", reason: "another release only"}
+kernels:"""))
+    proc = run_cli("run", str(known), "--out", str(tmp_path / "b"), "-n", "0")
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    records = json.loads((tmp_path / "b" / "results.json").read_text())["records"]
+    failed = [r for r in records if r["status"] != "ok"]
+    assert failed and all(r["expected_failure"] == "the test kernel refuses N=16" for r in failed)
+    assert {r["known_failure_fixed"] for r in records if r["status"] == "ok"} == {"once broken"}
+    assert "known failure now passes" in proc.stdout
+    assert "## Known failures that now pass" in (tmp_path / "b" / "report.md").read_text()
+
+
 def test_a_short_pin_matches_its_releases_and_xdist_still_says_what_it_deselected(tmp_path: Path) -> None:
     from harness.tritoncompat import pin_matches
 

@@ -130,8 +130,10 @@ def compare_runs(base: list[Record], new: list[Record], threshold: float = 0.05,
 def _static(ra: Record, rb: Record, out: list[Change]) -> None:
     label = _label(ra)
     if (ra.status == "ok") != (rb.status == "ok"):
-        out.append(Change("status", label, "compile", ra.status, rb.status, worse=rb.status != "ok",
-                          better=rb.status == "ok", detail=(rb.error if rb.status != "ok" else ra.error)[:200]))
+        expected = f"expected: {rb.expected_failure}; " if rb.expected_failure else ""
+        out.append(Change("status", label, "compile", ra.status, rb.status,
+                          worse=rb.status != "ok" and not rb.expected_failure, better=rb.status == "ok",
+                          detail=(expected + (rb.error if rb.status != "ok" else ra.error))[:200]))
     qa, qb = (ra.runtime or {}).get("status"), (rb.runtime or {}).get("status")
     if qa in ("ok", "mismatch") and qb in ("ok", "mismatch") and qa != qb:
         out.append(Change("correctness", label, "on device", qa, qb, worse=qb == "mismatch", better=qb == "ok"))

@@ -45,6 +45,7 @@ class Comparison:
     changes: list[Change] = field(default_factory=list)
     timings_judged: int = 0
     largest_insignificant: float | None = None   # largest |ratio - 1| among judged timings not called a change
+    compile_s: tuple[float, float] = (0.0, 0.0)  # total compile time of the matched builds, base and new
     reason: str = ""                             # why the runs cannot be compared, when they cannot
 
     @property
@@ -121,6 +122,8 @@ def compare_runs(base: list[Record], new: list[Record], threshold: float = 0.05,
         return cmp
     for key in matched:
         _static(a[key], b[key], cmp.changes)
+    cmp.compile_s = (round(sum(a[k].compile_s or 0.0 for k in matched), 2),
+                     round(sum(b[k].compile_s or 0.0 for k in matched), 2))
     _verdict_changes(base, new, cmp.changes)
     _timing_changes(base, new, a, b, matched, cmp, threshold, alpha, min_us, normalise)
     _winner_changes(base, new, cmp.changes)

@@ -20,7 +20,7 @@ from harness.naming import config_id
 from harness.records import Record, ResultsWriter
 from harness.tritoncompat import installed_triton_version
 
-# vector_add at several sizes on two targets: 12 cases of 5 configs, enough to interrupt half-way
+# vector_add at several sizes on two targets: 24 cases of 5 configs, enough to interrupt half-way
 MATRIX = """\
 name: faults
 targets: [h100, mi300x]
@@ -29,17 +29,30 @@ environments:
 kernels:
   vector_add:
     dtypes: [fp32, fp16]
-    shapes: [{N: 4096}, {N: 8192}, {N: 12288}]
+    shapes: [{N: 4096}, {N: 8192}, {N: 12288}, {N: 16384}, {N: 20480}, {N: 24576}]
     interpret: false
 """
 
 
 def _start(matrix: Path, out: Path, cache: Path) -> subprocess.Popen[str]:
-    env = dict(os.environ, PYTHONPATH=str(REPO), TRITON_CACHE_DIR=str(cache), HARNESS_CACHE_DIR=str(cache / "h"))
+    # one compile worker: the run lasts long enough to be interrupted half-way, whatever the machine
+    env = dict(os.environ, PYTHONPATH=str(REPO), TRITON_CACHE_DIR=str(cache), HARNESS_CACHE_DIR=str(cache / "h"),
+               HARNESS_COMPILE_WORKERS="1")
     env.pop("TRITON_INTERPRET", None)
     return subprocess.Popen([sys.executable, "-m", "harness", "run", str(matrix), "--out", str(out), "-n", "0"],
                             cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True)
+
+
+def _wait_for_lock(out: Path, proc: subprocess.Popen[str], timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    lock = out / ".harness.lock"
+    while time.monotonic() < deadline:
+        if lock.is_file() and lock.read_text().strip():
+            return
+        assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+        time.sleep(0.05)
+    raise AssertionError("the run never took its lock")
 
 
 def _wait_for_records(out: Path, proc: subprocess.Popen[str], at_least: int = 1, timeout: float = 120) -> int:
@@ -60,10 +73,11 @@ def test_kill_9_then_resume_keeps_every_record_exactly_once(tmp_path: Path) -> N
     cases = expand(parse(matrix), installed_triton_version())
     expected = {(c.id, config_id(e.as_dict())) for c in cases for e in c.configs}
     first = _start(matrix, out, cache)
-    _wait_for_records(out, first)
+    _wait_for_lock(out, first)
     # a second run into the same directory, while the first holds it, is refused and names the holder
     second = run_cli("run", str(matrix), "--out", str(out), "-n", "0")
     assert second.returncode == 2 and "in use by another harness run (pid" in second.stdout + second.stderr
+    _wait_for_records(out, first)
     os.killpg(first.pid, signal.SIGKILL)
     first.wait()
     with open(out / "records.jsonl", "a") as fh:  # what a kill in the middle of a write leaves

@@ -173,8 +173,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     for warning in (base_run.get("read_warnings") or []) + (new_run.get("read_warnings") or []):
         _err(f"warning: {warning}")
     try:
+        thresholds = {k: float(v) for k, v in (new_run.get("compare_thresholds") or {}).items()
+                      if isinstance(v, (int, float))}
         cmp = compare_runs(base, new, threshold=args.threshold, alpha=args.alpha, min_us=args.min_us,
-                           normalise=not args.raw)
+                           normalise=not args.raw, thresholds=thresholds)
     except CompareInputError as exc:
         for line in str(exc).splitlines():
             _err(line)
@@ -226,7 +228,8 @@ def build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("base", help="run directory (or results.json) of the reference run")
     cmp.add_argument("new", help="run directory (or results.json) of the run under test")
     cmp.add_argument("--threshold", type=float, default=0.05,
-                     help="relative change of the median that counts as a change (0.05)")
+                     help="relative change of the median that counts as a change (0.05); a kernel's "
+                          "compare_threshold in the new run's matrix overrides it")
     cmp.add_argument("--alpha", type=float, default=0.001,
                      help="significance level of the Mann-Whitney U test on the raw samples (0.001)")
     cmp.add_argument("--min-us", type=float, default=20.0, help="configs faster than this are not judged (20 us)")

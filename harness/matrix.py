@@ -24,7 +24,7 @@ from harness.spec import KernelSpec
 TOP_KEYS = {"name": str, "description": str, "triton": list, "targets": list, "kernels": dict, "known_failures": list,
             "timeout_s": (int, float), "seed": int, "kernels_dir": str, "environments": dict}
 KERNEL_KEYS = {"source": str, "dtypes": list, "shapes": list, "configs": (list, str), "interpret": (list, bool),
-               "timeout_s": (int, float)}
+               "timeout_s": (int, float), "compare_threshold": (int, float)}
 CONFIG_SPACES = ("default", "nvidia", "amd")
 MAX_TIMEOUT_S = 24 * 3600
 #: accepted values of the compile options that have a range (what the backends accept and mean)
@@ -60,6 +60,7 @@ class KernelEntry:
     configs: tuple[ConfigEntry, ...]
     interpret: tuple[tuple[tuple[str, Any], ...], ...]
     timeout_s: float
+    compare_threshold: float | None = None   # harness compare's threshold for this kernel's timings
 
 
 @dataclass(frozen=True)
@@ -243,9 +244,14 @@ def _kernel_entry(chk: _Checker, name: str, entry: Any, backends: set[str], defa
                 chk.add(path + ("shapes", i), f"{spec.name}.config_ok raised {type(exc).__name__}: {exc} for shape "
                                               f"{dict(shape)} and config {config.as_dict()}")
                 return None
+    threshold = entry.get("compare_threshold")
+    if _is(threshold, (int, float)) and not (math.isfinite(threshold) and 0 < threshold < 10):
+        chk.add(path + ("compare_threshold",), f"compare_threshold is a relative change (0.05 = 5%), got {threshold!r}")
+        return None
     return KernelEntry(name=name, ref=ref, dtypes=tuple(dtypes), configs=tuple(configs),
                        shapes=tuple(tuple(s.items()) for s in shapes if s),
-                       interpret=tuple(tuple(s.items()) for s in interp if s), timeout_s=float(timeout))
+                       interpret=tuple(tuple(s.items()) for s in interp if s), timeout_s=float(timeout),
+                       compare_threshold=float(threshold) if _is(threshold, (int, float)) else None)
 
 
 def _configs(chk: _Checker, spec: KernelSpec, raw: Any, path: tuple[Any, ...],

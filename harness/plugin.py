@@ -223,6 +223,8 @@ class HarnessSession:
         info = run_info(matrix.name if matrix else "", str(matrix.path) if matrix else "",
                         matrix.content_hash if matrix else "", tritoncompat.installed_triton_version())
         info["targets"] = list(matrix.targets) if matrix else []
+        info["compare_thresholds"] = {k.name: k.compare_threshold for k in (matrix.kernels if matrix else ())
+                                      if k.compare_threshold is not None}
         return info
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:

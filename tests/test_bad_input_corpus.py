@@ -97,6 +97,7 @@ CORPUS: dict[str, str | bytes] = {
     "num_ctas_three": BASE.replace("num_warps: 4", "num_ctas: 3"),
     "interpret_word": BASE.replace("interpret: false", "interpret: maybe"),
     "interpret_bad_shape": BASE.replace("interpret: false", "interpret: [{N: 0}]"),
+    "compare_threshold_zero": BASE.replace("interpret: false", "interpret: false\n    compare_threshold: 0"),
     "kernel_timeout_nan": BASE.replace("interpret: false", "interpret: false\n    timeout_s: .nan"),
     "kernel_name_is_a_path": BASE.replace("  vector_add:", "  ../kernels/vector_add:"),
     "quoted_string_not_a_knob": _env("[{name: a, env: {cuda: '1'}}]"),

@@ -58,6 +58,16 @@ def test_a_a_on_recorded_device_samples_is_no_change() -> None:
     assert cmp.timings_judged == 2 and cmp.exit_code == 0, [c for c in cmp.changes if c.kind == "timing"]
 
 
+def test_a_kernel_threshold_from_the_matrix_overrides_the_default() -> None:
+    base, new = _device_records(), _device_records()
+    fast, slow = sorted(_final(new), key=lambda r: r.runtime["timing"]["median_us"])
+    ratio = slow.runtime["timing"]["median_us"] / fast.runtime["timing"]["median_us"]
+    fast.runtime["timing"] = copy.deepcopy(slow.runtime["timing"])
+    loose = {"matmul": ratio - 1 + 0.02}  # this kernel tolerates a change a little larger than the one made
+    assert compare_runs(base, new, min_us=0, thresholds=loose).exit_code == 0
+    assert compare_runs(base, new, min_us=0, thresholds={"softmax": ratio - 1 + 0.02}).exit_code == 1
+
+
 def test_a_config_made_slower_is_a_regression() -> None:
     base, new = _device_records(), _device_records()
     fast, slow = sorted(_final(new), key=lambda r: r.runtime["timing"]["median_us"])

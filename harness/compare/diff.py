@@ -110,7 +110,9 @@ def _references(records: list[Record]) -> dict[tuple[str, ...], float]:
 
 
 def compare_runs(base: list[Record], new: list[Record], threshold: float = 0.05, alpha: float = 0.001,
-                 min_us: float = 20.0, normalise: bool = True) -> Comparison:
+                 min_us: float = 20.0, normalise: bool = True,
+                 thresholds: dict[str, float] | None = None) -> Comparison:
+    """``thresholds``: per-kernel thresholds (the matrix's ``compare_threshold``), overriding ``threshold``."""
     check_timings(base, "base")
     check_timings(new, "new")
     a, b = _index(base, "compile"), _index(new, "compile")
@@ -125,7 +127,7 @@ def compare_runs(base: list[Record], new: list[Record], threshold: float = 0.05,
     cmp.compile_s = (round(sum(a[k].compile_s or 0.0 for k in matched), 2),
                      round(sum(b[k].compile_s or 0.0 for k in matched), 2))
     _verdict_changes(base, new, cmp.changes)
-    _timing_changes(base, new, a, b, matched, cmp, threshold, alpha, min_us, normalise)
+    _timing_changes(base, new, a, b, matched, cmp, threshold, alpha, min_us, normalise, thresholds or {})
     _winner_changes(base, new, cmp.changes)
     return cmp
 
@@ -171,7 +173,8 @@ def _verdict_changes(base: list[Record], new: list[Record], out: list[Change]) -
 
 def _timing_changes(base: list[Record], new: list[Record], a: dict[tuple[str, ...], Record],
                     b: dict[tuple[str, ...], Record], matched: list[tuple[str, ...]], cmp: Comparison,
-                    threshold: float, alpha: float, min_us: float, normalise: bool) -> None:
+                    threshold: float, alpha: float, min_us: float, normalise: bool,
+                    thresholds: dict[str, float]) -> None:
     ref_a, ref_b = (_references(base), _references(new)) if normalise else ({}, {})
     largest = None
     for key in matched:
@@ -186,7 +189,7 @@ def _timing_changes(base: list[Record], new: list[Record], a: dict[tuple[str, ..
         if case in ref_a and case in ref_b:
             scale_a, scale_b, reference = ref_a[case], ref_b[case], "relative to the run's own baseline"
         j = stats.judge(ra.runtime["timing"].get("samples_us") or [], rb.runtime["timing"].get("samples_us") or [],
-                        threshold, alpha, scale_a, scale_b)
+                        thresholds.get(ra.kernel, threshold), alpha, scale_a, scale_b)
         cmp.timings_judged += 1
         if j.verdict in ("slower", "faster"):
             cmp.changes.append(Change("timing", _label(ra), "median", round(ma, 2), round(mb, 2),

@@ -15,6 +15,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
+
+from harness.checking import Checker, suggest
 
 DEFAULT = "default"
 
@@ -26,6 +29,11 @@ CODEGEN_VARIABLES: dict[str, frozenset[str]] = {
                       "AMDGCN_USE_BUFFER_OPS", "AMDGCN_USE_BUFFER_ATOMICS", "AMDGCN_SCALARIZE_PACKED_FOPS",
                       "TRITON_DEFAULT_FP_FUSION"}),
 }
+
+
+#: variables a matrix may not set: the harness sets them itself, or they write outside the run directory
+HARNESS_OWNED = frozenset({"TRITON_CACHE_DIR", "TRITON_INTERPRET", "TRITON_DUMP_DIR", "TRITON_KERNEL_DUMP",
+                           "TRITON_ALWAYS_COMPILE", "TRITON_OVERRIDE_DIR", "TRITON_KERNEL_OVERRIDE"})
 
 
 @dataclass(frozen=True)
@@ -89,3 +97,56 @@ def worker_env(base: dict[str, str], environment: Environment) -> dict[str, str]
         root = base.get("TRITON_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".triton", "cache")
         env["TRITON_CACHE_DIR"] = os.path.join(root, f"harness-env-{environment.digest()}")
     return env
+
+
+def parse_environments(chk: Checker, raw: Any, target_names: list[str],
+                       backend_of: dict[str, str]) -> tuple[tuple[str, tuple[Environment, ...]], ...]:
+    """``environments: {target: [{name: ..., env: {VAR: value}}]}``, checked against the backend's knobs."""
+    out = []
+    for target, entries in raw.items():
+        path = ("environments", target)
+        if target not in target_names:
+            chk.add(path, f"environments for {target!r}, which is not a target of this matrix"
+                          f"{suggest(target, target_names)}")
+            continue
+        if not isinstance(entries, list) or not entries:
+            chk.add(path, f"environments of {target!r} must be a non-empty list of {{name, env}}")
+            continue
+        backend = backend_of.get(target, "hip")
+        envs, names = [], set()
+        for i, entry in enumerate(entries):
+            where = path + (i,)
+            if not isinstance(entry, dict) or set(entry) - {"name", "env"} or not isinstance(entry.get("name"), str):
+                chk.add(where, "an environment is a mapping {name: str, env: {VARIABLE: value}}")
+                continue
+            if entry["name"] in names:
+                chk.add(where + ("name",), f"duplicate environment name {entry['name']!r} for {target!r}")
+            names.add(entry["name"])
+            env = entry.get("env") or {}
+            if not isinstance(env, dict):
+                chk.add(where + ("env",), "env must be a mapping of VARIABLE: value")
+                continue
+            for var, value in env.items():
+                known = CODEGEN_VARIABLES[backend]
+                read = read_by_installed_triton(str(var))
+                others = {v for b, names in CODEGEN_VARIABLES.items() if b != backend for v in names} - known
+                if var in others:
+                    chk.add(where + ("env", var), f"{var!r} is read by another backend, not by {target!r}'s "
+                                                  f"{backend} backend: it would compile Triton's default silently")
+                elif var in HARNESS_OWNED:
+                    chk.add(where + ("env", var), f"{var!r} is set by the harness itself or writes outside the run "
+                                                  "directory: it cannot be a compile environment variable")
+                elif var not in known and not read:
+                    chk.add(where + ("env", var), f"{var!r} is not a codegen variable of the {backend} backend"
+                                                  f"{suggest(var, known)}")
+                elif read is False:
+                    chk.add(where + ("env", var), f"{var!r} is not read by the installed triton: it would "
+                                                  "compile Triton's default silently")
+                if not isinstance(value, (str, int, bool)):
+                    chk.add(where + ("env", var), f"value of {var} must be a string, number or boolean")
+            pairs = tuple(sorted((str(k), str(int(v)) if isinstance(v, bool) else str(v)) for k, v in env.items()))
+            if entry["name"] == DEFAULT and pairs:
+                chk.add(where + ("env",), "the environment named 'default' is Triton's defaults: it sets no variables")
+            envs.append(Environment(entry["name"], pairs))
+        out.append((target, tuple(envs)))
+    return tuple(out)

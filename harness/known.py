@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass
+from typing import Any
+
+from harness.checking import Checker, suggest
 
 FIELDS = ("kernel", "shape", "config", "target", "environment")
 
@@ -56,3 +59,34 @@ def specifier_problem(spec: str) -> str:
 def first_match(entries: tuple[KnownFailure, ...], kernel: str, shape: str, config: str, target: str,
                 environment: str, triton: str) -> KnownFailure | None:
     return next((k for k in entries if k.covers(kernel, shape, config, target, environment, triton)), None)
+
+
+def parse_known_failures(chk: Checker, raw: Any) -> tuple[KnownFailure, ...]:
+    """``known_failures: [{reason, kernel?, shape?, config?, target?, environment?, triton?}]`` (globs, a specifier)."""
+    if not isinstance(raw, list):
+        return ()
+    out = []
+    allowed = {"reason", "triton", *FIELDS}
+    for i, entry in enumerate(raw):
+        path = ("known_failures", i)
+        if not isinstance(entry, dict):
+            chk.add(path, "a known failure is a mapping {reason, kernel, shape, config, target, environment, triton}")
+            continue
+        bad = False
+        for key, value in entry.items():
+            if key not in allowed:
+                chk.add(path + (key,), f"unknown key {key!r} in a known failure{suggest(key, allowed)}")
+                bad = True
+            elif not isinstance(value, str) or not value.strip():
+                chk.add(path + (key,), f"known failure field {key!r} must be a non-empty string, got {value!r}")
+                bad = True
+        if not isinstance(entry.get("reason"), str):
+            chk.add(path, "a known failure needs a 'reason' (what fails, and where it is tracked)")
+            bad = True
+        problem = specifier_problem(entry["triton"]) if isinstance(entry.get("triton"), str) else ""
+        if problem:
+            chk.add(path + ("triton",), problem)
+            bad = True
+        if not bad:
+            out.append(KnownFailure(**{k: str(v) for k, v in entry.items()}))
+    return tuple(out)

@@ -71,6 +71,7 @@ def markdown(cmp: Comparison) -> str:
 
 def to_json(cmp: Comparison) -> dict[str, Any]:
     return {"matched": cmp.matched, "compile_s": list(cmp.compile_s), "only_base": cmp.only_base,
-            "only_new": cmp.only_new, "timings_judged": cmp.timings_judged, "largest_insignificant": cmp.largest_insignificant,
+            "only_new": cmp.only_new, "timings_judged": cmp.timings_judged,
+            "largest_insignificant": cmp.largest_insignificant,
             "reason": cmp.reason, "exit_code": cmp.exit_code,
             "changes": [dataclasses.asdict(c) for c in cmp.changes]}

@@ -24,7 +24,7 @@ from harness import loader, report, rundir, tritoncompat
 from harness.cases import Case, compile_job, expand, interpret_job
 from harness.matrix import MatrixError, parse
 from harness.naming import config_id
-from harness.records import Record, ResultsFileError, ResultsWriter, complete_cases, load_results, run_info
+from harness.records import Record, ResultsFileError, ResultsWriter, run_info
 from harness.targets import catalogue
 
 RECORD_PROPERTY = "harness_record"
@@ -92,6 +92,7 @@ class HarnessSession:
         self.deselected_done = 0
         self._workers: Any = None
         self._lock: rundir.RunLock | None = None
+        self._parsed: list[Any] | None = None
         if not self.is_worker and self._matrix_paths():
             self._own_run_dir()
 
@@ -108,14 +109,9 @@ class HarnessSession:
         try:
             self._lock = rundir.prepare(self.out, resume, self.config.getoption("harness_force"))
             if resume:
-                run, self.previous = load_results(self.out)
-                matrix = next((m for m in (self._parse(p) for p in self._matrix_paths()) if m), None)
-                recorded = (run.get("matrix") or {}).get("sha256")
-                if matrix is not None and recorded and recorded != matrix.content_hash:
-                    raise rundir.RunDirError(f"--resume {self.out}: the matrix {matrix.path} changed since that run "
-                                             "started; resume with the same matrix, or start a new run")
-                self.done_cases, self.previous = complete_cases(self.previous)
-                self._resumed_run = run
+                matrix = next(iter(self._matrices()), None)
+                self._resumed_run, self.done_cases, self.previous = rundir.resume_state(
+                    self.out, matrix.content_hash if matrix else None)
         except (rundir.RunDirError, ResultsFileError) as exc:
             if self._lock is not None:
                 self._lock.release()
@@ -125,19 +121,22 @@ class HarnessSession:
         """Cases of the command line's matrices that need another Triton than the installed one."""
         installed = tritoncompat.installed_triton_version()
         counts: dict[str, int] = {}
-        for path in self._matrix_paths():
-            matrix = self._parse(path)
-            for case in expand(matrix, installed) if matrix else ():
+        for matrix in self._matrices():
+            for case in expand(matrix, installed):
                 if case.triton != installed:
                     counts[case.triton] = counts.get(case.triton, 0) + 1
         return counts
 
-    @staticmethod
-    def _parse(path: Path) -> Any:
-        try:
-            return parse(path)
-        except MatrixError:
-            return None
+    def _matrices(self) -> list[Any]:
+        """The valid matrices named on the command line, parsed once per process."""
+        if self._parsed is None:
+            self._parsed = []
+            for path in self._matrix_paths():
+                try:
+                    self._parsed.append(parse(path))
+                except MatrixError:
+                    continue
+        return self._parsed
 
     @property
     def workers(self) -> Any:
@@ -211,15 +210,7 @@ class HarnessSession:
 
     def _run_info(self) -> dict[str, Any]:
         # The xdist controller collects nothing itself: read the matrix named on the command line.
-        matrix = None
-        for arg in self.config.args:
-            path = Path(arg.split("::")[0])
-            if path.suffix in (".yaml", ".yml") and path.is_file():
-                try:
-                    matrix = parse(path)
-                    break
-                except MatrixError:
-                    continue
+        matrix = next(iter(self._matrices()), None)
         info = run_info(matrix.name if matrix else "", str(matrix.path) if matrix else "",
                         matrix.content_hash if matrix else "", tritoncompat.installed_triton_version())
         info["targets"] = list(matrix.targets) if matrix else []

@@ -16,7 +16,9 @@ import secrets
 import socket
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
+
+from harness.records import Record, complete_cases, load_results
 
 LOCK_NAME = ".harness.lock"
 RUN_FILES = (LOCK_NAME, "records.jsonl", "results.json", "report.md")
@@ -85,6 +87,22 @@ class RunLock:
 def has_records(out: Path) -> bool:
     jsonl = out / "records.jsonl"
     return jsonl.is_file() and jsonl.stat().st_size > 0
+
+
+def resume_state(out: Path, matrix_hash: str | None) -> tuple[dict[str, Any], set[str], list[Record]]:
+    """The interrupted run in ``out``: its run info, the cases it finished and their records.
+
+    Refuses a resume under another matrix than the one the run started with (its cases
+    and ids would not line up). Records of a case a kill cut short are dropped, so
+    that case runs again.
+    """
+    run, records = load_results(out)
+    recorded = (run.get("matrix") or {}).get("sha256")
+    if matrix_hash and recorded and recorded != matrix_hash:
+        raise RunDirError(f"--resume {out}: the matrix {(run.get('matrix') or {}).get('path')} changed since that run "
+                          "started; resume with the same matrix, or start a new run")
+    done, kept = complete_cases(records)
+    return run, done, kept
 
 
 def prepare(out: Path, resume: bool, force: bool) -> RunLock:

@@ -100,10 +100,8 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
         measured = [r for r in to_run if r.runtime and r.runtime.get("status") == "ok"]
         configs_done = time.perf_counter()
         baselines = worker.request("gpu_baselines", base, case.timeout_s * 4) if measured else {}
-        if baselines.get("retire_worker"):  # the next case starts a fresh GPU worker (see gpu_run.gpu_baselines)
-            runtime_note = {"gpu_worker_retired": baselines["retire_worker"]}
-        else:
-            runtime_note = {}
+        # a baseline that changed the worker's process retired it: the next case gets a fresh one (gpu_run)
+        runtime_note = {"gpu_worker_retired": baselines["retire_worker"]} if baselines.get("retire_worker") else {}
         done = time.perf_counter()
         window = [window_start, time.time()]  # wall-clock span this case held the GPU, for overlap audits
     where = {"index": gpu.get("index"), "uuid": gpu.get("uuid")}
@@ -138,7 +136,8 @@ def _launch_parity(rec: Record) -> None:
 
     ``identical``: the static figures (registers, spills, LDS, instruction counts) are those
     of the kernel that ran; ``differs``: a finding (the static build is not what launches);
-    ``not observed``: the launch compiled nothing new in this worker (e.g. a repeat).
+    ``not observed``: no binary could be tied to the launch (nothing new in the JIT cache and no
+    kernel there with the record's cache key).
     """
     if not rec.runtime or rec.runtime.get("status") != "ok":
         return

@@ -208,20 +208,22 @@ def _launched_binary(before: dict[int, Any], after: dict[int, Any], cache_key: s
         return {"note": "no new JIT kernel for this launch (already compiled in this worker)" if not new
                 else f"{len(new)} JIT kernels compiled by one launch"}
     kernel = new[0].result() if hasattr(new[0], "result") else new[0]
-    out: dict[str, Any] = {"cache_key": str(getattr(kernel, "hash", "") or "")}
+    asm = kernel.asm
+    kind = next((k for k in ("cubin", "hsaco") if asm.get(k) is not None), None)
+    if kind is None:
+        return {"note": "the JIT kernel holds no cubin or hsaco"}
+
+    def sha(blob: Any) -> str:  # as compile.write_artifacts hashes an artifact
+        return hashlib.sha256(blob if isinstance(blob, bytes) else str(blob).encode()).hexdigest()
+
+    out: dict[str, Any] = {"kind": kind, "sha256": sha(asm[kind]), "cache_key": str(getattr(kernel, "hash", "") or "")}
     if reused:
         out["note"] = reused
-    for kind in ("ttir", "cubin", "hsaco"):
-        blob = kernel.asm.get(kind)
-        if blob is not None:
-            data = blob if isinstance(blob, bytes) else str(blob).encode()
-            out[f"{kind}_sha256" if kind == "ttir" else "sha256"] = hashlib.sha256(data).hexdigest()
-            if kind != "ttir":
-                out["kind"] = kind
-            else:  # the kernel's signature line: parameter types and tt.* attributes, for a parity diagnosis
-                out["ttir_func"] = next((line.strip()[:800] for line in str(blob).splitlines()
-                                         if "tt.func public" in line), "")
-    return out if "kind" in out else {"note": "the JIT kernel holds no cubin or hsaco"}
+    if asm.get("ttir") is not None:  # its hash and signature line (types, tt.* attributes) for a parity diagnosis
+        out["ttir_sha256"] = sha(asm["ttir"])
+        out["ttir_func"] = next((line.strip()[:800] for line in str(asm["ttir"]).splitlines()
+                                 if "tt.func public" in line), "")
+    return out
 
 
 def gpu_baselines(job: dict[str, Any]) -> dict[str, Any]:

@@ -6,6 +6,8 @@
 #   bash ci/gpu_session.sh release   GPU tests, then "final" from empty harness and Triton caches
 #   bash ci/gpu_session.sh explore   GPU tests, GELU variants, autotune-cost benchmark, a small matrix of the
 #                                    kernels under work (fused activation, matmul 4096^3)
+#   bash ci/gpu_session.sh accept    from empty caches: GPU tests (fault suite included) and, at the same time on
+#                                    a second GPU when there is one, the nightly run twice and harness compare
 set -uo pipefail
 mode=${1:-tests}
 OUT=${OUT:-/tmp/gpu-out}
@@ -22,6 +24,33 @@ nightly() {  # nightly N TIMEOUT: one run of the nightly matrix into /tmp/runN, 
 }
 
 case "$mode" in
+  accept)
+    { date -u; nvidia-smi; python3 -c "import torch, triton, numpy; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__, 'numpy', numpy.__version__)"; } > "$OUT/env.txt" 2>&1
+    export HARNESS_CACHE_DIR=/tmp/accept-cache TRITON_CACHE_DIR=/tmp/accept-cache/triton
+    rm -rf /tmp/accept-cache /tmp/gpt ~/.triton/cache
+    ngpu=$(nvidia-smi -L | wc -l)
+    tests() {
+      timeout 420 python3 -m pytest tests/gpu -v -p no:cacheprovider --basetemp=/tmp/gpt > "$OUT/gpu_tests.log" 2>&1
+      echo "gpu tests exit $?" >> "$OUT/gpu_tests.log"
+      tar czf "$OUT/gpu_faults_run.tgz" -C /tmp/gpt --wildcards 'test_gpu_faults*/run/results.json' \
+        'test_gpu_faults*/run/report.md' 2>/dev/null
+    }
+    if [ "$ngpu" -ge 2 ]; then
+      CUDA_VISIBLE_DEVICES=1 HARNESS_CACHE_DIR=/tmp/accept-cache-tests TRITON_CACHE_DIR=/tmp/accept-cache-tests/triton \
+        tests & tests_pid=$!
+      export CUDA_VISIBLE_DEVICES=0
+    else
+      tests
+    fi
+    nightly 1 280
+    nightly 2 200
+    python3 -m harness compare /tmp/run1 /tmp/run2 --json "$OUT/compare.json" --markdown "$OUT/compare.md" \
+      > "$OUT/compare.log" 2>&1
+    echo "compare exit $?"
+    cat "$OUT/compare.log"
+    [ -n "${tests_pid:-}" ] && wait "$tests_pid"
+    tail -15 "$OUT/gpu_tests.log"
+    ;;
   explore)
     { date -u; nvidia-smi; python3 -c "import torch, triton, numpy; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__, 'numpy', numpy.__version__)"; } > "$OUT/env.txt" 2>&1
     timeout 200 python3 -m pytest tests/gpu -q -x -p no:cacheprovider 2>&1 | tee "$OUT/gpu_tests.log" | tail -4

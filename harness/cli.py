@@ -120,6 +120,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     argv += args.pytest_args
     print(f"harness: matrix {matrix.name} ({matrix_path}), triton {tritoncompat.installed_triton_version()}, "
           f"out {out}", flush=True)
+    targets = [t.strip() for t in args.targets.split(",")] if args.targets else list(matrix.targets)
+    if any(catalogue()[t].vendor == "amd" for t in targets if t in catalogue()):
+        from harness import hiplinker
+        from harness.compile import cache_dir
+
+        _, note = hiplinker.provide(tritoncompat.installed_triton_version(), cache_dir() / "tools")
+        if note:
+            print(f"harness: {note}", flush=True)
     previous = signal.signal(signal.SIGTERM, _sigterm_as_interrupt)  # a scheduler's stop: like Ctrl-C
     try:
         code = int(pytest.main(argv))
@@ -176,7 +184,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         thresholds = {k: float(v) for k, v in (new_run.get("compare_thresholds") or {}).items()
                       if isinstance(v, (int, float))}
         cmp = compare_runs(base, new, threshold=args.threshold, alpha=args.alpha, min_us=args.min_us,
-                           normalise=not args.raw, thresholds=thresholds)
+                           normalise=not args.raw, thresholds=thresholds,
+                           compile_threshold=args.compile_threshold)
     except CompareInputError as exc:
         for line in str(exc).splitlines():
             _err(line)
@@ -222,9 +231,9 @@ def build_parser() -> argparse.ArgumentParser:
     cmp = sub.add_parser(
         "compare", help="what changed between two runs (a Triton bump, night to night) and whether it is worse",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="exit codes: 0 nothing worse; 1 performance regression only; 2 a new compile, correctness or limit "
-               "failure (any worse verdict); 3 the runs cannot be compared (no common records, damaged or "
-               "unreadable results)")
+        epilog="exit codes: 0 nothing worse; 1 performance regression only (kernel timings, or cold compile "
+               "time); 2 a new compile, correctness or limit failure (any worse verdict); 3 the runs cannot be "
+               "compared (no common records, damaged or unreadable results)")
     cmp.add_argument("base", help="run directory (or results.json) of the reference run")
     cmp.add_argument("new", help="run directory (or results.json) of the run under test")
     cmp.add_argument("--threshold", type=float, default=0.05,
@@ -235,6 +244,9 @@ def build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("--min-us", type=float, default=20.0, help="configs faster than this are not judged (20 us)")
     cmp.add_argument("--raw", action="store_true",
                      help="judge raw times, not times relative to each run's own baseline measurement")
+    cmp.add_argument("--compile-threshold", type=float, default=0.25,
+                     help="geometric-mean change of cold lowering time (Triton's own stage times, configs cold in "
+                          "both runs) that counts as a change (0.25); judged with a sign test at --alpha")
     cmp.add_argument("--markdown", metavar="FILE", help="also write the full table as markdown")
     cmp.add_argument("--json", metavar="FILE", help="also write the machine-readable diff")
     cmp.set_defaults(func=cmd_compare)

@@ -85,10 +85,14 @@ def compile_job(job: dict[str, Any]) -> dict[str, Any]:
     launch = launchspec.for_case(spec, job["shape"], job["dtype"], meta, applied,
                                  launchspec.backend_for(target.backend, target.arch, target.warp_size))
     src = launchspec.ast_source(spec.fn, launch)
+    started_at = time.time()
     start = time.perf_counter()
-    compiled = triton.compile(src, target=tritoncompat.gpu_target(target.backend, target.arch, target.warp_size),
-                              options=launch.options)
+    with tritoncompat.compile_observer() as seen:
+        compiled = triton.compile(src, target=tritoncompat.gpu_target(target.backend, target.arch, target.warp_size),
+                                  options=launch.options)
     compile_s = time.perf_counter() - start
+    # cold (compiled from source) or warm (loaded from Triton's cache): compile times compare only like with like
+    cache = seen.get("cache") or tritoncompat.cache_hit_from_files(str(getattr(compiled, "hash", "")), started_at)
     out_root = Path(job["out"])
     artifacts = write_artifacts(compiled.asm, out_root, job["artifact_parts"])
     num_warps = int(compiled.metadata.num_warps)
@@ -105,7 +109,8 @@ def compile_job(job: dict[str, Any]) -> dict[str, Any]:
     res.update(resources.instruction_counts(compiled.asm, target.backend))
     flags = limits.check(target, res, num_warps)
     extra = {"launcher": _prebuild_launcher(src, compiled)} if job.get("prebuild_launcher") else {}
-    return {"status": "ok", "compile_s": round(compile_s, 4), "resources": res, **extra,
+    return {"status": "ok", "compile_s": round(compile_s, 4), "compile_cache": cache,
+            "compile_stages_s": seen.get("stages_s") or {}, "resources": res, **extra,
             "flags": [f.to_dict() for f in flags], "fits": limits.fits(flags),
             "artifacts": artifacts, "ignored_options": ignored,
             "specialisation": launch.describe(list(spec.fn.arg_names)),

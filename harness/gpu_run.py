@@ -169,8 +169,11 @@ def _check_config(spec: Any, state: dict[str, Any], shape: dict[str, Any], confi
         launched = _launched_binary(before, _jit_kernels(spec.fn), cache_key)
     except Exception as exc:  # noqa: BLE001 - each failure becomes this config's result
         _check_fault(exc)
-        status = "launch_error" if "OutOfResources" in type(exc).__name__ or "out of resource" in str(exc) \
-            else "error"
+        # refused at launch: Triton's resource check, or the driver through Triton's launcher
+        # ("Triton Error [CUDA]: invalid argument" for a grid axis over its limit)
+        refused = "OutOfResources" in type(exc).__name__ or "out of resource" in str(exc) \
+            or str(exc).startswith(("Triton Error [CUDA]", "Triton Error [HIP]"))
+        status = "launch_error" if refused else "error"
         return {"status": status, "error": f"{type(exc).__name__}: {str(exc)[:1000]}"}
     check = compare(out, state["reference"], atol, rtol)
     del out, kwargs

@@ -18,6 +18,7 @@ and options for the target's backend, as the launcher would on that device.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -152,11 +153,32 @@ def specialise(fn: Any, backend: Any, values: Mapping[str, Any], options: Mappin
         # the HIP backend's tensor hook imports torch before it asks the argument for its size
         raise RuntimeError("the installed Triton's launch specialisation for this backend imports torch, which is "
                            "not installed: pip install torch (or the harness's [cpu] extra)") from None
-    if not hasattr(fn, "_pack_args"):
-        raise RuntimeError("this Triton has no JITFunction._pack_args: its launch-time specialisation "
-                           "cannot be reproduced (supported: the 3.4+ launcher)")
-    parsed, signature, constexprs, attrs = fn._pack_args(backend, kwargs, bound_args, specialization, bound_options)
+    pack = fn._pack_args if hasattr(fn, "_pack_args") else functools.partial(_pack_args_34, fn)
+    parsed, signature, constexprs, attrs = pack(backend, kwargs, bound_args, specialization, bound_options)
     return LaunchSpecialisation(dict(signature), dict(constexprs), dict(attrs), dict(parsed.__dict__), assumptions)
+
+
+def _pack_args_34(fn: Any, backend: Any, kwargs: dict[str, Any], bound_args: Any, specialization: Any,
+                  _options: Any) -> tuple[Any, dict[Any, Any], dict[Any, Any], dict[Any, Any]]:
+    """What ``JITFunction.run`` does inline in releases before ``_pack_args`` was split out of it (3.4).
+
+    The same steps, with Triton's own helpers: options parsed by the backend, one signature
+    entry per parameter, constexpr values found by path, attributes parsed by the backend.
+    """
+    try:
+        from triton._utils import find_paths_if, get_iterable_path
+    except ImportError:
+        raise RuntimeError("this Triton has neither JITFunction._pack_args nor triton._utils.find_paths_if: its "
+                           "launch-time specialisation cannot be reproduced (supported: 3.4 and later)") from None
+    options = backend.parse_options(kwargs)
+    sigvals = [x[0] for x in specialization]
+    signature = {p.name: v for p, v in zip(fn.params, sigvals)}
+    constexprs = {path: get_iterable_path(list(bound_args.values()), path)
+                  for path in find_paths_if(sigvals, lambda _, val: val == "constexpr")}
+    attrvals = [x[1] for x in specialization]
+    attrs = {k: backend.parse_attr(get_iterable_path(attrvals, k))
+             for k in find_paths_if(attrvals, lambda _, x: isinstance(x, str))}
+    return options, signature, constexprs, attrs
 
 
 def for_case(spec: KernelSpec, shape: Shape, dtype: str, meta: Mapping[str, Any], options: Mapping[str, Any],

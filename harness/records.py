@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from harness import hiplinker
 from harness.naming import config_key, shape_id
 
 #: 2: AMD registers are the compiler's unified total, ``spill_bytes`` / ``occupancy_frac`` added, the
@@ -53,6 +54,8 @@ class Record:
     flags: list[dict[str, Any]] = field(default_factory=list)
     artifacts: dict[str, dict[str, str]] = field(default_factory=dict)
     compile_s: float | None = None
+    compile_cache: str | None = None         # "miss": compiled from source (cold); "hit": loaded from Triton's cache
+    compile_stages_s: dict[str, float] = field(default_factory=dict)  # Triton's own time per lowering stage
     correctness: dict[str, Any] | None = None
     ignored_options: list[str] = field(default_factory=list)
     kernel_hash: str = ""
@@ -133,7 +136,9 @@ def run_info(matrix_name: str, matrix_path: str, matrix_hash: str, installed_tri
             "triton": installed_triton, "torch": _version_of("torch"), "numpy": _version_of("numpy"),
             "python": platform.python_version(), "host": socket.gethostname(), "platform": platform.platform(),
             "gpus": gpus_seen(), "commit": _git_commit(repo), "argv": sys.argv,
-            "start": datetime.now(timezone.utc).isoformat(timespec="seconds"), "end": None}
+            "start": datetime.now(timezone.utc).isoformat(timespec="seconds"), "end": None,
+            **({"hip_lld": os.environ.get("TRITON_HIP_LLD_PATH", "")} if hiplinker.needs_external_lld(installed_triton)
+               else {})}
 
 
 def complete_cases(records: list[Record]) -> tuple[set[str], list[Record]]:

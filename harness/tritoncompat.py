@@ -8,11 +8,13 @@ clear message rather than guessed at.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import importlib
 import os
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 
 #: compile options a config may set, per backend (intersected with what the
@@ -126,3 +128,42 @@ def ptxas_for(major: int) -> str | None:
     except Exception:  # noqa: BLE001 - fall back to the wheel's binaries
         pass
     return (nvidia_tool("ptxas-blackwell") if major >= 100 else None) or nvidia_tool("ptxas")
+
+
+@contextlib.contextmanager
+def compile_observer() -> Iterator[dict[str, Any]]:
+    """What Triton itself says about one ``triton.compile`` call: cache hit or miss, time per lowering stage.
+
+    Uses Triton's compilation listener (``knobs.compilation.listener``, in 3.4 and later); on a
+    release without one the dict stays empty and :func:`cache_hit_from_files` is the fallback.
+    """
+    seen: dict[str, Any] = {}
+    knobs = getattr(importlib.import_module("triton"), "knobs", None)
+    compilation = getattr(knobs, "compilation", None)
+    if compilation is None or not hasattr(compilation, "listener"):
+        yield seen
+        return
+
+    def listener(*, cache_hit: bool, times: Any, **_: Any) -> None:
+        seen["cache"] = "hit" if cache_hit else "miss"
+        stages = getattr(times, "lowering_stages", None) or []
+        seen["stages_s"] = {name: round(us / 1e6, 4) for name, us in stages}
+
+    previous = compilation.listener
+    compilation.listener = listener
+    try:
+        yield seen
+    finally:
+        compilation.listener = previous
+
+
+def cache_hit_from_files(cache_hash: str, started_at: float) -> str | None:
+    """Hit or miss from Triton's cache directory: files older than the call were there before it."""
+    try:
+        from triton.runtime.cache import get_cache_manager
+
+        folder = Path(get_cache_manager(cache_hash).cache_dir)
+        stamps = [p.stat().st_mtime for p in folder.iterdir()]
+    except Exception:  # noqa: BLE001 - a cache layout this release does not have: unknown
+        return None
+    return ("hit" if max(stamps) < started_at else "miss") if stamps else None

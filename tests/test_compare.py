@@ -10,7 +10,7 @@ import pytest
 
 from helpers import DATA, run_cli, write_matrix
 
-from harness.compare import compare_runs, stats
+from harness.compare import compare_runs, compile_time, stats
 from harness.records import Record, load_results
 
 DEVICE_RUN = DATA / "h200_run_m"  # matmul 1024^3 from run M on the H200 (docs/performance.md): real samples
@@ -94,7 +94,8 @@ kernels:
     interpret: false
 """)
     out = tmp / "run"
-    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0", "--static-only")
+    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0", "--static-only",
+                   env={"TRITON_CACHE_DIR": str(tmp / "triton-cache")})  # cold: every build compiled from source
     assert proc.returncode == 0, proc.stdout[-2000:]
     return out
 
@@ -148,3 +149,49 @@ def test_exit_codes_on_real_static_records(static_run: Path, tmp_path: Path) -> 
             r["kernel"] = "other"
     apart = run_cli("compare", str(static_run), str(_variant(static_run, tmp_path / "disjoint", disjoint)))
     assert apart.returncode == 3 and "no record of one run matches" in apart.stdout
+
+
+def _build(i: int, stages: dict[str, float], cache: str = "miss") -> Record:
+    return Record(kernel="k", dtype="fp16", shape={"N": i}, target="h100", arch="sm_90", vendor="nvidia",
+                  triton="x", config={"B": i}, config_id=f"B{i}", meta={}, origin="nvidia", mode="compile",
+                  status="ok", compile_s=sum(stages.values()) + 0.3, compile_cache=cache, compile_stages_s=stages)
+
+
+def _stages(rng: random.Random, scale: dict[str, float] | None = None) -> dict[str, float]:
+    base = {"ttir": 0.003, "ttgir": 0.01, "llir": 0.015, "ptx": 0.008, "cubin": 0.05}
+    return {k: v * (scale or {}).get(k, 1.0) * rng.lognormvariate(0, 0.15) for k, v in base.items()}
+
+
+def test_compile_time_judged_like_with_like_on_known_distributions() -> None:
+    rng = random.Random(7)
+    same = compile_time.judge([(_build(i, _stages(rng)), _build(i, _stages(rng))) for i in range(40)])
+    assert same.verdict in ("same", "noise") and not same.worse and same.pairs == 40
+    slower = compile_time.judge([(_build(i, _stages(rng)), _build(i, _stages(rng, {"cubin": 2.5})))
+                                 for i in range(40)])
+    assert slower.verdict == "slower" and slower.p_value < 1e-9 and 1.6 < slower.ratio < 2.4
+    assert max(slower.stages, key=slower.stages.get) == "cubin" and "most in cubin" in slower.line()
+    few = compile_time.judge([(_build(i, _stages(rng)), _build(i, _stages(rng, {"cubin": 3}))) for i in range(6)])
+    assert few.verdict == "not judged" and "6 config(s)" in few.reason and not few.worse
+    warm = compile_time.judge([(_build(i, _stages(rng)), _build(i, {}, "hit")) for i in range(40)])
+    assert warm.verdict == "not judged" and "warm" in warm.reason and warm.builds["warm"] == (0, 40)
+    # exact binomial: 10 of 10 one way is p = 2 / 2**10
+    assert compile_time.sign_test_p(10, 0) == 2 / 1024 and compile_time.sign_test_p(5, 5) == 1.0
+    # a judged slower compile is a performance regression: exit 1
+    cmp = compare_runs([_build(i, _stages(rng)) for i in range(30)],
+                       [_build(i, _stages(rng, {"llir": 4.0})) for i in range(30)])
+    assert cmp.compile_time.worse and cmp.exit_code == 1
+
+
+def test_a_warm_rerun_is_not_judged_for_compile_time(static_run: Path, tmp_path: Path) -> None:
+    """Triton's own listener says each build of a rerun came from its cache: compile time is then not judged."""
+    doc = json.loads((static_run / "results.json").read_text())
+    assert {r["compile_cache"] for r in doc["records"]} == {"miss"}
+    assert all(r["compile_stages_s"].get("llir", 0) > 0 for r in doc["records"])
+    rerun = tmp_path / "rerun"
+    proc = run_cli("run", str(Path(doc["run"]["matrix"]["path"])), "--out", str(rerun), "-n", "0", "--static-only",
+                   env={"TRITON_CACHE_DIR": str(static_run.parent / "triton-cache")})
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    again = json.loads((rerun / "results.json").read_text())["records"]
+    assert {r["compile_cache"] for r in again} == {"hit"}
+    out = run_cli("compare", str(static_run), str(rerun))
+    assert out.returncode == 0 and "cold 6 -> 0, warm 0 -> 6" in out.stdout and "not judged" in out.stdout, out.stdout

@@ -131,3 +131,27 @@ def test_none_arguments_and_constexpr_defaults_as_at_launch(tmp_path: Path) -> N
         got = rec["specialisation"]
         assert got["w_ptr"] == {"type": "constexpr", "value": None}
         assert got["BLOCK"] == {"type": "constexpr", "value": 256} and got["USE_W"]["value"] is False
+
+
+@pytest.mark.parametrize("kernel,dtype", CASES, ids=[f"{k}-{d}" for k, d in CASES])
+def test_packing_for_releases_without_pack_args_equals_tritons_own(kernel: str, dtype: str) -> None:
+    """Triton 3.4 packs arguments inline in ``JITFunction.run``; the harness's copy of those steps must give
+    what the installed Triton's own ``_pack_args`` gives, on both backends, for the kernel's real arguments."""
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import make_backend
+    from triton.runtime.jit import create_function_from_signature
+
+    from harness.launchspec import _pack_args_34
+
+    spec = loader.load(loader.resolve(kernel, None))
+    shape = spec.normalize_shape(SHAPES[kernel])
+    for target, space in ((GPUTarget("hip", "gfx942", 64), spec.amd_configs),
+                          (GPUTarget("cuda", 90, 32), spec.nvidia_configs)):
+        config = next(dict(c) for c in space if spec.config_ok(shape, dict(c)))
+        args, kwargs = _launch_arguments(spec, shape, dtype, config)
+        backend = make_backend(target)
+        binder = create_function_from_signature(spec.fn.signature, spec.fn.params, backend)
+        bound, specialization, options = binder(*args, **kwargs)
+        ours = _pack_args_34(spec.fn, backend, kwargs, bound, specialization, options)
+        theirs = spec.fn._pack_args(backend, kwargs, bound, specialization, options)
+        assert ours[1:] == theirs[1:] and ours[0].__dict__ == theirs[0].__dict__

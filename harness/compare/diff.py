@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness import verdicts
-from harness.compare import stats
+from harness.compare import compile_time, stats
 from harness.records import Record
 
 #: resource figures whose change is reported (informational: verdicts decide the exit code)
@@ -45,7 +45,7 @@ class Comparison:
     changes: list[Change] = field(default_factory=list)
     timings_judged: int = 0
     largest_insignificant: float | None = None   # largest |ratio - 1| among judged timings not called a change
-    compile_s: tuple[float, float] = (0.0, 0.0)  # total compile time of the matched builds, base and new
+    compile_time: compile_time.CompileTimeJudgement | None = None  # cold lowering time, judged like with like
     reason: str = ""                             # why the runs cannot be compared, when they cannot
 
     @property
@@ -54,7 +54,8 @@ class Comparison:
             return EXIT_INCOMPARABLE
         if any(c.worse and c.kind in ("status", "verdict", "correctness") for c in self.changes):
             return EXIT_WORSE
-        if any(c.worse and c.kind == "timing" for c in self.changes):
+        if any(c.worse and c.kind == "timing" for c in self.changes) or \
+                (self.compile_time is not None and self.compile_time.worse):
             return EXIT_SLOWER
         return EXIT_SAME
 
@@ -111,8 +112,9 @@ def _references(records: list[Record]) -> dict[tuple[str, ...], float]:
 
 def compare_runs(base: list[Record], new: list[Record], threshold: float = 0.05, alpha: float = 0.001,
                  min_us: float = 20.0, normalise: bool = True,
-                 thresholds: dict[str, float] | None = None) -> Comparison:
-    """``thresholds``: per-kernel thresholds (the matrix's ``compare_threshold``), overriding ``threshold``."""
+                 thresholds: dict[str, float] | None = None, compile_threshold: float = 0.25) -> Comparison:
+    """``thresholds``: per-kernel thresholds (the matrix's ``compare_threshold``), overriding ``threshold``;
+    ``compile_threshold``: the geometric-mean change of cold lowering time beyond which it may be called slower."""
     check_timings(base, "base")
     check_timings(new, "new")
     a, b = _index(base, "compile"), _index(new, "compile")
@@ -124,8 +126,7 @@ def compare_runs(base: list[Record], new: list[Record], threshold: float = 0.05,
         return cmp
     for key in matched:
         _static(a[key], b[key], cmp.changes)
-    cmp.compile_s = (round(sum(a[k].compile_s or 0.0 for k in matched), 2),
-                     round(sum(b[k].compile_s or 0.0 for k in matched), 2))
+    cmp.compile_time = compile_time.judge([(a[k], b[k]) for k in matched], compile_threshold, alpha)
     _verdict_changes(base, new, cmp.changes)
     _timing_changes(base, new, a, b, matched, cmp, threshold, alpha, min_us, normalise, thresholds or {})
     _winner_changes(base, new, cmp.changes)

@@ -46,10 +46,8 @@ def summary(cmp: Comparison, worst: int = 8) -> str:
         parts += [f"    {_line(c)}" for c in spills[:3]]
     fixed = [c for c in cmp.changes if c.better and c.kind in ("status", "verdict", "correctness")]
     parts += [f"  {_line(c)}" for c in fixed[:3]]
-    base_s, new_s = cmp.compile_s
-    if base_s and new_s:
-        parts.append(f"compile time of the matched builds: {base_s:.1f} s -> {new_s:.1f} s (not judged: one compile "
-                     "per build, warm or cold caches unknown, and noisy on a small machine)")
+    if cmp.compile_time is not None:
+        parts.append(("WORSE: " if cmp.compile_time.worse else "") + cmp.compile_time.line())
     parts.append(f"exit {cmp.exit_code}: {EXIT_MEANING[cmp.exit_code]}")
     return "\n".join(parts)
 
@@ -70,7 +68,8 @@ def markdown(cmp: Comparison) -> str:
 
 
 def to_json(cmp: Comparison) -> dict[str, Any]:
-    return {"matched": cmp.matched, "compile_s": list(cmp.compile_s), "only_base": cmp.only_base,
+    compile_time = dataclasses.asdict(cmp.compile_time) if cmp.compile_time is not None else None
+    return {"matched": cmp.matched, "compile_time": compile_time, "only_base": cmp.only_base,
             "only_new": cmp.only_new, "timings_judged": cmp.timings_judged,
             "largest_insignificant": cmp.largest_insignificant,
             "reason": cmp.reason, "exit_code": cmp.exit_code,

@@ -137,3 +137,62 @@ def test_launch_parity_the_static_binary_is_the_one_that_launches(tmp_path: Path
     parity = {(r["kernel"], r["shape"].__repr__(), r["config_id"]): r["runtime"].get("launch_parity")
               for r in launched}
     assert all(p == "identical" for p in parity.values()), {k: p for k, p in parity.items() if p != "identical"}
+
+
+GPU_FAULTS = f"{DATA / 'gpu_faults_kernel.py'}:SPEC"
+
+
+def test_gpu_faults_in_a_whole_run_cost_only_their_own_case(tmp_path: Path) -> None:
+    """A whole ``harness run``: an illegal address, NaN output, a launch the driver refuses and a GPU hang,
+    each in its own case, run between healthy cases in one process (``-n 0``). Each fault is its own
+    case's finding; the healthy cases after it (same kernel, and vector_add) are checked and timed."""
+    gpu = pick_device(None, local_gpus())
+    target = {"sm_90": "h200", "sm_80": "a100", "sm_100": "b200", "gfx942": "mi300x", "gfx90a": "mi250x",
+              "gfx950": "mi355x"}[gpu["arch"]]
+    matrix = write_matrix(tmp_path / "faults.yaml", f"""\
+name: gpu-faults
+targets: [{target}]
+kernels:
+  gpu_faults:
+    source: {GPU_FAULTS}
+    dtypes: [fp32]
+    interpret: false
+    timeout_s: 40
+    shapes:
+      - {{N: 65536, FAULT: 1}}
+      - {{N: 65536, FAULT: 2}}
+      - {{N: 65537, FAULT: 1}}
+      - {{N: 65536, FAULT: 3}}
+      - {{N: 65536, FAULT: 4}}
+      - {{N: 65536, FAULT: 5}}
+      - {{N: 65538, FAULT: 1}}
+  vector_add:
+    dtypes: [fp32]
+    interpret: false
+    shapes: [{{N: 1048576}}]
+""")
+    out = tmp_path / "run"
+    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0",
+                   env={"HARNESS_CACHE_DIR": str(tmp_path / "cache")}, timeout=420)
+    assert proc.returncode == 1, proc.stdout[-4000:] + proc.stderr[-4000:]  # 1: some case failed, nothing else
+    records = json.loads((out / "results.json").read_text())["records"]
+    compiled = {(r["kernel"], r["shape"].get("FAULT"), r["shape"]["N"]): r for r in records if r["mode"] == "compile"}
+    tuned = {(r["kernel"], r["shape"].get("FAULT"), r["shape"]["N"]): r for r in records if r["mode"] == "tune"}
+    assert len(compiled) == len(tuned) == 8, sorted(compiled)  # every case kept both its records
+    assert all(r["status"] == "ok" and r["fits"] for r in compiled.values())  # every fault is a runtime one
+
+    def runtime(fault: int, n: int = 65536) -> dict:
+        return compiled[("gpu_faults", fault, n)]["runtime"]
+
+    healthy = [runtime(1, 65536), runtime(1, 65537), runtime(1, 65538),
+               compiled[("vector_add", None, 1048576)]["runtime"]]
+    for rt in healthy:
+        assert rt["status"] == "ok" and rt["correctness"]["status"] == "ok" and rt["timing"]["median_us"] > 0, rt
+    assert runtime(2)["status"] in ("fault", "crash") and "illegal" in runtime(2)["error"].lower(), runtime(2)
+    assert runtime(3)["status"] == "mismatch" and runtime(3)["correctness"]["nonfinite"] == 65536, runtime(3)
+    assert runtime(4)["status"] == "launch_error", runtime(4)
+    assert runtime(5)["status"] == "timeout", runtime(5)
+    for key, rec in tuned.items():
+        assert rec["status"] == ("ok" if key[1] in (None, 1) else "error"), (key, rec["status"], rec.get("error"))
+    report = (out / "report.md").read_text()
+    assert "illegal" in report.lower() and "INCOMPLETE" not in report

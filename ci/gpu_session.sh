@@ -32,8 +32,7 @@ case "$mode" in
     tests() {
       timeout 420 python3 -m pytest tests/gpu -v -p no:cacheprovider --basetemp=/tmp/gpt > "$OUT/gpu_tests.log" 2>&1
       echo "gpu tests exit $?" >> "$OUT/gpu_tests.log"
-      tar czf "$OUT/gpu_faults_run.tgz" -C /tmp/gpt --wildcards 'test_gpu_faults*/run/results.json' \
-        'test_gpu_faults*/run/report.md' 2>/dev/null
+      (cd /tmp/gpt && tar czf "$OUT/gpu_faults_run.tgz" test_gpu_faults*/run/results.json test_gpu_faults*/run/report.md)
     }
     if [ "$ngpu" -ge 2 ]; then
       CUDA_VISIBLE_DEVICES=1 HARNESS_CACHE_DIR=/tmp/accept-cache-tests TRITON_CACHE_DIR=/tmp/accept-cache-tests/triton \

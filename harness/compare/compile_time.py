@@ -32,6 +32,7 @@ class CompileTimeJudgement:
     warm_median_s: tuple[float | None, float | None] = (None, None)   # median load time per warm build
     builds: dict[str, tuple[int, int]] = field(default_factory=dict)  # "cold" / "warm" / "unknown": base, new
     stages: dict[str, float] = field(default_factory=dict)            # geometric mean ratio per lowering stage
+    threshold: float = 0.25
 
     @property
     def worse(self) -> bool:
@@ -50,8 +51,10 @@ class CompileTimeJudgement:
         slowest = max(self.stages.items(), key=lambda kv: kv[1], default=None)
         where = f", most in {slowest[0]} ({100 * (slowest[1] - 1):+.0f}%)" if slowest and self.verdict == "slower" \
             else ""
-        return (f"{head}; {self.verdict}: {100 * ((self.ratio or 1) - 1):+.1f}% over {self.pairs} cold pairs "
-                f"(sign test p={self.p_value:.1e}){where}")
+        size = f"{100 * ((self.ratio or 1) - 1):+.1f}% over {self.pairs} cold pairs (sign test p={self.p_value:.1e})"
+        if self.verdict == "same":
+            return f"{head}; {size}: within the ±{100 * self.threshold:.0f}% threshold, not a regression"
+        return f"{head}; {self.verdict}: {size}{where}"
 
 
 def sign_test_p(ups: int, downs: int) -> float:
@@ -94,13 +97,14 @@ def judge(pairs: Sequence[tuple[Record, Record]], threshold: float = 0.25,
     warm = (med([a.compile_s for a, _ in built if _kind(a) == "warm" and a.compile_s]),
             med([b.compile_s for _, b in built if _kind(b) == "warm" and b.compile_s]))
     usable = [(a, b) for a, b in built if _kind(a) == _kind(b) == "cold" and _lowering_s(a) and _lowering_s(b)]
-    common = dict(cold_median_s=cold, warm_median_s=warm, builds=builds, pairs=len(usable))
+    common = dict(cold_median_s=cold, warm_median_s=warm, builds=builds, pairs=len(usable), threshold=threshold)
     if len(usable) < MIN_PAIRS:
         why = (f"{len(usable)} config(s) compiled cold in both runs with Triton's stage times, {MIN_PAIRS} needed"
                + ("; a warm run loads from Triton's cache: compare runs made from empty caches"
                   if builds["warm"][0] or builds["warm"][1] else "")
-               + ("; this Triton does not report stage times (no compilation listener)"
-                  if builds["unknown"][0] or builds["unknown"][1] or not (cold[0] and cold[1]) else ""))
+               + ("; a Triton without a compilation listener reports neither cache use nor stage times"
+                  if builds["unknown"][0] or builds["unknown"][1]
+                  or any(_kind(r) == "cold" and not _lowering_s(r) for pair in built for r in pair) else ""))
         return CompileTimeJudgement("not judged", reason=why, **common)
     ratios = [_lowering_s(b) / _lowering_s(a) for a, b in usable]  # type: ignore[operator]
     ratio = _geomean(ratios)

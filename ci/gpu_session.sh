@@ -8,6 +8,8 @@
 #                                    kernels under work (fused activation, matmul 4096^3)
 #   bash ci/gpu_session.sh accept    from empty caches: GPU tests (fault suite included) and, at the same time on
 #                                    a second GPU when there is one, the nightly run twice and harness compare
+#   bash ci/gpu_session.sh kernels   from empty caches: GPU tests, and beside them the nightly matrix's rmsnorm and
+#                                    cross_entropy cases (figures for docs/performance.md)
 set -uo pipefail
 mode=${1:-tests}
 OUT=${OUT:-/tmp/gpu-out}
@@ -24,6 +26,23 @@ nightly() {  # nightly N TIMEOUT: one run of the nightly matrix into /tmp/runN, 
 }
 
 case "$mode" in
+  kernels)
+    { date -u; nvidia-smi; python3 -c "import torch, triton, numpy; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__, 'numpy', numpy.__version__)"; } > "$OUT/env.txt" 2>&1
+    rm -rf /tmp/gpt ~/.triton/cache
+    ngpu=$(nvidia-smi -L | wc -l)
+    ( [ "$ngpu" -ge 2 ] && export CUDA_VISIBLE_DEVICES=1
+      export HARNESS_CACHE_DIR=/tmp/k-tests TRITON_CACHE_DIR=/tmp/k-tests/triton
+      timeout 480 python3 -m pytest tests/gpu -v -p no:cacheprovider --basetemp=/tmp/gpt > "$OUT/gpu_tests.log" 2>&1
+      echo "gpu tests exit $?" >> "$OUT/gpu_tests.log"
+      (cd /tmp/gpt && tar czf "$OUT/gpu_test_runs.tgz" */run/results.json */run/report.md) ) & tests_pid=$!
+    export CUDA_VISIBLE_DEVICES=0 HARNESS_CACHE_DIR=/tmp/k-cache TRITON_CACHE_DIR=/tmp/k-cache/triton
+    timeout 400 python3 -m harness run matrices/nightly.yaml --targets h200,mi300x -n 8 --force --out /tmp/runk \
+      -k "rmsnorm or cross_entropy" > "$OUT/runk.log" 2>&1
+    echo "kernels run exit $?"
+    tar czf "$OUT/runk.tgz" -C /tmp runk/results.json runk/report.md
+    wait "$tests_pid"
+    tail -14 "$OUT/gpu_tests.log"; tail -4 "$OUT/runk.log"
+    ;;
   accept)
     { date -u; nvidia-smi; python3 -c "import torch, triton, numpy; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__, 'numpy', numpy.__version__)"; } > "$OUT/env.txt" 2>&1
     export HARNESS_CACHE_DIR=/tmp/accept-cache TRITON_CACHE_DIR=/tmp/accept-cache/triton

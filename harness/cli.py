@@ -14,6 +14,7 @@ Limit findings (a config that exceeds a target's limit) are results, not failure
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from importlib import metadata
@@ -253,6 +254,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _importable_from_here() -> None:
+    """``module:ATTR`` sources import from the working directory, as under ``python -m harness``.
+
+    The ``harness`` console script does not put the working directory on ``sys.path``;
+    this does, and on ``PYTHONPATH`` for the pytest-xdist and harness worker processes.
+    """
+    here = os.getcwd()
+    if here not in sys.path and "" not in sys.path:
+        sys.path.insert(0, here)
+    paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    if here not in paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join([here] + [p for p in paths if p])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -265,6 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         args.pytest_args = passthrough
     except SystemExit as exc:  # argparse already printed a one-line usage error
         return EXIT_INPUT if exc.code else EXIT_OK
+    _importable_from_here()
     try:
         return int(args.func(args))
     except KeyboardInterrupt:

@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 from harness import loader
-from harness.interpret import compare
+from harness.interpret import compare_outputs, map_outputs, reference_first
 
 _STATE: dict[str, Any] = {}      # the current case: inputs, reference, rotated copies
 _PERSIST: dict[str, Any] = {}    # for the worker's lifetime: L2 flusher, device details, copy bandwidth
@@ -38,9 +38,11 @@ def _case(job: dict[str, Any]) -> dict[str, Any]:
         spec = loader.load(job["ref"])
         gen = torch.Generator(device="cuda").manual_seed(int(job.get("seed", 0)))
         inputs = spec.make_inputs(job["shape"], job["dtype"], "cuda", gen)
-        reference = spec.reference(inputs, job["shape"])
+        reference = reference_first(spec, inputs, job["shape"])
+        pristine = {i: inputs[i].clone() for i in spec.inplace}  # what an in-place kernel overwrites, kept
         torch.cuda.synchronize()
-        _STATE.update(key=key, spec=spec, inputs=inputs, reference=reference, rotated=None, settled=False)
+        _STATE.update(key=key, spec=spec, inputs=inputs, reference=reference, rotated=None, settled=False,
+                      pristine=pristine)
     return _STATE
 
 
@@ -94,13 +96,18 @@ def _rotated(state: dict[str, Any]) -> list[tuple]:
     return state["rotated"]
 
 
+def _restore(state: dict[str, Any], inputs: tuple) -> None:
+    """Put back what an in-place kernel overwrote (a copy on the stream, before the flush and the timed launch)."""
+    for i, saved in state["pristine"].items():
+        inputs[i].copy_(saved)
+
+
 def _poisoned_out(spec: Any, reference: Any) -> dict[str, Any]:
     import torch
 
     if "out" not in inspect.signature(spec.launch).parameters:
         return {}
-    fill = float("nan") if reference.is_floating_point() else -1
-    return {"out": torch.full_like(reference, fill)}
+    return {"out": map_outputs(reference, lambda r: torch.full_like(r, float("nan") if r.is_floating_point() else -1))}
 
 
 def _check_fault(exc: BaseException) -> None:
@@ -145,8 +152,9 @@ def gpu_config(job: dict[str, Any]) -> dict[str, Any]:
             return checked
         result.update(checked)
     rotated = _rotated(state)
+    prepare = (lambda i: _restore(state, rotated[i])) if state["pristine"] else None
     timing = bench(lambda i: (lambda: spec.launch(rotated[i], shape, config)), len(rotated), _flusher(),
-                   settle_ms=_settle_ms(state), graph=bool(job.get("graph")),
+                   settle_ms=_settle_ms(state), graph=bool(job.get("graph")), prepare=prepare,
                    **(SCREEN if stage == "screen" else {}))
     result["timing"] = timing.to_dict()
     result.update(_rates(spec, shape, job["dtype"], timing.median_us))
@@ -158,8 +166,8 @@ def _check_config(spec: Any, state: dict[str, Any], shape: dict[str, Any], confi
     """One launch into a poisoned output, compared with the reference; a failure is the config's result."""
     import torch
 
-    atol, rtol = spec.tolerance(dtype)
     kwargs = _poisoned_out(spec, state["reference"])
+    _restore(state, state["inputs"])
     before = _jit_kernels(spec.fn)
     started = time.perf_counter()
     try:
@@ -175,7 +183,7 @@ def _check_config(spec: Any, state: dict[str, Any], shape: dict[str, Any], confi
             or str(exc).startswith(("Triton Error [CUDA]", "Triton Error [HIP]"))
         status = "launch_error" if refused else "error"
         return {"status": status, "error": f"{type(exc).__name__}: {str(exc)[:1000]}"}
-    check = compare(out, state["reference"], atol, rtol)
+    check = compare_outputs(out, state["reference"], spec, dtype)
     del out, kwargs
     if check["status"] != "ok":
         return {"status": "mismatch", "error": check.get("error", ""), "correctness": check}
@@ -242,17 +250,18 @@ def gpu_baselines(job: dict[str, Any]) -> dict[str, Any]:
         persist["device"] = device_info()
         persist["copy_tbps"] = measure_copy_tbps()
     spec, shape = state["spec"], job["shape"]
-    atol, rtol = spec.tolerance(job["dtype"])
     results: dict[str, Any] = {}
     env_before, inductor_before = dict(os.environ), "torch._inductor" in sys.modules
     for name, fn in spec.baselines.items():
         try:
+            _restore(state, state["inputs"])
             out = fn(state["inputs"], shape)
             torch.cuda.synchronize()
-            check = compare(out, state["reference"], max(atol, 1e-2), max(rtol, 1e-2))
+            check = compare_outputs(out, state["reference"], spec, job["dtype"], floor=(1e-2, 1e-2))
             rotated = _rotated(state)
+            prepare = (lambda i: _restore(state, rotated[i])) if state["pristine"] else None
             timing = bench(lambda i, fn=fn: (lambda: fn(rotated[i], shape)), len(rotated), _flusher(),
-                           settle_ms=_settle_ms(state))
+                           settle_ms=_settle_ms(state), prepare=prepare)
             results[name] = {"status": "ok", "matches_reference": check["status"] == "ok",
                              "timing": timing.to_dict(), **_rates(spec, shape, job["dtype"], timing.median_us)}
         except Exception as exc:  # noqa: BLE001

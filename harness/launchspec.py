@@ -82,7 +82,9 @@ def triton_dtype(name: str) -> Any:
     """The ``triton.language`` dtype for a Triton type name (``fp16``, ``bf16``, ``fp8e4b8`` ...)."""
     import triton.language as tl
 
-    return tl.dtype(name)
+    # signature spellings (``*i64``) for the integer types, whose ``tl.dtype`` names are spelled out
+    spelled = {f"{p}{bits}": f"{'u' if p == 'u' else ''}int{bits}" for p in ("i", "u") for bits in (1, 8, 16, 32, 64)}
+    return tl.dtype(spelled.get(name, name))
 
 
 def argument_values(spec: KernelSpec, shape: Shape, dtype: str, meta: Mapping[str, Any]) -> tuple[dict[str, Any],

@@ -28,8 +28,12 @@ class KernelLoadError(Exception):
     """A kernel reference that cannot be resolved or does not yield a KernelSpec."""
 
 
-def resolve(name: str, source: str | None, kernels_dir: Path | None = None) -> str:
-    """Canonical reference for a matrix entry: ``/abs/file.py:ATTR`` or ``module:ATTR``."""
+def resolve(name: str, source: str | None, kernels_dir: Path | None = None, base_dir: Path | None = None) -> str:
+    """Canonical reference for a matrix entry: ``/abs/file.py:ATTR`` or ``module:ATTR``.
+
+    A relative ``file.py`` is taken relative to ``base_dir`` (the matrix file's folder), as a
+    path written in a file is read relative to that file; without one, the working directory.
+    """
     if source is None:
         if not name.isidentifier():  # a name is a file in kernels/, never a path: 'source:' names others
             raise KernelLoadError(f"kernel name {name!r} is not a plain name of a file in kernels/: "
@@ -45,8 +49,8 @@ def resolve(name: str, source: str | None, kernels_dir: Path | None = None) -> s
         raise KernelLoadError(f"kernel source {source!r} must be 'module:ATTRIBUTE' or 'file.py:ATTRIBUTE'")
     if location.endswith(".py"):
         path = Path(location)
-        if not path.is_absolute() and kernels_dir is not None:
-            path = kernels_dir.parent / path
+        if not path.is_absolute() and base_dir is not None:
+            path = base_dir / path
         return f"{path.resolve()}:{attr}"
     return source
 
@@ -62,6 +66,8 @@ def load(ref: str) -> KernelSpec:
                 raise KernelLoadError(f"kernel file {path} does not exist")
             mod_name = "harness_kernel_" + hashlib.sha256(str(path).encode()).hexdigest()[:12]
             module = sys.modules.get(mod_name)
+            if str(path.parent) not in sys.path:  # its sibling modules import as they do when it runs as a script
+                sys.path.insert(0, str(path.parent))
             if module is None:
                 spec = importlib.util.spec_from_file_location(mod_name, path)
                 assert spec is not None and spec.loader is not None
@@ -86,6 +92,7 @@ _PROBE = """
 import importlib, importlib.util, sys
 location, attr = sys.argv[1], sys.argv[2]
 if location.endswith(".py"):
+    sys.path.insert(0, location.rpartition("/")[0] or ".")
     spec = importlib.util.spec_from_file_location("harness_probe_module", location)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -144,14 +151,76 @@ def probe(ref: str) -> None:
         raise KernelLoadError(problem)
 
 
-def source_hash(ref: str) -> str:
-    """sha256 of the kernel's Python source file, for caches and provenance."""
-    location = ref.rpartition(":")[0]
-    path = Path(location) if location.endswith(".py") else None
-    if path is None:
-        mod = importlib.import_module(location)
-        path = Path(getattr(mod, "__file__", "") or "")
+def _module_file(name: str) -> Path | None:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        found = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    origin = getattr(found, "origin", None) if found else None
+    return Path(origin).resolve() if origin and origin.endswith(".py") else None
+
+
+def _imported_names(path: Path) -> list[str]:
+    """Absolute module names a Python file imports (statically, from its syntax tree)."""
+    import ast
+
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return []
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.append(node.module)
+            names += [f"{node.module}.{a.name}" for a in node.names]
+    return names
+
+
+def _outside_user_code(path: Path) -> bool:
+    """Installed packages and the standard library: their versions are recorded, their files not hashed."""
+    parts = set(path.parts)
+    return "site-packages" in parts or "dist-packages" in parts or path.is_relative_to(Path(sys.base_prefix).resolve())
+
+
+def kernel_files(ref: str) -> list[Path]:
+    """The spec's file and every module of the user's own code it imports, directly or not.
+
+    Found from import statements (no module is executed), so the same tree always gives the
+    same list; the harness's own modules and installed packages are left out.
+    """
+    location = ref.rpartition(":")[0]
+    first = Path(location).resolve() if location.endswith(".py") else _module_file(location)
+    if first is None:
+        return []
+    own = Path(__file__).resolve().parent
+    extra_path = [str(first.parent)] if location.endswith(".py") else []
+    files, todo = [first], [first]
+    sys.path[:0] = extra_path
+    try:
+        while todo:
+            for name in _imported_names(todo.pop()):
+                found = _module_file(name)
+                if found and found not in files and not found.is_relative_to(own) and not _outside_user_code(found):
+                    files.append(found)
+                    todo.append(found)
+    finally:
+        del sys.path[:len(extra_path)]
+    return [files[0]] + sorted(files[1:])
+
+
+def source_hash(ref: str) -> str:
+    """sha256 over the kernel's source files (:func:`kernel_files`), for caches and provenance.
+
+    An edit to a helper module the spec imports (the ``@triton.jit`` function often lives
+    in one) changes it, so winners cached for the old code are not reused.
+    """
+    digest = hashlib.sha256()
+    files = kernel_files(ref)
+    try:
+        for path in files:
+            digest.update(str(path.name).encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
     except OSError:
         return "unknown"
+    return digest.hexdigest() if files else "unknown"

@@ -108,6 +108,23 @@ def _check_shape(chk: Checker, spec: KernelSpec, shape: Any, path: tuple[Any, ..
     return spec.normalize_shape(shape) if ok else None
 
 
+def _option_type_problem(key: str, value: Any, types: set[type]) -> str:
+    """What is wrong with an option's value for the types the installed Triton declares ('' when nothing)."""
+    if not types:  # Triton not importable: the static list's options are integers or flags
+        return "" if isinstance(value, bool) or (is_a(value, int) and value >= 0) else \
+            f"{key} must be a non-negative integer or true/false, got {value!r}"
+    if bool in types and isinstance(value, bool):
+        return ""
+    if int in types and is_a(value, int):
+        return "" if value >= 0 else f"{key} must be a non-negative integer, got {value!r}"
+    if float in types and is_a(value, (int, float)) and math.isfinite(value):
+        return ""
+    if str in types and isinstance(value, str):
+        return ""
+    names = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+    return f"{key} must be {' or '.join(names[t] for t in sorted(types, key=str))}, got {value!r}"
+
+
 def config_problems(spec: KernelSpec, config: dict[str, Any], backends: set[str]) -> list[tuple[str | None, str]]:
     """(key, message) for each problem in one config; key None for the config as a whole."""
     known_options: set[str] = set()
@@ -126,10 +143,11 @@ def config_problems(spec: KernelSpec, config: dict[str, Any], backends: set[str]
             allowed, meaning = OPTION_RANGES[key]
             if not is_a(value, int) or value not in allowed:
                 out.append((key, f"{key} must be {meaning}, got {value!r}"))
-        elif key == "enable_fp_fusion" and not isinstance(value, bool):
-            out.append((key, f"enable_fp_fusion must be true or false, got {value!r}"))
-        elif key not in ("enable_fp_fusion", "schedule_hint") and (not is_a(value, int) or value < 0):
-            out.append((key, f"{key} must be a non-negative integer, got {value!r}"))
+        else:
+            types = set().union(*(tritoncompat.backend_option_types(b).get(key, ()) for b in backends))
+            problem = _option_type_problem(key, value, types)
+            if problem:
+                out.append((key, problem))
     missing = [t for t in spec.tunables if t not in config]
     if missing:
         out.append((None, f"config lacks {', '.join(missing)} for {spec.name}"))
@@ -137,7 +155,7 @@ def config_problems(spec: KernelSpec, config: dict[str, Any], backends: set[str]
 
 
 def _kernel_entry(chk: Checker, name: str, entry: Any, backends: set[str], default_timeout: float,
-                  kernels_dir: Path | None) -> KernelEntry | None:
+                  kernels_dir: Path | None, base_dir: Path | None = None) -> KernelEntry | None:
     path = ("kernels", name)
     if not isinstance(entry, dict):
         chk.add(path, f"kernel {name!r} must map to a mapping of {', '.join(KERNEL_KEYS)}")
@@ -145,7 +163,7 @@ def _kernel_entry(chk: Checker, name: str, entry: Any, backends: set[str], defau
     chk.keys(entry, path, KERNEL_KEYS, f"kernel {name!r}")
     source = entry.get("source") if isinstance(entry.get("source"), str) else None
     try:
-        ref = loader.resolve(name, source, kernels_dir)
+        ref = loader.resolve(name, source, kernels_dir, base_dir)
         loader.probe(ref)
         spec = loader.load(ref)
     except loader.KernelLoadError as exc:
@@ -165,7 +183,12 @@ def _kernel_entry(chk: Checker, name: str, entry: Any, backends: set[str], defau
     shapes = [_check_shape(chk, spec, s, path + ("shapes", i)) for i, s in enumerate(raw_shapes)]
     configs = _configs(chk, spec, entry.get("configs", "default"), path + ("configs",), backends)
     interp_raw = entry.get("interpret", True)
-    if interp_raw is True:
+    if spec.compile_only and isinstance(interp_raw, list) and interp_raw:
+        chk.add(path + ("interpret",), f"{spec.name} is compile-only (no make_inputs, launch or reference): "
+                                       "it has nothing to run in the interpreter")
+    if spec.compile_only:
+        interp = []
+    elif interp_raw is True:
         interp = [spec.normalize_shape(s) for s in spec.interpret_shapes]
     elif interp_raw is False:
         interp = []
@@ -303,7 +326,7 @@ def _validate(file: str, text: str, doc: yamlpos.Located) -> Matrix:
             chk.add(("kernels",), "matrix has no kernels")
         for name, entry in data["kernels"].items():
             parsed = _kernel_entry(chk, str(name), entry, backends, float(timeout) if is_a(timeout, (int, float))
-                                   else 300.0, kernels_dir)
+                                   else 300.0, kernels_dir, Path(file).resolve().parent)
             if parsed:
                 entries.append(parsed)
     if chk.problems:

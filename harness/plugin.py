@@ -319,7 +319,8 @@ class CaseItem(pytest.Item):
                         "(it keeps bf16 as raw uint16); checked only on a GPU")
         kernel_hash = loader.source_hash(case.ref)
         # the GPU phase runs under Triton's defaults only: its JIT reads the GPU worker's environment
-        gpu = None if case.is_interpret or not case.environment.is_default else session.gpu_for(case.target)
+        gpu = None if case.is_interpret or not case.environment.is_default or spec.compile_only \
+            else session.gpu_for(case.target)
         if gpu is not None:  # the GPU worker starts while the configs compile; its next request waits for this
             session.workers.get("gpu").request_in_background("gpu_warmup", {}, case.timeout_s)
         started = time.perf_counter()

@@ -87,12 +87,24 @@ class KernelSpec:
             tunables and compile options (``num_warps``, ``waves_per_eu`` ...).
         config_ok: ``(shape, config) -> bool``; False drops a config for a shape
             (e.g. a tile wider than the head dim).
-        grid: ``(shape, config) -> tuple`` launch grid.
+        grid: ``(shape, config) -> tuple`` launch grid (documentation; ``launch`` launches).
         make_inputs: ``(shape, dtype, device, generator) -> tuple`` of tensors.
-        launch: ``(inputs, shape, config, out=None) -> output tensor``; runs the
-            kernel. When it accepts ``out``, the harness passes a NaN-poisoned
-            buffer so an element the kernel never writes fails the check.
-        reference: ``(inputs, shape) -> output tensor`` with torch.
+        launch: ``(inputs, shape, config, out=None) -> output``; runs the kernel.
+            The output is a tensor, or with ``outputs`` a tuple (in that order) or a
+            dict (those keys) of tensors. When it accepts ``out``, the harness passes
+            NaN-poisoned buffers of the reference's structure, so an element the
+            kernel never writes fails the check.
+        reference: ``(inputs, shape) -> output`` with torch, the structure ``launch`` returns.
+            ``make_inputs``, ``launch`` and ``reference`` are optional together: a spec
+            without them is compile-only (cross-compiled and judged against the limits,
+            never run on a GPU or in the interpreter).
+        outputs: names of the outputs when there are several (``("y", "rstd")``).
+        output_tolerances: ``{output: (atol, rtol)}`` for an output whose precision does
+            not follow the case's dtype (fp32 statistics of an fp16 norm).
+        inplace: indices into the inputs tuple that ``launch`` overwrites (a gradient
+            written over its logits): the reference is computed before any launch, and
+            those inputs are restored before every check and every timed sample,
+            outside the timed region.
         flops / min_bytes: ``(shape, dtype) -> float`` models for roofline figures.
         interpret_shapes: small shapes for ``TRITON_INTERPRET=1`` runs on a CPU.
         tolerances: per-dtype (atol, rtol) overrides.
@@ -110,14 +122,17 @@ class KernelSpec:
     dtypes: tuple[str, ...]
     tunables: tuple[str, ...]
     runtime_args: Callable[[Shape, str], Mapping[str, RuntimeArg]]
-    grid: Callable[[Shape, Config], tuple[int, ...]]
-    make_inputs: Callable[..., tuple]
-    launch: Callable[[tuple, Shape, Config], Any]
-    reference: Callable[[tuple, Shape], Any]
-    flops: Callable[[Shape, str], float]
-    min_bytes: Callable[[Shape, str], float]
     nvidia_configs: Sequence[Config]
     amd_configs: Sequence[Config]
+    grid: Callable[[Shape, Config], tuple[int, ...]] | None = None
+    make_inputs: Callable[..., tuple] | None = None
+    launch: Callable[..., Any] | None = None
+    reference: Callable[[tuple, Shape], Any] | None = None
+    flops: Callable[[Shape, str], float] = lambda shape, dtype: 0.0
+    min_bytes: Callable[[Shape, str], float] = lambda shape, dtype: 0.0
+    outputs: tuple[str, ...] = ()
+    output_tolerances: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    inplace: tuple[int, ...] = ()
     flags: tuple[str, ...] = ()
     fixed_constexprs: Callable[[Shape, str], Mapping[str, Any]] = lambda shape, dtype: {}
     config_ok: Callable[[Shape, Config], bool] = lambda shape, config: True
@@ -126,8 +141,16 @@ class KernelSpec:
     interpret_dtypes: tuple[str, ...] | None = None
     baselines: Mapping[str, Callable[[tuple, Shape], Any]] = field(default_factory=dict)
 
-    def tolerance(self, dtype: str) -> tuple[float, float]:
+    def tolerance(self, dtype: str, output: str | None = None) -> tuple[float, float]:
+        """(atol, rtol) for an output: its own entry in ``output_tolerances``, else the dtype's."""
+        if output is not None and output in self.output_tolerances:
+            return tuple(self.output_tolerances[output])  # type: ignore[return-value]
         return tuple(self.tolerances.get(dtype, DEFAULT_TOLERANCES[dtype]))  # type: ignore[return-value]
+
+    @property
+    def compile_only(self) -> bool:
+        """No inputs, launcher or reference: the kernel is cross-compiled and judged, never run."""
+        return self.make_inputs is None or self.launch is None or self.reference is None
 
     def interpretable(self, dtype: str) -> bool:
         return self.interpret_dtypes is None or dtype in self.interpret_dtypes

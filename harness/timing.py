@@ -56,12 +56,14 @@ class Flusher:
 
 def bench(make_call: Callable[[int], Callable[[], Any]], n_buffers: int, flusher: Flusher,
           target_ms: float = 100.0, min_reps: int = 10, max_reps: int = 200, settle_ms: float = 200.0,
-          graph: bool = False) -> Timing:
+          graph: bool = False, prepare: Callable[[int], None] | None = None) -> Timing:
     """Time ``make_call(i)()`` (i cycles over rotated input buffers); one CUDA event pair per sample.
 
     Before sampling, the kernel runs back to back for ``settle_ms``: the clocks then sit
     at their sustained level, so a run that starts on an idle (boosting) GPU and one that
-    starts right after heavy work measure the same thing.
+    starts right after heavy work measure the same thing. ``prepare(i)`` runs before each
+    launch, ahead of the flush and outside the timed region (an in-place kernel's inputs
+    restored).
     """
     import time
 
@@ -71,6 +73,8 @@ def bench(make_call: Callable[[int], Callable[[], Any]], n_buffers: int, flusher
     start = time.perf_counter()
     i = 0
     while i < 3 or (time.perf_counter() - start) * 1000 < settle_ms:
+        if prepare:
+            prepare(i % n_buffers)
         calls[i % n_buffers]()
         i += 1
         if i % 8 == 0:
@@ -79,6 +83,8 @@ def bench(make_call: Callable[[int], Callable[[], Any]], n_buffers: int, flusher
     if graph:
         calls = [_graphed(c) for c in calls]
     probe_start, probe_end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    if prepare:
+        prepare(0)
     flusher()
     probe_start.record()
     calls[0]()
@@ -90,6 +96,8 @@ def bench(make_call: Callable[[int], Callable[[], Any]], n_buffers: int, flusher
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     lead = _lead_cycles(one_ms)
     for i in range(reps):
+        if prepare:
+            prepare(i % n_buffers)
         flusher()
         # Keep the GPU busy while the host enqueues the launch, so host-side launch
         # cost (Python argument handling, a loaded CPU) never lands between the events.

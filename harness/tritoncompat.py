@@ -17,13 +17,19 @@ from pathlib import Path
 from typing import Any, Iterator
 
 
-#: compile options a config may set, per backend (intersected with what the
-#: installed Triton knows, when it is importable).
+#: compile options a config may set when Triton is not importable (validation on a machine without it).
 TUNING_OPTIONS: dict[str, frozenset[str]] = {
     "cuda": frozenset({"num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion"}),
     "hip": frozenset({"num_warps", "num_stages", "num_ctas", "waves_per_eu", "matrix_instr_nonkdim",
                       "kpack", "schedule_hint", "enable_fp_fusion"}),
 }
+
+#: fields of a backend's options that are not a config's to set: the target and backend the harness passes,
+#: what Triton fills itself (dtype tables, libraries, instrumentation), and ``ir_override`` (a file path read
+#: at compile time: it would reach outside the run's inputs).
+NOT_CONFIG_OPTIONS = frozenset({"arch", "backend_name", "warp_size", "debug", "extern_libs", "supported_fp8_dtypes",
+                                "deprecated_fp8_dtypes", "deprecated_fp8_dot_operand_dtypes",
+                                "allowed_dot_input_precisions", "instrumentation_mode", "ir_override"})
 
 
 def installed_triton_version() -> str | None:
@@ -77,17 +83,38 @@ def describe_pin(pin: str, installed: str | None) -> str:
     return f"{pin}: matches {how}; {here}"
 
 
-def backend_option_names(backend: str) -> frozenset[str]:
-    """Tuning options the installed Triton's backend accepts (static list without Triton)."""
-    wanted = TUNING_OPTIONS[backend]
+def _options_class(backend: str) -> Any:
     try:
         if backend == "cuda":
             from triton.backends.nvidia.compiler import CUDAOptions as opts
         else:
             from triton.backends.amd.compiler import HIPOptions as opts
-    except Exception:  # noqa: BLE001
-        return wanted
-    return wanted & {f.name for f in dataclasses.fields(opts)}
+    except Exception:  # noqa: BLE001 - no Triton, or one without this backend
+        return None
+    return opts
+
+
+def backend_option_types(backend: str) -> dict[str, tuple[type, ...]]:
+    """Options a config may set on this backend, from the installed Triton's own options class, with the
+    Python types each accepts (``Optional[int]`` -> int). Without Triton: :data:`TUNING_OPTIONS`, untyped."""
+    import typing
+
+    opts = _options_class(backend)
+    if opts is None:
+        return {name: () for name in TUNING_OPTIONS[backend]}
+    out: dict[str, tuple[type, ...]] = {}
+    for f in dataclasses.fields(opts):
+        if f.name in NOT_CONFIG_OPTIONS:
+            continue
+        kind = f.type
+        args = [a for a in typing.get_args(kind) if a is not type(None)] if typing.get_origin(kind) else [kind]
+        out[f.name] = tuple(a for a in args if isinstance(a, type) and a in (int, bool, str, float))
+    return out
+
+
+def backend_option_names(backend: str) -> frozenset[str]:
+    """Names of the options a config may set on this backend (see :func:`backend_option_types`)."""
+    return frozenset(backend_option_types(backend))
 
 
 def gpu_target(backend: str, arch: str, warp_size: int) -> Any:

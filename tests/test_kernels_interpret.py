@@ -13,7 +13,7 @@ from harness.cases import interpret_configs
 from harness.matrix import ConfigEntry
 from harness.workers import Worker
 
-KERNELS = ["vector_add", "fused_activation", "softmax", "matmul", "flash_attention"]
+KERNELS = ["vector_add", "fused_activation", "softmax", "matmul", "flash_attention", "rmsnorm", "cross_entropy"]
 torch = pytest.importorskip("torch")
 
 

@@ -39,3 +39,46 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert len(commands) >= 2
     ci = (REPO / ".ci" / "run").read_text()
     assert commands[1].strip() in ci
+
+
+def _example(name: str) -> str:
+    block = README.split(f"<!-- example:{name} -->")[1].split(f"<!-- /example:{name} -->")[0]
+    return re.search(r"```python\n(.*?)```", block, re.S).group(1)
+
+
+def test_in_place_and_several_outputs_example_runs(tmp_path: Path) -> None:
+    (tmp_path / "clip_spec.py").write_text(_example("inplace-outputs"))
+    matrix = write_matrix(tmp_path / "m.yaml", """\
+name: clip
+targets: [h100, mi300x]
+kernels:
+  clip:
+    source: clip_spec.py:SPEC
+    dtypes: [fp32]
+    shapes: [{M: 64, N: 1000}]
+""")
+    out = tmp_path / "run"
+    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    records = json.loads((out / "results.json").read_text())["records"]
+    interp = [r for r in records if r["mode"] == "interpret"]
+    assert interp and interp[0]["status"] == "ok"
+    assert set(interp[0]["correctness"]["checks"][0]["outputs"]) == {"x", "count"}
+
+
+def test_compile_only_example_runs(tmp_path: Path) -> None:
+    (tmp_path / "static_spec.py").write_text(_example("compile-only"))
+    matrix = write_matrix(tmp_path / "m.yaml", """\
+name: static
+targets: [h100, mi300x]
+kernels:
+  axpy:
+    source: static_spec.py:SPEC
+    dtypes: [fp16]
+    shapes: [{N: 100000}]
+""")
+    out = tmp_path / "run"
+    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    records = json.loads((out / "results.json").read_text())["records"]
+    assert {r["mode"] for r in records} == {"compile"} and all(r["status"] == "ok" and r["fits"] for r in records)

@@ -30,7 +30,8 @@ def test_every_kernel_has_ptx_and_amdgcn_for_both_targets(smoke_runs: dict) -> N
     assert (out / "report.md").is_file()
     records = json.loads((out / "results.json").read_text())["records"]
     kernels = {r["kernel"] for r in records}
-    assert kernels == {"vector_add", "fused_activation", "softmax", "matmul", "flash_attention"}
+    assert kernels == {"vector_add", "fused_activation", "softmax", "matmul", "flash_attention", "rmsnorm",
+                       "cross_entropy"}
     for kernel in kernels:
         assert list((out / "artifacts" / kernel).rglob("h100/*/*/kernel.ptx")), kernel
         assert list((out / "artifacts" / kernel).rglob("mi300x/*/*/kernel.amdgcn")), kernel

@@ -133,7 +133,7 @@ def test_launch_parity_the_static_binary_is_the_one_that_launches(tmp_path: Path
     records = json.loads((out / "results.json").read_text())["records"]
     launched = [r for r in records if r["mode"] == "compile" and (r.get("runtime") or {}).get("status") == "ok"]
     assert {r["kernel"] for r in launched} == {"vector_add", "fused_activation", "softmax", "matmul",
-                                               "flash_attention"}, proc.stdout[-3000:]
+                                               "flash_attention", "rmsnorm", "cross_entropy"}, proc.stdout[-3000:]
     parity = {(r["kernel"], r["shape"].__repr__(), r["config_id"]): r["runtime"].get("launch_parity")
               for r in launched}
     assert all(p == "identical" for p in parity.values()), {k: p for k, p in parity.items() if p != "identical"}
@@ -196,3 +196,43 @@ kernels:
         assert rec["status"] == ("ok" if key[1] in (None, 1) else "error"), (key, rec["status"], rec.get("error"))
     report = (out / "report.md").read_text()
     assert "illegal" in report.lower() and "INCOMPLETE" not in report
+
+
+def test_several_outputs_and_an_in_place_kernel_on_the_device(tmp_path: Path) -> None:
+    """rmsnorm (two outputs, poisoned each) and cross_entropy (gradient over the logits) at real sizes: every
+    config of the space is checked on the same inputs in turn, which holds only if the logits are restored
+    before each check and each timed sample; the baselines return the same structures and are compared."""
+    gpu = pick_device(None, local_gpus())
+    target = {"sm_90": "h200", "sm_80": "a100", "sm_100": "b200", "gfx942": "mi300x", "gfx90a": "mi250x",
+              "gfx950": "mi355x"}[gpu["arch"]]
+    matrix = write_matrix(tmp_path / "m.yaml", f"""\
+name: outputs-inplace
+targets: [{target}]
+kernels:
+  rmsnorm:
+    dtypes: [bf16]
+    shapes: [{{M: 16384, N: 4096, affine: true}}]
+    interpret: false
+  cross_entropy:
+    dtypes: [bf16]
+    shapes: [{{M: 4096, V: 128256}}]
+    interpret: false
+""")
+    out = tmp_path / "run"
+    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0", "--retune",
+                   env={"HARNESS_CACHE_DIR": str(tmp_path / "cache")})
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    records = json.loads((out / "results.json").read_text())["records"]
+    for kernel, outputs in (("rmsnorm", {"y", "rstd"}), ("cross_entropy", {"loss", "grad"})):
+        launched = [r for r in records if r["kernel"] == kernel and r["mode"] == "compile"
+                    and r["runtime"]["status"] != "not_launched"]
+        assert len(launched) >= 3, kernel
+        for r in launched:
+            rt = r["runtime"]
+            assert rt["status"] == "ok", (kernel, r["config_id"], rt.get("error"))
+            if rt.get("stage") != "final":  # a final-stage record was checked at its screen
+                assert set(rt["correctness"]["outputs"]) == outputs and rt["correctness"]["nonfinite"] == 0
+        tune = next(r for r in records if r["kernel"] == kernel and r["mode"] == "tune")
+        baselines = tune["runtime"]["baselines"]
+        assert baselines and all(b["status"] == "ok" and b["matches_reference"] for b in baselines.values()), \
+            baselines

@@ -91,12 +91,11 @@ def min_bytes(shape, dtype):
 
 
 def torch_rms_norm(inputs, shape):
-    """torch's fused RMSNorm (``torch.nn.functional.rms_norm``); it does not return RSTD, so only Y is compared."""
+    """``torch.nn.functional.rms_norm``: it returns no RSTD, so only Y is timed and compared."""
     import torch
 
     x, w = inputs
-    y = torch.nn.functional.rms_norm(x, (shape["N"],), weight=w, eps=EPS)
-    return {"y": y, "rstd": torch.rsqrt(x.float().pow(2).mean(dim=-1) + EPS)}
+    return {"y": torch.nn.functional.rms_norm(x, (shape["N"],), weight=w, eps=EPS)}
 
 
 SPEC = KernelSpec(

@@ -32,12 +32,12 @@ case "$mode" in
     ngpu=$(nvidia-smi -L | wc -l)
     ( [ "$ngpu" -ge 2 ] && export CUDA_VISIBLE_DEVICES=1
       export HARNESS_CACHE_DIR=/tmp/k-tests TRITON_CACHE_DIR=/tmp/k-tests/triton
-      timeout 480 python3 -m pytest tests/gpu -v -p no:cacheprovider --basetemp=/tmp/gpt > "$OUT/gpu_tests.log" 2>&1
+      timeout 540 python3 -m pytest tests/gpu -v -p no:cacheprovider --basetemp=/tmp/gpt > "$OUT/gpu_tests.log" 2>&1
       echo "gpu tests exit $?" >> "$OUT/gpu_tests.log"
       (cd /tmp/gpt && tar czf "$OUT/gpu_test_runs.tgz" */run/results.json */run/report.md) ) & tests_pid=$!
     export CUDA_VISIBLE_DEVICES=0 HARNESS_CACHE_DIR=/tmp/k-cache TRITON_CACHE_DIR=/tmp/k-cache/triton
     timeout 400 python3 -m harness run matrices/nightly.yaml --targets h200,mi300x -n 8 --force --out /tmp/runk \
-      -k "rmsnorm or cross_entropy" > "$OUT/runk.log" 2>&1
+      -k "${HARNESS_K:-rmsnorm or cross_entropy}" > "$OUT/runk.log" 2>&1
     echo "kernels run exit $?"
     tar czf "$OUT/runk.tgz" -C /tmp runk/results.json runk/report.md
     wait "$tests_pid"

@@ -19,6 +19,7 @@ import signal
 import sys
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from harness import report, rundir, tritoncompat
 from harness.matrix import MatrixError, parse
@@ -37,6 +38,15 @@ def _err(message: str) -> None:
     print(f"harness: {message}", file=sys.stderr)
 
 
+def _compile_count(matrix: Any) -> int:
+    """Builds a run makes per Triton version: the compile cases' configs (each shape's valid ones, per dtype,
+    per target column of the compile-environment sweep), counted from the very cases a run expands."""
+    from harness.cases import expand
+
+    cases = [c for c in expand(matrix, "installed") if not c.is_interpret]
+    return sum(len(c.configs) for c in cases) // max(1, len(matrix.triton))
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     status = EXIT_OK
     for file in args.files:
@@ -47,9 +57,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 print(problem)
             status = EXIT_INPUT
             continue
-        n = sum(len(k.dtypes) * len(k.shapes) * len(k.configs) for k in matrix.kernels) * len(matrix.targets)
-        print(f"{file}: ok ({len(matrix.kernels)} kernels, {len(matrix.targets)} targets, "
-              f"{n} compiles per Triton version)")
+        n = _compile_count(matrix)
+        columns = sum(len(matrix.environments_for(t)) for t in matrix.targets)
+        print(f"{file}: ok ({len(matrix.kernels)} kernels, {len(matrix.targets)} targets in {columns} target "
+              f"columns with the compile-environment sweep, {n} compiles per Triton version)")
         installed = tritoncompat.installed_triton_version()
         for pin in matrix.triton:
             print(f"  triton {tritoncompat.describe_pin(pin, installed)}")

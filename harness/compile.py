@@ -83,7 +83,7 @@ def compile_job(job: dict[str, Any]) -> dict[str, Any]:
 
     # what Triton's launcher would compile for real tensors of this shape on this backend
     launch = launchspec.for_case(spec, job["shape"], job["dtype"], meta, applied,
-                                 launchspec.backend_for(target.backend, target.arch, target.warp_size))
+                                 launchspec.backend_for(target.backend, target.arch, target.warp_size), target)
     src = launchspec.ast_source(spec.fn, launch)
     started_at = time.time()
     start = time.perf_counter()

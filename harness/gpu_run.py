@@ -92,7 +92,10 @@ def _rotated(state: dict[str, Any]) -> list[tuple]:
     if state["rotated"] is None:
         nbytes = sum(t.numel() * t.element_size() for t in state["inputs"] if hasattr(t, "numel"))
         copies = 1 if nbytes >= 2 * _l2_bytes() else min(8, math.ceil(2 * _l2_bytes() / max(nbytes, 1)))
-        state["rotated"] = [state["inputs"]] + [tuple(t.clone() for t in state["inputs"]) for _ in range(copies - 1)]
+        # tensors are copied; anything else an input tuple holds (None for an optional argument, a Python
+        # scale factor) is shared
+        state["rotated"] = [state["inputs"]] + [tuple(t.clone() if hasattr(t, "clone") else t
+                                                      for t in state["inputs"]) for _ in range(copies - 1)]
     return state["rotated"]
 
 

@@ -23,7 +23,7 @@ import inspect
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from harness.spec import KernelSpec, Pointer, Scalar, Shape
+from harness.spec import TRITON_DTYPES, KernelSpec, Pointer, Scalar, Shape, TensorDesc
 
 #: a fake but plausible device address: 1 TiB, aligned to far more than any specialisation asks
 _BASE_ADDRESS = 1 << 40
@@ -87,15 +87,14 @@ def triton_dtype(name: str) -> Any:
     return tl.dtype(spelled.get(name, name))
 
 
-def argument_values(spec: KernelSpec, shape: Shape, dtype: str, meta: Mapping[str, Any]) -> tuple[dict[str, Any],
-                                                                                                   tuple[str, ...]]:
+def argument_values(spec: KernelSpec, shape: Shape, dtype: str, meta: Mapping[str, Any],
+                    target: Any = None) -> tuple[dict[str, Any], tuple[str, ...]]:
     """Every parameter the launcher would receive, by name, as stand-ins for the real arguments.
 
     Parameters with a Python default may be left out (the binder applies the
     default, as at a launch). Raises ``ValueError`` naming a parameter that gets no value.
     """
-    runtime = spec.runtime_args(shape, dtype)
-    fixed = dict(spec.fixed_constexprs(shape, dtype))
+    runtime, fixed = spec.args_for(shape, dtype, target, meta)
     params = inspect.signature(spec.fn.fn).parameters
     values: dict[str, Any] = {}
     assumptions: list[str] = []
@@ -112,6 +111,8 @@ def argument_values(spec: KernelSpec, shape: Shape, dtype: str, meta: Mapping[st
                     assumptions.append(f"{name}: tensor size not given by the spec, taken as within 2 GiB")
                 nbytes = None if arg.numel is None else arg.numel * max(1, element.primitive_bitwidth // 8)
                 values[name] = TensorArg(element, nbytes, arg.align)
+            elif isinstance(arg, TensorDesc):
+                values[name] = _descriptor(arg)
             elif isinstance(arg, Scalar):
                 values[name] = arg.value
             else:  # None (an optional argument left out) or a plain Python value
@@ -120,6 +121,21 @@ def argument_values(spec: KernelSpec, shape: Shape, dtype: str, meta: Mapping[st
             raise ValueError(f"kernel parameter {name!r} of {spec.name} gets no value from the spec or the config "
                              "and has no default")
     return values, tuple(assumptions)
+
+
+def _descriptor(arg: TensorDesc) -> Any:
+    """Triton's own host descriptor over a stand-in base tensor: its binder types it as at a launch."""
+    try:
+        from triton.tools.tensor_descriptor import TensorDescriptor
+    except ImportError:
+        raise RuntimeError("this Triton has no triton.tools.tensor_descriptor: host tensor descriptors need "
+                           "Triton 3.4 or later") from None
+    element = triton_dtype(TRITON_DTYPES.get(arg.dtype, arg.dtype))
+    numel = 1
+    for size in arg.shape:
+        numel *= size
+    base = TensorArg(element, numel * max(1, element.primitive_bitwidth // 8), arg.align)
+    return TensorDescriptor(base, list(arg.shape), list(arg.row_major_strides()), list(arg.block_shape))
 
 
 def backend_for(backend: str, arch: str, warp_size: int) -> Any:
@@ -184,9 +200,10 @@ def _pack_args_34(fn: Any, backend: Any, kwargs: dict[str, Any], bound_args: Any
 
 
 def for_case(spec: KernelSpec, shape: Shape, dtype: str, meta: Mapping[str, Any], options: Mapping[str, Any],
-             backend: Any) -> LaunchSpecialisation:
-    """The launch specialisation of one (kernel, shape, dtype, config) on one backend."""
-    values, assumptions = argument_values(spec, shape, dtype, meta)
+             backend: Any, target: Any = None) -> LaunchSpecialisation:
+    """The launch specialisation of one (kernel, shape, dtype, config) on one backend (``target``: the catalogue
+    entry, for specs whose argument types depend on it)."""
+    values, assumptions = argument_values(spec, shape, dtype, meta, target)
     return specialise(spec.fn, backend, values, options, assumptions)
 
 

@@ -315,8 +315,8 @@ class CaseItem(pytest.Item):
         session = _session(self.config)
         spec = loader.load(case.ref)
         if case.is_interpret and not spec.interpretable(case.dtype):
-            pytest.skip(f"{case.kernel} computes in {case.dtype}, which Triton's CPU interpreter cannot "
-                        "(it keeps bf16 as raw uint16); checked only on a GPU")
+            pytest.skip(f"{case.kernel} does not list {case.dtype} among its interpret_dtypes (Triton's CPU "
+                        "interpreter keeps bf16 as raw uint16 and has no fp8 matrix multiply); checked only on a GPU")
         kernel_hash = loader.source_hash(case.ref)
         # the GPU phase runs under Triton's defaults only: its JIT reads the GPU worker's environment
         gpu = None if case.is_interpret or not case.environment.is_default or spec.compile_only \
@@ -374,7 +374,7 @@ class CaseItem(pytest.Item):
                     "config_id": config_id(cfg), "meta": meta, "origin": entry.origin,
                     "mode": "interpret" if case.is_interpret else "compile", "kernel_hash": kernel_hash,
                     "environment": case.environment.name, "env": case.environment.as_dict(), "case_id": case.id}
-            fields = {k: v for k, v in result.items() if k not in ("triton", "traceback", "run_s")}
+            fields = {k: v for k, v in result.items() if k not in ("triton", "run_s")}
             records.append(Record.from_dict({**base, **fields}))
         return records
 

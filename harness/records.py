@@ -48,6 +48,7 @@ class Record:
     mode: str                        # "compile" | "interpret" | "tune" (one per case run on a GPU)
     status: str                      # "ok" | "mismatch" | "error" | "crash" | "timeout"
     error: str = ""
+    traceback: str = ""              # where an error came from: the worker's traceback and compiler output
     host: str = ""
     fits: bool | None = None
     resources: dict[str, Any] = field(default_factory=dict)

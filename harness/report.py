@@ -201,6 +201,24 @@ def failures(records: list[Record]) -> list[str]:
     return out
 
 
+def traceback_blocks(records: list[Record], limit: int = 20, lines: int = 40) -> list[str]:
+    """Folded ``<details>`` blocks with the traceback (and compiler output) of failed builds, HTML-escaped."""
+    import html
+
+    out = []
+    failed = [r for r in sorted(records, key=lambda r: (r.kernel, r.dtype, r.target, r.config_id))
+              if r.status != "ok" and r.traceback]
+    for r in failed[:limit]:
+        where = "interpreter" if r.mode == "interpret" else r.column
+        title = html.escape(f"{r.kernel} {r.dtype} {r.shape_id} {where} {r.config_id}: {r.error.splitlines()[0][:160]}"
+                            if r.error else f"{r.kernel} {r.config_id}")
+        body = html.escape("\n".join(r.traceback.strip().splitlines()[-lines:]))
+        out.append(f"<details><summary>{title}</summary>\n\n<pre>{body}</pre>\n</details>")
+    if len(failed) > limit:
+        out.append(f"({len(failed) - limit} more in results.json, field `traceback`)")
+    return out
+
+
 def fixed_known_failures(records: list[Record]) -> list[str]:
     return [f"{r.kernel} {r.dtype} {r.shape_id} {r.column} {r.config_id} compiles now (entry: {r.known_failure_fixed})"
             for r in sorted(records, key=lambda r: (r.kernel, r.dtype, r.shape_id, r.column, r.config_id))
@@ -325,6 +343,9 @@ def markdown_report(run: dict[str, Any] | list[dict[str, Any]], records: list[Re
     fails = failures(records)
     if fails:
         parts += ["## Failures", ""] + [f"- {md(line)}" for line in fails] + [""]
+        blocks = traceback_blocks(records)
+        if blocks:
+            parts += ["Where each came from (traceback and compiler output, folded):", ""] + blocks + [""]
     fixed = fixed_known_failures(records)
     if fixed:
         parts += ["## Known failures that now pass", "", "Their `known_failures` entries can be removed:", ""]

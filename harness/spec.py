@@ -14,15 +14,27 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-#: dtype names accepted in matrices, and the Triton pointer element type of each.
-TRITON_DTYPES: dict[str, str] = {"fp16": "fp16", "bf16": "bf16", "fp32": "fp32"}
+#: dtype names accepted in matrices, and the Triton pointer element type of each. The fp8 formats
+#: differ per vendor: ``fp8e4nv`` (OCP e4m3, H100 and MI355X) and ``fp8e4b8`` (MI300X's e4m3 "fnuz");
+#: ``fp8`` is the format the target uses natively (see :func:`fp8_for`), for specs that run on both.
+TRITON_DTYPES: dict[str, str] = {"fp16": "fp16", "bf16": "bf16", "fp32": "fp32", "fp8e4nv": "fp8e4nv",
+                                 "fp8e4b8": "fp8e4b8", "fp8e5": "fp8e5", "fp8e5b16": "fp8e5b16"}
+FP8_DTYPES = ("fp8", "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16")
 
-#: default (atol, rtol) per dtype, for kernels that do not set their own.
+#: default (atol, rtol) per dtype, for kernels that do not set their own. For fp8 the figure applies to
+#: outputs (fp16/bf16/fp32) computed from fp8 inputs, compared with a reference on the same quantized values:
+#: what remains is accumulation order and the output's rounding.
 DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
     "fp16": (1e-2, 1e-2),
     "bf16": (2e-2, 2e-2),
     "fp32": (1e-4, 1e-4),
+    **{name: (3e-2, 3e-2) for name in FP8_DTYPES},
 }
+
+
+def fp8_for(arch: str) -> str:
+    """The e4m3 fp8 format an architecture computes in natively: MI300 (gfx942) uses the "fnuz" variant."""
+    return "fp8e4b8" if arch == "gfx942" else "fp8e4nv"
 
 ShapeValue = int | bool
 Shape = Mapping[str, ShapeValue]
@@ -64,7 +76,38 @@ class Pointer:
         return "*" + TRITON_DTYPES.get(self.dtype, self.dtype)
 
 
-RuntimeArg = Scalar | Pointer
+@dataclass(frozen=True)
+class TensorDesc:
+    """A host-side tensor descriptor argument (``triton.tools.tensor_descriptor.TensorDescriptor``).
+
+    ``shape`` and ``strides`` (row-major when None) describe the tensor, ``block_shape`` the tile one
+    ``desc.load`` moves, which usually follows from the config: ``runtime_args`` may take ``config=``.
+    Triton's launcher types it ``tensordesc<fp16[128, 64]>``; on NVIDIA Hopper and later the kernel
+    then moves tiles with TMA, on AMD with ordinary loads. The base tensor is described as a
+    :class:`Pointer` would be (its size decides AMD's buffer loads).
+    """
+
+    dtype: str
+    shape: tuple[int, ...]
+    block_shape: tuple[int, ...]
+    strides: tuple[int, ...] | None = None
+    align: int = 16
+
+    @property
+    def type(self) -> str:
+        return f"tensordesc<{TRITON_DTYPES.get(self.dtype, self.dtype)}{list(self.block_shape)}>"
+
+    def row_major_strides(self) -> tuple[int, ...]:
+        if self.strides is not None:
+            return tuple(self.strides)
+        out, step = [], 1
+        for size in reversed(self.shape):
+            out.append(step)
+            step *= size
+        return tuple(reversed(out))
+
+
+RuntimeArg = Scalar | Pointer | TensorDesc
 
 
 @dataclass(frozen=True)
@@ -78,11 +121,16 @@ class KernelSpec:
         flags: boolean shape parameters (``("causal",)``), default False.
         dtypes: dtypes the kernel supports.
         tunables: constexpr parameters that configs choose (``BLOCK_M`` ...).
-        runtime_args: ``(shape, dtype) -> {param: Pointer|Scalar|None}`` for every
+        runtime_args: ``(shape, dtype) -> {param: Pointer|Scalar|TensorDesc|None}`` for every
             non-constexpr parameter of ``fn`` without a Python default; ``None``
             is an optional argument left out (the launcher makes it a constexpr).
+            It may also take keyword arguments ``target`` (the catalogue's
+            :class:`~harness.targets.Target`: ``name``, ``vendor``, ``arch``, ``backend``)
+            and ``config`` (the config's tunables), for types that depend on the
+            target (fp8 formats) or the config (a descriptor's block shape).
         fixed_constexprs: ``(shape, dtype) -> {param: value}`` for constexprs
-            the shape decides (head dim, causal flag, output dtype ...).
+            the shape decides (head dim, causal flag, output dtype ...); the same
+            optional ``target`` and ``config`` keywords.
         nvidia_configs / amd_configs: the default config spaces, each a dict of
             tunables and compile options (``num_warps``, ``waves_per_eu`` ...).
         config_ok: ``(shape, config) -> bool``; False drops a config for a shape
@@ -155,6 +203,12 @@ class KernelSpec:
     def interpretable(self, dtype: str) -> bool:
         return self.interpret_dtypes is None or dtype in self.interpret_dtypes
 
+    def args_for(self, shape: Shape, dtype: str, target: Any = None,
+                 config: Config | None = None) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+        """``runtime_args`` and ``fixed_constexprs`` for one build, each given the context it asks for."""
+        return (_with_context(self.runtime_args, shape, dtype, target, config),
+                _with_context(self.fixed_constexprs, shape, dtype, target, config))
+
     def split_config(self, config: Config) -> tuple[dict[str, Any], dict[str, Any]]:
         """Split a config into (constexpr meta-parameters, compile options)."""
         meta = {k: v for k, v in config.items() if k in self.tunables}
@@ -167,3 +221,18 @@ class KernelSpec:
         for f in self.flags:
             out[f] = bool(shape.get(f, False))
         return out
+
+
+def _with_context(fn: Callable[..., Mapping[str, Any]], shape: Shape, dtype: str, target: Any,
+                  config: Config | None) -> Mapping[str, Any]:
+    """Call ``fn(shape, dtype)`` with ``target=`` / ``config=`` when its signature names them."""
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return fn(shape, dtype)
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    extra = {k: v for k, v in (("target", target), ("config", dict(config or {})))
+             if takes_any or k in params}
+    return fn(shape, dtype, **extra)

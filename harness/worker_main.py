@@ -38,6 +38,23 @@ def _handle(request: dict) -> dict:
     raise ValueError(f"unknown op {op!r}")
 
 
+def describe(exc: BaseException) -> str:
+    """One error text that keeps the cause: Triton's CompilationError names the call site while the
+    reason sits in its chained cause (e.g. ``AttributeError`` in a helper); the root cause comes first."""
+    chain = [exc]
+    while len(chain) < 8:
+        nxt = chain[-1].__cause__ or (None if chain[-1].__suppress_context__ else chain[-1].__context__)
+        if nxt is None or nxt in chain:
+            break
+        chain.append(nxt)
+    root = chain[-1]
+    # a CompilationError's own message is the source excerpt; its last argument is the error it wraps
+    reason = str(root.args[-1]) if type(root).__name__ == "CompilationError" and root.args else str(root)
+    head = f"{type(root).__name__}: {reason.strip()}" if len(chain) > 1 or reason != str(exc) else ""
+    text = f"{type(exc).__name__}: {exc}".strip()
+    return ((head + "\n" if head else "") + text)[:3000]
+
+
 def main() -> None:
     channel = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
@@ -52,8 +69,7 @@ def main() -> None:
         except Exception as exc:  # noqa: BLE001 - every failure becomes that request's record
             lost = type(exc).__name__ == "ContextLost"
             reply = {"ok": True, "result": {"status": "fault", "error": str(exc)[:2000]}} if lost else \
-                {"ok": False, "error": f"{type(exc).__name__}: {exc}".strip()[:2000],
-                 "traceback": traceback.format_exc()[-4000:]}
+                {"ok": False, "error": describe(exc), "traceback": traceback.format_exc()[-8000:]}
         channel.write(json.dumps(reply) + "\n")
         channel.flush()
         if lost:  # a poisoned GPU context (or a process a baseline changed) cannot serve another request

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import signal
 import subprocess
@@ -55,12 +56,12 @@ class Worker:
             self.started += 1
         return self.proc
 
-    def _stderr_since(self, offset: int) -> str:
+    def _stderr_since(self, offset: int, limit: int = 1500) -> str:
         self.log.flush()
         self.log.seek(offset)
         text = self.log.read().decode(errors="replace")
         self.log.seek(0, os.SEEK_END)
-        return text.strip()[-1500:]
+        return text.strip()[-limit:]
 
     def kill(self) -> None:
         if self.proc and self.proc.poll() is None:
@@ -126,7 +127,13 @@ class Worker:
                     proc.wait()
                 self._release()
             return reply["result"]
-        return {"status": "error", "error": reply["error"], "traceback": reply.get("traceback", "")}
+        # what the compiler printed for this request (MLIR names the pass that failed a pipeline there)
+        printed = self._stderr_since(offset, 6000)
+        failed_pass = re.search(r"Pipeline failed while executing \[`([^`]+)`", printed)
+        error = reply["error"] + (f" (failing pass: {failed_pass.group(1)})" if failed_pass else "")
+        trace = reply.get("traceback", "") + (f"\n--- worker stderr (last lines) ---\n{printed[-3000:]}"
+                                               if printed else "")
+        return {"status": "error", "error": error, "traceback": trace}
 
     def close(self) -> None:
         got = self._busy.acquire(timeout=10)  # let a warm-up in flight finish its reply

@@ -192,3 +192,13 @@ kernels:
     assert wrong_type.returncode == 2 and "allow_flush_denorm must be true or false" in wrong_type.stdout
     harness_owned = validate("ir_override: /tmp/x.ttgir")
     assert harness_owned.returncode == 2 and "unknown option 'ir_override'" in harness_owned.stdout
+
+
+def test_the_descriptor_path_is_checked_in_the_interpreter_too(interpreter: Worker, tmp_path: Path) -> None:
+    """attention_desc takes pointers on a CPU; forced onto its TensorDescriptor path (what sm_90 compiles), the
+    interpreter checks that code as well, causal and not."""
+    ref = _variant(tmp_path, "attention_desc", launch="__import__('functools').partial(_m.launch, use_desc=True)")
+    shapes = [{"B": 1, "H": 2, "N": 128, "D": 64, "causal": True}, {"B": 1, "H": 1, "N": 128, "D": 64, "causal": False}]
+    for config in ({"BLOCK_M": 64, "BLOCK_N": 64}, {"BLOCK_M": 128, "BLOCK_N": 64}):
+        result = _interpret(interpreter, ref, "fp16", shapes, config)
+        assert result["status"] == "ok", result

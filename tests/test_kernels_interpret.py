@@ -13,7 +13,8 @@ from harness.cases import interpret_configs
 from harness.matrix import ConfigEntry
 from harness.workers import Worker
 
-KERNELS = ["vector_add", "fused_activation", "softmax", "matmul", "flash_attention", "rmsnorm", "cross_entropy"]
+KERNELS = ["vector_add", "fused_activation", "softmax", "matmul", "flash_attention", "rmsnorm", "cross_entropy",
+           "attention_desc", "moe_gemm"]
 torch = pytest.importorskip("torch")
 
 

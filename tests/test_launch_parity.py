@@ -29,6 +29,8 @@ SHAPES = {
     "flash_attention": {"B": 2, "H": 4, "N": 1000, "D": 64, "causal": True},
     "rmsnorm": {"M": 1024, "N": 1000, "affine": False},  # the weight left out: a None argument at launch
     "cross_entropy": {"M": 512, "V": 32000},
+    "attention_desc": {"B": 2, "H": 4, "N": 1024, "D": 64, "causal": True},
+    "moe_gemm": {"T": 4096, "E": 8, "N": 2048, "K": 1024, "bias": False},  # the bias left out: None
 }
 
 
@@ -36,7 +38,7 @@ class _Captured(Exception):
     pass
 
 
-def _launch_arguments(spec: Any, shape: dict, dtype: str, config: dict) -> tuple[tuple, dict]:
+def _launch_arguments(spec: Any, shape: dict, dtype: str, config: dict, **launch_kwargs: Any) -> tuple[tuple, dict]:
     """The positional and keyword arguments the kernel's launcher passes to Triton for real CPU tensors."""
     import torch
 
@@ -50,20 +52,20 @@ def _launch_arguments(spec: Any, shape: dict, dtype: str, config: dict) -> tuple
     spec.fn.run = capture  # instance attribute: this JITFunction only, for this process
     try:
         with pytest.raises(_Captured):
-            spec.launch(inputs, shape, config)
+            spec.launch(inputs, shape, config, **launch_kwargs)
     finally:
         del spec.fn.run
     return seen["args"], seen["kwargs"]
 
 
-def _triton_launch_specialisation(spec: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
-    """Triton's own launch-time specialisation of those arguments on the HIP backend (gfx942)."""
+def _triton_launch_specialisation(spec: Any, args: tuple, kwargs: dict, target: Any = None) -> dict[str, Any]:
+    """Triton's own launch-time specialisation of those arguments on a backend (default HIP gfx942)."""
     from triton.backends.compiler import GPUTarget
     from triton.compiler import make_backend
     from triton.runtime.jit import create_function_from_signature
 
     fn = spec.fn
-    backend = make_backend(GPUTarget("hip", "gfx942", 64))
+    backend = make_backend(target or GPUTarget("hip", "gfx942", 64))
     binder = create_function_from_signature(fn.signature, fn.params, backend)
     bound, specialization, options = binder(*args, **kwargs)
     _, signature, constexprs, attrs = fn._pack_args(backend, kwargs, bound, specialization, options)
@@ -78,7 +80,8 @@ def _triton_launch_specialisation(spec: Any, args: tuple, kwargs: dict) -> dict[
     return out
 
 
-CASES = [(k, d) for k in SHAPES for d in loader.load(loader.resolve(k, None)).dtypes]
+# fp8 inputs drawn on a CPU take the OCP format; MI300X's is another (moe_gemm fp8 is checked on a GPU)
+CASES = [(k, d) for k in SHAPES for d in loader.load(loader.resolve(k, None)).dtypes if d != "fp8"]
 
 
 @pytest.mark.parametrize("kernel,dtype", CASES, ids=[f"{k}-{d}" for k, d in CASES])
@@ -157,3 +160,38 @@ def test_packing_for_releases_without_pack_args_equals_tritons_own(kernel: str, 
         ours = _pack_args_34(spec.fn, backend, kwargs, bound, specialization, options)
         theirs = spec.fn._pack_args(backend, kwargs, bound, specialization, options)
         assert ours[1:] == theirs[1:] and ours[0].__dict__ == theirs[0].__dict__
+
+
+def test_host_tensor_descriptors_match_the_cuda_launcher(tmp_path: Path) -> None:
+    """attention_desc on sm_90: the launch passes TensorDescriptor objects (block shapes from the config);
+    the static compile for h100 must be what Triton's CUDA launcher makes of them, TMA included."""
+    from triton.backends.compiler import GPUTarget
+
+    spec = loader.load(loader.resolve("attention_desc", None))
+    shape = spec.normalize_shape(SHAPES["attention_desc"])
+    config = dict(spec.nvidia_configs[0])
+    args, kwargs = _launch_arguments(spec, shape, "fp16", config, use_desc=True)
+    expected = _triton_launch_specialisation(spec, args, kwargs, GPUTarget("cuda", 90, 32))
+    assert expected["Q"]["type"] == f"tensordesc<fp16[{config['BLOCK_M']}, 64]>"
+    assert expected["K"]["type"] == f"tensordesc<fp16[{config['BLOCK_N']}, 64]>"
+    rec = compile_one("attention_desc", "fp16", shape, "h100", config, tmp_path)
+    assert rec["status"] == "ok", rec
+    assert rec["specialisation"] == expected
+    ptx = (tmp_path / rec["artifacts"]["ptx"]["path"]).read_text()
+    assert "cp.async.bulk.tensor" in ptx  # tiles move by TMA
+    amd = compile_one("attention_desc", "fp16", shape, "mi300x", dict(spec.amd_configs[0]), tmp_path / "amd")
+    assert amd["status"] == "ok" and amd["specialisation"]["Q"]["type"] == "*fp16"  # the pointer path
+
+
+def test_vendor_fp8_types_follow_the_target(tmp_path: Path) -> None:
+    spec = loader.load(loader.resolve("moe_gemm", None))
+    shape = spec.normalize_shape(SHAPES["moe_gemm"])
+    seen = {}
+    for target, space in (("h100", spec.nvidia_configs), ("mi300x", spec.amd_configs), ("mi355x", spec.amd_configs)):
+        rec = compile_one("moe_gemm", "fp8", shape, target, dict(space[0]), tmp_path / target)
+        assert rec["status"] == "ok", rec
+        seen[target] = (rec["specialisation"]["a_ptr"]["type"], rec["specialisation"]["c_ptr"]["type"],
+                        rec["specialisation"]["bias_ptr"])
+    assert seen["h100"][:2] == ("*fp8e4nv", "*bf16") and seen["mi300x"][0] == "*fp8e4b8"
+    assert seen["mi355x"][0] == "*fp8e4nv"  # gfx950 computes in the OCP format
+    assert seen["h100"][2] == {"type": "constexpr", "value": None}  # no bias: a None argument

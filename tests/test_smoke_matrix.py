@@ -31,7 +31,7 @@ def test_every_kernel_has_ptx_and_amdgcn_for_both_targets(smoke_runs: dict) -> N
     records = json.loads((out / "results.json").read_text())["records"]
     kernels = {r["kernel"] for r in records}
     assert kernels == {"vector_add", "fused_activation", "softmax", "matmul", "flash_attention", "rmsnorm",
-                       "cross_entropy"}
+                       "cross_entropy", "attention_desc", "moe_gemm"}
     for kernel in kernels:
         assert list((out / "artifacts" / kernel).rglob("h100/*/*/kernel.ptx")), kernel
         assert list((out / "artifacts" / kernel).rglob("mi300x/*/*/kernel.amdgcn")), kernel

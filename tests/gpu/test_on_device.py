@@ -133,7 +133,8 @@ def test_launch_parity_the_static_binary_is_the_one_that_launches(tmp_path: Path
     records = json.loads((out / "results.json").read_text())["records"]
     launched = [r for r in records if r["mode"] == "compile" and (r.get("runtime") or {}).get("status") == "ok"]
     assert {r["kernel"] for r in launched} == {"vector_add", "fused_activation", "softmax", "matmul",
-                                               "flash_attention", "rmsnorm", "cross_entropy"}, proc.stdout[-3000:]
+                                               "flash_attention", "rmsnorm", "cross_entropy", "attention_desc",
+                                               "moe_gemm"}, proc.stdout[-3000:]
     parity = {(r["kernel"], r["shape"].__repr__(), r["config_id"]): r["runtime"].get("launch_parity")
               for r in launched}
     assert all(p == "identical" for p in parity.values()), {k: p for k, p in parity.items() if p != "identical"}
@@ -236,3 +237,43 @@ kernels:
         baselines = tune["runtime"]["baselines"]
         assert baselines and all(b["status"] == "ok" and b["matches_reference"] for b in baselines.values()), \
             baselines
+
+
+def test_tensor_descriptors_and_fp8_on_the_device(tmp_path: Path) -> None:
+    """attention_desc runs its TensorDescriptor (TMA) path on sm_90 and moe_gemm its native fp8 format: every
+    fitting config correct at full size, the launched binary the static one, baselines compared."""
+    gpu = pick_device(None, local_gpus())
+    target = {"sm_90": "h200", "sm_80": "a100", "sm_100": "b200", "gfx942": "mi300x", "gfx90a": "mi250x",
+              "gfx950": "mi355x"}[gpu["arch"]]
+    matrix = write_matrix(tmp_path / "m.yaml", f"""\
+name: desc-fp8
+targets: [{target}]
+kernels:
+  attention_desc:
+    dtypes: [fp16]
+    shapes: [{{B: 4, H: 16, N: 4096, D: 64, causal: true}}]
+    interpret: false
+  moe_gemm:
+    dtypes: [fp8]
+    shapes: [{{T: 16384, E: 8, N: 4096, K: 4096, bias: true}}]
+    interpret: false
+""")
+    out = tmp_path / "run"
+    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0", "--retune",
+                   env={"HARNESS_CACHE_DIR": str(tmp_path / "cache")})
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    records = json.loads((out / "results.json").read_text())["records"]
+    for kernel in ("attention_desc", "moe_gemm"):
+        launched = [r for r in records if r["kernel"] == kernel and r["mode"] == "compile"
+                    and r["runtime"]["status"] != "not_launched"]
+        assert launched, kernel
+        for r in launched:
+            assert r["runtime"]["status"] == "ok", (kernel, r["config_id"], r["runtime"].get("error"))
+            assert r["runtime"].get("launch_parity") in ("identical", None), r["runtime"].get("launch_parity_detail")
+        tune = next(r for r in records if r["kernel"] == kernel and r["mode"] == "tune")
+        assert all(b["status"] == "ok" and b["matches_reference"] for b in tune["runtime"]["baselines"].values())
+    if gpu["arch"].startswith("sm_"):
+        desc = [r for r in records if r["kernel"] == "attention_desc" and r["mode"] == "compile"]
+        assert all(r["specialisation"]["Q"]["type"].startswith("tensordesc<") for r in desc)
+        fp8 = [r for r in records if r["kernel"] == "moe_gemm" and r["mode"] == "compile"]
+        assert all(r["specialisation"]["a_ptr"]["type"] == "*fp8e4nv" for r in fp8)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import traceback
 
@@ -48,9 +49,17 @@ def describe(exc: BaseException) -> str:
             break
         chain.append(nxt)
     root = chain[-1]
-    # a CompilationError's own message is the source excerpt; its last argument is the error it wraps
-    reason = str(root.args[-1]) if type(root).__name__ == "CompilationError" and root.args else str(root)
-    head = f"{type(root).__name__}: {reason.strip()}" if len(chain) > 1 or reason != str(exc) else ""
+    head = f"{type(root).__name__}: {str(root).strip()}" if len(chain) > 1 else ""
+    if type(root).__name__ == "CompilationError" and root.args:
+        # its message is the source excerpt; its last argument is the error it wraps (an exception, or its repr)
+        wrapped = root.args[-1]
+        found = re.match(r"^(\w+)\((['\"])(.*)\2\)$", str(wrapped), re.S) if isinstance(wrapped, str) else None
+        if isinstance(wrapped, BaseException):
+            head = f"{type(wrapped).__name__}: {wrapped}"
+        elif found:
+            head = f"{found.group(1)}: {found.group(3)}"
+        elif wrapped:
+            head = str(wrapped)
     text = f"{type(exc).__name__}: {exc}".strip()
     return ((head + "\n" if head else "") + text)[:3000]
 

@@ -202,3 +202,56 @@ def test_the_descriptor_path_is_checked_in_the_interpreter_too(interpreter: Work
     for config in ({"BLOCK_M": 64, "BLOCK_N": 64}, {"BLOCK_M": 128, "BLOCK_N": 64}):
         result = _interpret(interpreter, ref, "fp16", shapes, config)
         assert result["status"] == "ok", result
+
+
+def test_failures_say_why_and_where(tmp_path: Path) -> None:
+    """A helper's bug names its own error, not only the call site; a failed MLIR pipeline names its pass (triton
+    3.6's async-copy pipelining of a 4-stage GEMM for gfx942); tracebacks are kept and folded in report.md."""
+    matrix = write_matrix(tmp_path / "m.yaml", f"""\
+name: diag
+targets: [h100, mi300x]
+kernels:
+  broken:
+    source: {DATA / 'broken_helper_kernel.py'}:SPEC
+    dtypes: [fp32]
+    shapes: [{{N: 4096}}]
+  matmul:
+    dtypes: [fp16]
+    shapes: [{{M: 1024, N: 1024, K: 1024}}]
+    configs: [{{BLOCK_M: 128, BLOCK_N: 256, BLOCK_K: 32, GROUP_M: 8, num_warps: 8, num_stages: 4}}]
+    interpret: false
+""")
+    out = tmp_path / "run"
+    run_cli("run", str(matrix), "--out", str(out), "-n", "0")
+    records = json.loads((out / "results.json").read_text())["records"]
+    broken = next(r for r in records if r["kernel"] == "broken" and r["target"] == "h100")
+    assert broken["status"] == "error" and broken["error"].splitlines()[0].startswith("AttributeError")
+    assert "scale_by" in broken["error"].splitlines()[0] and "Traceback" in broken["traceback"]
+    import triton
+
+    if triton.__version__.startswith("3.6"):
+        failed = next(r for r in records if r["kernel"] == "matmul" and r["environment"] == "async-copy")
+        assert failed["status"] == "error" and "(failing pass: " in failed["error"], failed["error"]
+        assert "Pipeline failed while executing" in failed["traceback"]
+    report = (out / "report.md").read_text()
+    assert "<details><summary>broken fp32" in report and "scale_by" in report
+
+
+def test_an_interpreter_failure_keeps_its_traceback(tmp_path: Path) -> None:
+    """A kernel that raises under the interpreter: the record says where (file and line of the kernel's code)."""
+    ref = _variant(tmp_path, "vector_add", make_inputs="lambda shape, dtype, device, generator: "
+                                                       "_m.make_inputs(shape, dtype, device, generator)[:1]")
+    matrix = write_matrix(tmp_path / "m.yaml", f"""\
+name: interp-fail
+targets: [h100]
+kernels:
+  vector_add:
+    source: {ref}
+    dtypes: [fp32]
+    shapes: [{{N: 4096}}]
+""")
+    out = tmp_path / "run"
+    run_cli("run", str(matrix), "--out", str(out), "-n", "0")
+    records = json.loads((out / "results.json").read_text())["records"]
+    failed = next(r for r in records if r["mode"] == "interpret")
+    assert failed["status"] == "error" and "vector_add.py" in failed["traceback"], failed

@@ -82,3 +82,24 @@ kernels:
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     records = json.loads((out / "results.json").read_text())["records"]
     assert {r["mode"] for r in records} == {"compile"} and all(r["status"] == "ok" and r["fits"] for r in records)
+
+
+def test_target_and_config_dependent_arguments_example_compiles_per_target(tmp_path: Path) -> None:
+    (tmp_path / "dequant_spec.py").write_text(_example("target-config"))
+    matrix = write_matrix(tmp_path / "m.yaml", """\
+name: dequant
+targets: [h100, mi300x]
+kernels:
+  dequant:
+    source: dequant_spec.py:SPEC
+    dtypes: [fp8]
+    shapes: [{M: 4096, N: 128}]
+""")
+    out = tmp_path / "run"
+    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    records = {(r["target"], r["environment"]): r for r in json.loads((out / "results.json").read_text())["records"]}
+    assert records[("h100", "default")]["specialisation"]["X"]["type"] == "tensordesc<fp8e4nv[64, 128]>"
+    assert records[("mi300x", "default")]["specialisation"]["X"]["type"] == "*fp8e4b8"
+    ptx = (out / records[("h100", "default")]["artifacts"]["ptx"]["path"]).read_text()
+    assert "cp.async.bulk.tensor" in ptx

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from helpers import run_cli
+from helpers import REPO, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -96,3 +96,10 @@ def test_warm_rerun_is_at_least_five_times_faster(smoke_runs: dict) -> None:
     strip = lambda rs: sorted(json.dumps({k: r[k] for k in ("kernel", "target", "config", "resources", "flags")},
                                          sort_keys=True) for r in rs if r["mode"] == "compile")  # noqa: E731
     assert strip(cold_records) == strip(warm_records)  # the cache changes the time, not the answer
+
+
+def test_validate_counts_the_builds_a_run_makes(smoke_runs: dict) -> None:
+    records = json.loads((smoke_runs["dir"] / "cold" / "results.json").read_text())["records"]
+    built = sum(1 for r in records if r["mode"] == "compile")  # the compile-environment sweep included
+    proc = run_cli("validate", str(REPO / "matrices" / "smoke.yaml"))
+    assert proc.returncode == 0 and f", {built} compiles per Triton version" in proc.stdout, (built, proc.stdout)

@@ -101,6 +101,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         if unknown:
             _err(f"--targets: unknown target(s) {', '.join(unknown)} (known: {', '.join(catalogue())})")
             return EXIT_INPUT
+    if args.device_as:
+        unknown = [t for t in args.device_as.split(",") if t.strip() not in catalogue()]
+        if unknown:
+            _err(f"--device-as: unknown target(s) {', '.join(unknown)} (known: {', '.join(catalogue())})")
+            return EXIT_INPUT
     if args.resume and args.out and Path(args.resume) != Path(args.out):
         _err("--resume DIR and --out name different directories: --resume alone says where")
         return EXIT_INPUT
@@ -125,6 +130,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     argv += ["--harness-force"] if args.force else []
     if args.k:
         argv += ["-k", args.k]
+    if args.device_as:
+        argv += ["--harness-device-as", args.device_as]
     argv += [flag for on, flag in ((args.static_only, "--harness-static-only"), (args.retune, "--harness-retune"),
                                    (args.cuda_graph, "--harness-cuda-graph")) if on]
     if args.n and args.n != "0":
@@ -227,6 +234,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-n", default="auto", help="parallel processes (pytest-xdist), 'auto' or 0 (default auto)")
     run.add_argument("--static-only", action="store_true", help="do not run cases on a local GPU")
     run.add_argument("--retune", action="store_true", help="ignore cached autotune winners")
+    run.add_argument("--device-as", metavar="TARGETS",
+                     help="run these targets' cases on the local GPU although it is another model of the same "
+                          "architecture (e.g. --device-as h100 on an H200 host); recorded in each result")
     run.add_argument("--cuda-graph", action="store_true", help="time by CUDA-graph replay (launch overhead removed; L2 still flushed)")
     run.epilog = "Arguments after -- go to pytest as they are, e.g. -- --junitxml=junit.xml"
     run.set_defaults(func=cmd_run)

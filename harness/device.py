@@ -1,9 +1,12 @@
-"""The local GPU: which architecture it is (cheaply, no torch) and what it is (in the GPU worker).
+"""The local GPU: which model it is (cheaply, no torch) and what it is (in the GPU worker).
 
-A case runs on the device when its target's arch equals the device's: sm_90 for
-h100/h200, gfx942 for mi300x. The pytest processes only ask the vendor tools, so
-they never create a CUDA/HIP context; the GPU worker, pinned to one device,
-reads the details through torch (CUDA or ROCm build alike).
+A case runs on the device only when the device is its target's model: an architecture
+is shared by several (sm_90: H100 SXM and PCIe, H200, H800, H20; gfx942: MI300X, MI300A,
+MI325X), and a target's peaks, limits and tuned winners are those of one model. The
+catalogue names each target's models (``models``: patterns of the vendor's device name);
+``--device-as TARGET`` maps the local device to a target explicitly, and says so in the
+records. The pytest processes only ask the vendor tools, so they never create a
+CUDA/HIP context; the GPU worker, pinned to one device, reads the details through torch.
 """
 from __future__ import annotations
 
@@ -35,14 +38,42 @@ def local_gpus() -> list[dict[str, str]]:
                 major, minor = parts[1].split(".")
                 gpus.append({"index": parts[0], "arch": f"sm_{major}{minor}", "name": parts[2], "uuid": parts[3]})
     if not gpus and shutil.which("rocminfo"):
-        text = _run(["rocminfo"])
-        for i, arch in enumerate(re.findall(r"^\s*Name:\s+(gfx[0-9a-f]+)\s*$", text, re.M)):
-            gpus.append({"index": str(i), "arch": arch, "name": arch, "uuid": ""})
+        gpus = parse_rocminfo(_run(["rocminfo"]))
     visible = os.environ.get("CUDA_VISIBLE_DEVICES") or os.environ.get("HIP_VISIBLE_DEVICES")
     if visible is not None and visible.strip() != "":
         wanted = [v.strip() for v in visible.split(",")]
         gpus = [g for g in gpus if g["index"] in wanted or g["uuid"] in wanted]
     return gpus
+
+
+def parse_rocminfo(text: str) -> list[dict[str, str]]:
+    """GPU agents of ``rocminfo`` output, each with its marketing name (``AMD Instinct MI300X``) where given."""
+    gpus = []
+    for block in re.split(r"\n\*{5,}\s*\n", text):
+        arch = re.search(r"^\s*Name:\s+(gfx[0-9a-f]+)\s*$", block, re.M)
+        if not arch:
+            continue
+        name = re.search(r"^\s*Marketing Name:\s+(.+?)\s*$", block, re.M)
+        gpus.append({"index": str(len(gpus)), "arch": arch.group(1), "name": name.group(1) if name else arch.group(1),
+                     "uuid": ""})
+    return gpus
+
+
+def match(target: Any, gpu: dict[str, str] | None, device_as: tuple[str, ...] = ()) -> tuple[bool, str]:
+    """Whether ``target``'s cases run on ``gpu``, and why not (a line for the records) when they do not.
+
+    Same architecture and a device name that matches one of the target's ``models``; or the
+    target named in ``device_as`` (the user's explicit mapping) with the architecture the same.
+    """
+    if gpu is None or target.arch != gpu.get("arch"):
+        return False, ""
+    if target.name in device_as:
+        return True, f"mapped by --device-as {target.name}: runs on the local {gpu.get('name', '?')}"
+    if any(re.search(pattern, gpu.get("name", ""), re.I) for pattern in target.models):
+        return True, ""
+    return False, (f"static only: no {target.name} here — the local GPU is {gpu.get('name') or '?'} (the same "
+                   f"{target.arch}, another model: other peaks, limits and winners); --device-as {target.name} "
+                   "runs these cases on it")
 
 
 def pick_device(worker_id: str | None, gpus: list[dict[str, str]]) -> dict[str, str] | None:

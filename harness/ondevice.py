@@ -37,8 +37,9 @@ def gpu_lock(gpu: dict[str, str]) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def winner_key(kernel: str, dtype: str, shape: dict[str, Any], arch: str, triton: str, kernel_hash: str) -> str:
-    raw = json.dumps([kernel, dtype, sorted(shape.items()), arch, triton, kernel_hash])
+def winner_key(kernel: str, dtype: str, shape: dict[str, Any], target: Target, triton: str, kernel_hash: str) -> str:
+    """Winners belong to a model (the target: h100 and h200 share sm_90 but not their best configs)."""
+    raw = json.dumps([kernel, dtype, sorted(shape.items()), target.name, target.arch, triton, kernel_hash])
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
@@ -67,7 +68,7 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
     """Fill ``runtime`` on each compile record; return the case's ``tune`` record."""
     target: Target = catalogue()[case.target]
     first = records[0]
-    key = winner_key(case.kernel, case.dtype, case.shape, target.arch, case.triton, first.kernel_hash)
+    key = winner_key(case.kernel, case.dtype, case.shape, target, case.triton, first.kernel_hash)
     cached = None if retune else load_winner(key)
     base = {"ref": case.ref, "dtype": case.dtype, "shape": case.shape, "seed": case.seed, "graph": graph}
     launchable = [r for r in records if r.status == "ok" and r.fits]
@@ -207,8 +208,8 @@ def _screen_then_time(worker: Any, base: dict[str, Any], to_run: list[Record],
 
 
 def _known_winners(case: Any, other_targets: list[str], kernel_hash: str) -> dict[str, dict[str, Any] | None]:
-    """The cached winner of each other target's architecture, or None where none is known."""
-    return {name: load_winner(winner_key(case.kernel, case.dtype, case.shape, catalogue()[name].arch, case.triton,
+    """The cached winner of each other target (model), or None where none is known."""
+    return {name: load_winner(winner_key(case.kernel, case.dtype, case.shape, catalogue()[name], case.triton,
                                          kernel_hash))
             for name in other_targets}
 

@@ -38,6 +38,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--harness-static-only", action="store_true", help="never run cases on a local GPU")
     group.addoption("--harness-retune", action="store_true", help="ignore cached autotune winners")
     group.addoption("--harness-cuda-graph", action="store_true", help="time by CUDA-graph replay")
+    group.addoption("--harness-device-as", default=None,
+                    help="comma-separated targets the local GPU stands for (same architecture, another model)")
     group.addoption("--harness-resume", action="store_true",
                     help="finish an interrupted run in --harness-out: keep its records, run only missing cases")
     group.addoption("--harness-force", action="store_true",
@@ -148,16 +150,17 @@ class HarnessSession:
             self._workers = Workers(gpu)
         return self._workers
 
-    def gpu_for(self, target: str) -> dict[str, str] | None:
-        """The GPU this process runs ``target`` cases on, if the local device has its arch."""
+    def gpu_for(self, target: str) -> tuple[dict[str, str] | None, str]:
+        """The GPU this process runs ``target`` cases on (None when none), and a note for the records:
+        why a local GPU of the same architecture does not run them, or that ``--device-as`` mapped it."""
         if self.config.getoption("harness_static_only"):
-            return None
-        from harness.device import local_gpus, pick_device
+            return None, ""
+        from harness.device import local_gpus, match, pick_device
 
         gpu = pick_device(os.environ.get("PYTEST_XDIST_WORKER"), local_gpus())
-        if gpu is None or catalogue()[target].arch != gpu["arch"]:
-            return None
-        return gpu
+        mapped = tuple(t.strip() for t in (self.config.getoption("harness_device_as") or "").split(",") if t.strip())
+        runs, note = match(catalogue()[target], gpu, mapped)
+        return (gpu if runs else None), note
 
     def matrix_targets(self, item: pytest.Item) -> list[str]:
         parent = item.parent
@@ -319,7 +322,7 @@ class CaseItem(pytest.Item):
                         "interpreter keeps bf16 as raw uint16 and has no fp8 matrix multiply); checked only on a GPU")
         kernel_hash = loader.source_hash(case.ref)
         # the GPU phase runs under Triton's defaults only: its JIT reads the GPU worker's environment
-        gpu = None if case.is_interpret or not case.environment.is_default or spec.compile_only \
+        gpu, device_note = (None, "") if case.is_interpret or not case.environment.is_default or spec.compile_only \
             else session.gpu_for(case.target)
         if gpu is not None:  # the GPU worker starts while the configs compile; its next request waits for this
             session.workers.get("gpu").request_in_background("gpu_warmup", {}, case.timeout_s)
@@ -332,6 +335,9 @@ class CaseItem(pytest.Item):
         # a failure the matrix declares known is recorded as expected
         bad = [f"{r.config_id}: {r.status}: {r.error[:500]}" for r in records
                if r.status != "ok" and case.environment.is_default and not r.expected_failure]
+        if gpu is None and device_note:  # a GPU of this arch is here, but it is another model
+            for r in records:
+                r.runtime = {"status": "not_launched", "reason": device_note}
         if gpu is not None:
             from harness import ondevice
 
@@ -339,6 +345,8 @@ class CaseItem(pytest.Item):
             tune = ondevice.run_case(case, records, session.workers.get("gpu"), gpu, others,
                                      retune=self.config.getoption("harness_retune"),
                                      graph=self.config.getoption("harness_cuda_graph"))
+            if device_note:
+                tune.runtime["device_as"] = device_note
             tune.runtime.setdefault("phases_s", {})["compile"] = round(compile_s, 3)
             bad += [f"{r.config_id}: on {gpu['name']}: {r.runtime['status']}: {r.runtime.get('error', '')[:500]}"
                     for r in records if r.runtime and r.runtime.get("status") not in ("ok", "not_launched")]

@@ -44,6 +44,7 @@ class Target:
     max_waves_per_simd: int | None = None
     simds_per_cu: int | None = None
     tmem_columns: int | None = None   # Blackwell tensor memory per SM, in 32-bit columns
+    models: tuple[str, ...] = field(default=(), compare=False)  # device-name patterns of this model (device.match)
     sources: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     environments: tuple[Environment, ...] = field(default=(DEFAULT_ENV,), compare=False)
 
@@ -61,7 +62,9 @@ def catalogue(path: Path = CATALOGUE) -> dict[str, Target]:
         values: dict[str, Any] = {"name": name}
         cited: list[tuple[str, str]] = []
         for key, val in entry.items():
-            if key == "environments":
+            if key == "models":
+                values[key] = tuple(val)
+            elif key == "environments":
                 values[key] = tuple(Environment(e["name"], tuple(sorted((k, str(v)) for k, v in e["env"].items())))
                                     for e in val)
             elif isinstance(val, dict):

@@ -133,7 +133,7 @@ SPEC = KernelSpec(
         {"BLOCK_M": 32, "BLOCK_N": 1024, "num_warps": 16, "num_stages": 2},
     ),
     amd_configs=(
-        {"BLOCK_M": 8, "BLOCK_N": 512, "num_warps": 8, "num_stages": 1, "waves_per_eu": 2},
+        {"BLOCK_M": 8, "BLOCK_N": 512, "num_warps": 8, "num_stages": 1, "waves_per_eu": 0},
         {"BLOCK_M": 4, "BLOCK_N": 1024, "num_warps": 8, "num_stages": 1, "waves_per_eu": 0},
     ),
     baselines={"eager": eager, "torch.compile": compiled},

@@ -69,7 +69,7 @@ SPEC = KernelSpec(
         {"BLOCK": 8192, "num_warps": 16, "num_stages": 2},
     ),
     amd_configs=(
-        {"BLOCK": 1024, "num_warps": 4, "num_stages": 1, "waves_per_eu": 2},
+        {"BLOCK": 1024, "num_warps": 4, "num_stages": 1, "waves_per_eu": 0},
         {"BLOCK": 4096, "num_warps": 8, "num_stages": 1, "waves_per_eu": 0},
     ),
     baselines={"torch add": torch_add},

@@ -103,3 +103,16 @@ def test_validate_counts_the_builds_a_run_makes(smoke_runs: dict) -> None:
     built = sum(1 for r in records if r["mode"] == "compile")  # the compile-environment sweep included
     proc = run_cli("validate", str(REPO / "matrices" / "smoke.yaml"))
     assert proc.returncode == 0 and f", {built} compiles per Triton version" in proc.stdout, (built, proc.stdout)
+
+
+def test_memory_bound_kernels_amd_spaces_keep_full_occupancy(smoke_runs: dict) -> None:
+    """The compiler's own `; Occupancy` line: a memory-bound kernel's AMD configs must not trade occupancy away
+    (waves_per_eu = 2 padded vector_add's 12 VGPRs to an occupancy of 2)."""
+    records = json.loads((smoke_runs["dir"] / "cold" / "results.json").read_text())["records"]
+    memory_bound = {"vector_add", "fused_activation", "softmax", "rmsnorm", "cross_entropy"}
+    amd = [r for r in records if r["kernel"] in memory_bound and r["target"] == "mi300x"
+           and r["environment"] == "default" and r["origin"] in ("amd", "nvidia+amd") and r["status"] == "ok"]
+    assert {r["kernel"] for r in amd} == memory_bound
+    low = {(r["kernel"], r["config_id"]): r["resources"]["compiler_occupancy"] for r in amd
+           if r["resources"]["compiler_occupancy"] < 4}
+    assert not low, low

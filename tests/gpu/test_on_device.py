@@ -23,6 +23,17 @@ from harness.workers import Worker  # noqa: E402
 FAULTY = f"{DATA / 'faulty_kernel.py'}:SPEC"
 
 
+def _local_target(gpu: dict) -> str:
+    """The catalogue target this GPU is (by model); a GPU the catalogue does not know skips the test."""
+    from harness.device import match
+    from harness.targets import catalogue
+
+    found = [t.name for t in catalogue().values() if match(t, gpu)[0]]
+    if not found:
+        pytest.skip(f"{gpu['name']} ({gpu['arch']}) is no model of the catalogue: map it with --device-as")
+    return found[0]
+
+
 @pytest.fixture()
 def gpu_worker() -> Worker:
     gpu = pick_device(None, local_gpus())
@@ -76,8 +87,7 @@ def test_a_fault_costs_only_its_own_request(gpu_worker: Worker) -> None:
 
 def test_run_tunes_times_and_prices_portability(tmp_path: Path) -> None:
     gpu = pick_device(None, local_gpus())
-    target = {"sm_90": "h200", "sm_80": "a100", "sm_100": "b200", "gfx942": "mi300x", "gfx90a": "mi250x",
-              "gfx950": "mi355x"}[gpu["arch"]]
+    target = _local_target(gpu)
     other = "mi300x" if target.startswith(("h", "a", "b")) else "h100"
     matrix = write_matrix(tmp_path / "m.yaml", f"""\
 name: gpu-e2e
@@ -124,8 +134,7 @@ def test_launch_parity_the_static_binary_is_the_one_that_launches(tmp_path: Path
     Empty Triton and harness caches: nothing is reused from an earlier build.
     """
     gpu = pick_device(None, local_gpus())
-    target = {"sm_90": "h200", "sm_80": "a100", "sm_100": "b200", "gfx942": "mi300x", "gfx90a": "mi250x",
-              "gfx950": "mi355x"}[gpu["arch"]]
+    target = _local_target(gpu)
     out = tmp_path / "run"
     env = {"HARNESS_CACHE_DIR": str(tmp_path / "cache"), "TRITON_CACHE_DIR": str(tmp_path / "triton")}
     proc = run_cli("run", str(REPO / "matrices" / "smoke.yaml"), "--targets", target, "--out", str(out), "-n", "0",
@@ -148,8 +157,7 @@ def test_gpu_faults_in_a_whole_run_cost_only_their_own_case(tmp_path: Path) -> N
     each in its own case, run between healthy cases in one process (``-n 0``). Each fault is its own
     case's finding; the healthy cases after it (same kernel, and vector_add) are checked and timed."""
     gpu = pick_device(None, local_gpus())
-    target = {"sm_90": "h200", "sm_80": "a100", "sm_100": "b200", "gfx942": "mi300x", "gfx90a": "mi250x",
-              "gfx950": "mi355x"}[gpu["arch"]]
+    target = _local_target(gpu)
     matrix = write_matrix(tmp_path / "faults.yaml", f"""\
 name: gpu-faults
 targets: [{target}]
@@ -204,8 +212,7 @@ def test_several_outputs_and_an_in_place_kernel_on_the_device(tmp_path: Path) ->
     config of the space is checked on the same inputs in turn, which holds only if the logits are restored
     before each check and each timed sample; the baselines return the same structures and are compared."""
     gpu = pick_device(None, local_gpus())
-    target = {"sm_90": "h200", "sm_80": "a100", "sm_100": "b200", "gfx942": "mi300x", "gfx90a": "mi250x",
-              "gfx950": "mi355x"}[gpu["arch"]]
+    target = _local_target(gpu)
     matrix = write_matrix(tmp_path / "m.yaml", f"""\
 name: outputs-inplace
 targets: [{target}]
@@ -243,8 +250,7 @@ def test_tensor_descriptors_and_fp8_on_the_device(tmp_path: Path) -> None:
     """attention_desc runs its TensorDescriptor (TMA) path on sm_90 and moe_gemm its native fp8 format: every
     fitting config correct at full size, the launched binary the static one, baselines compared."""
     gpu = pick_device(None, local_gpus())
-    target = {"sm_90": "h200", "sm_80": "a100", "sm_100": "b200", "gfx942": "mi300x", "gfx90a": "mi250x",
-              "gfx950": "mi355x"}[gpu["arch"]]
+    target = _local_target(gpu)
     matrix = write_matrix(tmp_path / "m.yaml", f"""\
 name: desc-fp8
 targets: [{target}]
@@ -277,3 +283,38 @@ kernels:
         assert all(r["specialisation"]["Q"]["type"].startswith("tensordesc<") for r in desc)
         fp8 = [r for r in records if r["kernel"] == "moe_gemm" and r["mode"] == "compile"]
         assert all(r["specialisation"]["a_ptr"]["type"] == "*fp8e4nv" for r in fp8)
+
+
+def test_cases_run_only_on_their_own_model_unless_mapped(tmp_path: Path) -> None:
+    """Two targets of the local GPU's architecture: the local model's cases run on it; the other model's stay
+    static and say why; --device-as runs them too and records the mapping."""
+    from harness.targets import catalogue
+
+    gpu = pick_device(None, local_gpus())
+    here = _local_target(gpu)
+    twin = next((t.name for t in catalogue().values() if t.arch == gpu["arch"] and t.name != here), None)
+    if twin is None:
+        pytest.skip(f"the catalogue has no other model of {gpu['arch']}")
+    matrix = write_matrix(tmp_path / "m.yaml", f"""\
+name: models
+targets: [{here}, {twin}]
+kernels:
+  softmax:
+    dtypes: [fp16]
+    shapes: [{{M: 4096, N: 4096}}]
+    interpret: false
+""")
+    env = {"HARNESS_CACHE_DIR": str(tmp_path / "cache")}
+    plain = run_cli("run", str(matrix), "--out", str(tmp_path / "plain"), "-n", "0", env=env)
+    assert plain.returncode == 0, plain.stdout[-3000:]
+    records = json.loads((tmp_path / "plain" / "results.json").read_text())["records"]
+    assert {r["target"] for r in records if r["mode"] == "tune"} == {here}
+    static = [r for r in records if r["target"] == twin and r["mode"] == "compile"]
+    assert static and all(r["runtime"]["status"] == "not_launched" and f"no {twin} here" in r["runtime"]["reason"]
+                          for r in static)
+    mapped = run_cli("run", str(matrix), "--out", str(tmp_path / "mapped"), "-n", "0", "--device-as", twin, env=env)
+    assert mapped.returncode == 0, mapped.stdout[-3000:]
+    records = json.loads((tmp_path / "mapped" / "results.json").read_text())["records"]
+    tunes = {r["target"]: r for r in records if r["mode"] == "tune"}
+    assert set(tunes) == {here, twin} and f"--device-as {twin}" in tunes[twin]["runtime"]["device_as"]
+    assert "device_as" not in tunes[here]["runtime"]

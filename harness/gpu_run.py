@@ -251,7 +251,7 @@ def gpu_baselines(job: dict[str, Any]) -> dict[str, Any]:
     state = _case(job)
     if "device" not in persist:
         persist["device"] = device_info()
-        persist["copy_tbps"] = measure_copy_tbps()
+        persist["copy_tbps"] = measure_copy_tbps(flusher=_flusher())
     spec, shape = state["spec"], job["shape"]
     results: dict[str, Any] = {}
     env_before, inductor_before = dict(os.environ), "torch._inductor" in sys.modules

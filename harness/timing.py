@@ -43,15 +43,23 @@ def summarize(samples: list[float], rotated: int = 1, graph: bool = False) -> Ti
 
 
 class Flusher:
-    """Overwrites a buffer twice the L2's size: the next kernel starts with a cold L2."""
+    """Reads a buffer twice the L2's size: the next kernel starts with a cold L2 holding only clean lines.
+
+    Writing the buffer (``zero_()``) would also evict the kernel's data, but would leave the L2
+    full of dirty lines that are written back while the timed kernel runs — measured on the H200
+    (``benchmarks/l2_flush.py``, docs/performance.md) as a few microseconds added to every sample.
+    """
 
     def __init__(self, l2_bytes: int) -> None:
         import torch
 
-        self.buf = torch.empty(max(2 * l2_bytes, 64 << 20) // 4, dtype=torch.int32, device="cuda")
+        self.buf = torch.ones(max(2 * l2_bytes, 64 << 20) // 4, dtype=torch.int32, device="cuda")
+        self.sink = torch.zeros((), dtype=torch.int64, device="cuda")
 
     def __call__(self) -> None:
-        self.buf.zero_()
+        import torch
+
+        torch.sum(self.buf, out=self.sink)  # a read of every line; one 8-byte write
 
 
 def bench(make_call: Callable[[int], Callable[[], Any]], n_buffers: int, flusher: Flusher,
@@ -129,22 +137,16 @@ def _graphed(call: Callable[[], Any]) -> Callable[[], Any]:
     return g.replay
 
 
-def measure_copy_tbps(n_bytes: int = 2 << 30) -> float:
-    """Device-to-device copy bandwidth (read + write bytes per second, in TB/s)."""
+def measure_copy_tbps(n_bytes: int = 2 << 30, flusher: Flusher | None = None) -> float:
+    """Device-to-device copy bandwidth (read + write bytes per second, in TB/s), timed as kernels are: through
+    :func:`bench`, with the L2 flushed before each sample when a flusher is given."""
     import torch
 
     src = torch.empty(n_bytes // 4, dtype=torch.float32, device="cuda")
     dst = torch.empty_like(src)
-    for _ in range(3):
-        dst.copy_(src)
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(10):
-        start.record()
-        dst.copy_(src)
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) / 1000.0)
+    if flusher is None:
+        flusher = Flusher(0)
+    timing = bench(lambda i: (lambda: dst.copy_(src)), 1, flusher, target_ms=50.0, min_reps=10, max_reps=20,
+                   settle_ms=20.0)
     del src, dst
-    return 2 * n_bytes / statistics.median(times) / 1e12
+    return 2 * n_bytes / (timing.median_us * 1e-6) / 1e12

@@ -266,12 +266,14 @@ def gpu_baselines(job: dict[str, Any]) -> dict[str, Any]:
             timing = bench(lambda i, fn=fn: (lambda: fn(rotated[i], shape)), len(rotated), _flusher(),
                            settle_ms=_settle_ms(state), prepare=prepare)
             results[name] = {"status": "ok", "matches_reference": check["status"] == "ok",
+                             "kernels": _device_kernels(lambda fn=fn: fn(state["inputs"], shape)),
                              **({"outputs_compared": sorted(check["outputs"])} if "outputs" in check else {}),
                              "timing": timing.to_dict(), **_rates(spec, shape, job["dtype"], timing.median_us)}
         except Exception as exc:  # noqa: BLE001
             _check_fault(exc)
             results[name] = {"status": "error", "error": f"{type(exc).__name__}: {str(exc)[:500]}"}
-    out = {"status": "ok", "device": persist["device"], "copy_tbps": persist["copy_tbps"], "baselines": results}
+    out = {"status": "ok", "device": persist["device"], "copy_tbps": persist["copy_tbps"], "baselines": results,
+           "torch_settings": _torch_settings()}
     tainted = _process_changes(env_before, inductor_before)
     if tainted:
         # e.g. torch.compile: Inductor points TRITON_CACHE_DIR at its own cache and sets variables that change
@@ -280,6 +282,38 @@ def gpu_baselines(job: dict[str, Any]) -> dict[str, Any]:
         # ones the static phase built, so this worker retires after replying and the next case gets a fresh one.
         out["retire_worker"] = tainted
     return out
+
+
+def _device_kernels(call: Any, limit: int = 8) -> list[str]:
+    """The device kernels one call launches, by name (torch's profiler): which library kernel a baseline ran
+    (cuBLAS ``nvjet_*`` / ``sm90_xmma_*``, cuDNN or flash ``*fprop*``, Inductor's ``triton_*``)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    try:
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            call()
+            torch.cuda.synchronize()
+        names = [e.name for e in prof.events() if str(getattr(e, "device_type", "")).endswith("CUDA")]
+    except Exception as exc:  # noqa: BLE001 - a profiler that cannot start costs the names, not the baseline
+        return [f"(not profiled: {type(exc).__name__}: {str(exc)[:120]})"]
+    seen: list[str] = []
+    for name in names:
+        if name not in seen:
+            seen.append(name[:200])
+    return seen[:limit]
+
+
+def _torch_settings() -> dict[str, Any]:
+    """torch's precision switches the baselines ran under (they change which library kernels run, and how)."""
+    import torch
+
+    matmul = torch.backends.cuda.matmul
+    return {"matmul.allow_tf32": bool(matmul.allow_tf32),
+            "matmul.allow_fp16_reduced_precision_reduction": bool(matmul.allow_fp16_reduced_precision_reduction),
+            "matmul.allow_bf16_reduced_precision_reduction": bool(matmul.allow_bf16_reduced_precision_reduction),
+            "cudnn.allow_tf32": bool(torch.backends.cudnn.allow_tf32),
+            "float32_matmul_precision": torch.get_float32_matmul_precision()}
 
 
 def _process_changes(env_before: dict[str, str], inductor_before: bool) -> str:

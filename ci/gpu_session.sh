@@ -10,6 +10,8 @@
 #                                    a second GPU when there is one, the nightly run twice and harness compare
 #   bash ci/gpu_session.sh kernels   from empty caches: GPU tests, and beside them the nightly matrix's rmsnorm and
 #                                    cross_entropy cases (figures for docs/performance.md)
+#   bash ci/gpu_session.sh devices   the L2-flush benchmark, GPU tests of device matching and baselines, and the
+#                                    nightly matrix's fused activation and 4096^3 GEMMs with h100, h200 and mi300x
 set -uo pipefail
 mode=${1:-tests}
 OUT=${OUT:-/tmp/gpu-out}
@@ -26,6 +28,20 @@ nightly() {  # nightly N TIMEOUT: one run of the nightly matrix into /tmp/runN, 
 }
 
 case "$mode" in
+  devices)
+    { date -u; nvidia-smi -L; python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"; } > "$OUT/env.txt" 2>&1
+    export HARNESS_CACHE_DIR=/tmp/d-cache TRITON_CACHE_DIR=/tmp/d-cache/triton
+    rm -rf /tmp/d-cache /tmp/gpt ~/.triton/cache
+    timeout 90 python3 benchmarks/l2_flush.py > "$OUT/l2_flush.log" 2>&1; cat "$OUT/l2_flush.log"
+    timeout 240 python3 -m pytest tests/gpu -v -p no:cacheprovider --basetemp=/tmp/gpt \
+      -k "models or full_size or device_matches or run_tunes" > "$OUT/gpu_tests.log" 2>&1
+    echo "gpu tests exit $?"; tail -8 "$OUT/gpu_tests.log"
+    timeout 200 python3 -m harness run matrices/nightly.yaml --targets h100,h200,mi300x -n 8 --force --out /tmp/rund \
+      -k "fused_activation or M4096xN4096xK4096" > "$OUT/rund.log" 2>&1
+    echo "devices run exit $?"
+    tar czf "$OUT/rund.tgz" -C /tmp rund/results.json rund/report.md
+    tail -3 "$OUT/rund.log"
+    ;;
   kernels)
     { date -u; nvidia-smi; python3 -c "import torch, triton, numpy; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__, 'numpy', numpy.__version__)"; } > "$OUT/env.txt" 2>&1
     rm -rf /tmp/gpt ~/.triton/cache

@@ -34,8 +34,8 @@ def main() -> None:
     sink = torch.zeros((), dtype=torch.int64, device="cuda")
     flushes = {
         "zero_()": lambda i: buf.zero_(),
-        "read": lambda i: torch.sum(buf, out=sink),
-        "zero+read": lambda i: (buf.zero_(), torch.sum(buf, out=sink)),
+        "read": lambda i: torch.sum(buf, dim=0, out=sink),
+        "zero+read": lambda i: (buf.zero_(), torch.sum(buf, dim=0, out=sink)),
     }
     print(f"device {torch.cuda.get_device_name(0)}, L2 {l2 >> 20} MB, torch {torch.__version__}")
     for mb in (16, 128, 512):

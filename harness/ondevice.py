@@ -218,6 +218,7 @@ def _figures(best: Record, target: Target, baselines: dict[str, Any]) -> dict[st
     rt = best.runtime or {}
     copy = baselines.get("copy_tbps")
     out: dict[str, Any] = {"device": baselines.get("device"), "copy_tbps": copy, "timing": rt.get("timing"),
+                           "torch_settings": baselines.get("torch_settings"),
                            "tflops": rt.get("tflops"), "gbps": rt.get("gbps"),
                            "pct_peak_flops": 100 * rt["tflops"] / target.fp16_tflops,
                            "pct_peak_hbm": 100 * rt["gbps"] / (1000 * target.hbm_tbps)}

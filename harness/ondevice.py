@@ -70,7 +70,8 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
     first = records[0]
     key = winner_key(case.kernel, case.dtype, case.shape, target, case.triton, first.kernel_hash)
     cached = None if retune else load_winner(key)
-    base = {"ref": case.ref, "dtype": case.dtype, "shape": case.shape, "seed": case.seed, "graph": graph}
+    base = {"ref": case.ref, "dtype": case.dtype, "shape": case.shape, "seed": case.seed, "graph": graph,
+            "cache_bytes": target.cache_bytes}
     launchable = [r for r in records if r.status == "ok" and r.fits]
     for rec in records:
         if rec not in launchable:
@@ -238,10 +239,10 @@ def _portability(case: Any, records: list[Record], known_winners: dict[str, dict
     out: dict[str, Any] = {}
     for name, known in known_winners.items():
         t = catalogue()[name]
-        if known and t.arch != catalogue()[case.target].arch:
+        if known:  # that model's own tuned winner (winners are keyed by model), timed here
             rec, source = by_key.get(config_key(known["config"])), "measured winner"
         elif t.arch == catalogue()[case.target].arch:
-            rec, source = best, "same architecture"
+            rec, source = best, f"same architecture, no {name} winner known: this device's own best"
         else:
             space = [r for r in records if t.vendor in spaces(r) and r.runtime and r.runtime.get("status") == "ok"]
             rec = min(space, key=_rank) if space else None

@@ -19,7 +19,7 @@ CATALOGUE = Path(__file__).with_name("targets.yaml")
 
 _NUMBERS = ("shared_per_block", "shared_per_sm", "max_threads_per_block", "max_regs_per_thread",
             "regs_per_sm", "max_warps_per_sm", "max_blocks_per_sm", "max_waves_per_simd",
-            "simds_per_cu", "tmem_columns", "sm_count", "hbm_tbps", "fp16_tflops")
+            "simds_per_cu", "tmem_columns", "sm_count", "hbm_tbps", "fp16_tflops", "cache_bytes")
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,7 @@ class Target:
     max_waves_per_simd: int | None = None
     simds_per_cu: int | None = None
     tmem_columns: int | None = None   # Blackwell tensor memory per SM, in 32-bit columns
+    cache_bytes: int | None = None    # L2 plus any last-level cache behind it: what a cold-cache timing must flush
     models: tuple[str, ...] = field(default=(), compare=False)  # device-name patterns of this model (device.match)
     sources: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     environments: tuple[Environment, ...] = field(default=(DEFAULT_ENV,), compare=False)

@@ -14,6 +14,7 @@ import fcntl
 import hashlib
 import json
 import os
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -54,7 +55,7 @@ def load_winner(key: str) -> dict[str, Any] | None:
 def save_winner(key: str, entry: dict[str, Any]) -> None:
     path = cache_dir() / "winners" / f"{key}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")  # unique per thread as well
     tmp.write_text(json.dumps(entry))
     tmp.replace(path)
 
@@ -72,9 +73,12 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
     cached = None if retune else load_winner(key)
     base = {"ref": case.ref, "dtype": case.dtype, "shape": case.shape, "seed": case.seed, "graph": graph,
             "cache_bytes": target.cache_bytes}
-    launchable = [r for r in records if r.status == "ok" and r.fits]
+    launchable = [r for r in records if r.status == "ok" and r.fits and not r.duplicate_of]
     for rec in records:
-        if rec not in launchable:
+        if rec.duplicate_of and rec.status == "ok":
+            rec.runtime = {"status": "not_launched",
+                           "reason": f"the same kernel as {rec.duplicate_of} (Triton's build, cache key and binary)"}
+        elif rec not in launchable:
             reason = rec.error if rec.status != "ok" else "; ".join(
                 f"{f['resource']} {f['value']:g} > {f['limit']:g}" for f in rec.flags if f["severity"] == "error")
             rec.runtime = {"status": "not_launched", "reason": f"failed the static check: {reason}"}

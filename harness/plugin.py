@@ -329,6 +329,7 @@ class CaseItem(pytest.Item):
         started = time.perf_counter()
         records = self._run_configs(session, spec, kernel_hash, prebuild_launchers=gpu is not None)
         compile_s = time.perf_counter() - started
+        _mark_duplicates(records)
         _apply_known_failures(case, records)
         # under an opt-in environment a compile error is a finding (it puts the default build at risk, and
         # report.md lists it), not a failure of the run: the verdict is decided under Triton's defaults;
@@ -393,6 +394,18 @@ class CaseItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, self.name
+
+
+def _mark_duplicates(records: list[Record]) -> None:
+    """Configs Triton built into the same kernel (the same cache key: e.g. gfx950 rewrites kpack 2 to 1) point at
+    the first of them; the GPU phase launches that one only."""
+    first: dict[str, str] = {}
+    for r in records:
+        if r.status == "ok" and r.cache_key:
+            if r.cache_key in first:
+                r.duplicate_of = first[r.cache_key]
+            else:
+                first[r.cache_key] = r.config_id
 
 
 def _apply_known_failures(case: Case, records: list[Record]) -> None:

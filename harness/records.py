@@ -67,6 +67,7 @@ class Record:
     specialisation: dict[str, Any] = field(default_factory=dict)  # per parameter: type, attrs, constexpr value
     assumptions: list[str] = field(default_factory=list)          # what the launch specialisation had to assume
     cache_key: str = ""              # Triton's compile hash (source, options, target, environment): its cache key
+    duplicate_of: str = ""           # an earlier config of the case Triton built into the very same kernel
     case_id: str = ""                # the pytest item that produced it (what --resume skips)
     case_records: int = 0            # how many records that item produced: a resume trusts only complete cases
     expected_failure: str = ""       # the matrix's known-failure reason that covers this failed build

@@ -146,3 +146,33 @@ def test_tensor_memory_over_the_targets_columns_cannot_launch() -> None:
     flags = limits.check(b200, {"tmem_columns": 640}, 4)
     assert limits.Flag("tmem", 640, 512, "error") in flags and not limits.fits(flags)
     assert h100.tmem_columns is None and limits.check(h100, {"tmem_columns": 640}, 4) == []
+
+
+def test_configs_triton_builds_into_one_kernel_are_marked_duplicates(tmp_path: Path) -> None:
+    """gfx950 rewrites kpack 2 to 1: the two configs are one kernel there (same cache key and binary), two on
+    gfx942. The second points at the first and is never launched on a GPU."""
+    import json
+
+    from helpers import run_cli, write_matrix
+
+    matrix = write_matrix(tmp_path / "m.yaml", """\
+name: kpack
+targets: [mi300x, mi355x]
+environments: {mi300x: [{name: default, env: {}}]}
+kernels:
+  matmul:
+    dtypes: [fp16]
+    shapes: [{M: 1024, N: 1024, K: 1024}]
+    interpret: false
+    configs:
+      - {BLOCK_M: 128, BLOCK_N: 128, BLOCK_K: 64, GROUP_M: 8, num_warps: 8, num_stages: 2, kpack: 1}
+      - {BLOCK_M: 128, BLOCK_N: 128, BLOCK_K: 64, GROUP_M: 8, num_warps: 8, num_stages: 2, kpack: 2}
+""")
+    proc = run_cli("run", str(matrix), "--out", str(tmp_path / "run"), "-n", "0")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    records = json.loads((tmp_path / "run" / "results.json").read_text())["records"]
+    by = {(r["target"], r["config"]["kpack"]): r for r in records}
+    assert by[("mi355x", 1)]["duplicate_of"] == ""
+    assert by[("mi355x", 2)]["duplicate_of"] == by[("mi355x", 1)]["config_id"]
+    assert by[("mi355x", 1)]["cache_key"] == by[("mi355x", 2)]["cache_key"]
+    assert by[("mi300x", 1)]["duplicate_of"] == by[("mi300x", 2)]["duplicate_of"] == ""

@@ -185,3 +185,15 @@ def test_a_kernel_reused_from_an_earlier_launch_is_found_by_its_cache_key() -> N
     reused = gpu_run._launched_binary(cache, cache, "ka")
     assert reused["cache_key"] == "ka" and reused["note"].startswith("reused")
     assert "sha256" not in gpu_run._launched_binary(cache, cache)  # nothing new, no key: not observed
+
+
+def test_a_duplicate_build_is_not_launched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("HARNESS_LOCK_DIR", str(tmp_path))
+    records = [_rec(1, "nvidia"), _rec(2, "amd")]
+    records[1].duplicate_of = "BLOCK1"
+    worker = FakeGpuWorker()
+    ondevice.run_case(_case(), records, worker, {"index": "0", "uuid": "", "name": "fake", "arch": "sm_90"}, [])
+    assert {job["config"]["BLOCK"] for op, job in worker.requests if op == "gpu_config"} == {1}
+    assert records[1].runtime["status"] == "not_launched"
+    assert "the same kernel as BLOCK1" in records[1].runtime["reason"]

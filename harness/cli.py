@@ -132,6 +132,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         argv += ["-k", args.k]
     if args.device_as:
         argv += ["--harness-device-as", args.device_as]
+    if args.wide:
+        argv += ["--harness-wide"]
     argv += [flag for on, flag in ((args.static_only, "--harness-static-only"), (args.retune, "--harness-retune"),
                                    (args.cuda_graph, "--harness-cuda-graph")) if on]
     if args.n and args.n != "0":
@@ -234,6 +236,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-n", default="auto", help="parallel processes (pytest-xdist), 'auto' or 0 (default auto)")
     run.add_argument("--static-only", action="store_true", help="do not run cases on a local GPU")
     run.add_argument("--retune", action="store_true", help="ignore cached autotune winners")
+    run.add_argument("--wide", action="store_true",
+                     help="print report.md's full tables (one column per target, wide) instead of the summary")
     run.add_argument("--device-as", metavar="TARGETS",
                      help="run these targets' cases on the local GPU although it is another model of the same "
                           "architecture (e.g. --device-as h100 on an H200 host); recorded in each result")

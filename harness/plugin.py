@@ -38,6 +38,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--harness-static-only", action="store_true", help="never run cases on a local GPU")
     group.addoption("--harness-retune", action="store_true", help="ignore cached autotune winners")
     group.addoption("--harness-cuda-graph", action="store_true", help="time by CUDA-graph replay")
+    group.addoption("--harness-wide", action="store_true", help="print report.md's full tables in the terminal")
     group.addoption("--harness-device-as", default=None,
                     help="comma-separated targets the local GPU stands for (same architecture, another model)")
     group.addoption("--harness-resume", action="store_true",
@@ -250,24 +251,33 @@ class HarnessSession:
         if self.writer is None or not self.writer.records:
             return
         records = self.writer.records
-        tr.section("triton portability: comparison")
-        tr.write_line(report.comparison_table(records, fmt="simple"))
-        tr.write_line("")
-        tr.write_line(report.summary_table(records, fmt="simple"))
-        tr.write_line("")
-        tr.write_line(report.target_summary(records, fmt="simple"))
-        at_risk = report.risk_lines(records)
-        if at_risk:
-            tr.write_line(f"harness: {len(at_risk)} config(s) at risk (reasons in report.md), e.g.: {at_risk[0]}")
+        wide = self.config.getoption("harness_wide")
+        if wide:  # the full tables of report.md, as wide as they are
+            tr.section("triton portability: comparison")
+            tr.write_line(report.comparison_table(records, fmt="simple"))
+            tr.write_line("")
+            tr.write_line(report.summary_table(records, fmt="simple"))
+            tr.write_line("")
+            tr.write_line(report.target_summary(records, fmt="simple"))
+            at_risk = report.risk_lines(records)
+            if at_risk:
+                tr.write_line(f"harness: {len(at_risk)} config(s) at risk (reasons in report.md), e.g.: {at_risk[0]}")
+            if any(r.mode == "tune" for r in records):
+                tr.section("triton portability: on the device")
+                tr.write_line(report.device_table(records, fmt="simple"))
+            for line in report.limit_findings(records):
+                tr.write_line("limit: " + line)
+        else:
+            from harness import terminal
+
+            tr.section("triton portability")
+            for line in terminal.summary(records):
+                tr.write_line(line)
         if any(r.mode == "tune" for r in records):
-            tr.section("triton portability: on the device")
-            tr.write_line(report.device_table(records, fmt="simple"))
             for line in report.launch_parity_lines(records):
                 tr.write_line("harness: " + line)
         for line in report.gpu_overlaps(records):
             tr.write_line("harness: WARNING timings shared a GPU: " + line)
-        for line in report.limit_findings(records):
-            tr.write_line("limit: " + line)
         expected = [r for r in records if r.expected_failure]
         if expected:
             tr.write_line(f"harness: {len(expected)} expected failure(s) (known_failures of the matrix), not counted")

@@ -34,7 +34,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     tmp = tmp_path_factory.mktemp("e2e")
     matrix = write_matrix(tmp / "e2e.yaml", MATRIX)
     out = tmp / "run"
-    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "2", "--", f"--junitxml={tmp / 'junit.xml'}")
+    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "2", "--wide", "--", f"--junitxml={tmp / 'junit.xml'}")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return out, proc.stdout
 

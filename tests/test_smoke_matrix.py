@@ -18,7 +18,8 @@ def smoke_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
     for label in ("cold", "warm"):
         start = time.perf_counter()
         # one process: the ratio then measures the caches, not xdist start-up competing with the rest of the suite
-        proc = run_cli("run", "--out", str(tmp / label), "-n", "0", env=env)
+        wide = ["--wide"] if label == "cold" else []  # the cold run prints the full tables, the warm one the summary
+        proc = run_cli("run", "--out", str(tmp / label), "-n", "0", *wide, env=env)
         timings[label] = time.perf_counter() - start
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
         outputs[label] = proc.stdout
@@ -116,3 +117,15 @@ def test_memory_bound_kernels_amd_spaces_keep_full_occupancy(smoke_runs: dict) -
     low = {(r["kernel"], r["config_id"]): r["resources"]["compiler_occupancy"] for r in amd
            if r["resources"]["compiler_occupancy"] < 4}
     assert not low, low
+
+
+def test_the_default_terminal_summary_fits_100_columns(smoke_runs: dict) -> None:
+    out = smoke_runs["stdout"]["warm"]
+    start = out.index("triton portability")
+    end = out.index("harness: results in")
+    summary = out[start:end].splitlines()[1:]
+    assert summary and max(len(line) for line in summary) <= 100, max(summary, key=len)
+    kernels = {"vector_add", "fused_activation", "softmax", "matmul", "flash_attention", "rmsnorm",
+               "cross_entropy", "attention_desc", "moe_gemm"}
+    assert {line.split()[0] for line in summary if line.startswith("  ") and " fit" in line} == kernels
+    assert "worst findings:" in out and "exceeds: " in out

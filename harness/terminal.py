@@ -1,0 +1,85 @@
+"""What `harness run` prints at the end: readable at a glance, within 100 columns.
+
+One line per kernel with its verdict counts per target (under Triton's defaults; at risk includes
+the swept compile environments), one line per kernel that ran on a GPU (winner against the primary
+baseline), then the worst few findings, then where the full report is. The wide tables of report.md
+are printed only on request (``harness run --wide``).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from harness import report
+from harness.records import Record
+
+WIDTH = 100
+ORDER = ("fits", "at risk", "exceeds", "failed")
+
+
+def _fit(line: str, width: int = WIDTH) -> str:
+    """One terminal line, cut to ``width`` (strings from matrices and kernels are made plain where they enter)."""
+    line = line.replace("\n", " ")
+    return line if len(line) <= width else line[:width - 1] + "…"
+
+
+def kernel_lines(records: list[Record]) -> list[str]:
+    """``matmul    h100 12 fit · mi300x 6 fit, 2 at risk, 4 exceed`` — one per kernel, targets in matrix order."""
+    counts: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(int)))
+    for row in report.build_rows(records):
+        for target, tv in row.judged.targets.items():
+            counts[row.kernel][target][tv.verdict] += 1
+    width = max((len(k) for k in counts), default=0)
+    out = []
+    for kernel in sorted(counts):
+        parts = []
+        for target, c in counts[kernel].items():
+            words = [f"{c[v]} {'fit' if v == 'fits' else 'exceed' if v == 'exceeds' else v}" for v in ORDER if c[v]]
+            parts.append(f"{report.plain(target)} " + ", ".join(words))
+        out.append(_fit(f"{report.plain(kernel):<{width}}  " + " · ".join(parts)))
+    return out
+
+
+def device_lines(records: list[Record]) -> list[str]:
+    """One line per kernel tuned on a GPU: cases, and the range of speedups over the primary baseline."""
+    by_kernel: dict[str, list[Record]] = defaultdict(list)
+    for r in records:
+        if r.mode == "tune":
+            by_kernel[r.kernel].append(r)
+    out = []
+    for kernel, tunes in sorted(by_kernel.items()):
+        ok = [t for t in tunes if t.status == "ok" and t.runtime]
+        speedups = []
+        for t in ok:
+            first = next(iter((t.runtime.get("baselines") or {}).items()), None)
+            if first and isinstance(first[1], dict) and first[1].get("speedup"):
+                speedups.append((first[1]["speedup"], first[0]))
+        text = f"{report.plain(kernel)}: {len(ok)} of {len(tunes)} case(s) tuned on {tunes[0].target}"
+        if speedups:
+            lo, hi = min(speedups)[0], max(speedups)[0]
+            text += f", {lo:.2f}–{hi:.2f}× {speedups[0][1]}" if lo != hi else f", {lo:.2f}× {speedups[0][1]}"
+        out.append(_fit(text))
+    return out
+
+
+def worst(records: list[Record], limit: int = 6) -> list[str]:
+    """Failures first, then limits exceeded, then configs at risk: the first few of each, one line each."""
+    lines = [("failed: ", x) for x in report.failures(records)] + \
+        [("exceeds: ", x) for x in report.limit_findings(records)] + \
+        [("at risk: ", x) for x in report.risk_lines(records)]
+    out = [_fit(kind + report.plain(text.splitlines()[0]) if text else kind) for kind, text in lines[:limit]]
+    if len(lines) > limit:
+        out.append(f"... {len(lines) - limit} more in report.md")
+    return out
+
+
+def summary(records: list[Record]) -> list[str]:
+    """The lines `harness run` ends with (before the paths of results.json and report.md)."""
+    parts = ["portability (configs per target, Triton's defaults; at risk: a swept environment):"]
+    parts += ["  " + line for line in kernel_lines(records)]
+    device = device_lines(records)
+    if device:
+        parts += ["on the device (winner vs the first baseline):"] + ["  " + line for line in device]
+    found = worst(records)
+    if found:
+        parts += ["worst findings:"] + ["  " + line for line in found]
+    return [_fit(p) for p in parts]

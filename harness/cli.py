@@ -182,6 +182,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text)
+    if args.csv:
+        from harness import export
+
+        Path(args.csv).write_text(export.to_csv(records))
     print(report.comparison_table(records, fmt="simple"))
     print()
     print(report.summary_table(records, fmt="simple"))
@@ -253,6 +257,8 @@ def build_parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="re-render and merge saved results (run directories or results.json)")
     rep.add_argument("dirs", nargs="+")
     rep.add_argument("--out", help="where to write report.md (default: inside the only run directory)")
+    rep.add_argument("--csv", metavar="FILE", help="also write every record's figures in long format (one row per "
+                                                  "record and metric)")
     rep.set_defaults(func=cmd_report)
     cmp = sub.add_parser(
         "compare", help="what changed between two runs (a Triton bump, night to night) and whether it is worse",

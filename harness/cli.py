@@ -165,7 +165,7 @@ def _sigterm_as_interrupt(signum: int, frame: object) -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    runs, sets = [], []
+    loaded = []
     for d in args.dirs:
         try:
             run, records = load_results(Path(d))
@@ -174,9 +174,13 @@ def cmd_report(args: argparse.Namespace) -> int:
             return EXIT_INPUT
         for warning in run.get("read_warnings") or []:
             _err(f"warning: {warning}")
-        runs.append(run)
-        sets.append(records)
-    records = report.merge(sets)
+        loaded.append((str(d), run, records))
+    runs, records, conflicts = report.merge_runs(loaded)
+    if conflicts:
+        for line in conflicts:
+            _err(f"cannot merge: {line}")
+        _err("merge runs of one matrix content, or report them separately")
+        return EXIT_INPUT
     text = report.markdown_report(runs, records)
     out = Path(args.out) if args.out else (Path(args.dirs[0]) / "report.md" if len(args.dirs) == 1 else None)
     if out:

@@ -192,15 +192,18 @@ def target_summary(records: list[Record], fmt: str = "github") -> str:
     The deciding column of a target (Triton's defaults) counts target verdicts; an
     opt-in environment's column counts its own builds' outcomes.
     """
-    counts: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for row in build_rows(records):
+    rows = build_rows(records)
+    multi = len({row.triton for row in rows}) > 1  # one count per Triton version: never summed across versions
+    counts: dict[tuple[str, ...], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for row in rows:
+        version = (row.triton,) if multi else ()
         for tv in row.judged.targets.values():
-            counts[(row.kernel, tv.decided_by.column)][tv.verdict] += 1
+            counts[(row.kernel, *version, tv.decided_by.column)][tv.verdict] += 1
             for o in tv.others:
-                counts[(row.kernel, o.column)][verdicts.outcome(o)] += 1
+                counts[(row.kernel, *version, o.column)][verdicts.outcome(o)] += 1
     cols = ["fits", "at risk", "exceeds", "failed"]
-    body = [[k, t] + [c.get(v, 0) for v in cols] for (k, t), c in sorted(counts.items())]
-    return _table(body, ["kernel", "target"] + cols, fmt)
+    body = [list(k) + [c.get(v, 0) for v in cols] for k, c in sorted(counts.items())]
+    return _table(body, ["kernel"] + (["triton"] if multi else []) + ["target"] + cols, fmt)
 
 
 def risk_lines(records: list[Record]) -> list[str]:

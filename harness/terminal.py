@@ -25,9 +25,12 @@ def _fit(line: str, width: int = WIDTH) -> str:
 def kernel_lines(records: list[Record]) -> list[str]:
     """``matmul    h100 12 fit · mi300x 6 fit, 2 at risk, 4 exceed`` — one per kernel, targets in matrix order."""
     counts: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(int)))
-    for row in report.build_rows(records):
+    rows = report.build_rows(records)
+    multi = len({row.triton for row in rows}) > 1  # merged versions: one line per kernel and version
+    for row in rows:
+        name = f"{row.kernel} (triton {row.triton})" if multi else row.kernel
         for target, tv in row.judged.targets.items():
-            counts[row.kernel][target][tv.verdict] += 1
+            counts[name][target][tv.verdict] += 1
     width = max((len(k) for k in counts), default=0)
     out = []
     for kernel in sorted(counts):

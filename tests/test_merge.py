@@ -51,3 +51,22 @@ def test_the_same_case_from_different_matrix_content_is_refused(two_runs: tuple[
     proc = run_cli("report", str(a), str(edited), "--out", str(tmp_path / "x.md"))
     assert proc.returncode == 2 and "cannot merge" in proc.stderr and "defined differently" in proc.stderr
     assert not (tmp_path / "x.md").exists()
+
+
+def test_summaries_are_per_triton_version_never_summed(two_runs: tuple[Path, Path], tmp_path: Path) -> None:
+    a, _ = two_runs
+    other = tmp_path / "other-pin"
+    shutil.copytree(a, other)
+    doc = json.loads((other / "results.json").read_text())
+    doc["run"]["triton"] = "9.9.9"
+    for r in doc["records"]:
+        r["triton"] = "9.9.9"
+    (other / "results.json").write_text(json.dumps(doc))
+    proc = run_cli("report", str(a), str(other), "--out", str(tmp_path / "m.md"))
+    assert proc.returncode == 0, proc.stderr
+    text = (tmp_path / "m.md").read_text()
+    section = text[text.index("## Per target"):text.index("Columns:")]
+    lines = [line for line in section.splitlines() if line.startswith("| vector_add")]
+    installed = json.loads((a / "results.json").read_text())["run"]["triton"]
+    assert {line.split("|")[2].strip() for line in lines} == {installed, "9.9.9"} and len(lines) == 2
+    assert len({line.split("|")[4].strip() for line in lines}) == 1  # the same count under each version, not doubled

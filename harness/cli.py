@@ -229,6 +229,32 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return cmp.exit_code
 
 
+def cmd_history(args: argparse.Namespace) -> int:
+    from harness import history
+
+    db = Path(args.db)
+    if args.action == "add":
+        for d in args.dirs:
+            try:
+                run, records = load_results(Path(d))
+            except ResultsFileError as exc:
+                _err(str(exc))
+                return EXIT_INPUT
+            print(f"harness: {history.add(db, run, records)} figure(s) of {d} stored in {db}")
+        return EXIT_OK
+    if not db.is_file():
+        _err(f"{db}: no history yet (harness history add RUN_DIR...)")
+        return EXIT_INPUT
+    found = history.trends(db, args.k or "", args.threshold, args.hold)
+    for t in found:
+        if t.step is not None or not args.steps_only:
+            print(t.line())
+    steps = [t for t in found if t.step is not None]
+    print(f"harness: {len(found)} series, {len(steps)} step change(s) (a shift beyond {100 * args.threshold:g}% "
+          f"held for the last {args.hold} nights)")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="harness", description="Cross-vendor portability harness for Triton kernels")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -286,6 +312,16 @@ def build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("--markdown", metavar="FILE", help="also write the full table as markdown")
     cmp.add_argument("--json", metavar="FILE", help="also write the machine-readable diff")
     cmp.set_defaults(func=cmd_compare)
+    hist = sub.add_parser("history", help="store nights of results in SQLite; show trends and step changes")
+    hist.add_argument("action", choices=("add", "show"))
+    hist.add_argument("dirs", nargs="*", help="run directories to add (add)")
+    hist.add_argument("--db", default=os.environ.get("HARNESS_HISTORY", "runs/history.sqlite"),
+                      help="the SQLite file (default $HARNESS_HISTORY or runs/history.sqlite)")
+    hist.add_argument("-k", help="only series whose name contains this text (show)")
+    hist.add_argument("--threshold", type=float, default=0.05, help="relative shift that counts (0.05)")
+    hist.add_argument("--hold", type=int, default=2, help="nights a shift must last to be a step (2)")
+    hist.add_argument("--steps-only", action="store_true", help="print only the series with a step (show)")
+    hist.set_defaults(func=cmd_history)
     return parser
 
 

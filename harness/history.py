@@ -1,0 +1,99 @@
+"""Nights of results in one embedded SQLite file, and the step changes across them.
+
+``harness history add DIR...`` stores every timed figure of the runs (per case × target column ×
+config: the full-timing median; per tuned case: the winner's median and the primary baseline's) with
+the night it came from (the run's start), host, Triton version and commit. ``harness history show``
+prints a series per figure and marks a *step*: the last ``hold`` nights all beyond ``threshold`` from
+the median of the nights before them, in the same direction — a lasting shift. One night off and back
+again is a blip and is not marked. Plain Python and the standard library's sqlite3.
+"""
+from __future__ import annotations
+
+import sqlite3
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from harness.records import Record
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS figures (
+    night TEXT NOT NULL, host TEXT NOT NULL, triton TEXT NOT NULL, commit_id TEXT NOT NULL,
+    series TEXT NOT NULL, metric TEXT NOT NULL, value REAL NOT NULL,
+    PRIMARY KEY (night, host, series, metric)
+)
+"""
+
+
+def _figures(records: Iterable[Record]) -> Iterable[tuple[str, str, float]]:
+    """(series, metric, value): what is worth a trend, from one run's records."""
+    for r in records:
+        rt = r.runtime if isinstance(r.runtime, dict) else {}
+        timing = rt.get("timing") if isinstance(rt.get("timing"), dict) else {}
+        median = timing.get("median_us")
+        if not isinstance(median, (int, float)) or median <= 0:
+            continue
+        if r.mode == "compile" and rt.get("status") == "ok" and rt.get("stage") != "screen":
+            yield f"{r.kernel} {r.dtype} {r.shape_id} {r.column} {r.config_id}", "median_us", float(median)
+        elif r.mode == "tune" and r.status == "ok":
+            case = f"{r.kernel} {r.dtype} {r.shape_id} {r.target} winner"
+            yield case, "median_us", float(median)
+            first = next(iter((rt.get("baselines") or {}).items()), None)
+            if first and isinstance(first[1], dict) and first[1].get("status") == "ok":
+                value = (first[1].get("timing") or {}).get("median_us")
+                if isinstance(value, (int, float)) and value > 0:
+                    yield case, f"baseline {first[0]} median_us", float(value)
+
+
+def add(db: Path, run: dict[str, Any], records: list[Record]) -> int:
+    """Store one run's figures; a run already stored (same night and host) is replaced. Returns rows written."""
+    db.parent.mkdir(parents=True, exist_ok=True)
+    rows = [(str(run.get("start") or ""), str(run.get("host") or ""), str(run.get("triton") or ""),
+             str(run.get("commit") or ""), series, metric, value) for series, metric, value in _figures(records)]
+    with sqlite3.connect(db) as con:
+        con.execute(SCHEMA)
+        con.executemany("INSERT OR REPLACE INTO figures VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+    return len(rows)
+
+
+@dataclass(frozen=True)
+class Trend:
+    series: str
+    metric: str
+    nights: tuple[str, ...]
+    values: tuple[float, ...]
+    step: float | None          # relative shift of the last `hold` nights against the nights before, when a step
+
+    def line(self) -> str:
+        vals = " ".join(f"{v:.1f}" for v in self.values)
+        mark = f"  STEP {100 * self.step:+.1f}% over the last nights" if self.step is not None else ""
+        return f"{self.series} [{self.metric}]: {vals}{mark}"
+
+
+def step_of(values: list[float], threshold: float = 0.05, hold: int = 2) -> float | None:
+    """The relative shift when the last ``hold`` values all sit beyond ``threshold`` of the earlier median, on the
+    same side; None otherwise (too few nights, a blip, or noise)."""
+    if len(values) < hold + 2:
+        return None
+    before = statistics.median(values[:-hold])
+    shifts = [v / before - 1 for v in values[-hold:]]
+    if all(s > threshold for s in shifts) or all(s < -threshold for s in shifts):
+        return statistics.median(shifts)
+    return None
+
+
+def trends(db: Path, contains: str = "", threshold: float = 0.05, hold: int = 2) -> list[Trend]:
+    with sqlite3.connect(db) as con:
+        con.execute(SCHEMA)
+        rows = con.execute("SELECT series, metric, night, value FROM figures WHERE series LIKE ? "
+                           "ORDER BY series, metric, night", (f"%{contains}%",)).fetchall()
+    grouped: dict[tuple[str, str], list[tuple[str, float]]] = {}
+    for series, metric, night, value in rows:
+        grouped.setdefault((series, metric), []).append((night, value))
+    out = []
+    for (series, metric), points in grouped.items():
+        values = [v for _, v in points]
+        out.append(Trend(series, metric, tuple(n for n, _ in points), tuple(values),
+                         step_of(values, threshold, hold)))
+    return out

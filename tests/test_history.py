@@ -1,0 +1,58 @@
+"""`harness history` over several nights built from a real H200 run: a lasting shift is a step, a blip is not."""
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+from helpers import DATA, run_cli
+
+from harness.history import step_of
+
+
+def _night(doc: dict, day: int, tmp: Path, slower: set[str]) -> Path:
+    """The recorded run as night ``day``; configs in ``slower`` carry the slower config's real timing instead."""
+    night = copy.deepcopy(doc)
+    night["run"]["start"] = f"2026-11-{day:02d}T02:00:00+00:00"
+    finals = [r for r in night["records"]
+              if r["mode"] == "compile" and (r.get("runtime") or {}).get("stage") == "final"]
+    slow = max(finals, key=lambda r: r["runtime"]["timing"]["median_us"])
+    for r in finals:
+        if r["config_id"] in slower:
+            r["runtime"]["timing"] = copy.deepcopy(slow["runtime"]["timing"])
+    out = tmp / f"night{day}"
+    out.mkdir()
+    (out / "results.json").write_text(json.dumps(night))
+    return out
+
+
+def test_a_step_is_flagged_and_a_blip_is_not(tmp_path: Path) -> None:
+    doc = json.loads((DATA / "h200_run_m" / "results.json").read_text())
+    finals = sorted((r for r in doc["records"] if r["mode"] == "compile"
+                     and (r.get("runtime") or {}).get("stage") == "final"),
+                    key=lambda r: r["runtime"]["timing"]["median_us"])
+    fast = finals[0]["config_id"]
+    nights = [_night(doc, 1, tmp_path, set()), _night(doc, 2, tmp_path, set()),
+              _night(doc, 3, tmp_path, {fast}),            # one slow night, then back: a blip
+              _night(doc, 4, tmp_path, set()), _night(doc, 5, tmp_path, set()),
+              _night(doc, 6, tmp_path, set())]
+    db = tmp_path / "history.sqlite"
+    assert run_cli("history", "add", *map(str, nights[:3]), "--db", str(db)).returncode == 0
+    assert run_cli("history", "add", *map(str, nights[3:]), "--db", str(db)).returncode == 0
+    shown = run_cli("history", "show", "--db", str(db), "-k", fast)
+    assert shown.returncode == 0 and "STEP" not in shown.stdout, shown.stdout  # the blip is not a step
+    # nights 7 and 8 with the slower config's real timing in place of the fast one: a lasting shift
+    more = [_night(doc, 7, tmp_path, {fast}), _night(doc, 8, tmp_path, {fast})]
+    assert run_cli("history", "add", *map(str, more), "--db", str(db)).returncode == 0
+    steps = run_cli("history", "show", "--db", str(db), "--steps-only")
+    flagged = [line for line in steps.stdout.splitlines() if "STEP" in line]
+    assert len(flagged) == 1 and fast in flagged[0] and "+" in flagged[0].split("STEP")[1], steps.stdout
+    assert "1 step change(s)" in steps.stdout
+
+
+def test_step_rules_on_known_series() -> None:
+    assert step_of([10, 10.1, 9.9, 10, 12, 12.1]) is not None        # held for two nights
+    assert step_of([10, 10.1, 9.9, 12, 10, 10.1]) is None            # a blip
+    assert step_of([10, 10.2, 9.8, 10.1, 10.3, 9.9]) is None          # noise within 5%
+    assert step_of([10, 10, 12]) is None                              # too few nights
+    assert step_of([10, 10, 10, 8, 8]) < 0                            # faster is a step too, the other way

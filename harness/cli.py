@@ -184,8 +184,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     text = report.markdown_report(runs, records)
     out = Path(args.out) if args.out else (Path(args.dirs[0]) / "report.md" if len(args.dirs) == 1 else None)
     if out:
+        from harness.report_html import html_report
+
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text)
+        out.with_suffix(".html").write_text(html_report(runs, records))
     if args.csv:
         from harness import export
 

@@ -231,6 +231,9 @@ class HarnessSession:
             self.writer.run["interrupted"] = exitstatus == pytest.ExitCode.INTERRUPTED
             self.writer.finish()
             (self.out / "report.md").write_text(report.markdown_report(self.writer.run, self.writer.records))
+            from harness.report_html import html_report
+
+            (self.out / "report.html").write_text(html_report([self.writer.run], self.writer.records))
         if self._lock is not None:
             self._lock.release()
 

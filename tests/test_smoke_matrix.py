@@ -29,6 +29,8 @@ def smoke_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
 def test_every_kernel_has_ptx_and_amdgcn_for_both_targets(smoke_runs: dict) -> None:
     out = smoke_runs["dir"] / "cold"
     assert (out / "report.md").is_file()
+    page = (out / "report.html").read_text()  # every run writes the HTML report too
+    assert all(f"<h3>{k}</h3>" in page for k in ("vector_add", "matmul", "moe_gemm"))
     records = json.loads((out / "results.json").read_text())["records"]
     kernels = {r["kernel"] for r in records}
     assert kernels == {"vector_add", "fused_activation", "softmax", "matmul", "flash_attention", "rmsnorm",

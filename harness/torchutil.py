@@ -40,3 +40,41 @@ def randn(shape: tuple[int, ...], dtype: str, device: Any, generator: Any, scale
 
 def element_size(dtype: str) -> int:
     return 1 if dtype.startswith("fp8") else {"fp16": 2, "bf16": 2, "fp32": 4}[dtype]
+
+
+def attention_reference(inputs: tuple, shape: Any) -> Any:
+    """Plain attention in fp32 (S materialised), a few heads at a time to bound memory at long context.
+
+    For the attention kernels' (B, H, N, D) inputs with an optional ``causal`` flag. Deliberately
+    not SDPA: the reference must not share code paths with the baseline it is compared against.
+    """
+    import math
+
+    import torch
+
+    q, k, v = (t.reshape(-1, shape["N"], shape["D"]) for t in inputs)
+    out = torch.empty_like(q)
+    n = shape["N"]
+    per_chunk = max(1, (1 << 31) // (n * n * 4))
+    mask = torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1) if shape["causal"] else None
+    for i in range(0, q.shape[0], per_chunk):
+        qs, ks, vs = (t[i:i + per_chunk].float() for t in (q, k, v))
+        s = torch.bmm(qs, ks.transpose(1, 2)) / math.sqrt(shape["D"])
+        if mask is not None:
+            s.masked_fill_(mask, float("-inf"))
+        out[i:i + per_chunk] = torch.bmm(torch.softmax(s, dim=-1), vs).to(out.dtype)
+    return out.reshape(inputs[0].shape)
+
+
+def sdpa(inputs: tuple, shape: Any) -> Any:
+    """torch's fused attention in the input dtype: the baseline the attention kernels are measured against."""
+    import torch.nn.functional as F
+
+    q, k, v = inputs
+    return F.scaled_dot_product_attention(q, k, v, is_causal=bool(shape["causal"]))
+
+
+def attention_flops(shape: Any, dtype: str) -> float:
+    """QK^T and PV: 4·B·H·N²·D, half of it under a causal mask."""
+    full = 4.0 * shape["B"] * shape["H"] * shape["N"] * shape["N"] * shape["D"]
+    return full / 2 if shape["causal"] else full

@@ -19,7 +19,7 @@ import triton
 import triton.language as tl
 
 from harness.spec import KernelSpec, Pointer, Scalar, TensorDesc
-from harness.torchutil import element_size, randn
+from harness.torchutil import attention_flops, attention_reference, device_arch, element_size, randn, sdpa
 
 
 @triton.jit
@@ -100,12 +100,6 @@ def make_inputs(shape, dtype, device, generator):
     return tuple(randn(dims, dtype, device, generator) for _ in range(3))
 
 
-def _device_has_tma(t) -> bool:
-    import torch
-
-    return t.is_cuda and torch.version.hip is None and torch.cuda.get_device_capability(t.device)[0] >= 9
-
-
 def launch(inputs, shape, config, out=None, use_desc=None):
     """Descriptors on a device with TMA (the path compiled for sm_90 targets), pointers elsewhere;
     ``use_desc`` forces one path (the interpreter checks both)."""
@@ -114,7 +108,7 @@ def launch(inputs, shape, config, out=None, use_desc=None):
 
     q, k, v = inputs
     o = torch.empty_like(q) if out is None else out
-    desc = _device_has_tma(q) if use_desc is None else use_desc
+    desc = uses_descriptors(device_arch(q.device)) if use_desc is None else use_desc
     rows, d = q.numel() // shape["D"], shape["D"]
     if desc:
         qo, kv = [config["BLOCK_M"], d], [config["BLOCK_N"], d]
@@ -125,36 +119,6 @@ def launch(inputs, shape, config, out=None, use_desc=None):
     attention_desc_kernel[grid(shape, config)](*args, shape["N"], 1.0 / math.sqrt(d), HEAD_DIM=d,
                                                CAUSAL=bool(shape["causal"]), USE_DESC=desc, **config)
     return o
-
-
-def reference(inputs, shape):
-    """Plain attention in fp32, a few heads at a time (not SDPA: the reference shares nothing with the baseline)."""
-    import torch
-
-    q, k, v = (t.reshape(-1, shape["N"], shape["D"]) for t in inputs)
-    out = torch.empty_like(q)
-    n = shape["N"]
-    per_chunk = max(1, (1 << 31) // (n * n * 4))
-    mask = torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1) if shape["causal"] else None
-    for i in range(0, q.shape[0], per_chunk):
-        qs, ks, vs = (t[i:i + per_chunk].float() for t in (q, k, v))
-        s = torch.bmm(qs, ks.transpose(1, 2)) / math.sqrt(shape["D"])
-        if mask is not None:
-            s.masked_fill_(mask, float("-inf"))
-        out[i:i + per_chunk] = torch.bmm(torch.softmax(s, dim=-1), vs).to(out.dtype)
-    return out.reshape(inputs[0].shape)
-
-
-def sdpa(inputs, shape):
-    import torch.nn.functional as F
-
-    q, k, v = inputs
-    return F.scaled_dot_product_attention(q, k, v, is_causal=bool(shape["causal"]))
-
-
-def flops(shape, dtype):
-    full = 4.0 * shape["B"] * shape["H"] * shape["N"] * shape["N"] * shape["D"]
-    return full / 2 if shape["causal"] else full
 
 
 SPEC = KernelSpec(
@@ -170,8 +134,8 @@ SPEC = KernelSpec(
     grid=grid,
     make_inputs=make_inputs,
     launch=launch,
-    reference=reference,
-    flops=flops,
+    reference=attention_reference,
+    flops=attention_flops,
     min_bytes=lambda shape, dtype: 4.0 * shape["B"] * shape["H"] * shape["N"] * shape["D"] * element_size(dtype),
     nvidia_configs=(
         {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3},

@@ -12,7 +12,7 @@ import triton
 import triton.language as tl
 
 from harness.spec import KernelSpec, Pointer, Scalar
-from harness.torchutil import element_size, randn
+from harness.torchutil import attention_flops, attention_reference, element_size, randn, sdpa
 
 
 @triton.jit
@@ -112,41 +112,6 @@ def launch(inputs, shape, config, out=None):
     return o
 
 
-def reference(inputs, shape):
-    """Plain attention in fp32 (S materialised), a few heads at a time to bound memory at long context.
-
-    Deliberately not SDPA: the reference must not share code paths with the
-    baseline it is compared against.
-    """
-    import torch
-
-    q, k, v = (t.reshape(-1, shape["N"], shape["D"]) for t in inputs)
-    out = torch.empty_like(q)
-    n = shape["N"]
-    per_chunk = max(1, (1 << 31) // (n * n * 4))
-    mask = torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1) if shape["causal"] else None
-    for i in range(0, q.shape[0], per_chunk):
-        qs, ks, vs = (t[i:i + per_chunk].float() for t in (q, k, v))
-        s = torch.bmm(qs, ks.transpose(1, 2)) / math.sqrt(shape["D"])
-        if mask is not None:
-            s.masked_fill_(mask, float("-inf"))
-        out[i:i + per_chunk] = torch.bmm(torch.softmax(s, dim=-1), vs).to(out.dtype)
-    return out.reshape(inputs[0].shape)
-
-
-def sdpa(inputs, shape):
-    """torch's fused attention in the input dtype: the baseline to beat."""
-    import torch.nn.functional as F
-
-    q, k, v = inputs
-    return F.scaled_dot_product_attention(q, k, v, is_causal=bool(shape["causal"]))
-
-
-def flops(shape, dtype):
-    full = 4.0 * shape["B"] * shape["H"] * shape["N"] * shape["N"] * shape["D"]
-    return full / 2 if shape["causal"] else full
-
-
 def _nv(bm, bn, warps, stages):
     return {"BLOCK_M": bm, "BLOCK_N": bn, "num_warps": warps, "num_stages": stages}
 
@@ -169,8 +134,8 @@ SPEC = KernelSpec(
     grid=grid,
     make_inputs=make_inputs,
     launch=launch,
-    reference=reference,
-    flops=flops,
+    reference=attention_reference,
+    flops=attention_flops,
     min_bytes=lambda shape, dtype: 4.0 * shape["B"] * shape["H"] * shape["N"] * shape["D"] * element_size(dtype),
     nvidia_configs=(
         _nv(128, 128, 8, 3),   # H100-sized K/V pipeline: over 64 KiB at head dim 128

@@ -90,3 +90,17 @@ def parse_known_failures(chk: Checker, raw: Any) -> tuple[KnownFailure, ...]:
         if not bad:
             out.append(KnownFailure(**{k: str(v) for k, v in entry.items()}))
     return tuple(out)
+
+
+def apply_known_failures(known: Any, records: list[Any]) -> None:
+    """Mark the builds whose failure the matrix expects, and the expected failures that now pass."""
+    if not known:
+        return
+    for r in records:
+        match = first_match(known, r.kernel, r.shape_id, r.config_id, r.target, r.environment, r.triton)
+        if match is None:
+            continue
+        if r.status != "ok":
+            r.expected_failure = match.reason
+        else:
+            r.known_failure_fixed = match.reason

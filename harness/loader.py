@@ -188,12 +188,23 @@ def kernel_files(ref: str) -> list[Path]:
     """The spec's file and every module of the user's own code it imports, directly or not.
 
     Found from import statements (no module is executed), so the same tree always gives the
-    same list; the harness's own modules and installed packages are left out.
+    same list; the harness's own modules and installed packages are left out. The scan is
+    cached per process and spec-file version (every case of a kernel asks for it).
     """
+    location = ref.rpartition(":")[0]
+    try:
+        stamp = Path(location).stat().st_mtime_ns if location.endswith(".py") else 0
+    except OSError:
+        stamp = -1
+    return list(_kernel_files(ref, stamp))
+
+
+@lru_cache(maxsize=None)
+def _kernel_files(ref: str, stamp: int) -> tuple[Path, ...]:
     location = ref.rpartition(":")[0]
     first = Path(location).resolve() if location.endswith(".py") else _module_file(location)
     if first is None:
-        return []
+        return ()
     own = Path(__file__).resolve().parent
     extra_path = [str(first.parent)] if location.endswith(".py") else []
     files, todo = [first], [first]
@@ -207,7 +218,7 @@ def kernel_files(ref: str) -> list[Path]:
                     todo.append(found)
     finally:
         del sys.path[:len(extra_path)]
-    return [files[0]] + sorted(files[1:])
+    return (files[0], *sorted(files[1:]))
 
 
 def source_hash(ref: str) -> str:

@@ -24,7 +24,8 @@ from harness import loader, report, rundir, tritoncompat
 from harness.cases import Case, compile_job, expand, interpret_job
 from harness.matrix import MatrixError, parse
 from harness.naming import config_id
-from harness.records import Record, ResultsFileError, ResultsWriter, run_info
+from harness.known import apply_known_failures
+from harness.records import Record, ResultsFileError, ResultsWriter, mark_duplicates, run_info
 from harness.targets import catalogue
 
 RECORD_PROPERTY = "harness_record"
@@ -253,40 +254,15 @@ class HarnessSession:
                           f"`tox -e {tox_env_for(version)} -- <matrix>`")
         if self.writer is None or not self.writer.records:
             return
-        records = self.writer.records
-        wide = self.config.getoption("harness_wide")
-        if wide:  # the full tables of report.md, as wide as they are
-            tr.section("triton portability: comparison")
-            tr.write_line(report.comparison_table(records, fmt="simple"))
-            tr.write_line("")
-            tr.write_line(report.summary_table(records, fmt="simple"))
-            tr.write_line("")
-            tr.write_line(report.target_summary(records, fmt="simple"))
-            at_risk = report.risk_lines(records)
-            if at_risk:
-                tr.write_line(f"harness: {len(at_risk)} config(s) at risk (reasons in report.md), e.g.: {at_risk[0]}")
-            if any(r.mode == "tune" for r in records):
-                tr.section("triton portability: on the device")
-                tr.write_line(report.device_table(records, fmt="simple"))
-            for line in report.limit_findings(records):
-                tr.write_line("limit: " + line)
-        else:
-            from harness import terminal
+        from harness import terminal
 
-            tr.section("triton portability")
-            for line in terminal.summary(records):
+        for section, line in terminal.final_lines(self.writer.records, self.config.getoption("harness_wide")):
+            if section:
+                tr.section(line)
+            else:
                 tr.write_line(line)
-        if any(r.mode == "tune" for r in records):
-            for line in report.launch_parity_lines(records):
-                tr.write_line("harness: " + line)
-        for line in report.gpu_overlaps(records):
-            tr.write_line("harness: WARNING timings shared a GPU: " + line)
-        expected = [r for r in records if r.expected_failure]
-        if expected:
-            tr.write_line(f"harness: {len(expected)} expected failure(s) (known_failures of the matrix), not counted")
-        for line in report.fixed_known_failures(records):
-            tr.write_line("harness: known failure now passes: " + line)
-        tr.write_line(f"harness: results in {self.out / 'results.json'}, report in {self.out / 'report.md'}")
+        tr.write_line(f"harness: results in {self.out / 'results.json'}, report in {self.out / 'report.md'} "
+                      "and report.html")
 
 
 def _session(config: pytest.Config) -> HarnessSession:
@@ -342,8 +318,8 @@ class CaseItem(pytest.Item):
         started = time.perf_counter()
         records = self._run_configs(session, spec, kernel_hash, prebuild_launchers=gpu is not None)
         compile_s = time.perf_counter() - started
-        _mark_duplicates(records)
-        _apply_known_failures(case, records)
+        mark_duplicates(records)
+        apply_known_failures(case.known_failures, records)
         # under an opt-in environment a compile error is a finding (it puts the default build at risk, and
         # report.md lists it), not a failure of the run: the verdict is decided under Triton's defaults;
         # a failure the matrix declares known is recorded as expected
@@ -407,33 +383,6 @@ class CaseItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, self.name
-
-
-def _mark_duplicates(records: list[Record]) -> None:
-    """Configs Triton built into the same kernel (the same cache key: e.g. gfx950 rewrites kpack 2 to 1) point at
-    the first of them; the GPU phase launches that one only."""
-    first: dict[str, str] = {}
-    for r in records:
-        if r.status == "ok" and r.cache_key:
-            if r.cache_key in first:
-                r.duplicate_of = first[r.cache_key]
-            else:
-                first[r.cache_key] = r.config_id
-
-
-def _apply_known_failures(case: Case, records: list[Record]) -> None:
-    """Mark failures the matrix expects, and expected failures that now pass."""
-    from harness.known import first_match
-
-    for r in records:
-        known = first_match(case.known_failures, r.kernel, r.shape_id, r.config_id, r.target, r.environment,
-                            r.triton) if case.known_failures else None
-        if known is None:
-            continue
-        if r.status != "ok":
-            r.expected_failure = known.reason
-        else:
-            r.known_failure_fixed = known.reason
 
 
 def compile_parallelism() -> int:

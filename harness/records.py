@@ -143,6 +143,18 @@ def run_info(matrix_name: str, matrix_path: str, matrix_hash: str, installed_tri
                else {})}
 
 
+def mark_duplicates(records: list[Record]) -> None:
+    """Configs of one case that Triton built into the same kernel (the same cache key: e.g. gfx950 rewrites
+    kpack 2 to 1) point at the first of them; the GPU phase launches that one only."""
+    first: dict[str, str] = {}
+    for r in records:
+        if r.status == "ok" and r.cache_key:
+            if r.cache_key in first:
+                r.duplicate_of = first[r.cache_key]
+            else:
+                first[r.cache_key] = r.config_id
+
+
 def complete_cases(records: list[Record]) -> tuple[set[str], list[Record]]:
     """The case ids whose every record is present, and the records of those cases (for a resume).
 

@@ -86,3 +86,32 @@ def summary(records: list[Record]) -> list[str]:
     if found:
         parts += ["worst findings:"] + ["  " + line for line in found]
     return [_fit(p) for p in parts]
+
+
+def final_lines(records: list[Record], wide: bool = False) -> list[tuple[bool, str]]:
+    """Everything `harness run` prints about its records, as (is_section_title, text): the summary, or with
+    ``wide`` report.md's full tables; then launch parity, shared-GPU warnings and known failures."""
+    out: list[tuple[bool, str]] = []
+    tuned = any(r.mode == "tune" for r in records)
+    if wide:  # the full tables of report.md, as wide as they are
+        out.append((True, "triton portability: comparison"))
+        for table in (report.comparison_table(records, fmt="simple"), report.summary_table(records, fmt="simple"),
+                      report.target_summary(records, fmt="simple")):
+            out += [(False, table), (False, "")]
+        at_risk = report.risk_lines(records)
+        if at_risk:
+            out.append((False, f"harness: {len(at_risk)} config(s) at risk (reasons in report.md), e.g.: {at_risk[0]}"))
+        if tuned:
+            out += [(True, "triton portability: on the device"), (False, report.device_table(records, fmt="simple"))]
+        out += [(False, "limit: " + line) for line in report.limit_findings(records)]
+    else:
+        out.append((True, "triton portability"))
+        out += [(False, line) for line in summary(records)]
+    if tuned:
+        out += [(False, "harness: " + line) for line in report.launch_parity_lines(records)]
+    out += [(False, "harness: WARNING timings shared a GPU: " + line) for line in report.gpu_overlaps(records)]
+    expected = sum(1 for r in records if r.expected_failure)
+    if expected:
+        out.append((False, f"harness: {expected} expected failure(s) (known_failures of the matrix), not counted"))
+    out += [(False, "harness: known failure now passes: " + line) for line in report.fixed_known_failures(records)]
+    return out

@@ -46,59 +46,39 @@ def _example(name: str) -> str:
     return re.search(r"```python\n(.*?)```", block, re.S).group(1)
 
 
-def test_in_place_and_several_outputs_example_runs(tmp_path: Path) -> None:
-    (tmp_path / "clip_spec.py").write_text(_example("inplace-outputs"))
-    matrix = write_matrix(tmp_path / "m.yaml", """\
-name: clip
+def _run_example(tmp_path: Path, name: str, kernel: str, dtype: str, shape: str) -> tuple[Path, list[dict]]:
+    """README's example ``name`` saved beside a matrix that names it relatively, run for h100 and mi300x."""
+    (tmp_path / f"{kernel}_spec.py").write_text(_example(name))
+    matrix = write_matrix(tmp_path / "m.yaml", f"""\
+name: {kernel}
 targets: [h100, mi300x]
 kernels:
-  clip:
-    source: clip_spec.py:SPEC
-    dtypes: [fp32]
-    shapes: [{M: 64, N: 1000}]
+  {kernel}:
+    source: {kernel}_spec.py:SPEC
+    dtypes: [{dtype}]
+    shapes: [{shape}]
 """)
     out = tmp_path / "run"
     proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    records = json.loads((out / "results.json").read_text())["records"]
+    return out, json.loads((out / "results.json").read_text())["records"]
+
+
+def test_in_place_and_several_outputs_example_runs(tmp_path: Path) -> None:
+    _, records = _run_example(tmp_path, "inplace-outputs", "clip", "fp32", "{M: 64, N: 1000}")
     interp = [r for r in records if r["mode"] == "interpret"]
     assert interp and interp[0]["status"] == "ok"
     assert set(interp[0]["correctness"]["checks"][0]["outputs"]) == {"x", "count"}
 
 
 def test_compile_only_example_runs(tmp_path: Path) -> None:
-    (tmp_path / "static_spec.py").write_text(_example("compile-only"))
-    matrix = write_matrix(tmp_path / "m.yaml", """\
-name: static
-targets: [h100, mi300x]
-kernels:
-  axpy:
-    source: static_spec.py:SPEC
-    dtypes: [fp16]
-    shapes: [{N: 100000}]
-""")
-    out = tmp_path / "run"
-    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0")
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    records = json.loads((out / "results.json").read_text())["records"]
+    _, records = _run_example(tmp_path, "compile-only", "axpy", "fp16", "{N: 100000}")
     assert {r["mode"] for r in records} == {"compile"} and all(r["status"] == "ok" and r["fits"] for r in records)
 
 
 def test_target_and_config_dependent_arguments_example_compiles_per_target(tmp_path: Path) -> None:
-    (tmp_path / "dequant_spec.py").write_text(_example("target-config"))
-    matrix = write_matrix(tmp_path / "m.yaml", """\
-name: dequant
-targets: [h100, mi300x]
-kernels:
-  dequant:
-    source: dequant_spec.py:SPEC
-    dtypes: [fp8]
-    shapes: [{M: 4096, N: 128}]
-""")
-    out = tmp_path / "run"
-    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0")
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    records = {(r["target"], r["environment"]): r for r in json.loads((out / "results.json").read_text())["records"]}
+    out, listed = _run_example(tmp_path, "target-config", "dequant", "fp8", "{M: 4096, N: 128}")
+    records = {(r["target"], r["environment"]): r for r in listed}
     assert records[("h100", "default")]["specialisation"]["X"]["type"] == "tensordesc<fp8e4nv[64, 128]>"
     assert records[("mi300x", "default")]["specialisation"]["X"]["type"] == "*fp8e4b8"
     ptx = (out / records[("h100", "default")]["artifacts"]["ptx"]["path"]).read_text()

@@ -133,8 +133,8 @@ def config_problems(spec: KernelSpec, config: dict[str, Any], backends: set[str]
     out: list[tuple[str | None, str]] = []
     for key, value in config.items():
         if key in spec.tunables:
-            if not is_a(value, int) or value <= 0:
-                out.append((key, f"{key} must be a positive integer, got {value!r}"))
+            if not is_a(value, int) or value < 0:  # 0 is a switch's "off" (softmax's CHUNK 0: whole rows)
+                out.append((key, f"{key} must be an integer >= 0, got {value!r}"))
         elif key not in known_options:
             every = set(spec.tunables) | known_options
             out.append((key, f"unknown option {key!r} for {spec.name} on backend(s) {', '.join(sorted(backends))}"

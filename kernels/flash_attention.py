@@ -144,6 +144,9 @@ SPEC = KernelSpec(
         _nv(64, 64, 4, 3),
         _nv(128, 128, 8, 2),
         _nv(128, 64, 4, 4),
+        _nv(256, 64, 16, 3),   # four warp groups of 64 rows: the K/V tile is shared by more rows
+        _nv(256, 128, 16, 2),
+        _nv(64, 128, 4, 3),
     ),
     amd_configs=(
         _amd(128, 64, 4, 2, 16),

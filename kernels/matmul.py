@@ -120,6 +120,7 @@ SPEC = KernelSpec(
         _nv(128, 64, 32, 4, 4),    # small enough for 64 KiB of LDS
         _nv(128, 256, 64, 8, 4),   # ~192 KiB: deepest pipeline that fits Hopper's 227 KiB
         _nv(16, 128, 128, 4, 4),   # decode-shaped (M=16): narrow M tile, deep K
+        _nv(16, 64, 256, 4, 3),    # decode: twice the programs (128 for N=8192 on 132 SMs)
     ),
     amd_configs=(
         _amd(256, 256, 64, 8, 2, 2, 16, 1),

@@ -15,68 +15,47 @@ from harness.torchutil import element_size, randn
 
 
 @triton.jit
-def _whole_rows(x_ptr, y_ptr, rows, M, N, BLOCK_N: tl.constexpr):
-    """BLOCK_M whole rows in registers: one read, one write."""
-    cols = tl.arange(0, BLOCK_N)
-    mask = (rows[:, None] < M) & (cols[None, :] < N)
-    offs = rows[:, None] * N + cols[None, :]
-    x = tl.load(x_ptr + offs, mask=mask, other=-float("inf")).to(tl.float32)
-    x_max = tl.max(x, axis=1)
-    # Rows past M are all -inf: keep their max finite so no NaN is formed.
-    x_max = tl.where(rows < M, x_max, 0.0)
-    e = tl.exp(x - x_max[:, None])
-    denom = tl.sum(e, axis=1)
-    denom = tl.where(rows < M, denom, 1.0)
-    y = e / denom[:, None]
-    tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
-
-
-@triton.jit
-def _sliced_rows(x_ptr, y_ptr, rows, M, N, CHUNK: tl.constexpr):
-    """Rows too wide for registers: an online max-and-sum pass over CHUNK-wide slices, then a pass
-    that re-reads each slice (from L2: the row was read moments ago) and writes it."""
-    cols = tl.arange(0, CHUNK)
-    run_max = tl.full((rows.shape[0],), -float("inf"), tl.float32)
-    run_sum = tl.zeros((rows.shape[0],), tl.float32)
-    for start in range(0, N, CHUNK):
-        mask = (rows[:, None] < M) & ((start + cols)[None, :] < N)
-        x = tl.load(x_ptr + rows[:, None] * N + (start + cols)[None, :], mask=mask,
-                    other=-float("inf")).to(tl.float32)
-        new_max = tl.where(rows < M, tl.maximum(run_max, tl.max(x, axis=1)), 0.0)
-        run_sum = run_sum * tl.exp(run_max - new_max) + tl.sum(tl.exp(x - new_max[:, None]), axis=1)
-        run_max = new_max
-    inv = 1.0 / tl.where(rows < M, run_sum, 1.0)
-    for start in range(0, N, CHUNK):
-        mask = (rows[:, None] < M) & ((start + cols)[None, :] < N)
-        offs = rows[:, None] * N + (start + cols)[None, :]
+def softmax_kernel(x_ptr, y_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CHUNK: tl.constexpr):
+    rows = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+    if CHUNK == 0:
+        # the whole row in registers: one read, one write
+        cols = tl.arange(0, BLOCK_N)
+        mask = (rows[:, None] < M) & (cols[None, :] < N)
+        offs = rows[:, None] * N + cols[None, :]
         x = tl.load(x_ptr + offs, mask=mask, other=-float("inf")).to(tl.float32)
-        y = tl.exp(x - run_max[:, None]) * inv[:, None]
+        x_max = tl.max(x, axis=1)
+        # Rows past M are all -inf: keep their max finite so no NaN is formed.
+        x_max = tl.where(rows < M, x_max, 0.0)
+        e = tl.exp(x - x_max[:, None])
+        denom = tl.sum(e, axis=1)
+        denom = tl.where(rows < M, denom, 1.0)
+        y = e / denom[:, None]
         tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
+    else:
+        # long rows: an online pass for max and sum over CHUNK-wide slices, then a pass that
+        # re-reads each slice (from L2: the row was read moments ago) and writes it
+        cols = tl.arange(0, CHUNK)
+        run_max = tl.full((BLOCK_M,), -float("inf"), tl.float32)
+        run_sum = tl.zeros((BLOCK_M,), tl.float32)
+        for start in range(0, N, CHUNK):
+            mask = (rows[:, None] < M) & ((start + cols)[None, :] < N)
+            x = tl.load(x_ptr + rows[:, None] * N + (start + cols)[None, :], mask=mask,
+                        other=-float("inf")).to(tl.float32)
+            new_max = tl.where(rows < M, tl.maximum(run_max, tl.max(x, axis=1)), 0.0)
+            run_sum = run_sum * tl.exp(run_max - new_max) + tl.sum(tl.exp(x - new_max[:, None]), axis=1)
+            run_max = new_max
+        inv = 1.0 / tl.where(rows < M, run_sum, 1.0)
+        for start in range(0, N, CHUNK):
+            mask = (rows[:, None] < M) & ((start + cols)[None, :] < N)
+            offs = rows[:, None] * N + (start + cols)[None, :]
+            x = tl.load(x_ptr + offs, mask=mask, other=-float("inf")).to(tl.float32)
+            y = tl.exp(x - run_max[:, None]) * inv[:, None]
+            tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
-@triton.jit
-def softmax_kernel(x_ptr, y_ptr, M, N, NUM_PROGS, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                   CHUNK: tl.constexpr, PER_SM: tl.constexpr, ROW_STAGES: tl.constexpr):
-    # NUM_PROGS programs walk the row blocks; with PER_SM 0 there is one program per block (one trip),
-    # otherwise PER_SM programs per SM loop, and ROW_STAGES > 1 lets the next block's load run ahead
-    for first in tl.range(tl.program_id(0) * BLOCK_M, M, NUM_PROGS * BLOCK_M, num_stages=ROW_STAGES):
-        rows = tl.arange(0, BLOCK_M).to(tl.int64) + first  # 64-bit offsets: M * N may pass 2^31
-        if CHUNK == 0:
-            _whole_rows(x_ptr, y_ptr, rows, M, N, BLOCK_N)
-        else:
-            _sliced_rows(x_ptr, y_ptr, rows, M, N, CHUNK)
-
-
-def _programs(shape, config, sm_count: int) -> int:
-    blocks = triton.cdiv(shape["M"], config["BLOCK_M"])
-    return min(blocks, sm_count * config["PER_SM"]) if config["PER_SM"] else blocks
-
-
-def runtime_args(shape, dtype, target=None, config=None):
-    sm_count = target.sm_count if target is not None else 132
+def runtime_args(shape, dtype):
     return {"x_ptr": Pointer(dtype, shape["M"] * shape["N"]), "y_ptr": Pointer(dtype, shape["M"] * shape["N"]),
-            "M": Scalar("i32", shape["M"]), "N": Scalar("i32", shape["N"]),
-            "NUM_PROGS": Scalar("i32", _programs(shape, config, sm_count))}
+            "M": Scalar("i32", shape["M"]), "N": Scalar("i32", shape["N"])}
 
 
 def fixed_constexprs(shape, dtype):
@@ -92,8 +71,8 @@ def config_ok(shape, config):
     return config["BLOCK_M"] * width <= 65536
 
 
-def grid(shape, config, sm_count: int = 132):
-    return (_programs(shape, config, sm_count),)
+def grid(shape, config):
+    return (triton.cdiv(shape["M"], config["BLOCK_M"]),)
 
 
 def make_inputs(shape, dtype, device, generator):
@@ -105,10 +84,8 @@ def launch(inputs, shape, config, out=None):
 
     (x,) = inputs
     y = torch.empty_like(x) if out is None else out
-    sm_count = torch.cuda.get_device_properties(x.device).multi_processor_count if x.is_cuda else 4
-    programs = grid(shape, config, sm_count)
-    softmax_kernel[programs](x, y, shape["M"], shape["N"], programs[0],
-                             BLOCK_N=triton.next_power_of_2(shape["N"]), **config)
+    softmax_kernel[grid(shape, config)](x, y, shape["M"], shape["N"],
+                                        BLOCK_N=triton.next_power_of_2(shape["N"]), **config)
     return y
 
 
@@ -130,7 +107,7 @@ SPEC = KernelSpec(
     fn=softmax_kernel,
     dims=("M", "N"),
     dtypes=("fp16", "bf16", "fp32"),
-    tunables=("BLOCK_M", "CHUNK", "PER_SM", "ROW_STAGES"),
+    tunables=("BLOCK_M", "CHUNK"),
     runtime_args=runtime_args,
     fixed_constexprs=fixed_constexprs,
     config_ok=config_ok,
@@ -141,23 +118,16 @@ SPEC = KernelSpec(
     flops=lambda shape, dtype: 5.0 * shape["M"] * shape["N"],
     min_bytes=lambda shape, dtype: 2.0 * shape["M"] * shape["N"] * element_size(dtype),
     nvidia_configs=(
-        {"BLOCK_M": 1, "CHUNK": 0, "PER_SM": 0, "ROW_STAGES": 1, "num_warps": 8, "num_stages": 2},
-        {"BLOCK_M": 2, "CHUNK": 0, "PER_SM": 0, "ROW_STAGES": 1, "num_warps": 8, "num_stages": 2},
-        {"BLOCK_M": 4, "CHUNK": 0, "PER_SM": 0, "ROW_STAGES": 1, "num_warps": 16, "num_stages": 2},
-        {"BLOCK_M": 1, "CHUNK": 0, "PER_SM": 0, "ROW_STAGES": 1, "num_warps": 16, "num_stages": 2},  # 32k rows: 64 values a thread
-        {"BLOCK_M": 1, "CHUNK": 0, "PER_SM": 0, "ROW_STAGES": 1, "num_warps": 32, "num_stages": 2},
-        {"BLOCK_M": 1, "CHUNK": 4096, "PER_SM": 0, "ROW_STAGES": 1, "num_warps": 8, "num_stages": 2},
-        {"BLOCK_M": 1, "CHUNK": 8192, "PER_SM": 0, "ROW_STAGES": 1, "num_warps": 16, "num_stages": 2},
-        # persistent, one program an SM (what fits: 32k-wide rows take the registers of a whole SM);
-        # the next rows' loads go to shared memory while this row reduces
-        {"BLOCK_M": 1, "CHUNK": 0, "PER_SM": 1, "ROW_STAGES": 2, "num_warps": 32, "num_stages": 2},
-        {"BLOCK_M": 1, "CHUNK": 0, "PER_SM": 1, "ROW_STAGES": 3, "num_warps": 32, "num_stages": 2},
-        {"BLOCK_M": 1, "CHUNK": 0, "PER_SM": 1, "ROW_STAGES": 2, "num_warps": 16, "num_stages": 2},
+        {"BLOCK_M": 1, "CHUNK": 0, "num_warps": 8, "num_stages": 2},
+        {"BLOCK_M": 4, "CHUNK": 0, "num_warps": 16, "num_stages": 2},
+        {"BLOCK_M": 1, "CHUNK": 0, "num_warps": 16, "num_stages": 2},  # 32k-wide rows: 64 values a thread
+        {"BLOCK_M": 1, "CHUNK": 0, "num_warps": 32, "num_stages": 2},
+        {"BLOCK_M": 1, "CHUNK": 8192, "num_warps": 16, "num_stages": 2},
     ),
     amd_configs=(
-        {"BLOCK_M": 1, "CHUNK": 0, "PER_SM": 0, "ROW_STAGES": 1, "num_warps": 8, "num_stages": 1, "waves_per_eu": 0},
-        {"BLOCK_M": 2, "CHUNK": 0, "PER_SM": 0, "ROW_STAGES": 1, "num_warps": 16, "num_stages": 1, "waves_per_eu": 0},
-        {"BLOCK_M": 1, "CHUNK": 8192, "PER_SM": 0, "ROW_STAGES": 1, "num_warps": 16, "num_stages": 1, "waves_per_eu": 0},
+        {"BLOCK_M": 1, "CHUNK": 0, "num_warps": 8, "num_stages": 1, "waves_per_eu": 0},
+        {"BLOCK_M": 2, "CHUNK": 0, "num_warps": 16, "num_stages": 1, "waves_per_eu": 0},
+        {"BLOCK_M": 1, "CHUNK": 8192, "num_warps": 16, "num_stages": 1, "waves_per_eu": 0},
     ),
     baselines={"torch.softmax": torch_softmax},
     interpret_shapes=({"M": 7, "N": 1000}, {"M": 3, "N": 33}, {"M": 3, "N": 9000}),  # the last: sliced rows

@@ -350,7 +350,13 @@ def main(argv: list[str] | None = None) -> int:
         cut = argv.index("--")
         argv, passthrough = argv[:cut], argv[cut + 1:]
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        # argparse leaves positionals that follow an option of a subcommand with nargs="*"
+        # (harness history add --db F RUN...): they are more run directories
+        if extra and getattr(args, "dirs", None) is not None and not any(e.startswith("-") for e in extra):
+            args.dirs = list(args.dirs) + extra
+        elif extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
         args.pytest_args = passthrough
     except SystemExit as exc:  # argparse already printed a one-line usage error
         return EXIT_INPUT if exc.code else EXIT_OK

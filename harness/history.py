@@ -9,6 +9,7 @@ again is a blip and is not marked. Plain Python and the standard library's sqlit
 """
 from __future__ import annotations
 
+import math
 import sqlite3
 import statistics
 from dataclasses import dataclass
@@ -26,9 +27,19 @@ CREATE TABLE IF NOT EXISTS figures (
 """
 
 
+#: compiler figures kept per config beside the timings (from the record's resource report)
+RESOURCE_METRICS = ("registers", "shared", "spill_bytes")
+
+
 def _figures(records: Iterable[Record]) -> Iterable[tuple[str, str, float]]:
     """(series, metric, value): what is worth a trend, from one run's records."""
     for r in records:
+        if r.mode == "compile" and r.status == "ok" and isinstance(r.resources, dict):
+            # static figures too: a night without a GPU still has a trend of what the compiler made
+            for metric in RESOURCE_METRICS:
+                value = r.resources.get(metric)
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    yield f"{r.kernel} {r.dtype} {r.shape_id} {r.column} {r.config_id}", metric, float(value)
         rt = r.runtime if isinstance(r.runtime, dict) else {}
         timing = rt.get("timing") if isinstance(rt.get("timing"), dict) else {}
         median = timing.get("median_us")
@@ -67,7 +78,8 @@ class Trend:
 
     def line(self) -> str:
         vals = " ".join(f"{v:.1f}" for v in self.values)
-        mark = f"  STEP {100 * self.step:+.1f}% over the last nights" if self.step is not None else ""
+        mark = "" if self.step is None else ("  STEP from zero over the last nights" if math.isinf(self.step)
+                                             else f"  STEP {100 * self.step:+.1f}% over the last nights")
         return f"{self.series} [{self.metric}]: {vals}{mark}"
 
 
@@ -77,6 +89,8 @@ def step_of(values: list[float], threshold: float = 0.05, hold: int = 2) -> floa
     if len(values) < hold + 2:
         return None
     before = statistics.median(values[:-hold])
+    if before == 0:  # a figure that was zero (spill bytes): any lasting non-zero value is a step
+        return math.inf if all(v > 0 for v in values[-hold:]) else None
     shifts = [v / before - 1 for v in values[-hold:]]
     if all(s > threshold for s in shifts) or all(s < -threshold for s in shifts):
         return statistics.median(shifts)

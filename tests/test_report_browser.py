@@ -1,0 +1,132 @@
+"""report.html in a real browser: Debian's headless Chromium opens the merged report of two Triton pins'
+static runs (tests/data/static_triton36, static_triton39: real runs of tests/data/static_pins_matrix.yaml
+with triton 3.6.0 and 3.9.0) and a device run from the H200 (tests/data/h200_run_m).
+
+Two looks at the same page: a screenshot (it must be a real, non-blank picture of the page), and a copy
+of the page with a measuring script appended, whose findings — the laid-out size of every table and
+chart, and anything that reached ``console.error`` or ``window.onerror`` — Chromium's ``--dump-dom``
+prints after the page has loaded. The report itself carries no script. .ci/run installs chromium.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import struct
+import subprocess
+import zlib
+from pathlib import Path
+
+import pytest
+
+from helpers import DATA, run_cli
+
+CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--hide-scrollbars")
+
+MEASURE = """<script>
+window.__errors = [];
+window.addEventListener('error', e => window.__errors.push(String(e.message)));
+const _err = console.error; console.error = (...a) => { window.__errors.push(a.join(' ')); _err(...a); };
+window.addEventListener('load', () => {
+  const box = el => { const r = el.getBoundingClientRect(); return [Math.round(r.width), Math.round(r.height)]; };
+  const out = {tables: [...document.querySelectorAll('table')].map(box),
+               svgs: [...document.querySelectorAll('svg')].map(box),
+               bars: document.querySelectorAll('svg rect').length,
+               errors: window.__errors};
+  const pre = document.createElement('pre'); pre.id = 'measured'; pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+def _chromium() -> str:
+    for name in ("chromium", "chromium-browser"):
+        path = shutil.which(name)
+        if path:
+            return path
+    pytest.skip("Debian's chromium is not installed (apt-get install chromium; .ci/run does)")
+
+
+def _browse(page: Path, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([_chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--enable-logging=stderr",
+                           "--v=0", *args, page.as_uri()], capture_output=True, text=True, timeout=120)
+
+
+def _png_pixels(path: Path) -> tuple[int, int, set[bytes]]:
+    """Width, height and the distinct colours of an 8-bit RGB/RGBA PNG (what Chromium writes)."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, width = 8, b"", 0
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, colour = struct.unpack(">IIBB", body[:10])
+            assert depth == 8 and colour in (2, 6)
+            channels = 3 if colour == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    colours: set[bytes] = set()
+    prev = bytearray(stride)
+    for row in range(height):  # undo the per-row filters, sample every pixel's colour
+        start = row * (stride + 1)
+        kind, line = raw[start], bytearray(raw[start + 1:start + 1 + stride])
+        for i in range(stride):
+            left = line[i - channels] if i >= channels else 0
+            up, up_left = prev[i], (prev[i - channels] if i >= channels else 0)
+            if kind == 1:
+                line[i] = (line[i] + left) & 255
+            elif kind == 2:
+                line[i] = (line[i] + up) & 255
+            elif kind == 3:
+                line[i] = (line[i] + (left + up) // 2) & 255
+            elif kind == 4:
+                p = left + up - up_left
+                pa, pb, pc = abs(p - left), abs(p - up), abs(p - up_left)
+                line[i] = (line[i] + (left if pa <= pb and pa <= pc else up if pb <= pc else up_left)) & 255
+        if row % 4 == 0:
+            colours.update(bytes(line[i:i + 3]) for i in range(0, stride, channels * 4))
+        prev = line
+    return width, height, colours
+
+
+@pytest.fixture(scope="module")
+def merged_report(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("merged")
+    proc = run_cli("report", str(DATA / "static_triton39"), str(DATA / "static_triton36"), str(DATA / "h200_run_m"),
+                   "--out", str(out / "report.md"))
+    assert proc.returncode == 0, proc.stderr
+    page = out / "report.html"
+    text = page.read_text()
+    assert "3.9.0" in text and "3.6.0" in text and "H200" in text  # both pins and the device run
+    return page
+
+
+def test_merged_report_renders_in_chromium_without_errors(merged_report: Path, tmp_path: Path) -> None:
+    probe = tmp_path / "measured.html"
+    probe.write_text(merged_report.read_text().replace("</body>", MEASURE + "</body>"))
+    proc = _browse(probe, tmp_path / "profile1", "--dump-dom")
+    found = re.search(r'<pre id="measured">(.*?)</pre>', proc.stdout, re.S)
+    assert found, proc.stderr[-2000:]
+    measured = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    assert measured["errors"] == []
+    assert len(measured["tables"]) >= 3 and all(w > 100 and h > 20 for w, h in measured["tables"])
+    assert measured["svgs"] and all(w >= 200 and h >= 40 for w, h in measured["svgs"])  # charts laid out, sized
+    assert measured["bars"] >= 2
+    # the page as shipped: Chromium's own log has no console error or failed load
+    plain = _browse(merged_report, tmp_path / "profile2", "--dump-dom")
+    assert "CONSOLE" not in plain.stderr and "ERR_" not in plain.stderr, plain.stderr[-2000:]
+
+
+def test_screenshot_of_the_merged_report(merged_report: Path, tmp_path: Path) -> None:
+    shot = tmp_path / "report.png"
+    _browse(merged_report, tmp_path / "profile", f"--screenshot={shot}", "--window-size=1280,2400")
+    assert shot.is_file(), "chromium wrote no screenshot"
+    width, height, colours = _png_pixels(shot)
+    assert (width, height) == (1280, 2400)
+    assert len(colours) > 20  # text, table rules and chart bars, not a blank page

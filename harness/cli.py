@@ -175,6 +175,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         for warning in run.get("read_warnings") or []:
             _err(f"warning: {warning}")
         loaded.append((str(d), run, records))
+    out = Path(args.out) if args.out else (Path(args.dirs[0]) / "report.md" if len(args.dirs) == 1 else None)
+    if out:  # each run's directory as the page links it: relative to where the report goes
+        loaded = [(label, {**run, "dir": os.path.relpath(Path(label if Path(label).is_dir() else Path(label).parent),
+                                                         out.parent)}, records) for label, run, records in loaded]
     runs, records, conflicts = report.merge_runs(loaded)
     if conflicts:
         for line in conflicts:
@@ -182,13 +186,28 @@ def cmd_report(args: argparse.Namespace) -> int:
         _err("merge runs of one matrix content, or report them separately")
         return EXIT_INPUT
     text = report.markdown_report(runs, records)
-    out = Path(args.out) if args.out else (Path(args.dirs[0]) / "report.md" if len(args.dirs) == 1 else None)
+    trends = None
+    db = Path(args.history) if args.history else None
+    if db is not None and db.is_file():
+        from harness import history
+
+        trends = history.trends(db)
+    elif db is not None:
+        _err(f"warning: {db}: no history file; the report has no trends")
     if out:
         from harness.report_html import html_report
 
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text)
-        out.with_suffix(".html").write_text(html_report(runs, records))
+        out.with_suffix(".html").write_text(html_report(runs, records, trends))
+    if args.vendor_eval:
+        from harness.reports import vendor_eval
+
+        evaluation = vendor_eval.markdown(vendor_eval.evaluate(records))
+        if out:
+            (out.parent / "vendor-eval.md").write_text(evaluation)
+        else:
+            print(evaluation)
     if args.csv:
         from harness import export
 
@@ -292,6 +311,11 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--out", help="where to write report.md (default: inside the only run directory)")
     rep.add_argument("--csv", metavar="FILE", help="also write every record's figures in long format (one row per "
                                                   "record and metric)")
+    rep.add_argument("--vendor-eval", action="store_true",
+                     help="also write vendor-eval.md beside report.md: each device's tuned winners on the matrix's "
+                          "shapes, % of its peak, ratios between devices, vendor-specific winners, what did not fit")
+    rep.add_argument("--history", metavar="DB", default=os.environ.get("HARNESS_HISTORY"),
+                     help="SQLite history file whose trends report.html shows (default $HARNESS_HISTORY)")
     rep.set_defaults(func=cmd_report)
     cmp = sub.add_parser(
         "compare", help="what changed between two runs (a Triton bump, night to night) and whether it is worse",

@@ -1,10 +1,12 @@
 """report.html: one self-contained file for people who never open a terminal.
 
-No network to view it: the styles are inline and the charts are SVG written here (bars, no
-JavaScript). Sections: the runs (matrix, host, GPUs, versions, commit, when), verdict counts, the
-portability matrix per kernel (every config × target column, the verdict with value against limit,
-the reasons on hover), and per kernel that ran on a GPU a chart of the winner's achieved rate against
-its baselines. Every string that came from a matrix, a kernel or a record goes through ``html.escape``.
+No network to view it: the styles are inline and the charts are inline SVG (no JavaScript).
+Sections: the runs (matrix, host, GPUs, versions, commit, when); the portability matrix per kernel
+(every config × target column, the verdict with value against limit, the reasons on hover); per case
+that ran on a GPU, each device's and Triton version's winner with its share of that device's peak
+against its baselines, and the tuning-portability penalty; the vendor evaluation; the comparison
+between the Triton versions the merge holds; trends from the history file; links to the raw data.
+Every string that came from a matrix, a kernel or a record goes through ``html.escape``.
 """
 from __future__ import annotations
 
@@ -12,8 +14,10 @@ import html
 from collections import Counter, defaultdict
 from typing import Any
 
-from harness import report
+from harness import history, report
+from harness.compare.render import EXIT_MEANING
 from harness.records import Record
+from harness.reports import figures, svg, vendor_eval, versions
 
 STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
@@ -72,49 +76,133 @@ def _matrix(rows: list[report.Row]) -> list[str]:
     return out
 
 
-def bar_chart(title: str, bars: list[tuple[str, float]], unit: str, width: int = 640) -> str:
-    """A horizontal bar chart as inline SVG (labels escaped)."""
-    top = max((v for _, v in bars), default=0.0) or 1.0
-    height, label_w = 22 * len(bars) + 30, 260
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
-             f'aria-label="{_e(title)}"><title>{_e(title)}</title>',
-             f'<text x="0" y="14" font-size="13" font-weight="bold">{_e(title)}</text>']
-    for i, (label, value) in enumerate(bars):
-        y = 24 + 22 * i
-        w = max(1.0, (width - label_w - 90) * value / top)
-        parts.append(f'<text x="0" y="{y + 14}" font-size="12">{_e(label[:40])}</text>')
-        colour = "#3b7dd8" if i else "#1b5e20"
-        parts.append(f'<rect x="{label_w}" y="{y + 2}" width="{w:.1f}" height="16" fill="{colour}"/>')
-        parts.append(f'<text x="{label_w + w + 4:.1f}" y="{y + 14}" font-size="12">{value:.3g} {_e(unit)}</text>')
-    return "".join(parts) + "</svg>"
-
-
-def _charts(records: list[Record]) -> list[str]:
-    tunes = [r for r in records if r.mode == "tune" and r.status == "ok" and isinstance(r.runtime, dict)]
-    if not tunes:
+def _device_charts(records: list[Record]) -> list[str]:
+    """Per case, one bar per (device, Triton version, host) winner, then its baselines; a second chart of
+    the tuning-portability penalty (another target's winner on this device) where one was measured."""
+    cases = figures.by_case(figures.measured(records))
+    if not cases:
         return []
     out = ["<h2>On the device</h2>",
-           "<p class=note>Per tuned case: the winner (green) against each baseline, median time as a rate "
-           "(TFLOP/s when the kernel has a FLOP model, else GB/s).</p>"]
-    for t in sorted(tunes, key=lambda r: (r.kernel, r.dtype, r.shape_id, r.target)):
-        rt = t.runtime
-        use_flops = bool(rt.get("tflops"))
-        unit, key = ("TFLOP/s", "tflops") if use_flops else ("GB/s", "gbps")
-        bars = [(f"{t.config_id} (winner)", float(rt.get(key) or 0.0))]
-        for name, b in (rt.get("baselines") or {}).items():
-            if isinstance(b, dict) and b.get("status") == "ok" and b.get(key):
-                bars.append((name, float(b[key])))
-        out.append(bar_chart(f"{t.kernel} {t.dtype} {t.shape_id} on {t.target}", bars, unit))
+           "<p class=note>Per tuned case: each device's winner (green, per Triton version and host) and its "
+           "baselines (blue), as a rate — TFLOP/s when the kernel has a FLOP model, else GB/s — with the share "
+           "of that device's catalogue peak; then the portability penalty: how much slower another target's "
+           "winner (or the other vendor space's best, a proxy) ran on this device.</p>"]
+    for (kernel, dtype, shape_id), items in cases.items():
+        bars, notes, colours = [], [], []
+        for m in items:
+            bars.append((f"{m.target} · triton {m.triton} · {m.host}", m.rate))
+            peak = f"{m.pct_peak:.0f}% of {m.gpu} peak" if isinstance(m.pct_peak, (int, float)) else ""
+            notes.append(f"{m.config_id}; {peak}" if peak else m.config_id)
+            colours.append(svg.PALETTE[0])
+            for name, rate, speedup in m.baselines:
+                bars.append((f"  {name} ({m.target}, {m.triton})", rate))
+                notes.append(f"winner {speedup:.2f}× faster" if isinstance(speedup, (int, float)) else "")
+                colours.append(svg.PALETTE[1])
+        out.append(svg.bar_chart(f"{kernel} {dtype} {shape_id}", bars, items[0].unit, width=820, notes=notes,
+                                 colours=colours))
+        pen = [(f"{other} winner on {m.target} ({m.triton})", slowdown, source)
+               for m in items for other, slowdown, source in m.penalties]
+        if pen:
+            out.append(svg.bar_chart(f"{kernel} {dtype} {shape_id}: portability penalty (× the local winner's time)",
+                                     [(label, v) for label, v, _ in pen], "×", width=820,
+                                     notes=[src[:40] for _, _, src in pen],
+                                     colours=[svg.PALETTE[2]] * len(pen)))
     return out
 
 
-def html_report(runs: list[dict[str, Any]], records: list[Record]) -> str:
+def _vendor_eval(records: list[Record]) -> list[str]:
+    evals = vendor_eval.evaluate(records)
+    if not evals:
+        return []
+    out = ["<h2>Vendor evaluation</h2>",
+           "<p class=note>The same kernels tuned separately on each device, on the matrix's shapes; between "
+           "devices: time relative to the fastest; a vendor-specific winner does not fit the other targets; "
+           "not fitting: configs of the case that exceed a limit or failed, per target.</p>",
+           "<table><tr><th>kernel</th><th>dtype</th><th>shape</th><th>triton</th><th>device: winner, median, "
+           "rate, % of peak</th><th>between devices</th><th>winner elsewhere</th><th>static only</th>"
+           "<th>not fitting</th></tr>"]
+    for ev in evals:
+        dev = "<br>".join(_e(f"{m.target} ({m.gpu}): {m.config_id}, {m.median_us:.1f} µs, {m.rate:.3g} {m.unit}"
+                             + (f", {m.pct_peak:.0f}% of peak" if isinstance(m.pct_peak, (int, float)) else ""))
+                          for m in ev.devices) or "not run on a GPU"
+        elsewhere = "<br>".join(_e(f"{t}: {v}") for t, v in ev.winner_fits_elsewhere.items()) or "—"
+        out.append(f"<tr><td>{_e(ev.kernel)}</td><td>{_e(ev.dtype)}</td><td>{_e(ev.shape_id)}</td>"
+                   f"<td>{_e(ev.triton)}</td><td>{dev}</td><td>{_e(' · '.join(ev.ratio_lines()) or '—')}</td>"
+                   f"<td>{elsewhere}</td><td>{_e(', '.join(ev.static_only) or '—')}</td>"
+                   f"<td>{_e(', '.join(f'{t} {n}' for t, n in ev.not_fitting.items()))}</td></tr>")
+    return out + ["</table>"]
+
+
+def _version_compare(records: list[Record]) -> list[str]:
+    pairs = versions.between_versions(records)
+    if not pairs:
+        return []
+    out = ["<h2>Between Triton versions</h2>",
+           "<p class=note>The records of each Triton version in this merge against the next version's, by "
+           "<code>harness compare</code>'s rules (worse first).</p>"]
+    for older, newer, cmp in pairs:
+        out.append(f"<h3>{_e(older)} → {_e(newer)}</h3>")
+        if cmp.reason:
+            out.append(f"<p>{_e(cmp.reason)}</p>")
+            continue
+        worse = [c for c in cmp.changes if c.worse]
+        better = [c for c in cmp.changes if c.better]
+        out.append(f"<p>{cmp.matched} builds matched; {len(worse)} worse, {len(better)} better, "
+                   f"{len(cmp.changes) - len(worse) - len(better)} other changes; exit {cmp.exit_code}: "
+                   f"{_e(EXIT_MEANING[cmp.exit_code])}"
+                   + (f"<br>{_e(cmp.compile_time.line())}" if cmp.compile_time is not None else "") + "</p>")
+        shown = sorted(cmp.changes, key=lambda c: (not c.worse, not c.better, c.kind, c.label))[:150]
+        if shown:
+            out.append("<table><tr><th></th><th>kind</th><th>what</th><th>build</th><th>" + _e(older) + "</th><th>"
+                       + _e(newer) + "</th><th>detail</th></tr>")
+            for c in shown:
+                mark = "worse" if c.worse else ("better" if c.better else "")
+                cls = " class=exceeds" if c.worse else (" class=fits" if c.better else "")
+                out.append(f"<tr><td{cls}>{mark}</td><td>{_e(c.kind)}</td><td>{_e(c.what)}</td><td>{_e(c.label)}"
+                           f"</td><td>{_e(c.base)}</td><td>{_e(c.new)}</td><td>{_e(c.detail)}</td></tr>")
+            out.append("</table>")
+    return out
+
+
+def _trends(found: list[history.Trend] | None) -> list[str]:
+    if not found:
+        return []
+    ranked = sorted(found, key=lambda t: (t.step is None, t.series, t.metric))[:40]
+    out = ["<h2>Trends across nights</h2>",
+           f"<p class=note>From the history file: {len(found)} series; those with a step (a shift that lasted) "
+           "first, their last nights in red.</p>",
+           "<table><tr><th>series</th><th>metric</th><th>nights</th><th>trend</th><th>step</th></tr>"]
+    for t in ranked:
+        marked = len(t.values) - 2 if t.step is not None else None
+        step = "" if t.step is None else ("from zero" if t.step == float("inf") else f"{100 * t.step:+.1f}%")
+        out.append(f"<tr><td>{_e(t.series)}</td><td>{_e(t.metric)}</td><td>{len(t.values)}</td>"
+                   f"<td>{svg.sparkline(list(t.values), marked_from=marked)}</td><td>{_e(step)}</td></tr>")
+    return out + ["</table>"]
+
+
+def _data_links(runs: list[dict[str, Any]]) -> list[str]:
+    out = ["<h2>Data</h2>", "<ul>"]
+    for info in runs:
+        where = info.get("dir")
+        if where:
+            out.append(f"<li>{_e(where)}: <a href=\"{_e(where)}/results.json\">results.json</a>, "
+                       f"<a href=\"{_e(where)}/records.jsonl\">records.jsonl</a>, "
+                       f"<a href=\"{_e(where)}/artifacts/\">artifacts/</a></li>")
+    if len(out) == 2:
+        out.append("<li>results.json and records.jsonl beside this file; artifacts under artifacts/</li>")
+    return out + ["</ul>"]
+
+
+def html_report(runs: list[dict[str, Any]], records: list[Record],
+                trends: list[history.Trend] | None = None) -> str:
+    """The page. ``runs[i]["dir"]``, when set, is that run's directory relative to the page (links);
+    ``trends``: the history file's series for the trend section."""
     rows = report.build_rows(records)
-    body = ["<h1>Triton portability report</h1>"] + _runs(runs) + _matrix(rows) + _charts(records)
+    body = (["<h1>Triton portability report</h1>"] + _runs(runs) + _matrix(rows) + _device_charts(records)
+            + _vendor_eval(records) + _version_compare(records) + _trends(trends))
     fails = report.failures(records)
     if fails:
         body += ["<h2>Failures</h2>", "<ul>"] + [f"<li>{_e(line)}</li>" for line in fails[:200]] + ["</ul>"]
-    body.append("<p class=note>Data: results.json and records.jsonl beside this file; artifacts under artifacts/."
-                "</p>")
+    body += _data_links(runs)
     return ("<!doctype html><html lang=en><head><meta charset=utf-8><title>Triton portability report</title>"
             f"<style>{STYLE}</style></head><body>" + "\n".join(body) + "</body></html>\n")

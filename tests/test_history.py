@@ -48,6 +48,13 @@ def test_a_step_is_flagged_and_a_blip_is_not(tmp_path: Path) -> None:
     flagged = [line for line in steps.stdout.splitlines() if "STEP" in line]
     assert len(flagged) == 1 and fast in flagged[0] and "+" in flagged[0].split("STEP")[1], steps.stdout
     assert "1 step change(s)" in steps.stdout
+    # report.html shows the trends, the stepped series first with its step
+    rep = run_cli("report", str(more[-1]), "--history", str(db), "--out", str(tmp_path / "r" / "report.md"))
+    assert rep.returncode == 0, rep.stderr
+    page = (tmp_path / "r" / "report.html").read_text()
+    trends = page.split("<h2>Trends across nights</h2>")[1].split("</table>")[0]
+    first_row = trends.split("<tr>")[2]
+    assert fast in first_row and "<svg" in first_row and "%</td>" in first_row and "+" in first_row
 
 
 def test_step_rules_on_known_series() -> None:

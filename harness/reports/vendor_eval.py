@@ -1,0 +1,85 @@
+"""The vendor evaluation: the same kernels, tuned separately on each device, on the user's shapes.
+
+Per case: each device's tuned winner, its rate and share of that device's peak, the time ratio
+between devices, whether each winner is vendor-specific (its config does not fit the other vendor's
+targets), and what did not fit where (exceeds / failed builds per target). Targets without a device
+in the runs are listed as static only. Rendered as markdown for ``harness report --vendor-eval``
+and as a section of report.html.
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+from harness import report
+from harness.records import Record
+from harness.reports.figures import Measured, by_case, measured
+
+
+@dataclass(frozen=True)
+class CaseEval:
+    kernel: str
+    dtype: str
+    shape_id: str
+    triton: str
+    devices: tuple[Measured, ...]               # one per target that ran on a device
+    static_only: tuple[str, ...]                # targets compiled but never run here
+    winner_fits_elsewhere: dict[str, str]       # target -> "fits everywhere" / "does not fit mi300x (...)"
+    not_fitting: dict[str, int]                 # target -> configs that exceed or failed
+
+    def ratio_lines(self) -> list[str]:
+        """Time ratios between devices, the fastest first: ``h200 1.00× · mi300x 1.31× slower``."""
+        if len(self.devices) < 2:
+            return []
+        fastest = min(self.devices, key=lambda m: m.median_us)
+        return [f"{m.target} {m.median_us / fastest.median_us:.2f}×" for m in
+                sorted(self.devices, key=lambda m: m.median_us)]
+
+
+def evaluate(records: list[Record]) -> list[CaseEval]:
+    rows = report.build_rows(records)
+    verdict_of: dict[tuple[str, str, str, str, str], dict[str, str]] = {}
+    not_fitting: dict[tuple[str, str, str, str], Counter] = defaultdict(Counter)
+    targets_of: dict[tuple[str, str, str, str], set[str]] = defaultdict(set)
+    for row in rows:
+        case = (row.kernel, row.dtype, row.shape_id, row.triton)
+        verdict_of[case + (row.config_id,)] = {t: tv.verdict for t, tv in row.judged.targets.items()}
+        for t, tv in row.judged.targets.items():
+            targets_of[case].add(t)
+            if tv.verdict in ("exceeds", "failed"):
+                not_fitting[case][t] += 1
+    ran = by_case(measured(records))
+    out = []
+    for case in sorted(targets_of):
+        kernel, dtype, shape_id, triton = case
+        devices = tuple(m for m in ran.get((kernel, dtype, shape_id), []) if m.triton == triton)
+        fits_elsewhere = {}
+        for m in devices:
+            verdicts = verdict_of.get(case + (m.config_id,), {})
+            bad = sorted(t for t, v in verdicts.items() if v in ("exceeds", "failed") and t != m.target)
+            fits_elsewhere[m.target] = "fits every target" if not bad else "vendor-specific: not on " + ", ".join(bad)
+        out.append(CaseEval(kernel, dtype, shape_id, triton, devices,
+                            tuple(sorted(targets_of[case] - {m.target for m in devices})), fits_elsewhere,
+                            {t: not_fitting[case][t] for t in sorted(targets_of[case])}))
+    return out
+
+
+def markdown(evals: list[CaseEval]) -> str:
+    lines = ["# Vendor evaluation", "",
+             "The same kernels tuned separately on each device, on the matrix's shapes. Rate: TFLOP/s for kernels",
+             "with a FLOP model, else GB/s; % of that device's catalogue peak. A vendor-specific winner is a config",
+             "that does not fit the other targets. Not fitting: configs of the case that exceed a limit or failed.",
+             "", "| kernel | dtype | shape | triton | device: winner, median, rate, % of peak | between devices |"
+             " winner elsewhere | static only | not fitting (per target) |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for ev in evals:
+        dev = "<br>".join(f"{report.md(m.target)} ({report.md(m.gpu)}): {report.md(m.config_id)}, "
+                          f"{m.median_us:.1f} µs, {m.rate:.3g} {m.unit}"
+                          + (f", {m.pct_peak:.0f}%" if isinstance(m.pct_peak, (int, float)) else "")
+                          for m in ev.devices) or "not run on a GPU"
+        elsewhere = "<br>".join(f"{report.md(t)}: {report.md(v)}" for t, v in ev.winner_fits_elsewhere.items()) or "—"
+        nf = ", ".join(f"{report.md(t)} {n}" for t, n in ev.not_fitting.items())
+        lines.append(f"| {report.md(ev.kernel)} | {report.md(ev.dtype)} | {report.md(ev.shape_id)} | "
+                     f"{report.md(ev.triton)} | {dev} | {' · '.join(ev.ratio_lines()) or '—'} | {elsewhere} | "
+                     f"{', '.join(map(report.md, ev.static_only)) or '—'} | {nf} |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,54 @@
+"""The report's views of merged runs, on real data: the vendor evaluation (H200 device run + static runs),
+and the comparison between the two Triton versions a merge holds (real static runs with 3.6.0 and 3.9.0)."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from helpers import DATA, run_cli
+
+from harness.records import load_results
+from harness.reports import vendor_eval, versions
+
+
+def test_vendor_evaluation_of_a_device_run(tmp_path: Path) -> None:
+    out = tmp_path / "report.md"
+    proc = run_cli("report", str(DATA / "h200_run_m"), "--out", str(out), "--vendor-eval")
+    assert proc.returncode == 0, proc.stderr
+    text = (tmp_path / "vendor-eval.md").read_text()
+    _, records = load_results(DATA / "h200_run_m")
+    tunes = [r for r in records if r.mode == "tune" and r.status == "ok"]
+    evals = vendor_eval.evaluate(records)
+    ran = [ev for ev in evals if ev.devices]
+    assert len(ran) == len(tunes)
+    for ev in ran:  # each device figure is the run's own record, carried through
+        (m,) = ev.devices
+        rec = next(t for t in tunes if (t.kernel, t.dtype, t.shape_id, t.target) == (ev.kernel, ev.dtype,
+                                                                                       ev.shape_id, m.target))
+        assert m.config_id == rec.config_id and m.median_us == rec.runtime["median_us"]
+        peak = rec.runtime.get("pct_peak_flops") if rec.runtime.get("tflops") else rec.runtime.get("pct_peak_hbm")
+        assert m.pct_peak == peak
+        assert f"{m.config_id}, {m.median_us:.1f} µs" in text
+        assert ev.winner_fits_elsewhere[m.target].startswith(("fits every target", "vendor-specific: not on"))
+    assert "| matmul | fp16 |" in text
+
+
+def test_the_page_compares_the_triton_versions_it_holds(tmp_path: Path) -> None:
+    pins = [DATA / "static_triton36", DATA / "static_triton39"]
+    proc = run_cli("report", *map(str, pins), "--out", str(tmp_path / "report.md"))
+    assert proc.returncode == 0, proc.stderr
+    page = (tmp_path / "report.html").read_text()
+    section = page.split("<h2>Between Triton versions</h2>")[1]
+    assert "<h3>3.6.0 → 3.9.0</h3>" in section
+    matched = int(re.search(r"<p>(\d+) builds matched", section).group(1))
+    # the same answer harness compare gives for the two runs
+    cmp = run_cli("compare", *map(str, pins), "--json", str(tmp_path / "cmp.json"))
+    data = json.loads((tmp_path / "cmp.json").read_text())
+    assert matched == data["matched"] > 0
+    assert f"exit {cmp.returncode}:" in section
+    _, r36 = load_results(pins[0])
+    _, r39 = load_results(pins[1])
+    assert versions.versions(r39 + r36) == ["3.6.0", "3.9.0"]
+    # links to each run's data, relative to the page
+    assert 'href="' in page and "static_triton36/results.json" in page

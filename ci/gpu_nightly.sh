@@ -9,7 +9,7 @@ python3 -m venv --system-site-packages .venv-gpu
 .venv-gpu/bin/pip install -q -e .   # no [cpu] extra: torch and triton are the host's
 # a retried nightly finishes what the interrupted one left (its records are kept), a fresh one starts
 if [ -s "$out/records.jsonl" ]; then
-  .venv-gpu/bin/harness run "$matrix" --resume "$out"
+  .venv-gpu/bin/harness run "$matrix" --resume "$out" -- --junitxml="$out-junit.xml"
 else
-  .venv-gpu/bin/harness run "$matrix" --out "$out"
+  .venv-gpu/bin/harness run "$matrix" --out "$out" -- --junitxml="$out-junit.xml"
 fi

@@ -90,23 +90,22 @@ def _device_charts(records: list[Record]) -> list[str]:
     for (kernel, dtype, shape_id), items in cases.items():
         bars, notes, colours = [], [], []
         for m in items:
-            bars.append((f"{m.target} · triton {m.triton} · {m.host}", m.rate))
-            peak = f"{m.pct_peak:.0f}% of {m.gpu} peak" if isinstance(m.pct_peak, (int, float)) else ""
-            notes.append(f"{m.config_id}; {peak}" if peak else m.config_id)
+            bars.append((f"{m.target} · triton {m.triton} · {m.host}: {m.config_id}", m.rate))
+            notes.append(f"{m.pct_peak:.0f}% of {m.gpu}'s peak" if isinstance(m.pct_peak, (int, float)) else "")
             colours.append(svg.PALETTE[0])
             for name, rate, speedup in m.baselines:
                 bars.append((f"  {name} ({m.target}, {m.triton})", rate))
-                notes.append(f"winner {speedup:.2f}× faster" if isinstance(speedup, (int, float)) else "")
+                notes.append(f"speedup of the winner {speedup:.2f}×" if isinstance(speedup, (int, float)) else "")
                 colours.append(svg.PALETTE[1])
-        out.append(svg.bar_chart(f"{kernel} {dtype} {shape_id}", bars, items[0].unit, width=820, notes=notes,
-                                 colours=colours))
+        out.append(svg.bar_chart(f"{kernel} {dtype} {shape_id}", bars, items[0].unit, width=1000, notes=notes,
+                                 colours=colours, text_w=300, label_w=460))
         pen = [(f"{other} winner on {m.target} ({m.triton})", slowdown, source)
                for m in items for other, slowdown, source in m.penalties]
         if pen:
             out.append(svg.bar_chart(f"{kernel} {dtype} {shape_id}: portability penalty (× the local winner's time)",
-                                     [(label, v) for label, v, _ in pen], "×", width=820,
-                                     notes=[src[:40] for _, _, src in pen],
-                                     colours=[svg.PALETTE[2]] * len(pen)))
+                                     [(label, v) for label, v, _ in pen], "×", width=1000,
+                                     notes=[src[:60] for _, _, src in pen],
+                                     colours=[svg.PALETTE[2]] * len(pen), text_w=440, label_w=300))
     return out
 
 

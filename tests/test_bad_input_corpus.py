@@ -83,7 +83,7 @@ CORPUS: dict[str, str | bytes] = {
     "shape_unknown_dim": BASE.replace("N: 4096", "M: 4096"), "shape_scalar": BASE.replace("[{N: 4096}]", "[4096]"),
     "configs_word": BASE.replace(CFG, "configs: bogus"), "config_scalar": BASE.replace(CFG, "configs: [1]"),
     "config_empty": BASE.replace(CFG, "configs: [{}]"),
-    "tunable_zero": BASE.replace("BLOCK: 1024", "BLOCK: 0"), "tunable_text": BASE.replace("BLOCK: 1024", "BLOCK: x"),
+    "tunable_negative": BASE.replace("BLOCK: 1024", "BLOCK: -4"), "tunable_text": BASE.replace("BLOCK: 1024", "BLOCK: x"),
     "warps_three": BASE.replace("num_warps: 4", "num_warps: 3"),
     "warps_huge": BASE.replace("num_warps: 4", "num_warps: 1073741824"),
     "stages_zero": BASE.replace("num_warps: 4", "num_stages: 0"),

@@ -11,6 +11,7 @@ Every string that came from a matrix, a kernel or a record goes through ``html.e
 from __future__ import annotations
 
 import html
+from urllib.parse import quote
 from collections import Counter, defaultdict
 from typing import Any
 
@@ -45,7 +46,21 @@ def _runs(runs: list[dict[str, Any]]) -> list[str]:
     return out + ["</table>"]
 
 
-def _matrix(rows: list[report.Row]) -> list[str]:
+def _artifact_link(row: report.Row, base: str | None) -> str:
+    """The config's cell: a link to its first build's artifact folder when the page belongs to one run
+    (``base``: that run's directory relative to the page, "" when the page is inside it)."""
+    if base is None:
+        return f"<td>{_e(row.config_id)}</td>"
+    for rec in row.cells.values():
+        path = next((a.get("path") for a in (rec.artifacts or {}).values() if isinstance(a, dict) and a.get("path")),
+                    None)
+        if path:
+            folder = "/".join(filter(None, (base, str(path).rsplit("/", 1)[0])))
+            return f'<td><a href="{_e(quote(folder))}/">{_e(row.config_id)}</a></td>'
+    return f"<td>{_e(row.config_id)}</td>"
+
+
+def _matrix(rows: list[report.Row], base: str | None = None) -> list[str]:
     out = ["<h2>Portability</h2>",
            "<p class=note>Per target, the verdict of its build under Triton's defaults; at risk: it fits by default "
            "but not under a swept compile environment. Hover a cell for the reasons.</p>"]
@@ -71,7 +86,7 @@ def _matrix(rows: list[report.Row]) -> list[str]:
                 cells.append(f"<td class={CLASS[tv.verdict]} title=\"{_e(reasons)}\">{_e(tv.verdict)}"
                              + (f"<br><small>{_e(reasons[:80])}</small>" if reasons else "") + "</td>")
             out.append(f"<tr><td>{_e(r.dtype)}</td><td>{_e(r.shape_id)}</td><td>{_e(r.triton)}</td>"
-                       f"<td>{_e(r.config_id)}</td>" + "".join(cells) + f"<td>{_e(r.judged.text)}</td></tr>")
+                       + _artifact_link(r, base) + "".join(cells) + f"<td>{_e(r.judged.text)}</td></tr>")
         out.append("</table>")
     return out
 
@@ -184,9 +199,10 @@ def _data_links(runs: list[dict[str, Any]]) -> list[str]:
     for info in runs:
         where = info.get("dir")
         if where:
-            out.append(f"<li>{_e(where)}: <a href=\"{_e(where)}/results.json\">results.json</a>, "
-                       f"<a href=\"{_e(where)}/records.jsonl\">records.jsonl</a>, "
-                       f"<a href=\"{_e(where)}/artifacts/\">artifacts/</a></li>")
+            href = _e(quote(str(where)))  # a relative URL: every odd character percent-encoded
+            out.append(f"<li>{_e(where)}: <a href=\"{href}/results.json\">results.json</a>, "
+                       f"<a href=\"{href}/records.jsonl\">records.jsonl</a>, "
+                       f"<a href=\"{href}/artifacts/\">artifacts/</a></li>")
     if len(out) == 2:
         out.append("<li>results.json and records.jsonl beside this file; artifacts under artifacts/</li>")
     return out + ["</ul>"]
@@ -197,7 +213,8 @@ def html_report(runs: list[dict[str, Any]], records: list[Record],
     """The page. ``runs[i]["dir"]``, when set, is that run's directory relative to the page (links);
     ``trends``: the history file's series for the trend section."""
     rows = report.build_rows(records)
-    body = (["<h1>Triton portability report</h1>"] + _runs(runs) + _matrix(rows) + _device_charts(records)
+    base = str(runs[0].get("dir") or "") if len(runs) == 1 else None  # one run: link each config's artifacts
+    body = (["<h1>Triton portability report</h1>"] + _runs(runs) + _matrix(rows, base) + _device_charts(records)
             + _vendor_eval(records) + _version_compare(records) + _trends(trends))
     fails = report.failures(records)
     if fails:

@@ -31,12 +31,15 @@ kernels:
 
 def test_merging_in_any_order_gives_byte_identical_reports(two_runs: tuple[Path, Path], tmp_path: Path) -> None:
     a, b = two_runs
-    first = run_cli("report", str(a), str(b), "--out", str(tmp_path / "ab.md"), "--csv", str(tmp_path / "ab.csv"))
-    second = run_cli("report", str(b), str(a), "--out", str(tmp_path / "ba.md"), "--csv", str(tmp_path / "ba.csv"))
+    first = run_cli("report", str(a), str(b), "--out", str(tmp_path / "ab" / "report.md"), "--csv",
+                    str(tmp_path / "ab.csv"), "--vendor-eval")
+    second = run_cli("report", str(b), str(a), "--out", str(tmp_path / "ba" / "report.md"), "--csv",
+                     str(tmp_path / "ba.csv"), "--vendor-eval")
     assert first.returncode == second.returncode == 0, first.stderr + second.stderr
-    assert (tmp_path / "ab.md").read_bytes() == (tmp_path / "ba.md").read_bytes()
+    for name in ("report.md", "report.html", "vendor-eval.md"):
+        assert (tmp_path / "ab" / name).read_bytes() == (tmp_path / "ba" / name).read_bytes(), name
     assert (tmp_path / "ab.csv").read_bytes() == (tmp_path / "ba.csv").read_bytes()
-    assert first.stdout.replace("ab.md", "x") == second.stdout.replace("ba.md", "x")
+    assert first.stdout.replace("/ab/", "/x/") == second.stdout.replace("/ba/", "/x/")
 
 
 def test_the_same_case_from_different_matrix_content_is_refused(two_runs: tuple[Path, Path], tmp_path: Path) -> None:

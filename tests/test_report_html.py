@@ -7,7 +7,9 @@ import re
 from helpers import DATA, run_cli
 
 from harness.records import load_results
+from harness import report
 from harness.report_html import html_report
+from harness.reports import vendor_eval
 
 
 def test_a_real_device_run_renders_tables_and_a_chart(tmp_path) -> None:
@@ -23,9 +25,21 @@ def test_a_real_device_run_renders_tables_and_a_chart(tmp_path) -> None:
 
 
 def test_strings_from_matrices_and_kernels_are_escaped() -> None:
+    """Every section of report.html, report.md and vendor-eval.md, fed names with a script tag, a pipe,
+    backticks, a quote and a newline: in kernel and config names, errors, the host and the matrix name."""
     run, records = load_results(DATA / "h200_run_m")
     evil = '<script>alert(1)</script>|`x`"\nnext'
-    odd = [dataclasses.replace(r, kernel=evil, error=evil) for r in records]
-    page = html_report([{**run, "host": evil, "matrix": {"name": evil}}], odd)
+    odd = [dataclasses.replace(r, kernel=evil, error=evil, config_id=r.config_id + evil) for r in records]
+    odd[0] = dataclasses.replace(odd[0], status="error")  # listed under Failures
+    # a second Triton version too, so the version-comparison section renders the names as well
+    odd += [dataclasses.replace(r, triton="9.9.9") for r in odd if r.mode == "compile"]
+    info = {**run, "host": evil, "matrix": {"name": evil}, "dir": evil}
+    page = html_report([info], odd)
+    for section in ("On the device", "Vendor evaluation", "Between Triton versions", "Failures", "Data"):
+        assert f"<h2>{section}</h2>" in page
     assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert '"\nnext' not in page and "&quot;" in page
+    md_text = report.markdown_report([info], odd) + vendor_eval.markdown(vendor_eval.evaluate(odd))
+    assert "<script>" not in md_text and "&lt;script&gt;" in md_text
+    assert "|`x`" not in md_text and "\\|\\`x\\`" in md_text   # cannot end a cell or open code
+    assert '"\nnext' not in md_text                                 # nor break a table row

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import json
+import re
 import time
+from urllib.parse import unquote
 
 import pytest
 import yaml
@@ -34,6 +36,8 @@ def test_every_kernel_has_ptx_and_amdgcn_for_both_targets(smoke_runs: dict) -> N
     assert (out / "report.md").is_file()
     page = (out / "report.html").read_text()  # every run writes the HTML report too
     assert all(f"<h3>{k}</h3>" in page for k in ("vector_add", "matmul", "moe_gemm"))
+    folders = [unquote(h) for h in re.findall(r'href="([^"]+)/"', page)]  # each config links its artifacts
+    assert len(folders) > 50 and all((out / f).is_dir() and any((out / f).glob("kernel.*")) for f in folders)
     records = json.loads((out / "results.json").read_text())["records"]
     kernels = {r["kernel"] for r in records}
     assert kernels == SMOKE_KERNELS

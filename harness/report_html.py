@@ -130,10 +130,12 @@ def _vendor_eval(records: list[Record]) -> list[str]:
         return []
     out = ["<h2>Vendor evaluation</h2>",
            "<p class=note>The same kernels tuned separately on each device, on the matrix's shapes; between "
-           "devices: time relative to the fastest; a vendor-specific winner does not fit the other targets; "
+           "devices: time relative to the fastest; a vendor-specific winner does not fit the other targets; one "
+           "vendor only: configs of the case that fit one vendor's targets and not the other's; "
            "not fitting: configs of the case that exceed a limit or failed, per target.</p>",
            "<table><tr><th>kernel</th><th>dtype</th><th>shape</th><th>triton</th><th>device: winner, median, "
-           "rate, % of peak</th><th>between devices</th><th>winner elsewhere</th><th>static only</th>"
+           "rate, % of peak</th><th>between devices</th><th>winner elsewhere</th><th>one vendor only</th>"
+           "<th>static only</th>"
            "<th>not fitting</th></tr>"]
     for ev in evals:
         dev = "<br>".join(_e(f"{m.target} ({m.gpu}): {m.config_id}, {m.median_us:.1f} µs, {m.rate:.3g} {m.unit}"
@@ -142,7 +144,8 @@ def _vendor_eval(records: list[Record]) -> list[str]:
         elsewhere = "<br>".join(_e(f"{t}: {v}") for t, v in ev.winner_fits_elsewhere.items()) or "—"
         out.append(f"<tr><td>{_e(ev.kernel)}</td><td>{_e(ev.dtype)}</td><td>{_e(ev.shape_id)}</td>"
                    f"<td>{_e(ev.triton)}</td><td>{dev}</td><td>{_e(' · '.join(ev.ratio_lines()) or '—')}</td>"
-                   f"<td>{elsewhere}</td><td>{_e(', '.join(ev.static_only) or '—')}</td>"
+                   f"<td>{elsewhere}</td><td>{_e(', '.join(f'{k} {n}' for k, n in ev.one_vendor.items()) or '—')}</td>"
+                   f"<td>{_e(', '.join(ev.static_only) or '—')}</td>"
                    f"<td>{_e(', '.join(f'{t} {n}' for t, n in ev.not_fitting.items()))}</td></tr>")
     return out + ["</table>"]
 

@@ -2,7 +2,8 @@
 
 Per case: each device's tuned winner, its rate and share of that device's peak, the time ratio
 between devices, whether each winner is vendor-specific (its config does not fit the other vendor's
-targets), and what did not fit where (exceeds / failed builds per target). Targets without a device
+targets), how many configs fit one vendor only, and what did not fit where (exceeds / failed builds
+per target). Targets without a device
 in the runs are listed as static only. Rendered as markdown for ``harness report --vendor-eval``
 and as a section of report.html.
 """
@@ -26,6 +27,7 @@ class CaseEval:
     static_only: tuple[str, ...]                # targets compiled but never run here
     winner_fits_elsewhere: dict[str, str]       # target -> "fits everywhere" / "does not fit mi300x (...)"
     not_fitting: dict[str, int]                 # target -> configs that exceed or failed
+    one_vendor: dict[str, int]                  # "NVIDIA only" / "AMD only" -> configs that fit that vendor alone
 
     def ratio_lines(self) -> list[str]:
         """Time ratios between devices, the fastest first: ``h200 1.00× · mi300x 1.31× slower``."""
@@ -41,8 +43,11 @@ def evaluate(records: list[Record]) -> list[CaseEval]:
     verdict_of: dict[tuple[str, str, str, str, str], dict[str, str]] = {}
     not_fitting: dict[tuple[str, str, str, str], Counter] = defaultdict(Counter)
     targets_of: dict[tuple[str, str, str, str], set[str]] = defaultdict(set)
+    one_vendor: dict[tuple[str, str, str, str], Counter] = defaultdict(Counter)
     for row in rows:
         case = (row.kernel, row.dtype, row.shape_id, row.triton)
+        if row.judged.category.endswith(" only"):
+            one_vendor[case][row.judged.category] += 1
         verdict_of[case + (row.config_id,)] = {t: tv.verdict for t, tv in row.judged.targets.items()}
         for t, tv in row.judged.targets.items():
             targets_of[case].add(t)
@@ -60,7 +65,8 @@ def evaluate(records: list[Record]) -> list[CaseEval]:
             fits_elsewhere[m.target] = "fits every target" if not bad else "vendor-specific: not on " + ", ".join(bad)
         out.append(CaseEval(kernel, dtype, shape_id, triton, devices,
                             tuple(sorted(targets_of[case] - {m.target for m in devices})), fits_elsewhere,
-                            {t: not_fitting[case][t] for t in sorted(targets_of[case])}))
+                            {t: not_fitting[case][t] for t in sorted(targets_of[case])},
+                            dict(sorted(one_vendor[case].items()))))
     return out
 
 
@@ -68,10 +74,11 @@ def markdown(evals: list[CaseEval]) -> str:
     lines = ["# Vendor evaluation", "",
              "The same kernels tuned separately on each device, on the matrix's shapes. Rate: TFLOP/s for kernels",
              "with a FLOP model, else GB/s; % of that device's catalogue peak. A vendor-specific winner is a config",
-             "that does not fit the other targets. Not fitting: configs of the case that exceed a limit or failed.",
+             "that does not fit the other targets; one vendor only: configs of the case that fit one vendor's targets",
+             "and not the other's. Not fitting: configs of the case that exceed a limit or failed.",
              "", "| kernel | dtype | shape | triton | device: winner, median, rate, % of peak | between devices |"
-             " winner elsewhere | static only | not fitting (per target) |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             " winner elsewhere | one vendor only | static only | not fitting (per target) |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for ev in evals:
         dev = "<br>".join(f"{report.md(m.target)} ({report.md(m.gpu)}): {report.md(m.config_id)}, "
                           f"{m.median_us:.1f} µs, {m.rate:.3g} {m.unit}"
@@ -81,5 +88,6 @@ def markdown(evals: list[CaseEval]) -> str:
         nf = ", ".join(f"{report.md(t)} {n}" for t, n in ev.not_fitting.items())
         lines.append(f"| {report.md(ev.kernel)} | {report.md(ev.dtype)} | {report.md(ev.shape_id)} | "
                      f"{report.md(ev.triton)} | {dev} | {' · '.join(ev.ratio_lines()) or '—'} | {elsewhere} | "
+                     f"{', '.join(f'{k} {n}' for k, n in ev.one_vendor.items()) or '—'} | "
                      f"{', '.join(map(report.md, ev.static_only)) or '—'} | {nf} |")
     return "\n".join(lines) + "\n"

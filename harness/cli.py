@@ -21,10 +21,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from harness import report, rundir, tritoncompat
+from harness import rundir, tritoncompat
 from harness.matrix import MatrixError, parse
 from harness.records import ResultsFileError, load_results
+from harness.reports import tables
 from harness.targets import catalogue
+
 
 def default_matrix() -> Path:
     """``matrices/smoke.yaml`` of the checkout in the working directory, else of the harness's own tree."""
@@ -179,13 +181,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     if out:  # each run's directory as the page links it: relative to where the report goes
         loaded = [(label, {**run, "dir": os.path.relpath(Path(label if Path(label).is_dir() else Path(label).parent),
                                                          out.parent)}, records) for label, run, records in loaded]
-    runs, records, conflicts = report.merge_runs(loaded)
+    runs, records, conflicts = tables.merge_runs(loaded)
     if conflicts:
         for line in conflicts:
             _err(f"cannot merge: {line}")
         _err("merge runs of one matrix content, or report them separately")
         return EXIT_INPUT
-    text = report.markdown_report(runs, records)
+    text = tables.markdown_report(runs, records)
     trends = None
     db = Path(args.history) if args.history else None
     if db is not None and db.is_file():
@@ -195,7 +197,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     elif db is not None:
         _err(f"warning: {db}: no history file; the report has no trends")
     if out:
-        from harness.report_html import html_report
+        from harness.reports.html_page import html_report
 
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text)
@@ -209,12 +211,12 @@ def cmd_report(args: argparse.Namespace) -> int:
         else:
             print(evaluation)
     if args.csv:
-        from harness import export
+        from harness.reports import csv_export
 
-        Path(args.csv).write_text(export.to_csv(records))
-    print(report.comparison_table(records, fmt="simple"))
+        Path(args.csv).write_text(csv_export.to_csv(records))
+    print(tables.comparison_table(records, fmt="simple"))
     print()
-    print(report.summary_table(records, fmt="simple"))
+    print(tables.summary_table(records, fmt="simple"))
     if out:
         print(f"\nharness: report written to {out}")
     return EXIT_OK

@@ -20,12 +20,19 @@ from typing import Any
 
 import pytest
 
-from harness import loader, report, rundir, tritoncompat
+from harness import loader, rundir, tritoncompat
 from harness.cases import Case, compile_job, expand, interpret_job
+from harness.known import apply_known_failures
 from harness.matrix import MatrixError, parse
 from harness.naming import config_id
-from harness.known import apply_known_failures
-from harness.records import Record, ResultsFileError, ResultsWriter, mark_duplicates, run_info
+from harness.records import (
+    Record,
+    ResultsFileError,
+    ResultsWriter,
+    mark_duplicates,
+    run_info,
+)
+from harness.reports import tables
 from harness.targets import catalogue
 
 RECORD_PROPERTY = "harness_record"
@@ -231,8 +238,8 @@ class HarnessSession:
         if self.writer is not None:
             self.writer.run["interrupted"] = exitstatus == pytest.ExitCode.INTERRUPTED
             self.writer.finish()
-            (self.out / "report.md").write_text(report.markdown_report(self.writer.run, self.writer.records))
-            from harness.report_html import html_report
+            (self.out / "report.md").write_text(tables.markdown_report(self.writer.run, self.writer.records))
+            from harness.reports.html_page import html_report
 
             (self.out / "report.html").write_text(html_report([self.writer.run], self.writer.records))
         if self._lock is not None:
@@ -254,7 +261,7 @@ class HarnessSession:
                           f"`tox -e {tox_env_for(version)} -- <matrix>`")
         if self.writer is None or not self.writer.records:
             return
-        from harness import terminal
+        from harness.reports import terminal
 
         for section, line in terminal.final_lines(self.writer.records, self.config.getoption("harness_wide")):
             if section:

@@ -7,7 +7,7 @@ import io
 
 from helpers import DATA
 
-from harness import export
+from harness.reports import csv_export as export
 from harness.records import load_results
 
 

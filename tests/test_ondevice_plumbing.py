@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import ondevice, report
+from harness import ondevice
+from harness.reports import tables
 from harness.cases import Case
 from harness.device import pick_device, pinned_env
 from harness.matrix import ConfigEntry
@@ -126,8 +127,8 @@ def test_timings_never_share_a_gpu_and_two_gpus_run_at_once(tmp_path: Path,
     for t in threads:
         t.join()
     assert len(tunes) == 4
-    assert report.gpu_overlaps(tunes) == []
-    table = report.device_table(tunes, fmt="simple").splitlines()
+    assert tables.gpu_overlaps(tunes) == []
+    table = tables.device_table(tunes, fmt="simple").splitlines()
     assert table[0].split()[4] == "gpu" and sorted(line.split()[4] for line in table[2:]) == ["0", "0", "1", "1"]
     spans = {g: sorted(t.runtime["gpu_window"] for t in tunes if t.runtime["gpu"]["uuid"] == g)
              for g in ("GPU-aaa", "GPU-bbb")}
@@ -139,7 +140,7 @@ def test_timings_never_share_a_gpu_and_two_gpus_run_at_once(tmp_path: Path,
                                                                 "gpu_window": [a[0], a[1] + 1.0]}})
     twin = Record.from_dict({**tunes[0].to_dict(), "runtime": {**tunes[0].runtime,
                                                                "gpu_window": [a[0] + 0.001, a[1]]}})
-    assert len(report.gpu_overlaps([clash, twin])) == 1
+    assert len(tables.gpu_overlaps([clash, twin])) == 1
 
 
 def test_launch_parity_compares_the_launched_binary_with_the_static_artifact() -> None:

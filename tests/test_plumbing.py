@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import report
+from harness.reports import tables
 from harness.naming import config_id, contained_path, safe_component, shape_id
 from harness.records import Record, ResultsWriter, load_results
 from harness.resources import amd_occupancy, nvidia_occupancy, parse_cuobjdump, parse_ptxas_verbose
@@ -74,11 +74,11 @@ def _record(target: str, vendor: str, shared: int, limit: int | None, config: di
 
 
 def test_verdicts() -> None:
-    rows = report.build_rows([_record("h100", "nvidia", 90000, None), _record("mi300x", "amd", 90000, 65536)])
+    rows = tables.build_rows([_record("h100", "nvidia", 90000, None), _record("mi300x", "amd", 90000, 65536)])
     assert rows[0].verdict == "NVIDIA only" and rows[0].asymmetric
-    rows = report.build_rows([_record("h100", "nvidia", 10, None), _record("mi300x", "amd", 10, None)])
+    rows = tables.build_rows([_record("h100", "nvidia", 10, None), _record("mi300x", "amd", 10, None)])
     assert rows[0].verdict == "fits both" and not rows[0].asymmetric
-    summary = report.summary_table([_record("h100", "nvidia", 1, None), _record("mi300x", "amd", 1, 65536)])
+    summary = tables.summary_table([_record("h100", "nvidia", 1, None), _record("mi300x", "amd", 1, 65536)])
     assert "NVIDIA only" in summary
 
 

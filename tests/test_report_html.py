@@ -7,8 +7,8 @@ import re
 from helpers import DATA, run_cli
 
 from harness.records import load_results
-from harness import report
-from harness.report_html import html_report
+from harness.reports import tables
+from harness.reports.html_page import html_report
 from harness.reports import vendor_eval
 
 
@@ -39,7 +39,7 @@ def test_strings_from_matrices_and_kernels_are_escaped() -> None:
         assert f"<h2>{section}</h2>" in page
     assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert '"\nnext' not in page and "&quot;" in page
-    md_text = report.markdown_report([info], odd) + vendor_eval.markdown(vendor_eval.evaluate(odd))
+    md_text = tables.markdown_report([info], odd) + vendor_eval.markdown(vendor_eval.evaluate(odd))
     assert "<script>" not in md_text and "&lt;script&gt;" in md_text
     assert "|`x`" not in md_text and "\\|\\`x\\`" in md_text   # cannot end a cell or open code
     assert '"\nnext' not in md_text                                 # nor break a table row

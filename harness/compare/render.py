@@ -8,7 +8,7 @@ from typing import Any
 from tabulate import tabulate
 
 from harness.compare.diff import Change, Comparison
-from harness.report import md, plain
+from harness.reports.tables import md, plain
 
 EXIT_MEANING = {0: "nothing worse", 1: "performance regression only",
                 2: "worse: new compile, correctness or limit failures", 3: "the runs cannot be compared"}

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-from harness import report
 from harness.records import Record
+from harness.reports import tables
 from harness.reports.figures import Measured, by_case, measured
 
 
@@ -39,7 +39,7 @@ class CaseEval:
 
 
 def evaluate(records: list[Record]) -> list[CaseEval]:
-    rows = report.build_rows(records)
+    rows = tables.build_rows(records)
     verdict_of: dict[tuple[str, str, str, str, str], dict[str, str]] = {}
     not_fitting: dict[tuple[str, str, str, str], Counter] = defaultdict(Counter)
     targets_of: dict[tuple[str, str, str, str], set[str]] = defaultdict(set)
@@ -80,14 +80,14 @@ def markdown(evals: list[CaseEval]) -> str:
              " winner elsewhere | one vendor only | static only | not fitting (per target) |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for ev in evals:
-        dev = "<br>".join(f"{report.md(m.target)} ({report.md(m.gpu)}): {report.md(m.config_id)}, "
+        dev = "<br>".join(f"{tables.md(m.target)} ({tables.md(m.gpu)}): {tables.md(m.config_id)}, "
                           f"{m.median_us:.1f} µs, {m.rate:.3g} {m.unit}"
                           + (f", {m.pct_peak:.0f}%" if isinstance(m.pct_peak, (int, float)) else "")
                           for m in ev.devices) or "not run on a GPU"
-        elsewhere = "<br>".join(f"{report.md(t)}: {report.md(v)}" for t, v in ev.winner_fits_elsewhere.items()) or "—"
-        nf = ", ".join(f"{report.md(t)} {n}" for t, n in ev.not_fitting.items())
-        lines.append(f"| {report.md(ev.kernel)} | {report.md(ev.dtype)} | {report.md(ev.shape_id)} | "
-                     f"{report.md(ev.triton)} | {dev} | {' · '.join(ev.ratio_lines()) or '—'} | {elsewhere} | "
+        elsewhere = "<br>".join(f"{tables.md(t)}: {tables.md(v)}" for t, v in ev.winner_fits_elsewhere.items()) or "—"
+        nf = ", ".join(f"{tables.md(t)} {n}" for t, n in ev.not_fitting.items())
+        lines.append(f"| {tables.md(ev.kernel)} | {tables.md(ev.dtype)} | {tables.md(ev.shape_id)} | "
+                     f"{tables.md(ev.triton)} | {dev} | {' · '.join(ev.ratio_lines()) or '—'} | {elsewhere} | "
                      f"{', '.join(f'{k} {n}' for k, n in ev.one_vendor.items()) or '—'} | "
-                     f"{', '.join(map(report.md, ev.static_only)) or '—'} | {nf} |")
+                     f"{', '.join(map(tables.md, ev.static_only)) or '—'} | {nf} |")
     return "\n".join(lines) + "\n"

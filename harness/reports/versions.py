@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from packaging.version import InvalidVersion, Version
 
-from harness.compare.diff import Comparison, CompareInputError, compare_runs
+from harness.compare.diff import CompareInputError, Comparison, compare_runs
 from harness.records import Record
 
 

@@ -11,14 +11,14 @@ Every string that came from a matrix, a kernel or a record goes through ``html.e
 from __future__ import annotations
 
 import html
-from urllib.parse import quote
 from collections import Counter, defaultdict
 from typing import Any
+from urllib.parse import quote
 
-from harness import history, report
+from harness import history
 from harness.compare.render import EXIT_MEANING
 from harness.records import Record
-from harness.reports import figures, svg, vendor_eval, versions
+from harness.reports import figures, svg, tables, vendor_eval, versions
 
 STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
@@ -46,7 +46,7 @@ def _runs(runs: list[dict[str, Any]]) -> list[str]:
     return out + ["</table>"]
 
 
-def _artifact_link(row: report.Row, base: str | None) -> str:
+def _artifact_link(row: tables.Row, base: str | None) -> str:
     """The config's cell: a link to its first build's artifact folder when the page belongs to one run
     (``base``: that run's directory relative to the page, "" when the page is inside it)."""
     if base is None:
@@ -60,11 +60,11 @@ def _artifact_link(row: report.Row, base: str | None) -> str:
     return f"<td>{_e(row.config_id)}</td>"
 
 
-def _matrix(rows: list[report.Row], base: str | None = None) -> list[str]:
+def _matrix(rows: list[tables.Row], base: str | None = None) -> list[str]:
     out = ["<h2>Portability</h2>",
            "<p class=note>Per target, the verdict of its build under Triton's defaults; at risk: it fits by default "
            "but not under a swept compile environment. Hover a cell for the reasons.</p>"]
-    by_kernel: dict[str, list[report.Row]] = defaultdict(list)
+    by_kernel: dict[str, list[tables.Row]] = defaultdict(list)
     for row in rows:
         by_kernel[row.kernel].append(row)
     for kernel in sorted(by_kernel):
@@ -215,11 +215,11 @@ def html_report(runs: list[dict[str, Any]], records: list[Record],
                 trends: list[history.Trend] | None = None) -> str:
     """The page. ``runs[i]["dir"]``, when set, is that run's directory relative to the page (links);
     ``trends``: the history file's series for the trend section."""
-    rows = report.build_rows(records)
+    rows = tables.build_rows(records)
     base = str(runs[0].get("dir") or "") if len(runs) == 1 else None  # one run: link each config's artifacts
     body = (["<h1>Triton portability report</h1>"] + _runs(runs) + _matrix(rows, base) + _device_charts(records)
             + _vendor_eval(records) + _version_compare(records) + _trends(trends))
-    fails = report.failures(records)
+    fails = tables.failures(records)
     if fails:
         body += ["<h2>Failures</h2>", "<ul>"] + [f"<li>{_e(line)}</li>" for line in fails[:200]] + ["</ul>"]
     body += _data_links(runs)

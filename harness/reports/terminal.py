@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from harness import report
 from harness.records import Record
+from harness.reports import tables
 
 WIDTH = 100
 ORDER = ("fits", "at risk", "exceeds", "failed")
@@ -25,7 +25,7 @@ def _fit(line: str, width: int = WIDTH) -> str:
 def kernel_lines(records: list[Record]) -> list[str]:
     """``matmul    h100 12 fit · mi300x 6 fit, 2 at risk, 4 exceed`` — one per kernel, targets in matrix order."""
     counts: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(int)))
-    rows = report.build_rows(records)
+    rows = tables.build_rows(records)
     multi = len({row.triton for row in rows}) > 1  # merged versions: one line per kernel and version
     for row in rows:
         name = f"{row.kernel} (triton {row.triton})" if multi else row.kernel
@@ -37,8 +37,8 @@ def kernel_lines(records: list[Record]) -> list[str]:
         parts = []
         for target, c in counts[kernel].items():
             words = [f"{c[v]} {'fit' if v == 'fits' else 'exceed' if v == 'exceeds' else v}" for v in ORDER if c[v]]
-            parts.append(f"{report.plain(target)} " + ", ".join(words))
-        out.append(_fit(f"{report.plain(kernel):<{width}}  " + " · ".join(parts)))
+            parts.append(f"{tables.plain(target)} " + ", ".join(words))
+        out.append(_fit(f"{tables.plain(kernel):<{width}}  " + " · ".join(parts)))
     return out
 
 
@@ -56,7 +56,7 @@ def device_lines(records: list[Record]) -> list[str]:
             first = next(iter((t.runtime.get("baselines") or {}).items()), None)
             if first and isinstance(first[1], dict) and first[1].get("speedup"):
                 speedups.append((first[1]["speedup"], first[0]))
-        text = f"{report.plain(kernel)}: {len(ok)} of {len(tunes)} case(s) tuned on {tunes[0].target}"
+        text = f"{tables.plain(kernel)}: {len(ok)} of {len(tunes)} case(s) tuned on {tunes[0].target}"
         if speedups:
             lo, hi = min(speedups)[0], max(speedups)[0]
             text += f", {lo:.2f}–{hi:.2f}× {speedups[0][1]}" if lo != hi else f", {lo:.2f}× {speedups[0][1]}"
@@ -66,10 +66,10 @@ def device_lines(records: list[Record]) -> list[str]:
 
 def worst(records: list[Record], limit: int = 6) -> list[str]:
     """Failures first, then limits exceeded, then configs at risk: the first few of each, one line each."""
-    lines = [("failed: ", x) for x in report.failures(records)] + \
-        [("exceeds: ", x) for x in report.limit_findings(records)] + \
-        [("at risk: ", x) for x in report.risk_lines(records)]
-    out = [_fit(kind + report.plain(text.splitlines()[0]) if text else kind) for kind, text in lines[:limit]]
+    lines = [("failed: ", x) for x in tables.failures(records)] + \
+        [("exceeds: ", x) for x in tables.limit_findings(records)] + \
+        [("at risk: ", x) for x in tables.risk_lines(records)]
+    out = [_fit(kind + tables.plain(text.splitlines()[0]) if text else kind) for kind, text in lines[:limit]]
     if len(lines) > limit:
         out.append(f"... {len(lines) - limit} more in report.md")
     return out
@@ -95,23 +95,23 @@ def final_lines(records: list[Record], wide: bool = False) -> list[tuple[bool, s
     tuned = any(r.mode == "tune" for r in records)
     if wide:  # the full tables of report.md, as wide as they are
         out.append((True, "triton portability: comparison"))
-        for table in (report.comparison_table(records, fmt="simple"), report.summary_table(records, fmt="simple"),
-                      report.target_summary(records, fmt="simple")):
+        for table in (tables.comparison_table(records, fmt="simple"), tables.summary_table(records, fmt="simple"),
+                      tables.target_summary(records, fmt="simple")):
             out += [(False, table), (False, "")]
-        at_risk = report.risk_lines(records)
+        at_risk = tables.risk_lines(records)
         if at_risk:
             out.append((False, f"harness: {len(at_risk)} config(s) at risk (reasons in report.md), e.g.: {at_risk[0]}"))
         if tuned:
-            out += [(True, "triton portability: on the device"), (False, report.device_table(records, fmt="simple"))]
-        out += [(False, "limit: " + line) for line in report.limit_findings(records)]
+            out += [(True, "triton portability: on the device"), (False, tables.device_table(records, fmt="simple"))]
+        out += [(False, "limit: " + line) for line in tables.limit_findings(records)]
     else:
         out.append((True, "triton portability"))
         out += [(False, line) for line in summary(records)]
     if tuned:
-        out += [(False, "harness: " + line) for line in report.launch_parity_lines(records)]
-    out += [(False, "harness: WARNING timings shared a GPU: " + line) for line in report.gpu_overlaps(records)]
+        out += [(False, "harness: " + line) for line in tables.launch_parity_lines(records)]
+    out += [(False, "harness: WARNING timings shared a GPU: " + line) for line in tables.gpu_overlaps(records)]
     expected = sum(1 for r in records if r.expected_failure)
     if expected:
         out.append((False, f"harness: {expected} expected failure(s) (known_failures of the matrix), not counted"))
-    out += [(False, "harness: known failure now passes: " + line) for line in report.fixed_known_failures(records)]
+    out += [(False, "harness: known failure now passes: " + line) for line in tables.fixed_known_failures(records)]
     return out

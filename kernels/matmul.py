@@ -87,6 +87,15 @@ def torch_matmul(inputs, shape):
     return a @ b
 
 
+def gemm_flops(shape, dtype):
+    return 2.0 * shape["M"] * shape["N"] * shape["K"]
+
+
+def gemm_bytes(shape, dtype):
+    """A and B read once, C written once."""
+    return float(shape["M"] * shape["K"] + shape["K"] * shape["N"] + shape["M"] * shape["N"]) * element_size(dtype)
+
+
 def _nv(bm, bn, bk, warps, stages, group=8):
     return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": group,
             "num_warps": warps, "num_stages": stages}
@@ -108,9 +117,8 @@ SPEC = KernelSpec(
     make_inputs=make_inputs,
     launch=launch,
     reference=reference,
-    flops=lambda shape, dtype: 2.0 * shape["M"] * shape["N"] * shape["K"],
-    min_bytes=lambda shape, dtype: float(shape["M"] * shape["K"] + shape["K"] * shape["N"]
-                                         + shape["M"] * shape["N"]) * element_size(dtype),
+    flops=gemm_flops,
+    min_bytes=gemm_bytes,
     nvidia_configs=(
         _nv(128, 256, 64, 8, 3),   # H100 workhorse: ~144 KiB of pipelined tiles
         _nv(256, 128, 64, 8, 3),

@@ -16,8 +16,7 @@ import triton
 import triton.language as tl
 
 from harness.spec import KernelSpec, Scalar, TensorDesc
-from harness.torchutil import element_size
-from matmul import make_inputs, reference, torch_matmul  # the sibling kernel file: same inputs and reference
+from matmul import gemm_bytes, gemm_flops, make_inputs, reference, torch_matmul  # the sibling kernel: same models
 
 
 @triton.jit
@@ -117,9 +116,8 @@ SPEC = KernelSpec(
     make_inputs=make_inputs,
     launch=launch,
     reference=reference,
-    flops=lambda shape, dtype: 2.0 * shape["M"] * shape["N"] * shape["K"],
-    min_bytes=lambda shape, dtype: float(shape["M"] * shape["K"] + shape["K"] * shape["N"]
-                                         + shape["M"] * shape["N"]) * element_size(dtype),
+    flops=gemm_flops,
+    min_bytes=gemm_bytes,
     nvidia_configs=(
         _nv(128, 256, 64, 8, 3),            # 208 KiB: three K stages plus a whole-tile epilogue buffer
         _nv(128, 256, 64, 8, 4, split=2),   # four stages fit once the epilogue stores in two halves

@@ -135,18 +135,11 @@ def _vendor_eval(records: list[Record]) -> list[str]:
            "not fitting: configs of the case that exceed a limit or failed, per target.</p>",
            "<table><tr><th>kernel</th><th>dtype</th><th>shape</th><th>triton</th><th>device: winner, median, "
            "rate, % of peak</th><th>between devices</th><th>winner elsewhere</th><th>one vendor only</th>"
-           "<th>static only</th>"
-           "<th>not fitting</th></tr>"]
+           "<th>static only</th><th>not fitting</th></tr>"]
     for ev in evals:
-        dev = "<br>".join(_e(f"{m.target} ({m.gpu}): {m.config_id}, {m.median_us:.1f} µs, {m.rate:.3g} {m.unit}"
-                             + (f", {m.pct_peak:.0f}% of peak" if isinstance(m.pct_peak, (int, float)) else ""))
-                          for m in ev.devices) or "not run on a GPU"
-        elsewhere = "<br>".join(_e(f"{t}: {v}") for t, v in ev.winner_fits_elsewhere.items()) or "—"
-        out.append(f"<tr><td>{_e(ev.kernel)}</td><td>{_e(ev.dtype)}</td><td>{_e(ev.shape_id)}</td>"
-                   f"<td>{_e(ev.triton)}</td><td>{dev}</td><td>{_e(' · '.join(ev.ratio_lines()) or '—')}</td>"
-                   f"<td>{elsewhere}</td><td>{_e(', '.join(f'{k} {n}' for k, n in ev.one_vendor.items()) or '—')}</td>"
-                   f"<td>{_e(', '.join(ev.static_only) or '—')}</td>"
-                   f"<td>{_e(', '.join(f'{t} {n}' for t, n in ev.not_fitting.items()))}</td></tr>")
+        cells = ["<br>".join(_e(line) for line in lines) for lines in ev.cells().values()]
+        head = [_e(v) for v in (ev.kernel, ev.dtype, ev.shape_id, ev.triton)]
+        out.append("<tr>" + "".join(f"<td>{c}</td>" for c in head + cells) + "</tr>")
     return out + ["</table>"]
 
 

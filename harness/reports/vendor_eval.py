@@ -29,6 +29,19 @@ class CaseEval:
     not_fitting: dict[str, int]                 # target -> configs that exceed or failed
     one_vendor: dict[str, int]                  # "NVIDIA only" / "AMD only" -> configs that fit that vendor alone
 
+    def cells(self) -> dict[str, list[str]]:
+        """The row as plain text, one list of lines per column (each renderer escapes them its own way)."""
+        return {
+            "device": [f"{m.target} ({m.gpu}): {m.config_id}, {m.median_us:.1f} µs, {m.rate:.3g} {m.unit}"
+                       + (f", {m.pct_peak:.0f}% of peak" if isinstance(m.pct_peak, (int, float)) else "")
+                       for m in self.devices] or ["not run on a GPU"],
+            "between": [" · ".join(self.ratio_lines()) or "—"],
+            "elsewhere": [f"{t}: {v}" for t, v in self.winner_fits_elsewhere.items()] or ["—"],
+            "one_vendor": [", ".join(f"{k} {n}" for k, n in self.one_vendor.items()) or "—"],
+            "static_only": [", ".join(self.static_only) or "—"],
+            "not_fitting": [", ".join(f"{t} {n}" for t, n in self.not_fitting.items())],
+        }
+
     def ratio_lines(self) -> list[str]:
         """Time ratios between devices, the fastest first: ``h200 1.00× · mi300x 1.31× slower``."""
         if len(self.devices) < 2:
@@ -80,14 +93,7 @@ def markdown(evals: list[CaseEval]) -> str:
              " winner elsewhere | one vendor only | static only | not fitting (per target) |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for ev in evals:
-        dev = "<br>".join(f"{tables.md(m.target)} ({tables.md(m.gpu)}): {tables.md(m.config_id)}, "
-                          f"{m.median_us:.1f} µs, {m.rate:.3g} {m.unit}"
-                          + (f", {m.pct_peak:.0f}%" if isinstance(m.pct_peak, (int, float)) else "")
-                          for m in ev.devices) or "not run on a GPU"
-        elsewhere = "<br>".join(f"{tables.md(t)}: {tables.md(v)}" for t, v in ev.winner_fits_elsewhere.items()) or "—"
-        nf = ", ".join(f"{tables.md(t)} {n}" for t, n in ev.not_fitting.items())
-        lines.append(f"| {tables.md(ev.kernel)} | {tables.md(ev.dtype)} | {tables.md(ev.shape_id)} | "
-                     f"{tables.md(ev.triton)} | {dev} | {' · '.join(ev.ratio_lines()) or '—'} | {elsewhere} | "
-                     f"{', '.join(f'{k} {n}' for k, n in ev.one_vendor.items()) or '—'} | "
-                     f"{', '.join(map(tables.md, ev.static_only)) or '—'} | {nf} |")
+        cells = ["<br>".join(tables.md(line) for line in lines) for lines in ev.cells().values()]
+        head = [tables.md(v) for v in (ev.kernel, ev.dtype, ev.shape_id, ev.triton)]
+        lines.append("| " + " | ".join(head + cells) + " |")
     return "\n".join(lines) + "\n"

@@ -214,9 +214,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         from harness.reports import csv_export
 
         Path(args.csv).write_text(csv_export.to_csv(records))
-    print(tables.comparison_table(records, fmt="simple"))
-    print()
-    print(tables.summary_table(records, fmt="simple"))
+    from harness.reports import terminal
+
+    for _, line in terminal.final_lines(records, args.wide):  # the run's own summary; --wide: the full tables
+        print(line)
     if out:
         print(f"\nharness: report written to {out}")
     return EXIT_OK
@@ -313,6 +314,8 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--out", help="where to write report.md (default: inside the only run directory)")
     rep.add_argument("--csv", metavar="FILE", help="also write every record's figures in long format (one row per "
                                                   "record and metric)")
+    rep.add_argument("--wide", action="store_true",
+                     help="print report.md's full tables (one column per target, wide) instead of the summary")
     rep.add_argument("--vendor-eval", action="store_true",
                      help="also write vendor-eval.md beside report.md: each device's tuned winners on the matrix's "
                           "shapes, % of its peak, ratios between devices, vendor-specific winners, what did not fit")

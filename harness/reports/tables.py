@@ -11,7 +11,7 @@ import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from tabulate import tabulate
 
@@ -208,20 +208,21 @@ def target_summary(records: list[Record], fmt: str = "github") -> str:
 
 def risk_lines(records: list[Record]) -> list[str]:
     """One line per (config, target) that fits under Triton's defaults but not under a swept environment."""
-    out = []
-    for row in sorted(build_rows(records), key=lambda r: (r.kernel, r.dtype, r.shape_id, r.config_id)):
+    out, tag = [], _version_tag(records)
+    for row in sorted(build_rows(records), key=lambda r: (r.kernel, r.dtype, r.shape_id, r.config_id, r.triton)):
         for tv in row.judged.targets.values():
             if tv.verdict == "at risk":
-                out.append(f"{row.kernel} {row.dtype} {row.shape_id} {row.config_id} on {tv.target} (shared "
-                           f"{tv.decided_by.resources.get('shared')} B by default): " + "; ".join(tv.reasons))
+                shared = tv.decided_by.resources.get("shared")
+                out.append(f"{row.kernel} {row.dtype} {row.shape_id} {row.config_id}{tag(row.triton)} on {tv.target} "
+                           f"(shared {shared} B by default): " + "; ".join(tv.reasons))
     return out
 
 
 def failures(records: list[Record]) -> list[str]:
     """One line per record that did not compile or did not match its reference."""
-    out = []
-    for r in sorted(records, key=lambda r: (r.kernel, r.dtype, r.target, r.config_id)):
-        where = "interpreter" if r.mode == "interpret" else r.column
+    out, tag = [], _version_tag(records)
+    for r in sorted(records, key=lambda r: (r.kernel, r.dtype, r.target, r.config_id, r.triton)):
+        where = ("interpreter" if r.mode == "interpret" else r.column) + tag(r.triton)
         if r.status != "ok":
             expected = f" [expected: {r.expected_failure}]" if r.expected_failure else ""
             out.append(f"{r.kernel} {r.dtype} {r.shape_id} {where} {r.config_id}: {r.status}{expected}: "
@@ -256,13 +257,19 @@ def fixed_known_failures(records: list[Record]) -> list[str]:
             if r.known_failure_fixed]
 
 
+def _version_tag(records: list[Record]) -> Callable[[str], str]:
+    """`` [triton X]`` after a finding when the records hold several Triton versions, else nothing."""
+    several = len({r.triton for r in records}) > 1
+    return lambda version: f" [triton {version}]" if several else ""
+
+
 def limit_findings(records: list[Record]) -> list[str]:
     """One line per error flag: the resource, the value, the limit."""
-    out = []
-    for r in sorted(records, key=lambda r: (r.kernel, r.dtype, r.shape_id, r.config_id, r.target)):
+    out, tag = [], _version_tag(records)
+    for r in sorted(records, key=lambda r: (r.kernel, r.dtype, r.shape_id, r.config_id, r.target, r.triton)):
         for f in r.flags:
             if f["severity"] == "error":
-                out.append(f"{r.kernel} {r.dtype} {r.shape_id} {r.config_id}: {r.column} ({r.arch}) "
+                out.append(f"{r.kernel} {r.dtype} {r.shape_id} {r.config_id}{tag(r.triton)}: {r.column} ({r.arch}) "
                            f"{f['resource']} {f['value']:g} exceeds limit {f['limit']:g}")
     return out
 

@@ -1,15 +1,25 @@
 #!/usr/bin/env bash
 # Nightly on a GPU host: keep the host's torch/triton (CUDA or ROCm build), install the
-# harness without extras in a venv that sees them, run the matrix, keep the run directory.
+# harness without extras in a venv that sees them, run the matrix, keep the run directory,
+# and pytest's JUnit XML beside it (<out>-junit.xml).
+#   bash ci/gpu_nightly.sh [MATRIX] [OUT]
+# HARNESS_PYTHON=/path/to/python uses an environment that already has the harness, torch and
+# triton instead of making .venv-gpu (the tests do; so can a host image that ships them).
 # Exit codes are harness run's (README): 1 means some case failed, 2 bad input.
 set -euo pipefail
-matrix=${1:-matrices/nightly.yaml}
+repo=$(cd "$(dirname "$0")/.." && pwd)
+matrix=${1:-$repo/matrices/nightly.yaml}
 out=${2:-runs/nightly-$(date -u +%Y%m%d)}
-python3 -m venv --system-site-packages .venv-gpu
-.venv-gpu/bin/pip install -q -e .   # no [cpu] extra: torch and triton are the host's
+if [ -n "${HARNESS_PYTHON:-}" ]; then
+  py=$HARNESS_PYTHON
+else
+  python3 -m venv --system-site-packages "$repo/.venv-gpu"
+  "$repo/.venv-gpu/bin/pip" install -q -e "$repo"   # no [cpu] extra: torch and triton are the host's
+  py=$repo/.venv-gpu/bin/python
+fi
 # a retried nightly finishes what the interrupted one left (its records are kept), a fresh one starts
 if [ -s "$out/records.jsonl" ]; then
-  .venv-gpu/bin/harness run "$matrix" --resume "$out" -- --junitxml="$out-junit.xml"
+  "$py" -m harness run "$matrix" --resume "$out" -- --junitxml="$out-junit.xml"
 else
-  .venv-gpu/bin/harness run "$matrix" --out "$out" -- --junitxml="$out-junit.xml"
+  "$py" -m harness run "$matrix" --out "$out" -- --junitxml="$out-junit.xml"
 fi

@@ -143,3 +143,29 @@ def test_nightly_merge_on_real_runs(tmp_path: Path) -> None:
 def test_nightly_merge_without_runs_says_so(tmp_path: Path) -> None:
     proc = _merge(str(tmp_path), "--out", str(tmp_path / "m"))
     assert proc.returncode == 4 and "no run directory" in proc.stderr
+
+
+def test_the_gpu_jobs_script_runs_then_resumes(tmp_path: Path) -> None:
+    """ci/gpu_nightly.sh as the GPU job calls it (here without a GPU: the run is static), then again on the
+    same directory, as a retried job would: the second call takes the resume branch and keeps the records."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "scale.py").write_text(KERNEL.replace("BODY", "x * 2.0"))
+    matrix = write_matrix(src / "matrix.yaml", MATRIX)
+    out = tmp_path / "gpu-h100" / "run"
+    env = {**os.environ, "HARNESS_PYTHON": sys.executable, "HARNESS_CACHE_DIR": str(tmp_path / "cache"),
+           "TRITON_CACHE_DIR": str(tmp_path / "triton"),
+           "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)}
+    script = [shutil.which("bash") or "bash", str(REPO / "ci" / "gpu_nightly.sh"), str(matrix), str(out)]
+    first = subprocess.run(script, env=env, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
+    def builds() -> list[tuple[str, str, str, str]]:
+        rows = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines() if line.strip()]
+        return sorted((r["mode"], r["config_id"], r["status"], r.get("cache_key", "")) for r in rows)
+
+    records = builds()
+    assert records and (tmp_path / "gpu-h100" / "run-junit.xml").is_file()
+    second = subprocess.run(script, env=env, capture_output=True, text=True, timeout=300)
+    assert second.returncode == 0, second.stdout[-2000:] + second.stderr[-2000:]
+    assert json.loads((out / "results.json").read_text())["run"].get("resumed")  # the resume branch ran
+    assert builds() == records                                                   # nothing ran twice

@@ -121,6 +121,8 @@ SPEC = KernelSpec(
     nvidia_configs=(
         _nv(128, 256, 64, 8, 3),            # 208 KiB: three K stages plus a whole-tile epilogue buffer
         _nv(128, 256, 64, 8, 4, split=2),   # four stages fit once the epilogue stores in two halves
+        _nv(128, 256, 64, 8, 4, split=2, group=16),
+        _nv(256, 128, 64, 8, 4, split=2),
         _nv(256, 128, 64, 8, 3),
         _nv(128, 128, 64, 8, 4),
         _nv(128, 128, 64, 4, 4),

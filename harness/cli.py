@@ -166,14 +166,22 @@ def _sigterm_as_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def _load_run(d: str) -> tuple[dict, list] | None:
+    """A run directory's (or results.json's) run info and records; None after a one-line error."""
+    try:
+        return load_results(Path(d))
+    except ResultsFileError as exc:
+        _err(str(exc))
+        return None
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     loaded = []
     for d in args.dirs:
-        try:
-            run, records = load_results(Path(d))
-        except ResultsFileError as exc:
-            _err(str(exc))
+        found = _load_run(d)
+        if found is None:
             return EXIT_INPUT
+        run, records = found
         for warning in run.get("read_warnings") or []:
             _err(f"warning: {warning}")
         loaded.append((str(d), run, records))
@@ -260,12 +268,10 @@ def cmd_history(args: argparse.Namespace) -> int:
     db = Path(args.db)
     if args.action == "add":
         for d in args.dirs:
-            try:
-                run, records = load_results(Path(d))
-            except ResultsFileError as exc:
-                _err(str(exc))
+            found = _load_run(d)
+            if found is None:
                 return EXIT_INPUT
-            print(f"harness: {history.add(db, run, records)} figure(s) of {d} stored in {db}")
+            print(f"harness: {history.add(db, *found)} figure(s) of {d} stored in {db}")
         return EXIT_OK
     if not db.is_file():
         _err(f"{db}: no history yet (harness history add RUN_DIR...)")
@@ -345,15 +351,18 @@ def build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("--json", metavar="FILE", help="also write the machine-readable diff")
     cmp.set_defaults(func=cmd_compare)
     hist = sub.add_parser("history", help="store nights of results in SQLite; show trends and step changes")
-    hist.add_argument("action", choices=("add", "show"))
-    hist.add_argument("dirs", nargs="*", help="run directories to add (add)")
-    hist.add_argument("--db", default=os.environ.get("HARNESS_HISTORY", "runs/history.sqlite"),
-                      help="the SQLite file (default $HARNESS_HISTORY or runs/history.sqlite)")
-    hist.add_argument("-k", help="only series whose name contains this text (show)")
-    hist.add_argument("--threshold", type=float, default=0.05, help="relative shift that counts (0.05)")
-    hist.add_argument("--hold", type=int, default=2, help="nights a shift must last to be a step (2)")
-    hist.add_argument("--steps-only", action="store_true", help="print only the series with a step (show)")
-    hist.set_defaults(func=cmd_history)
+    actions = hist.add_subparsers(dest="action", required=True)
+    hist_add = actions.add_parser("add", help="store run directories' figures")
+    hist_add.add_argument("dirs", nargs="+", help="run directories to add")
+    hist_show = actions.add_parser("show", help="print each series, marking step changes")
+    hist_show.add_argument("-k", help="only series whose name contains this text")
+    hist_show.add_argument("--threshold", type=float, default=0.05, help="relative shift that counts (0.05)")
+    hist_show.add_argument("--hold", type=int, default=2, help="nights a shift must last to be a step (2)")
+    hist_show.add_argument("--steps-only", action="store_true", help="print only the series with a step")
+    for p in (hist_add, hist_show):
+        p.add_argument("--db", default=os.environ.get("HARNESS_HISTORY", "runs/history.sqlite"),
+                       help="the SQLite file (default $HARNESS_HISTORY or runs/history.sqlite)")
+        p.set_defaults(func=cmd_history)
     return parser
 
 
@@ -379,13 +388,7 @@ def main(argv: list[str] | None = None) -> int:
         cut = argv.index("--")
         argv, passthrough = argv[:cut], argv[cut + 1:]
     try:
-        args, extra = parser.parse_known_args(argv)
-        # argparse leaves positionals that follow an option of a subcommand with nargs="*"
-        # (harness history add --db F RUN...): they are more run directories
-        if extra and getattr(args, "dirs", None) is not None and not any(e.startswith("-") for e in extra):
-            args.dirs = list(args.dirs) + extra
-        elif extra:
-            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        args = parser.parse_args(argv)
         args.pytest_args = passthrough
     except SystemExit as exc:  # argparse already printed a one-line usage error
         return EXIT_INPUT if exc.code else EXIT_OK

@@ -74,6 +74,11 @@ def sdpa(inputs: tuple, shape: Any) -> Any:
     return F.scaled_dot_product_attention(q, k, v, is_causal=bool(shape["causal"]))
 
 
+def attention_bytes(shape: Any, dtype: str) -> float:
+    """Q, K and V read once, O written once."""
+    return 4.0 * shape["B"] * shape["H"] * shape["N"] * shape["D"] * element_size(dtype)
+
+
 def attention_flops(shape: Any, dtype: str) -> float:
     """QK^T and PV: 4·B·H·N²·D, half of it under a causal mask."""
     full = 4.0 * shape["B"] * shape["H"] * shape["N"] * shape["N"] * shape["D"]

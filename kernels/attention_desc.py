@@ -19,7 +19,7 @@ import triton
 import triton.language as tl
 
 from harness.spec import KernelSpec, Pointer, Scalar, TensorDesc
-from harness.torchutil import attention_flops, attention_reference, device_arch, element_size, randn, sdpa
+from harness.torchutil import attention_bytes, attention_flops, attention_reference, device_arch, randn, sdpa
 
 
 @triton.jit
@@ -136,7 +136,7 @@ SPEC = KernelSpec(
     launch=launch,
     reference=attention_reference,
     flops=attention_flops,
-    min_bytes=lambda shape, dtype: 4.0 * shape["B"] * shape["H"] * shape["N"] * shape["D"] * element_size(dtype),
+    min_bytes=attention_bytes,
     nvidia_configs=(
         {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3},
         {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 2},

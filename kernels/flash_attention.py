@@ -12,7 +12,7 @@ import triton
 import triton.language as tl
 
 from harness.spec import KernelSpec, Pointer, Scalar
-from harness.torchutil import attention_flops, attention_reference, element_size, randn, sdpa
+from harness.torchutil import attention_bytes, attention_flops, attention_reference, randn, sdpa
 
 
 @triton.jit
@@ -136,7 +136,7 @@ SPEC = KernelSpec(
     launch=launch,
     reference=attention_reference,
     flops=attention_flops,
-    min_bytes=lambda shape, dtype: 4.0 * shape["B"] * shape["H"] * shape["N"] * shape["D"] * element_size(dtype),
+    min_bytes=attention_bytes,
     nvidia_configs=(
         _nv(128, 128, 8, 3),   # H100-sized K/V pipeline: over 64 KiB at head dim 128
         _nv(128, 64, 4, 3),

@@ -124,8 +124,8 @@ def _device_charts(records: list[Record]) -> list[str]:
     return out
 
 
-def _vendor_eval(records: list[Record]) -> list[str]:
-    evals = vendor_eval.evaluate(records)
+def _vendor_eval(records: list[Record], rows: list[tables.Row]) -> list[str]:
+    evals = vendor_eval.evaluate(records, rows)
     if not evals:
         return []
     out = ["<h2>Vendor evaluation</h2>",
@@ -211,7 +211,7 @@ def html_report(runs: list[dict[str, Any]], records: list[Record],
     rows = tables.build_rows(records)
     base = str(runs[0].get("dir") or "") if len(runs) == 1 else None  # one run: link each config's artifacts
     body = (["<h1>Triton portability report</h1>"] + _runs(runs) + _matrix(rows, base) + _device_charts(records)
-            + _vendor_eval(records) + _version_compare(records) + _trends(trends))
+            + _vendor_eval(records, rows) + _version_compare(records) + _trends(trends))
     fails = tables.failures(records)
     if fails:
         body += ["<h2>Failures</h2>", "<ul>"] + [f"<li>{_e(line)}</li>" for line in fails[:200]] + ["</ul>"]

@@ -51,8 +51,9 @@ class CaseEval:
                 sorted(self.devices, key=lambda m: m.median_us)]
 
 
-def evaluate(records: list[Record]) -> list[CaseEval]:
-    rows = tables.build_rows(records)
+def evaluate(records: list[Record], rows: list[tables.Row] | None = None) -> list[CaseEval]:
+    """``rows``: the records' verdict rows when the caller has built them already."""
+    rows = tables.build_rows(records) if rows is None else rows
     verdict_of: dict[tuple[str, str, str, str, str], dict[str, str]] = {}
     not_fitting: dict[tuple[str, str, str, str], Counter] = defaultdict(Counter)
     targets_of: dict[tuple[str, str, str, str], set[str]] = defaultdict(set)

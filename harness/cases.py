@@ -34,6 +34,7 @@ class Case:
     seed: int
     environment: Environment = DEFAULT_ENV
     known_failures: tuple[KnownFailure, ...] = ()   # the matrix's entries (matched per record)
+    deciding: str = DEFAULT     # the target's environment whose build decides its verdict (harness.verdicts)
 
     @property
     def shape(self) -> dict[str, Any]:
@@ -70,9 +71,11 @@ def expand(matrix: Matrix, installed_triton: str | None) -> list[Case]:
                 for shape in entry.shapes:
                     configs = tuple(c for c in entry.configs if spec.config_ok(dict(shape), c.as_dict()))
                     for target in matrix.targets:
-                        for env in matrix.environments_for(target):
+                        envs = matrix.environments_for(target)
+                        deciding = DEFAULT if any(e.name == DEFAULT for e in envs) else envs[0].name
+                        for env in envs:
                             cases.append(Case(entry.name, entry.ref, dtype, (shape,), target, version, configs,
-                                              entry.timeout_s, matrix.seed, env, matrix.known_failures))
+                                              entry.timeout_s, matrix.seed, env, matrix.known_failures, deciding))
                 if entry.interpret:
                     cases.append(Case(entry.name, entry.ref, dtype, entry.interpret, INTERPRET, version,
                                       interpret_configs(spec.tunables, entry.configs), entry.timeout_s, matrix.seed))

@@ -8,7 +8,8 @@ Exit codes (also in README):
   3  interrupted (Ctrl-C or SIGTERM; --resume finishes the run), or an internal error of pytest or the harness
   4  no case was selected (everything deselected by -k, --targets or Triton version)
 ``harness compare`` has its own codes: 0 nothing worse, 1 performance regression only, 2 a worse status,
-verdict or correctness, 3 the runs cannot be compared.
+verdict or correctness, or builds the new run selected but does not hold, 3 the runs cannot be compared
+(also: a run was interrupted, unless --allow-incomplete).
 Limit findings (a config that exceeds a target's limit) are results, not failures.
 """
 from __future__ import annotations
@@ -224,7 +225,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         Path(args.csv).write_text(csv_export.to_csv(records))
     from harness.reports import terminal
 
-    for _, line in terminal.final_lines(records, args.wide):  # the run's own summary; --wide: the full tables
+    for _, line in terminal.final_lines(records, args.wide, runs):  # the run's own summary; --wide: the full tables
         print(line)
     if out:
         print(f"\nharness: report written to {out}")
@@ -247,7 +248,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
                       if isinstance(v, (int, float))}
         cmp = compare_runs(base, new, threshold=args.threshold, alpha=args.alpha, min_us=args.min_us,
                            normalise=not args.raw, thresholds=thresholds,
-                           compile_threshold=args.compile_threshold)
+                           compile_threshold=args.compile_threshold, base_run=base_run, new_run=new_run,
+                           allow_incomplete=args.allow_incomplete)
     except CompareInputError as exc:
         for line in str(exc).splitlines():
             _err(line)
@@ -332,8 +334,9 @@ def build_parser() -> argparse.ArgumentParser:
         "compare", help="what changed between two runs (a Triton bump, night to night) and whether it is worse",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="exit codes: 0 nothing worse; 1 performance regression only (kernel timings, or cold compile "
-               "time); 2 a new compile, correctness or limit failure (any worse verdict); 3 the runs cannot be "
-               "compared (no common records, damaged or unreadable results)")
+               "time); 2 a new compile, correctness or limit failure (any worse verdict), or builds the new run's "
+               "matrix selected that it does not hold (missing in new); 3 the runs cannot be compared (no common "
+               "records, damaged or unreadable results, or a run was interrupted and --allow-incomplete not given)")
     cmp.add_argument("base", help="run directory (or results.json) of the reference run")
     cmp.add_argument("new", help="run directory (or results.json) of the run under test")
     cmp.add_argument("--threshold", type=float, default=0.05,
@@ -347,6 +350,9 @@ def build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("--compile-threshold", type=float, default=0.25,
                      help="geometric-mean change of cold lowering time (Triton's own stage times, configs cold in "
                           "both runs) that counts as a change (0.25); judged with a sign test at --alpha")
+    cmp.add_argument("--allow-incomplete", action="store_true",
+                     help="judge an interrupted run's complete cases instead of refusing it (exit 3); what it "
+                          "leaves out is listed as not compared")
     cmp.add_argument("--markdown", metavar="FILE", help="also write the full table as markdown")
     cmp.add_argument("--json", metavar="FILE", help="also write the machine-readable diff")
     cmp.set_defaults(func=cmd_compare)

@@ -72,7 +72,27 @@ def tox_env_for(version: str) -> str:
     return f"triton{parts[0]}{parts[1]}" if len(parts) >= 2 else f"triton-{version}"
 
 
+def with_targets_option(matrix: Any, config: pytest.Config) -> Any:
+    """The matrix with ``--harness-targets`` applied (unknown names are left to collection to refuse)."""
+    wanted = [t.strip() for t in (config.getoption("harness_targets") or "").split(",") if t.strip()]
+    return dataclasses.replace(matrix, targets=tuple(wanted)) if wanted else matrix
+
+
+def selection_entry(case: Case) -> dict[str, Any]:
+    """What one selected compile case will build: ``harness compare`` tells lost builds from deselected ones."""
+    return {"kernel": case.kernel, "dtype": case.dtype, "shape": case.shape, "target": case.target,
+            "environment": case.environment.name, "configs": [c.as_dict() for c in case.configs]}
+
+
 class _XdistHooks:
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """The controller collects nothing: a worker's item ids (after -k and deselection) are the selection."""
+        session = node.config.pluginmanager.get_plugin("harness-session")
+        if session is not None and not session.selected:
+            index = session.case_index()
+            session.selected = [selection_entry(index[i]) for i in (n.rsplit("::", 1)[-1] for n in ids)
+                                if i in index and not index[i].is_interpret and index[i].configs]
+
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput["harness_out"] = str(node.config.stash[OUT_KEY])
         session = node.config.pluginmanager.get_plugin("harness-session")
@@ -104,6 +124,7 @@ class HarnessSession:
         self._workers: Any = None
         self._lock: rundir.RunLock | None = None
         self._parsed: list[Any] | None = None
+        self.selected: list[dict[str, Any]] | None = None   # the compile cases this run is to build
         if not self.is_worker and self._matrix_paths():
             self._own_run_dir()
 
@@ -148,6 +169,11 @@ class HarnessSession:
                 except MatrixError:
                     continue
         return self._parsed
+
+    def case_index(self) -> dict[str, Case]:
+        """Every case of the command line's matrices by id, as the workers collect them."""
+        installed = tritoncompat.installed_triton_version()
+        return {c.id: c for m in self._matrices() for c in expand(with_targets_option(m, self.config), installed)}
 
     @property
     def workers(self) -> Any:
@@ -195,6 +221,9 @@ class HarnessSession:
         """Start this process's compile workers while pytest gets going: the first case then finds them warm."""
         if session.config.option.collectonly:
             return
+        if not self.is_worker and self.selected is None:
+            self.selected = [selection_entry(i.case) for i in session.items
+                             if isinstance(i, CaseItem) and not i.case.is_interpret and i.case.configs]
         if any(isinstance(i, CaseItem) and not i.case.is_interpret and i.case.configs for i in session.items):
             self.workers.prestart("compile", compile_parallelism())
 
@@ -226,6 +255,7 @@ class HarnessSession:
         info = run_info(matrix.name if matrix else "", str(matrix.path) if matrix else "",
                         matrix.content_hash if matrix else "", tritoncompat.installed_triton_version())
         info["targets"] = list(matrix.targets) if matrix else []
+        info["selected"] = self.selected or []
         info["compare_thresholds"] = {k.name: k.compare_threshold for k in (matrix.kernels if matrix else ())
                                       if k.compare_threshold is not None}
         return info
@@ -263,7 +293,8 @@ class HarnessSession:
             return
         from harness.reports import terminal
 
-        for section, line in terminal.final_lines(self.writer.records, self.config.getoption("harness_wide")):
+        for section, line in terminal.final_lines(self.writer.records, self.config.getoption("harness_wide"),
+                                                  [self.writer.run]):
             if section:
                 tr.section(line)
             else:
@@ -282,13 +313,10 @@ class MatrixFile(pytest.File):
             matrix = parse(self.path)
         except MatrixError as exc:
             raise self.CollectError(str(exc)) from None
-        targets_opt = self.config.getoption("harness_targets")
-        if targets_opt:
-            wanted = [t.strip() for t in targets_opt.split(",") if t.strip()]
-            unknown = [t for t in wanted if t not in catalogue()]
-            if unknown:
-                raise self.CollectError(f"--harness-targets: unknown target(s) {', '.join(unknown)}")
-            matrix = dataclasses.replace(matrix, targets=tuple(wanted))
+        matrix = with_targets_option(matrix, self.config)
+        unknown = [t for t in matrix.targets if t not in catalogue()]
+        if unknown:
+            raise self.CollectError(f"--harness-targets: unknown target(s) {', '.join(unknown)}")
         self.targets = matrix.targets
         for case in expand(matrix, tritoncompat.installed_triton_version()):
             yield CaseItem.from_parent(self, name=case.id, case=case)
@@ -378,7 +406,8 @@ class CaseItem(pytest.Item):
                     "target": case.target, "arch": arch, "vendor": vendor, "triton": case.triton, "config": cfg,
                     "config_id": config_id(cfg), "meta": meta, "origin": entry.origin,
                     "mode": "interpret" if case.is_interpret else "compile", "kernel_hash": kernel_hash,
-                    "environment": case.environment.name, "env": case.environment.as_dict(), "case_id": case.id}
+                    "environment": case.environment.name, "env": case.environment.as_dict(), "case_id": case.id,
+                    "deciding_environment": case.deciding}
             fields = {k: v for k, v in result.items() if k not in ("triton", "run_s")}
             records.append(Record.from_dict({**base, **fields}))
         return records

@@ -63,6 +63,7 @@ class Record:
     runtime: dict[str, Any] | None = None
     launcher: str = ""                       # "prebuilt" when the compile also built Triton's launcher (GPU host)
     environment: str = "default"             # compile environment name (see harness/environments.py)
+    deciding_environment: str = "default"    # the target's environment whose build decides its verdict
     env: dict[str, str] = field(default_factory=dict)   # the environment's variables
     specialisation: dict[str, Any] = field(default_factory=dict)  # per parameter: type, attrs, constexpr value
     assumptions: list[str] = field(default_factory=list)          # what the launch specialisation had to assume

@@ -4,7 +4,12 @@ Semantics (README, "Verdicts"):
 
 - Per target, ``fits`` / ``exceeds`` / ``failed`` is decided by the build under
   Triton's defaults (the environment named ``default``; a matrix that sweeps
-  only its own environments for a target decides by the first one it lists).
+  only its own environments for a target decides by the first one it lists:
+  each record names it, ``Record.deciding_environment``).
+- A target whose deciding build is not among the records (a run cut mid-case, a
+  ``-k`` that selected only an opt-in environment's builds) is ``incomplete``:
+  an opt-in environment never decides in its place, and an incomplete target
+  counts neither as fitting nor as not fitting its vendor.
 - Other swept environments (opt-in codegen knobs such as async copy) can only
   add ``at risk`` to a config that fits: it launches as built by default, but
   not under that knob. Their outcomes, a compile error included, are reported
@@ -28,14 +33,17 @@ from harness.records import Record
 
 VENDOR_LABEL = {"nvidia": "NVIDIA", "amd": "AMD"}
 FITTING = ("fits", "at risk")
+INCOMPLETE = "incomplete"
+#: every target verdict, best first (compare ranks by it; ``incomplete`` is never ranked: it is not compared)
+VERDICTS = ("fits", "at risk", "exceeds", "failed", INCOMPLETE)
 
 
 @dataclass(frozen=True)
 class TargetVerdict:
     target: str
     vendor: str
-    verdict: str                    # "fits" | "at risk" | "exceeds" | "failed"
-    decided_by: Record
+    verdict: str                    # "fits" | "at risk" | "exceeds" | "failed" | "incomplete"
+    decided_by: Record | None       # the deciding environment's build; None when it is missing (incomplete)
     reasons: tuple[str, ...] = ()   # why it exceeds / failed / is at risk
     beside: tuple[str, ...] = ()    # other environments' outcomes, when they do not change the verdict
     others: tuple[Record, ...] = field(default=(), compare=False)
@@ -43,6 +51,15 @@ class TargetVerdict:
     @property
     def fits(self) -> bool:
         return self.verdict in FITTING
+
+    @property
+    def complete(self) -> bool:
+        return self.decided_by is not None
+
+    @property
+    def column(self) -> str:
+        """The deciding build's column (``mi300x``), or the target's name when that build is missing."""
+        return self.decided_by.column if self.decided_by is not None else self.target
 
 
 @dataclass(frozen=True)
@@ -88,7 +105,13 @@ def _outcome_text(r: Record) -> str:
 
 def judge_target(builds: list[Record]) -> TargetVerdict:
     """The verdict for one target from its builds under each swept environment."""
-    decider = next((r for r in builds if r.environment == DEFAULT), builds[0])
+    deciding = builds[0].deciding_environment or DEFAULT
+    decider = next((r for r in builds if r.environment == deciding), None)
+    if decider is None:
+        return TargetVerdict(builds[0].target, builds[0].vendor, INCOMPLETE, None,
+                             (f"no build under {deciding}, the environment that decides: the run did not build it "
+                              "(cut mid-case, or not selected)",), tuple(_outcome_text(o) for o in builds),
+                             tuple(builds))
     others = tuple(r for r in builds if r is not decider)
     kind = outcome(decider)
     reasons: list[str] = []
@@ -113,18 +136,22 @@ def judge_row(builds: Iterable[Record]) -> RowVerdict:
     targets = {t: judge_target(rs) for t, rs in sorted(by_target.items())}
     vendors: dict[str, dict[str, Any]] = {}
     for tv in targets.values():
-        entry = vendors.setdefault(tv.vendor, {"fitting": [], "not": []})
-        entry["fitting" if tv.fits else "not"].append(tv.target)
+        entry = vendors.setdefault(tv.vendor, {"fitting": [], "not": [], "incomplete": []})
+        entry["incomplete" if not tv.complete else "fitting" if tv.fits else "not"].append(tv.target)
     for entry in vendors.values():
-        entry["fits"] = "all" if not entry["not"] else ("none" if not entry["fitting"] else "some")
+        entry["fits"] = INCOMPLETE if not entry["fitting"] and not entry["not"] else \
+            "all" if not entry["not"] else ("none" if not entry["fitting"] else "some")
     return RowVerdict(targets, vendors, *_text(targets, vendors))
 
 
 def _text(targets: dict[str, TargetVerdict], vendors: dict[str, dict[str, Any]]) -> tuple[str, bool, str]:
     failed = [t for t, v in targets.items() if v.verdict == "failed"]
     risky = [t for t, v in targets.items() if v.verdict == "at risk"]
-    states = {v: e["fits"] for v, e in vendors.items()}
+    missing = [t for t, v in targets.items() if not v.complete]
+    states = {v: e["fits"] for v, e in vendors.items() if e["fits"] != INCOMPLETE}
     label = {v: VENDOR_LABEL.get(v, v) for v in vendors}
+    if not states:
+        return f"incomplete: no deciding build on {', '.join(missing)}", False, INCOMPLETE
     if len(states) == 1:
         (vendor, state), = states.items()
         if state == "all":
@@ -153,6 +180,9 @@ def _text(targets: dict[str, TargetVerdict], vendors: dict[str, dict[str, Any]])
         category = "failed"
     if risky:
         text += f" (at risk on {', '.join(risky)})"
+    if missing:  # what the complete targets say, and that the row is not whole: never a portability finding
+        text += f"; incomplete on {', '.join(missing)}"
+        category, asymmetric = INCOMPLETE, False
     return text, asymmetric, category
 
 
@@ -170,13 +200,15 @@ def to_json(rows: dict[tuple[str, ...], RowVerdict]) -> dict[str, list[dict[str,
     entries: list[dict[str, Any]] = []
     portability: list[dict[str, Any]] = []
     for row in rows.values():
-        first = next(iter(row.targets.values())).decided_by
+        first = next(tv.decided_by or tv.others[0] for tv in row.targets.values())
         ident = {"kernel": first.kernel, "dtype": first.dtype, "shape": first.shape, "triton": first.triton,
                  "config_id": first.config_id, "origin": first.origin}
         for tv in row.targets.values():
-            entries.append({**ident, "target": tv.target, "environment": tv.decided_by.environment,
-                            "column": tv.decided_by.column, "deciding": True, "verdict": tv.verdict,
-                            "reasons": list(tv.reasons), "beside": list(tv.beside), "flags": tv.decided_by.flags})
+            deciding = tv.decided_by
+            entries.append({**ident, "target": tv.target, "environment": deciding.environment if deciding else None,
+                            "column": tv.column, "deciding": True, "verdict": tv.verdict,
+                            "reasons": list(tv.reasons), "beside": list(tv.beside),
+                            "flags": deciding.flags if deciding else []})
             for o in tv.others:
                 entries.append({**ident, "target": tv.target, "environment": o.environment, "column": o.column,
                                 "deciding": False, "verdict": outcome(o), "reasons": [_outcome_text(o)],

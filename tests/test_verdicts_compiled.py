@@ -87,7 +87,7 @@ def test_verdicts_are_in_results_json_with_default_builds_deciding(run: dict) ->
              and p["targets"]["mi300x"] == "exceeds"]
     assert split
     for p in split:
-        assert p["vendors"]["amd"] == {"fitting": ["mi355x"], "not": ["mi300x"], "fits": "some"}
+        assert p["vendors"]["amd"] == {"fitting": ["mi355x"], "not": ["mi300x"], "incomplete": [], "fits": "some"}
         assert "AMD mi355x only" in p["verdict"] and p["asymmetric"]
 
 

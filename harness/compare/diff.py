@@ -3,16 +3,24 @@
 Records are matched by case × target column × config, ignoring the Triton version, so
 a run under pin X compares with a run under pin Y. Static changes need no GPU;
 timings are judged only where both runs timed a config in full (see :mod:`.stats`).
+
+Only what both runs completed is judged: a case cut on either side (fewer records than
+it produced) and a target without its deciding build are listed as not compared. A build
+the new run selected (its ``run["selected"]``) but does not hold is lost work: worse.
+A run that was interrupted cannot be compared (exit 3) unless the caller allows it, and
+then its missing builds are left out, not called worse.
 """
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness import verdicts
 from harness.compare import compile_time, stats
-from harness.records import Record
+from harness.naming import config_key, shape_id
+from harness.records import Record, complete_cases
 
 #: resource figures whose change is reported (informational: verdicts decide the exit code)
 RESOURCES = ("registers", "spill_bytes", "shared", "scratch_bytes", "occupancy", "mma", "wgmma", "tcgen05_mma",
@@ -42,6 +50,8 @@ class Comparison:
     matched: int
     only_base: list[str] = field(default_factory=list)
     only_new: list[str] = field(default_factory=list)
+    missing_in_new: list[str] = field(default_factory=list)  # builds the new run selected and does not hold
+    not_compared: list[str] = field(default_factory=list)    # cut cases, incomplete verdicts, interrupted runs' gaps
     changes: list[Change] = field(default_factory=list)
     timings_judged: int = 0
     largest_insignificant: float | None = None   # largest |ratio - 1| among judged timings not called a change
@@ -52,7 +62,8 @@ class Comparison:
     def exit_code(self) -> int:
         if self.reason:
             return EXIT_INCOMPARABLE
-        if any(c.worse and c.kind in ("status", "verdict", "correctness") for c in self.changes):
+        if self.missing_in_new or any(c.worse and c.kind in ("status", "verdict", "correctness")
+                                      for c in self.changes):
             return EXIT_WORSE
         if any(c.worse and c.kind == "timing" for c in self.changes) or \
                 (self.compile_time is not None and self.compile_time.worse):
@@ -110,24 +121,70 @@ def _references(records: list[Record]) -> dict[tuple[str, ...], float]:
     return out
 
 
+def _case_of(key: tuple[str, ...]) -> tuple[str, ...]:
+    """A build's case, Triton-agnostic: kernel, dtype, shape, target, environment."""
+    return key[:5]
+
+
+def _cut_cases(records: list[Record]) -> set[tuple[str, ...]]:
+    """Cases with fewer records than they produced (a kill cut their batch)."""
+    done, _ = complete_cases(records)
+    return {_case_of(r.key()) for r in records if r.case_id and r.case_id not in done}
+
+
+def _selected(run: dict[str, Any] | None) -> set[tuple[str, ...]] | None:
+    """The build keys a run's matrix selected, or None where the run does not record them (older harness)."""
+    entries = (run or {}).get("selected")
+    if not isinstance(entries, list) or not entries:
+        return None
+    return {(e["kernel"], e["dtype"], json.dumps(e["shape"], sort_keys=True), e["target"], e["environment"],
+             config_key(c)) for e in entries if isinstance(e, dict) for c in e.get("configs") or []}
+
+
+def _unfinished(run: dict[str, Any] | None) -> bool:
+    return bool(run) and (bool(run.get("interrupted")) or not run.get("end"))
+
+
 def compare_runs(base: list[Record], new: list[Record], threshold: float = 0.05, alpha: float = 0.001,
                  min_us: float = 20.0, normalise: bool = True,
-                 thresholds: dict[str, float] | None = None, compile_threshold: float = 0.25) -> Comparison:
+                 thresholds: dict[str, float] | None = None, compile_threshold: float = 0.25,
+                 base_run: dict[str, Any] | None = None, new_run: dict[str, Any] | None = None,
+                 allow_incomplete: bool = False) -> Comparison:
     """``thresholds``: per-kernel thresholds (the matrix's ``compare_threshold``), overriding ``threshold``;
-    ``compile_threshold``: the geometric-mean change of cold lowering time beyond which it may be called slower."""
+    ``compile_threshold``: the geometric-mean change of cold lowering time beyond which it may be called slower;
+    ``base_run`` / ``new_run``: the runs' info (interrupted? what did the new one select?);
+    ``allow_incomplete``: judge the complete cases of interrupted runs instead of refusing them."""
     check_timings(base, "base")
     check_timings(new, "new")
-    a, b = _index(base, "compile"), _index(new, "compile")
+    cut = _cut_cases(base) | _cut_cases(new)
+    a_all, b_all = _index(base, "compile"), _index(new, "compile")
+    a = {k: r for k, r in a_all.items() if _case_of(k) not in cut}
+    b = {k: r for k, r in b_all.items() if _case_of(k) not in cut}
     matched = sorted(a.keys() & b.keys())
-    cmp = Comparison(matched=len(matched), only_base=sorted(_label(a[k]) for k in a.keys() - b.keys()),
+    new_cut = _unfinished(new_run)
+    selected = _selected(new_run)
+    lost = {k for k in a.keys() - b.keys() if selected is not None and k in selected}
+    cmp = Comparison(matched=len(matched), only_base=sorted(_label(a[k]) for k in a.keys() - b.keys() - lost),
                      only_new=sorted(_label(b[k]) for k in b.keys() - a.keys()))
+    cmp.not_compared = sorted(f"case cut mid-way: {c[0]} {c[1]} {shape_id(json.loads(c[2]))} {c[3]}"
+                              + (f"@{c[4]}" if c[4] != "default" else "") for c in cut)
+    if new_cut:
+        cmp.not_compared += [f"not run (the new run was interrupted): {_label(a[k])}" for k in sorted(lost)]
+    else:
+        cmp.missing_in_new = sorted(_label(a[k]) for k in lost)
+    unfinished = [side for side, run in (("base", base_run), ("new", new_run)) if _unfinished(run)]
+    if unfinished and not allow_incomplete:
+        cmp.reason = (f"the {' and '.join(unfinished)} run{'s were' if len(unfinished) > 1 else ' was'} interrupted "
+                      "before every case ran; `harness run --resume DIR` finishes a run, --allow-incomplete judges "
+                      "only the cases both runs completed")
+        return cmp
     if not matched:
         cmp.reason = "no record of one run matches a record of the other (different matrices or targets?)"
         return cmp
     for key in matched:
         _static(a[key], b[key], cmp.changes)
     cmp.compile_time = compile_time.judge([(a[k], b[k]) for k in matched], compile_threshold, alpha)
-    _verdict_changes(base, new, cmp.changes)
+    _verdict_changes(list(a.values()), list(b.values()), cmp.changes, cmp.not_compared)
     _timing_changes(base, new, a, b, matched, cmp, threshold, alpha, min_us, normalise, thresholds or {})
     _winner_changes(base, new, cmp.changes)
     return cmp
@@ -154,8 +211,9 @@ def _static(ra: Record, rb: Record, out: list[Change]) -> None:
                               rb.artifacts[kind].get("sha256", "")[:12]))
 
 
-def _verdict_changes(base: list[Record], new: list[Record], out: list[Change]) -> None:
-    """Per (config row, target): the target verdict under Triton's defaults, with at-risk from other environments."""
+def _verdict_changes(base: list[Record], new: list[Record], out: list[Change], not_compared: list[str]) -> None:
+    """Per (config row, target): the target verdict under Triton's defaults, with at-risk from other environments.
+    A target incomplete on either side (no deciding build) is listed in ``not_compared``, never ranked."""
     def by_target(records: list[Record]) -> dict[tuple[str, ...], verdicts.TargetVerdict]:
         rows = verdicts.judge(r for r in records if r.mode == "compile")
         return {(k[0], k[1], k[2], k[3], t): tv for k, row in rows.items() for t, tv in row.targets.items()}
@@ -163,7 +221,12 @@ def _verdict_changes(base: list[Record], new: list[Record], out: list[Change]) -
     va, vb = by_target(base), by_target(new)
     for key in sorted(va.keys() & vb.keys()):
         ta, tb = va[key], vb[key]
-        if ta.verdict != tb.verdict:
+        if not (ta.complete and tb.complete):
+            side = " and ".join(s for s, tv in (("base", ta), ("new", tb)) if not tv.complete)
+            rec = next(r for r in (ta.decided_by, tb.decided_by, *ta.others, *tb.others) if r is not None)
+            not_compared.append(f"verdict incomplete in {side}: {rec.kernel} {rec.dtype} {rec.shape_id} {key[4]} "
+                                f"{rec.config_id}")
+        elif ta.verdict != tb.verdict:
             rec = tb.decided_by
             out.append(Change("verdict", f"{rec.kernel} {rec.dtype} {rec.shape_id} {tb.target} {rec.config_id}",
                               tb.target, ta.verdict, tb.verdict,

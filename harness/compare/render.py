@@ -11,7 +11,8 @@ from harness.compare.diff import Change, Comparison
 from harness.reports.tables import md, plain
 
 EXIT_MEANING = {0: "nothing worse", 1: "performance regression only",
-                2: "worse: new compile, correctness or limit failures", 3: "the runs cannot be compared"}
+                2: "worse: new compile, correctness or limit failures, or builds missing in new",
+                3: "the runs cannot be compared"}
 KINDS = ("status", "verdict", "correctness", "timing", "winner", "resource", "code")
 
 
@@ -21,19 +22,31 @@ def _line(c: Change) -> str:
                  + (f" ({c.detail})" if c.detail else ""))
 
 
+def _listed(title: str, items: list[str], limit: int) -> list[str]:
+    if not items:
+        return []
+    return [f"{title} ({len(items)}):"] + [f"  {plain(i)}" for i in items[:limit]] + \
+        ([f"  ... {len(items) - limit} more in the full table"] if len(items) > limit else [])
+
+
 def summary(cmp: Comparison, worst: int = 8) -> str:
     if cmp.reason:
-        return f"harness compare: {cmp.reason} (exit 3)"
+        return "\n".join([f"harness compare: {cmp.reason} (exit 3)"] + _listed("not compared", cmp.not_compared, worst))
     counts = Counter(c.kind for c in cmp.changes)
     worse = Counter(c.kind for c in cmp.changes if c.worse)
     better = Counter(c.kind for c in cmp.changes if c.better)
-    parts = [f"{cmp.matched} records matched ({len(cmp.only_base)} only in base, {len(cmp.only_new)} only in new); "
+    parts = [f"{cmp.matched} records matched ({len(cmp.only_base)} only in base, {len(cmp.only_new)} only in new, "
+             f"{len(cmp.missing_in_new)} missing in new, {len(cmp.not_compared)} not compared); "
              f"{cmp.timings_judged} timings judged"
              + (f", largest change not called significant {100 * cmp.largest_insignificant:.1f}%"
                 if cmp.largest_insignificant is not None else "")]
     parts.append(", ".join(f"{k}: {counts[k]}" + "".join(f" ({n} {w})" for n, w in ((worse[k], "worse"),
                                                                                    (better[k], "better")) if n)
                            for k in KINDS if counts[k]) or "no changes")
+    parts += [f"  WORSE: missing in new (selected by its matrix, not built): {plain(m)}"
+              for m in cmp.missing_in_new[:worst]]
+    if len(cmp.missing_in_new) > worst:
+        parts.append(f"  ... {len(cmp.missing_in_new) - worst} more missing in new in the full table")
     ranked = sorted((c for c in cmp.changes if c.worse), key=lambda c: KINDS.index(c.kind))
     parts += [f"  {_line(c)}" for c in ranked[:worst]]
     if len(ranked) > worst:
@@ -48,6 +61,7 @@ def summary(cmp: Comparison, worst: int = 8) -> str:
     parts += [f"  {_line(c)}" for c in fixed[:3]]
     if cmp.compile_time is not None:
         parts.append(("WORSE: " if cmp.compile_time.worse else "") + cmp.compile_time.line())
+    parts += _listed("not compared (left out of every verdict)", cmp.not_compared, 4)
     parts.append(f"exit {cmp.exit_code}: {EXIT_MEANING[cmp.exit_code]}")
     return "\n".join(parts)
 
@@ -60,7 +74,9 @@ def markdown(cmp: Comparison) -> str:
         lines.append(tabulate([[md(v) for v in row] for row in body],
                               headers=["kind", "record", "what", "base", "new", "", "detail"], tablefmt="github",
                               disable_numparse=True))
-    for title, items in (("Only in base", cmp.only_base), ("Only in new", cmp.only_new)):
+    for title, items in (("Missing in new (selected by the new run's matrix, not built: worse)", cmp.missing_in_new),
+                         ("Not compared", cmp.not_compared), ("Only in base", cmp.only_base),
+                         ("Only in new", cmp.only_new)):
         if items:
             lines += ["", f"## {title}", ""] + [f"- {md(i)}" for i in items]
     lines += ["", f"Exit {cmp.exit_code}: {EXIT_MEANING[cmp.exit_code]}.", ""]
@@ -70,7 +86,8 @@ def markdown(cmp: Comparison) -> str:
 def to_json(cmp: Comparison) -> dict[str, Any]:
     compile_time = dataclasses.asdict(cmp.compile_time) if cmp.compile_time is not None else None
     return {"matched": cmp.matched, "compile_time": compile_time, "only_base": cmp.only_base,
-            "only_new": cmp.only_new, "timings_judged": cmp.timings_judged,
+            "only_new": cmp.only_new, "missing_in_new": cmp.missing_in_new, "not_compared": cmp.not_compared,
+            "timings_judged": cmp.timings_judged,
             "largest_insignificant": cmp.largest_insignificant,
             "reason": cmp.reason, "exit_code": cmp.exit_code,
             "changes": [dataclasses.asdict(c) for c in cmp.changes]}

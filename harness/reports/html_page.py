@@ -15,7 +15,7 @@ from collections import Counter, defaultdict
 from typing import Any
 from urllib.parse import quote
 
-from harness import history
+from harness import history, verdicts
 from harness.compare.render import EXIT_MEANING
 from harness.records import Record
 from harness.reports import figures, svg, tables, vendor_eval, versions
@@ -26,9 +26,10 @@ table{border-collapse:collapse;margin:.5em 0 1.5em}
 th,td{border:1px solid #ccc;padding:2px 6px;text-align:left;font-variant-numeric:tabular-nums}
 th{background:#f3f3f3}
 td.fits{background:#e6f4ea}td.at-risk{background:#fff4d6}td.exceeds{background:#fde2e1}td.failed{background:#f5c6cb}
+td.incomplete{background:#e8e8e8;font-style:italic}
 h2{margin-top:1.5em}.note{color:#666}
 """
-CLASS = {"fits": "fits", "at risk": "at-risk", "exceeds": "exceeds", "failed": "failed"}
+CLASS = {"fits": "fits", "at risk": "at-risk", "exceeds": "exceeds", "failed": "failed", "incomplete": "incomplete"}
 
 
 def _e(value: Any) -> str:
@@ -41,7 +42,7 @@ def _runs(runs: list[dict[str, Any]]) -> list[str]:
     for info in runs:
         cells = [(info.get("matrix") or {}).get("name"), info.get("host"), ", ".join(info.get("gpus") or []) or "none",
                  info.get("triton"), info.get("torch"), info.get("commit") or "-", info.get("start"),
-                 info.get("end") or "INCOMPLETE"]
+                 "INCOMPLETE (interrupted)" if info.get("interrupted") else info.get("end") or "INCOMPLETE"]
         out.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>")
     return out + ["</table>"]
 
@@ -71,7 +72,7 @@ def _matrix(rows: list[tables.Row], base: str | None = None) -> list[str]:
         krows = sorted(by_kernel[kernel], key=lambda r: (r.dtype, r.shape_id, r.triton, r.config_id))
         targets = sorted({t for r in krows for t in r.judged.targets})
         counts = Counter(tv.verdict for r in krows for tv in r.judged.targets.values())
-        summary = ", ".join(f"{counts[v]} {v}" for v in ("fits", "at risk", "exceeds", "failed") if counts[v])
+        summary = ", ".join(f"{counts[v]} {v}" for v in verdicts.VERDICTS if counts[v])
         out.append(f"<h3>{_e(kernel)}</h3><p class=note>{_e(summary)}</p>")
         out.append("<table><tr><th>dtype</th><th>shape</th><th>triton</th><th>config</th>"
                    + "".join(f"<th>{_e(t)}</th>" for t in targets) + "<th>portability</th></tr>")

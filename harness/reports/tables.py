@@ -171,7 +171,7 @@ def _vendor_of(rows: list[Row], target: str) -> str:
 
 
 SUMMARY_COLUMNS = ("fits both", "NVIDIA only", "AMD only", "mixed", "fits neither", "fits", "fits some",
-                   "exceeds a limit", "failed")
+                   "exceeds a limit", "failed", verdicts.INCOMPLETE)
 
 
 def summary_table(records: list[Record], fmt: str = "github") -> str:
@@ -198,12 +198,17 @@ def target_summary(records: list[Record], fmt: str = "github") -> str:
     for row in rows:
         version = (row.triton,) if multi else ()
         for tv in row.judged.targets.values():
-            counts[(row.kernel, *version, tv.decided_by.column)][tv.verdict] += 1
+            counts[(row.kernel, *version, tv.column)][tv.verdict] += 1
             for o in tv.others:
                 counts[(row.kernel, *version, o.column)][verdicts.outcome(o)] += 1
-    cols = ["fits", "at risk", "exceeds", "failed"]
+    cols = [v for v in verdicts.VERDICTS if v != verdicts.INCOMPLETE or any(v in c for c in counts.values())]
     body = [list(k) + [c.get(v, 0) for v in cols] for k, c in sorted(counts.items())]
     return _table(body, ["kernel"] + (["triton"] if multi else []) + ["target"] + cols, fmt)
+
+
+def incomplete_verdicts(records: list[Record]) -> int:
+    """How many (config row, target) verdicts lack their deciding build."""
+    return sum(1 for row in build_rows(records) for tv in row.judged.targets.values() if not tv.complete)
 
 
 def risk_lines(records: list[Record]) -> list[str]:
@@ -211,7 +216,7 @@ def risk_lines(records: list[Record]) -> list[str]:
     out, tag = [], _version_tag(records)
     for row in sorted(build_rows(records), key=lambda r: (r.kernel, r.dtype, r.shape_id, r.config_id, r.triton)):
         for tv in row.judged.targets.values():
-            if tv.verdict == "at risk":
+            if tv.verdict == "at risk" and tv.decided_by is not None:
                 shared = tv.decided_by.resources.get("shared")
                 out.append(f"{row.kernel} {row.dtype} {row.shape_id} {row.config_id}{tag(row.triton)} on {tv.target} "
                            f"(shared {shared} B by default): " + "; ".join(tv.reasons))
@@ -363,6 +368,10 @@ def markdown_report(run: dict[str, Any] | list[dict[str, Any]], records: list[Re
             parts.append("- **INCOMPLETE**: this run was interrupted before every case finished; "
                          "`harness run --resume DIR` runs only the missing cases")
         parts += [f"- resumed {md(t)}" for t in info.get("resumed") or []]
+    missing = incomplete_verdicts(records)
+    if missing:
+        parts.append(f"- **INCOMPLETE**: {missing} config × target verdict(s) have no build under the deciding "
+                     "environment (Triton's defaults): marked `incomplete`, never decided by an opt-in environment")
     parts += ["", "## Comparison", "", comparison_table(records), "", "## Summary per kernel", "",
               summary_table(records), "", "## Per target and compile environment", "", target_summary(records), ""]
     at_risk = risk_lines(records)

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from harness import verdicts
 from harness.records import Record
 from harness.reports import tables
 
 WIDTH = 100
-ORDER = ("fits", "at risk", "exceeds", "failed")
+ORDER = verdicts.VERDICTS
 
 
 def _fit(line: str, width: int = WIDTH) -> str:
@@ -88,10 +89,25 @@ def summary(records: list[Record]) -> list[str]:
     return [_fit(p) for p in parts]
 
 
-def final_lines(records: list[Record], wide: bool = False) -> list[tuple[bool, str]]:
-    """Everything `harness run` prints about its records, as (is_section_title, text): the summary, or with
-    ``wide`` report.md's full tables; then launch parity, shared-GPU warnings and known failures."""
+def incomplete_lines(runs: list[dict], records: list[Record]) -> list[str]:
+    """INCOMPLETE, first: runs that were interrupted (or never finished), and targets without a deciding build."""
+    out = [f"INCOMPLETE: the run on {tables.plain(info.get('host') or '?')} started {info.get('start')} was "
+           + ("interrupted" if info.get("interrupted") else "never finished")
+           + " before every case ran; `harness run --resume DIR` runs only the missing cases"
+           for info in runs if info.get("interrupted") or not info.get("end")]
+    missing = tables.incomplete_verdicts(records)
+    if missing:
+        out.append(f"INCOMPLETE: {missing} config x target verdict(s) have no build under the deciding environment "
+                   "(Triton's defaults): shown as incomplete, never decided by an opt-in environment")
+    return out
+
+
+def final_lines(records: list[Record], wide: bool = False, runs: list[dict] | None = None) -> list[tuple[bool, str]]:
+    """Everything `harness run` prints about its records, as (is_section_title, text): INCOMPLETE where the run
+    or a verdict is, the summary, or with ``wide`` report.md's full tables; then launch parity, shared-GPU
+    warnings and known failures."""
     out: list[tuple[bool, str]] = []
+    head = [(False, "harness: " + line) for line in incomplete_lines(runs or [], records)]
     tuned = any(r.mode == "tune" for r in records)
     if wide:  # the full tables of report.md, as wide as they are
         out.append((True, "triton portability: comparison"))
@@ -106,7 +122,9 @@ def final_lines(records: list[Record], wide: bool = False) -> list[tuple[bool, s
         out += [(False, "limit: " + line) for line in tables.limit_findings(records)]
     else:
         out.append((True, "triton portability"))
-        out += [(False, line) for line in summary(records)]
+        out += head + [(False, line) for line in summary(records)]
+        head = []
+    out += head
     if tuned:
         out += [(False, "harness: " + line) for line in tables.launch_parity_lines(records)]
     out += [(False, "harness: WARNING timings shared a GPU: " + line) for line in tables.gpu_overlaps(records)]

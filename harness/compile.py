@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness import launchspec, limits, loader, resources, tritoncompat
+from harness import launchspec, limits, loader, ptxas, resources, tritoncompat
 from harness.naming import contained_path
 from harness.targets import Target
 
@@ -49,21 +49,33 @@ def _ptxas_arch(arch: str) -> str:
     return f"sm_{major}a" if major >= 90 else f"sm_{major}"
 
 
-def nvidia_resources(out_root: Path, artifacts: dict[str, dict[str, str]], arch: str) -> dict[str, Any]:
-    """Registers, stack, local and spill bytes of a cubin, cached by the artifacts' hashes."""
-    ptx_sha, cubin_sha = artifacts["ptx"]["sha256"], artifacts["cubin"]["sha256"]
-    ptxas = tritoncompat.ptxas_for(int(arch.removeprefix("sm_").rstrip("a")))
-    key = hashlib.sha256(f"{ptx_sha}:{cubin_sha}:{arch}:{ptxas}".encode()).hexdigest()
+def nvidia_resources(out_root: Path, artifacts: dict[str, dict[str, str]], arch: str, name: str,
+                     flags: list[str], own_log: str | None) -> dict[str, Any]:
+    """Registers, stack, static shared and local bytes of the kernel ``name`` in the recorded cubin
+    (``cuobjdump``), and its spill bytes from the ``ptxas -v`` log of that very binary (:mod:`harness.ptxas`):
+    Triton's own run (``own_log``), or a re-run with Triton's ``flags`` whose output is the recorded cubin.
+    Verified figures are cached by the cubin's sha256; unverifiable ones are recorded as such."""
+    cubin_sha = artifacts["cubin"]["sha256"]
+    ptxas_path = tritoncompat.ptxas_for(int(arch.removeprefix("sm_").rstrip("a")))
+    key = hashlib.sha256(f"{cubin_sha}:{name}:{ptxas_path}".encode()).hexdigest()
     cached = cache_dir() / "nvidia-resources" / f"{key}.json"
     if cached.is_file():
         return json.loads(cached.read_text())
     cuobjdump = tritoncompat.nvidia_tool("cuobjdump")
-    if not cuobjdump or not ptxas:
+    if not cuobjdump or not ptxas_path:
         raise RuntimeError("cuobjdump/ptxas not found (Triton's wheel ships them in backends/nvidia/bin)")
-    res = resources.parse_cuobjdump(resources.run_tool(
-        [cuobjdump, "--dump-resource-usage", str(out_root / artifacts["cubin"]["path"])]))
-    res.update(resources.parse_ptxas_verbose(resources.run_tool(
-        [ptxas, "-v", "--gpu-name", _ptxas_arch(arch), str(out_root / artifacts["ptx"]["path"]), "-o", os.devnull])))
+    res: dict[str, Any] = resources.parse_cuobjdump(resources.run_tool(
+        [cuobjdump, "--dump-resource-usage", str(out_root / artifacts["cubin"]["path"])]), name)
+    log, source = (own_log, ptxas.OWN_RUN) if own_log else ptxas.rerun(
+        ptxas_path, out_root / artifacts["ptx"]["path"], _ptxas_arch(arch), flags, cubin_sha)
+    res["spill_source"] = source
+    res["ptxas_flags"] = " ".join(flags)
+    if log is None:  # no log of this binary: no spill figure rather than another build's
+        return res
+    res.update(resources.parse_ptxas_verbose(log, name))
+    if res.get("ptxas_registers") not in (None, res["registers"]):
+        raise RuntimeError(f"ptxas reports {res['ptxas_registers']} registers for {name}, the cubin "
+                           f"{res['registers']}: the log is not of this binary")
     cached.parent.mkdir(parents=True, exist_ok=True)
     tmp = cached.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(res))
@@ -87,7 +99,7 @@ def compile_job(job: dict[str, Any]) -> dict[str, Any]:
     src = launchspec.ast_source(spec.fn, launch)
     started_at = time.time()
     start = time.perf_counter()
-    with tritoncompat.compile_observer() as seen:
+    with tritoncompat.compile_observer() as seen, ptxas.observe() as assembled:
         compiled = triton.compile(src, target=tritoncompat.gpu_target(target.backend, target.arch, target.warp_size),
                                   options=launch.options)
     compile_s = time.perf_counter() - start
@@ -97,14 +109,18 @@ def compile_job(job: dict[str, Any]) -> dict[str, Any]:
     artifacts = write_artifacts(compiled.asm, out_root, job["artifact_parts"])
     num_warps = int(compiled.metadata.num_warps)
     res: dict[str, Any] = {"shared": int(compiled.metadata.shared), "num_warps": num_warps,
-                           "threads": num_warps * target.warp_size}
+                           "threads": num_warps * target.warp_size,
+                           "num_ctas": int(getattr(compiled.metadata, "num_ctas", 1) or 1),
+                           "grid": _grid(spec, job["shape"], job["config"])}
     tmem = getattr(compiled.metadata, "tmem_size", None)
     if tmem is not None:
         res["tmem_columns"] = int(tmem)  # Blackwell tensor memory; Triton refuses more than the target has
+    name = str(compiled.metadata.name)
     if target.backend == "cuda":
-        res.update(nvidia_resources(out_root, artifacts, target.arch))
+        flags = ptxas.flags_of(assembled["argv"]) if assembled.get("argv") else ptxas.triton_flags(compiled.metadata)
+        res.update(nvidia_resources(out_root, artifacts, target.arch, name, flags, assembled.get("log")))
     else:
-        res.update(resources.parse_amdgcn(compiled.asm["amdgcn"]))
+        res.update(resources.parse_amdgcn(compiled.asm["amdgcn"], name))
     res.update(resources.comparable(target, res, num_warps))
     res.update(resources.instruction_counts(compiled.asm, target.backend))
     flags = limits.check(target, res, num_warps)
@@ -117,6 +133,16 @@ def compile_job(job: dict[str, Any]) -> dict[str, Any]:
             "cache_key": str(getattr(compiled, "hash", "") or ""),
             "assumptions": list(launch.assumptions),
             "triton": triton.__version__}
+
+
+def _grid(spec: Any, shape: dict[str, Any], config: dict[str, Any]) -> list[int] | None:
+    """The launch grid the kernel file's ``grid`` gives for this shape and config (None without one)."""
+    if spec.grid is None:
+        return None
+    try:
+        return [int(g) for g in spec.grid(shape, config)]
+    except Exception:  # noqa: BLE001 - a grid that needs the device (SM count) is not known statically
+        return None
 
 
 def _prebuild_launcher(src: Any, compiled: Any) -> str:

@@ -26,7 +26,9 @@ class Flag:
 
 def check(target: Target, resources: dict[str, Any], num_warps: int) -> list[Flag]:
     flags: list[Flag] = []
-    shared = int(resources.get("shared", 0))
+    # static shared (cuobjdump's SHARED, e.g. the 1 KiB sm_90 builds carry) counts with the dynamic bytes:
+    # the driver refuses a launch whose static + dynamic shared memory exceeds the per-block opt-in maximum
+    shared = int(resources.get("shared", 0)) + int(resources.get("static_shared", 0))
     if shared > target.shared_per_block:
         flags.append(Flag("shared", shared, target.shared_per_block, "error"))
     threads = num_warps * target.warp_size
@@ -38,7 +40,7 @@ def check(target: Target, resources: dict[str, Any], num_warps: int) -> list[Fla
     tmem = resources.get("tmem_columns")
     if target.tmem_columns is not None and tmem is not None and int(tmem) > target.tmem_columns:
         flags.append(Flag("tmem", int(tmem), target.tmem_columns, "error"))  # Triton refuses it at launch
-    spill_bytes = int(resources.get("spill_bytes", 0))
+    spill_bytes = int(resources.get("spill_bytes") or 0)  # None: not known (no log of this binary)
     if spill_bytes > 0:
         flags.append(Flag("spills", spill_bytes, 0, "warn"))
     blocks = resources.get("blocks_per_sm")

@@ -77,7 +77,7 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
     for rec in records:
         if rec.duplicate_of and rec.status == "ok":
             rec.runtime = {"status": "not_launched",
-                           "reason": f"the same kernel as {rec.duplicate_of} (Triton's build, cache key and binary)"}
+                           "reason": f"same binary as {rec.duplicate_of} (sha256, warps, shared bytes, CTAs and grid)"}
         elif rec not in launchable:
             reason = rec.error if rec.status != "ok" else "; ".join(
                 f"{f['resource']} {f['value']:g} > {f['limit']:g}" for f in rec.flags if f["severity"] == "error")
@@ -240,6 +240,8 @@ def _portability(case: Any, records: list[Record], known_winners: dict[str, dict
     """How the other targets' winners do here: fits? how much slower than the local winner?"""
     win = best.runtime["timing"]["median_us"]
     by_key = {config_key(r.config): r for r in records}
+    by_id = {r.config_id: r for r in records}
+    by_key = {k: by_id.get(r.duplicate_of, r) for k, r in by_key.items()}  # a duplicate ran as its original
     out: dict[str, Any] = {}
     for name, known in known_winners.items():
         t = catalogue()[name]

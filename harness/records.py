@@ -68,7 +68,7 @@ class Record:
     specialisation: dict[str, Any] = field(default_factory=dict)  # per parameter: type, attrs, constexpr value
     assumptions: list[str] = field(default_factory=list)          # what the launch specialisation had to assume
     cache_key: str = ""              # Triton's compile hash (source, options, target, environment): its cache key
-    duplicate_of: str = ""           # an earlier config of the case Triton built into the very same kernel
+    duplicate_of: str = ""           # an earlier config of the case built into the same binary, launched alike
     case_id: str = ""                # the pytest item that produced it (what --resume skips)
     case_records: int = 0            # how many records that item produced: a resume trusts only complete cases
     expected_failure: str = ""       # the matrix's known-failure reason that covers this failed build
@@ -144,16 +144,37 @@ def run_info(matrix_name: str, matrix_path: str, matrix_hash: str, installed_tri
                else {})}
 
 
+BINARY_KINDS = ("cubin", "hsaco")
+
+
+def launch_identity(r: Record) -> tuple[Any, ...] | None:
+    """What the GPU would run for a build: the binary (sha256) and the launch parameters Triton passes with it
+    (warps, dynamic shared bytes, CTAs per cluster, grid). None for a build without a binary."""
+    kind = next((k for k in BINARY_KINDS if k in r.artifacts), None)
+    if r.status != "ok" or kind is None or not r.artifacts[kind].get("sha256"):
+        return None
+    res = r.resources
+    return (kind, r.artifacts[kind]["sha256"], res.get("num_warps"), res.get("shared"), res.get("num_ctas", 1),
+            json.dumps(res.get("grid")))
+
+
 def mark_duplicates(records: list[Record]) -> None:
-    """Configs of one case that Triton built into the same kernel (the same cache key: e.g. gfx950 rewrites
-    kpack 2 to 1) point at the first of them; the GPU phase launches that one only."""
-    first: dict[str, str] = {}
+    """Builds of one case and target that are one binary launched the same way point at the first of them.
+
+    Options that change nothing (``num_stages`` on a kernel without a loop, an AMD option on NVIDIA, gfx950
+    rewriting kpack 2 to 1) give another cache key but the same bytes: such a build is one config, launched
+    and timed once (the GPU phase skips it) and counted once in every fit count.
+    """
+    first: dict[tuple[str, ...], str] = {}
     for r in records:
-        if r.status == "ok" and r.cache_key:
-            if r.cache_key in first:
-                r.duplicate_of = first[r.cache_key]
-            else:
-                first[r.cache_key] = r.config_id
+        ident = launch_identity(r)
+        if ident is None:
+            continue
+        ident = (r.target, r.environment, *ident)
+        if ident in first:
+            r.duplicate_of = first[ident]
+        else:
+            first[ident] = r.config_id
 
 
 def complete_cases(records: list[Record]) -> tuple[set[str], list[Record]]:

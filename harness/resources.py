@@ -19,6 +19,7 @@ from typing import Any
 from harness.targets import Target
 
 _CUOBJDUMP_RE = re.compile(r"REG:(\d+)\s+STACK:(\d+)\s+SHARED:(\d+)\s+LOCAL:(\d+)")
+_CUOBJDUMP_FN_RE = re.compile(r"Function\s+(\S+?):\s*\n\s*REG:(\d+)\s+STACK:(\d+)\s+SHARED:(\d+)\s+LOCAL:(\d+)")
 _PTXAS_SPILL_RE = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 _PTXAS_REG_RE = re.compile(r"Used (\d+) registers")
 _AMD_FIELDS = {
@@ -33,30 +34,69 @@ _AMD_FIELDS = {
 }
 
 
-def parse_cuobjdump(text: str) -> dict[str, int]:
-    m = _CUOBJDUMP_RE.search(text)
-    if not m:
+def _pick(per_function: dict[str, Any], name: str | None, what: str) -> Any:
+    """The kernel's own entry (``metadata.name``), never a helper's; without a name, the only entry."""
+    if name is not None and name in per_function:
+        return per_function[name]
+    if name is None and len(per_function) == 1:
+        return next(iter(per_function.values()))
+    raise ValueError(f"{what} has no figures for the kernel {name!r} (functions: {', '.join(per_function) or 'none'})")
+
+
+def parse_cuobjdump(text: str, name: str | None = None) -> dict[str, int]:
+    """``cuobjdump --dump-resource-usage``: the ``Function NAME:`` block of the kernel ``name``."""
+    per: dict[str, dict[str, int]] = {}
+    for m in _CUOBJDUMP_FN_RE.finditer(text):
+        reg, stack, shared, local = (int(g) for g in m.group(2, 3, 4, 5))
+        per[m.group(1)] = {"registers": reg, "stack_bytes": stack, "static_shared": shared, "local_bytes": local}
+    if not per and not _CUOBJDUMP_RE.search(text):
         raise ValueError("no 'REG:n STACK:n SHARED:n LOCAL:n' line in cuobjdump output")
-    reg, stack, shared, local = (int(g) for g in m.groups())
-    return {"registers": reg, "stack_bytes": stack, "static_shared": shared, "local_bytes": local}
+    return dict(_pick(per, name, "cuobjdump output"))
 
 
-def parse_ptxas_verbose(text: str) -> dict[str, int]:
-    m = _PTXAS_SPILL_RE.search(text)
-    if not m:
+def parse_ptxas_verbose(text: str, name: str | None = None) -> dict[str, int]:
+    """``ptxas -v``: the ``Function properties for NAME`` block of the kernel ``name`` (helpers have their own)."""
+    per: dict[str, dict[str, int]] = {}
+    blocks = re.split(r"^ptxas[\w-]* info\s*: Function properties for ", text, flags=re.M)[1:] or [f"\n{text}"]
+    for block in blocks:
+        fn = block.split("\n", 1)[0].strip() or (name or "")
+        m = _PTXAS_SPILL_RE.search(block)
+        if not m:
+            continue
+        entry = {"stack_frame_bytes": int(m.group(1)), "spill_store_bytes": int(m.group(2)),
+                 "spill_load_bytes": int(m.group(3))}
+        r = _PTXAS_REG_RE.search(block)
+        if r:
+            entry["ptxas_registers"] = int(r.group(1))
+        per[fn] = entry
+    if not per:
         raise ValueError("no spill line in ptxas -v output")
-    out = {"stack_frame_bytes": int(m.group(1)), "spill_store_bytes": int(m.group(2)),
-           "spill_load_bytes": int(m.group(3))}
-    r = _PTXAS_REG_RE.search(text)
-    if r:
-        out["ptxas_registers"] = int(r.group(1))
-    return out
+    if name is None:  # the entry function: the one ptxas reports registers for
+        entries = {k: v for k, v in per.items() if "ptxas_registers" in v}
+        return dict(_pick(entries or per, None, "ptxas -v output"))
+    return dict(_pick(per, name, "ptxas -v output"))
 
 
-def parse_amdgcn(text: str) -> dict[str, int]:
+def parse_amdgcn(text: str, name: str | None = None) -> dict[str, int]:
+    """The kernel's own metadata entry (``.name: NAME`` in ``amdhsa.kernels``) and the compiler's comments of
+    its own function (``; Occupancy``, ``; TotalNumVgprs``), never a noinline helper's."""
+    meta, body = text, text
+    if name is not None:
+        listing = text.split("amdhsa.kernels:", 1)[-1]
+        indent = re.search(r"^(\s*)- ", listing, re.M)
+        entries = re.split(rf"^{indent.group(1) if indent else ''}- ", listing, flags=re.M)
+        meta = next((e for e in entries if re.search(rf"^\s*\.name:\s+{re.escape(name)}\s*$", e, re.M)), "")
+        if not meta:
+            raise ValueError(f"AMDGCN metadata has no kernel named {name!r}")
+        meta = "- " + meta
+        start = re.search(rf"^\s*\.type\s+{re.escape(name)},@function", text, re.M)
+        if start:
+            rest = text[start.end():]
+            nxt = re.search(r"^\s*\.type\s+\S+,@function", rest, re.M)
+            body = rest[: nxt.start()] if nxt else rest
     out: dict[str, int] = {}
     for key, rx in _AMD_FIELDS.items():
-        m = rx.search(text)
+        m = rx.search(body if key in ("compiler_occupancy", "total_vgpr") else meta)
         if m:
             out[key] = int(m.group(1))
     missing = {"vgpr", "agpr", "sgpr", "vgpr_spill", "sgpr_spill", "scratch_bytes", "compiler_occupancy"} - out.keys()
@@ -84,38 +124,65 @@ def run_tool(argv: list[str], timeout: float = 120.0) -> str:
     return proc.stdout + proc.stderr
 
 
-def nvidia_occupancy(target: Target, registers: int, shared: int, num_warps: int) -> dict[str, float]:
-    """Resident blocks per SM and warps per SM sub-partition (4 per SM)."""
-    if num_warps * target.warp_size > target.max_threads_per_block:
+#: CUDA's occupancy rules (the CUDA occupancy calculator, ``cuda_occupancy.h``) for sm_80 and later
+SUB_PARTITIONS = 4          # register file split in four; a warp's registers come from its sub-partition
+REG_ALLOC_UNIT = 256        # registers are allocated per warp in units of 256
+SMEM_ALLOC_UNIT = 128       # shared memory is allocated per block in units of 128 bytes
+RESERVED_SMEM = 1024        # shared memory the driver reserves per block (cudaDevAttrReservedSharedMemoryPerBlock)
+
+
+def _round_up(value: int, unit: int) -> int:
+    return -(-value // unit) * unit
+
+
+def nvidia_occupancy(target: Target, registers: int, shared: int, num_warps: int,
+                     static_shared: int = 0) -> dict[str, float]:
+    """Resident blocks per SM and warps per SM sub-partition, by the rules of CUDA's occupancy calculator.
+
+    - registers: ``registers × 32`` rounded up to 256 per warp; each of the 4 sub-partitions holds
+      ``regs_per_sm / 4`` of them, so warps per SM is (warps per sub-partition) × 4, and a block's warps are
+      rounded up to a multiple of 4 for the per-block register check (the hardware's);
+    - shared memory: static + dynamic + the driver's 1 KiB per block, in 128-byte units, against the SM's
+      shared memory (docs/figures.md says why the static bytes count once);
+    - warps and blocks per SM.
+    """
+    threads = num_warps * target.warp_size
+    if threads > target.max_threads_per_block:
         return {"blocks_per_sm": 0, "occupancy": 0.0}
-    limits = [target.max_blocks_per_sm or 32, (target.max_warps_per_sm or 64) // num_warps]
-    regs_per_warp = math.ceil(max(registers, 1) * target.warp_size / 256) * 256
-    limits.append((target.regs_per_sm or 65536) // (regs_per_warp * num_warps))
-    if shared > 0:
-        # the driver reserves 1 KiB of shared memory per resident block
-        limits.append(target.shared_per_sm // (shared + 1024) if shared <= target.shared_per_block else 0)
+    warps = -(-threads // target.warp_size)
+    regs_per_sm = target.regs_per_sm or 65536
+    limits = [target.max_blocks_per_sm or 32, (target.max_warps_per_sm or 64) // warps]
+    per_warp = _round_up(max(registers, 1) * target.warp_size, REG_ALLOC_UNIT)
+    if per_warp * _round_up(warps, SUB_PARTITIONS) > regs_per_sm or per_warp * warps > regs_per_sm:
+        limits.append(0)
+    else:
+        limits.append((regs_per_sm // SUB_PARTITIONS // per_warp) * SUB_PARTITIONS // warps)
+    per_block = _round_up(shared + static_shared + RESERVED_SMEM, SMEM_ALLOC_UNIT)
+    limits.append(target.shared_per_sm // per_block if shared + static_shared <= target.shared_per_block else 0)
     blocks = max(0, min(limits))
-    return {"blocks_per_sm": blocks, "occupancy": blocks * num_warps / 4}
+    return {"blocks_per_sm": blocks, "occupancy": blocks * warps / SUB_PARTITIONS}
 
 
 def amd_occupancy(target: Target, compiler_waves: int, shared: int, num_warps: int) -> dict[str, float]:
-    """Resident workgroups per CU and waves per SIMD: the compiler's figure, capped by the dynamic LDS.
+    """Resident workgroups per CU and waves per SIMD, in whole workgroups.
 
-    ``compiler_waves`` is the ``; Occupancy`` line of the AMDGCN: registers,
-    AGPRs, SGPRs and ``waves_per_eu`` are already in it. Triton's LDS is
-    allocated at launch, so the compiler cannot see it; a CU holds
-    ``LDS per CU // shared`` workgroups of ``num_warps`` waves over its SIMDs.
+    ``compiler_waves`` is the ``; Occupancy`` line of the AMDGCN: the waves one SIMD can hold given the
+    kernel's VGPRs, AGPRs, SGPRs and ``waves_per_eu``. A workgroup's waves are spread over the CU's SIMDs,
+    so one of ``num_warps`` waves needs ``ceil(num_warps / simds)`` slots on the busiest SIMD (workgroups
+    smaller than the SIMD count share SIMDs); the CU holds whole workgroups only, also by LDS (Triton's LDS
+    is allocated at launch: the compiler cannot see it). The figure is the waves per SIMD those workgroups
+    really put there: 8 waves at 3 per SIMD is one workgroup, 2 waves per SIMD, not 3.
     """
     simds = target.simds_per_cu or 4
     if num_warps * target.warp_size > target.max_threads_per_block:
         return {"blocks_per_sm": 0, "occupancy": 0.0}
-    blocks = (compiler_waves * simds) // num_warps
-    waves = float(compiler_waves)
+    if num_warps <= simds:
+        blocks = (compiler_waves * simds) // num_warps
+    else:
+        blocks = compiler_waves // -(-num_warps // simds)
     if shared > 0:
-        by_lds = target.shared_per_sm // shared if shared <= target.shared_per_block else 0
-        blocks = min(blocks, by_lds)
-        waves = min(waves, by_lds * num_warps / simds)
-    return {"blocks_per_sm": blocks, "occupancy": waves}
+        blocks = min(blocks, target.shared_per_sm // shared if shared <= target.shared_per_block else 0)
+    return {"blocks_per_sm": blocks, "occupancy": blocks * num_warps / simds}
 
 
 def comparable(target: Target, res: dict[str, Any], num_warps: int) -> dict[str, Any]:
@@ -130,8 +197,9 @@ def comparable(target: Target, res: dict[str, Any], num_warps: int) -> dict[str,
     shared = int(res.get("shared", 0))
     out: dict[str, Any] = {}
     if target.backend == "cuda":
-        out["spill_bytes"] = int(res["spill_store_bytes"])
-        out.update(nvidia_occupancy(target, res["registers"], shared, num_warps))
+        # None where no ptxas log of this very binary could be had (res["spill_source"] says why)
+        out["spill_bytes"] = int(res["spill_store_bytes"]) if "spill_store_bytes" in res else None
+        out.update(nvidia_occupancy(target, res["registers"], shared, num_warps, int(res.get("static_shared", 0))))
         most = (target.max_warps_per_sm or 64) / 4
     else:
         out["registers"] = int(res["vgpr"])

@@ -57,6 +57,11 @@ class TargetVerdict:
         return self.decided_by is not None
 
     @property
+    def duplicate_of(self) -> str:
+        """The config whose binary this target's deciding build is ('' when it is its own): counted once."""
+        return self.decided_by.duplicate_of if self.decided_by is not None else ""
+
+    @property
     def column(self) -> str:
         """The deciding build's column (``mi300x``), or the target's name when that build is missing."""
         return self.decided_by.column if self.decided_by is not None else self.target
@@ -71,6 +76,11 @@ class RowVerdict:
     text: str
     asymmetric: bool
     category: str                          # for summaries: "fits both", "NVIDIA only", "mixed", "failed", ...
+
+    @property
+    def duplicate(self) -> bool:
+        """Every target built this config into another config's binary: the row adds no config to a count."""
+        return all(tv.duplicate_of for tv in self.targets.values())
 
 
 def group_key(r: Record) -> tuple[str, ...]:

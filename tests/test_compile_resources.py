@@ -176,3 +176,80 @@ kernels:
     assert by[("mi355x", 2)]["duplicate_of"] == by[("mi355x", 1)]["config_id"]
     assert by[("mi355x", 1)]["cache_key"] == by[("mi355x", 2)]["cache_key"]
     assert by[("mi300x", 1)]["duplicate_of"] == by[("mi300x", 2)]["duplicate_of"] == ""
+
+
+def _compile_poly(out: Path, target: str) -> dict:
+    from helpers import DATA
+
+    from harness import loader, targets
+    from harness.compile import compile_job
+
+    ref = loader.resolve("noinline_poly", f"{DATA / 'noinline_kernel.py'}:SPEC")
+    spec = loader.load(ref)
+    return compile_job({"ref": ref, "dtype": "fp32", "shape": spec.normalize_shape({"N": 4096}),
+                        "target": targets.get(target).to_dict(), "config": {"BLOCK": 1024, "num_warps": 4},
+                        "out": str(out), "artifact_parts": ["a", target]})
+
+
+def test_spill_figures_are_those_of_the_recorded_binary(tmp_path: Path, isolated_cache: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under TRITON_DEFAULT_FP_FUSION=0 Triton assembles with --fmad=false: the figures come from that very
+    assembly (cold: Triton's own ptxas run; warm: a re-run with its flags whose output is the recorded cubin),
+    are the kernel's and not its noinline helper's, and are refused when no assembly of that binary is had."""
+    import hashlib
+    import subprocess
+
+    from harness import ptxas, resources, tritoncompat
+
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
+    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "0")
+    cold = _compile_poly(tmp_path / "cold", "h100")
+    res = cold["resources"]
+    assert res["spill_source"] == ptxas.OWN_RUN and "--fmad=false" in res["ptxas_flags"].split()
+    cubin = tmp_path / "cold" / cold["artifacts"]["cubin"]["path"]
+    ptx = tmp_path / "cold" / cold["artifacts"]["ptx"]["path"]
+    dump = subprocess.run([tritoncompat.nvidia_tool("cuobjdump"), "--dump-resource-usage", str(cubin)],
+                          capture_output=True, text=True, check=True).stdout
+    assert "Function poly_kernel:" in dump
+    assert res["registers"] == resources.parse_cuobjdump(dump, "poly_kernel")["registers"]
+    # the log has the helper's own block; the record holds the kernel's
+    tool = tritoncompat.ptxas_for(90)
+    log = subprocess.run([tool, *res["ptxas_flags"].split(), "--gpu-name=sm_90a", str(ptx), "-o",
+                          str(tmp_path / "again.cubin")], capture_output=True, text=True, check=True).stderr
+    assert "Function properties for poly_kernel" in log and "poly_helper" in log
+    assert res["ptxas_registers"] == resources.parse_ptxas_verbose(log, "poly_kernel")["ptxas_registers"]
+    assert hashlib.sha256((tmp_path / "again.cubin").read_bytes()).hexdigest() == cold["artifacts"]["cubin"]["sha256"]
+    # under DISABLE_PTXAS_OPT Triton assembles at -O0 with -g: what the old re-run did (ptxas -v, no flags)
+    # assembles another binary with other figures; the record's are those of the -O0 binary
+    monkeypatch.setenv("DISABLE_PTXAS_OPT", "1")
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton-O0"))
+    slow = _compile_poly(tmp_path / "O0", "h100")
+    assert slow["resources"]["spill_source"] == ptxas.OWN_RUN
+    assert {"--opt-level", "0", "-g"} <= set(slow["resources"]["ptxas_flags"].split())
+    slow_ptx = tmp_path / "O0" / slow["artifacts"]["ptx"]["path"]
+    plain = subprocess.run([tool, "-v", "--gpu-name=sm_90a", str(slow_ptx), "-o", str(tmp_path / "other.cubin")],
+                           check=True, capture_output=True, text=True).stderr
+    assert hashlib.sha256((tmp_path / "other.cubin").read_bytes()).hexdigest() != slow["artifacts"]["cubin"]["sha256"]
+    slow_dump = subprocess.run([tritoncompat.nvidia_tool("cuobjdump"), "--dump-resource-usage",
+                                str(tmp_path / "O0" / slow["artifacts"]["cubin"]["path"])],
+                               capture_output=True, text=True, check=True).stdout
+    assert slow["resources"]["registers"] == resources.parse_cuobjdump(slow_dump, "poly_kernel")["registers"] \
+        != resources.parse_ptxas_verbose(plain, "poly_kernel")["ptxas_registers"]
+    monkeypatch.delenv("DISABLE_PTXAS_OPT")
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
+    # warm: Triton loads the cubin from its cache (no ptxas run): the re-run with its flags must reproduce it
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "fresh-harness-cache"))
+    warm = _compile_poly(tmp_path / "warm", "h100")
+    assert warm["compile_cache"] == "hit" and warm["resources"]["spill_source"] == ptxas.RE_RUN
+    assert warm["resources"]["spill_bytes"] == res["spill_bytes"] and warm["resources"]["registers"] == res["registers"]
+    # a re-run that cannot reproduce the binary gives no spill figure, and says why
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "third-harness-cache"))
+    monkeypatch.setattr(ptxas, "triton_flags", lambda metadata: ["-v", "--opt-level", "1"])  # not what Triton ran
+    lost = _compile_poly(tmp_path / "lost", "h100")
+    assert lost["resources"]["spill_source"].startswith("unavailable: ptxas re-run with Triton's flags gave another")
+    assert lost["resources"]["spill_bytes"] is None and "spill_store_bytes" not in lost["resources"]
+    # AMD: the kernel's own metadata entry and occupancy line, not the helper's
+    amd = _compile_poly(tmp_path / "amd", "mi300x")
+    text = (tmp_path / "amd" / amd["artifacts"]["amdgcn"]["path"]).read_text()
+    assert text.index("poly_helper") < text.index(".type\tpoly_kernel,@function")
+    assert amd["resources"]["registers"] == resources.parse_amdgcn(text, "poly_kernel")["vgpr"]

@@ -38,19 +38,45 @@ def test_tool_output_parsers() -> None:
         parse_cuobjdump("nothing here")
 
 
-def test_occupancy_arithmetic() -> None:
-    h100 = get("h100")
-    # 128 regs x 256 threads: 32768 regs per block -> 2 blocks by registers
-    assert nvidia_occupancy(h100, 128, 0, 8)["blocks_per_sm"] == 2
-    # 150 KiB of shared memory: one block per SM
-    assert nvidia_occupancy(h100, 32, 150 * 1024, 4)["blocks_per_sm"] == 1
-    assert nvidia_occupancy(h100, 32, 240 * 1024, 4)["blocks_per_sm"] == 0
-    mi300x = get("mi300x")
-    # the compiler's 4 waves per SIMD, 4 waves per workgroup: 4 workgroups per CU without LDS
-    assert amd_occupancy(mi300x, 4, 0, 4) == {"blocks_per_sm": 4, "occupancy": 4.0}
-    assert amd_occupancy(mi300x, 4, 40000, 4) == {"blocks_per_sm": 1, "occupancy": 1.0}  # LDS: one workgroup
-    assert amd_occupancy(mi300x, 4, 16384, 8) == {"blocks_per_sm": 2, "occupancy": 4.0}
-    assert amd_occupancy(mi300x, 4, 70000, 4)["blocks_per_sm"] == 0
+# CUDA's occupancy calculator on sm_90 (65536 registers in 4 sub-partitions, 256-register units per warp, 64 warps
+# and 32 blocks per SM, 233472 B of shared memory per SM, 1 KiB reserved per block), worked by hand:
+# (registers, warps, dynamic shared, static shared) -> blocks per SM
+CUDA_RULES = [
+    (128, 8, 0, 0, 2),          # 4096 per warp: 4 warps per sub-partition, 16 per SM, 2 blocks of 8
+    (200, 1, 0, 0, 8),          # 6400 per warp: 2 per sub-partition (not 65536 // 6400 = 10 per SM)
+    (200, 2, 0, 0, 4),
+    (168, 2, 0, 0, 6),          # 5376 per warp: 3 per sub-partition, 12 per SM
+    (255, 8, 0, 0, 1),          # 8160 rounds to 8192: 2 per sub-partition
+    (255, 4, 0, 0, 2),
+    (32, 4, 0, 0, 16),          # warps per SM: 64 // 4
+    (32, 1, 0, 0, 32),          # blocks per SM: 32
+    (32, 2, 0, 0, 32),
+    (64, 4, 150 * 1024, 0, 1),
+    (64, 4, 115712, 0, 2),      # 115712 + 1024 reserved = 116736: two per SM ...
+    (64, 4, 115712, 1024, 1),   # ... but not with the binary's 1 KiB of static shared memory on top
+    (64, 4, 240 * 1024, 0, 0),
+    (64, 4, 232448, 1024, 0),   # static + dynamic over the per-block opt-in maximum
+]
+
+
+@pytest.mark.parametrize("registers,warps,shared,static,blocks", CUDA_RULES)
+def test_nvidia_occupancy_follows_cuda_rules(registers: int, warps: int, shared: int, static: int,
+                                             blocks: int) -> None:
+    got = nvidia_occupancy(get("h100"), registers, shared, warps, static)
+    assert got == {"blocks_per_sm": blocks, "occupancy": blocks * warps / 4}
+
+
+# gfx942 (4 SIMDs per CU, 64 KiB LDS): (compiler's waves per SIMD, waves per workgroup, LDS) -> workgroups per CU
+AMD_WHOLE_WORKGROUPS = [
+    (4, 4, 0, 4), (4, 4, 40000, 1), (4, 8, 16384, 2), (3, 8, 0, 1),   # 8 waves at 3 per SIMD: one workgroup
+    (8, 16, 0, 2), (5, 16, 0, 1), (8, 1, 0, 32), (2, 2, 0, 4), (4, 4, 70000, 0),
+]
+
+
+@pytest.mark.parametrize("waves,warps,shared,blocks", AMD_WHOLE_WORKGROUPS)
+def test_amd_occupancy_counts_whole_workgroups(waves: int, warps: int, shared: int, blocks: int) -> None:
+    assert amd_occupancy(get("mi300x"), waves, shared, warps) == {"blocks_per_sm": blocks,
+                                                                  "occupancy": blocks * warps / 4}
 
 
 def test_catalogue_numbers_all_have_sources() -> None:
@@ -98,7 +124,7 @@ def test_opt_in_environments_only_add_risk_and_vendors_say_which_targets() -> No
     # fits MI355X, not MI300X: the AMD side says which
     row = verdicts.judge_row([_record("h100", "nvidia", 90000, None), _record("mi300x", "amd", 90000, 65536),
                               _record("mi355x", "amd", 90000, None)])
-    assert row.vendors["amd"] == {"fitting": ["mi355x"], "not": ["mi300x"], "fits": "some"}
+    assert row.vendors["amd"] == {"fitting": ["mi355x"], "not": ["mi300x"], "incomplete": [], "fits": "some"}
     assert row.text == "NVIDIA all; AMD mi355x only" and row.asymmetric
     # results.json: one entry per target column, the deciding one marked
     doc = verdicts.to_json(verdicts.judge([_record("mi300x", "amd", 65536, None),

@@ -136,3 +136,33 @@ def test_the_default_terminal_summary_fits_100_columns(smoke_runs: dict) -> None
     kernels = SMOKE_KERNELS
     assert {line.split()[0] for line in summary if line.startswith("  ") and " fit" in line} == kernels
     assert "worst findings:" in out and "exceeds: " in out
+
+
+def test_one_binary_launched_alike_is_one_config(smoke_runs: dict) -> None:
+    """No two builds of one case and target that are not marked duplicates share a binary (sha256 of the file on
+    disk) and launch parameters (warps, shared bytes, CTAs, grid); the pairs seen in stored runs are marked."""
+    import hashlib
+
+    out = smoke_runs["dir"] / "cold"
+    records = json.loads((out / "results.json").read_text())["records"]
+    seen: dict[tuple, str] = {}
+    marked = 0
+    for r in records:
+        kind = next((k for k in ("cubin", "hsaco") if k in r["artifacts"]), None)
+        if r["mode"] != "compile" or r["status"] != "ok" or kind is None:
+            continue
+        digest = hashlib.sha256((out / r["artifacts"][kind]["path"]).read_bytes()).hexdigest()
+        res = r["resources"]
+        ident = (r["kernel"], r["dtype"], json.dumps(r["shape"]), r["target"], r["environment"], digest,
+                 res["num_warps"], res["shared"], res["num_ctas"], json.dumps(res["grid"]))
+        if r["duplicate_of"]:
+            marked += 1
+            assert seen.get(ident) == r["duplicate_of"], r["config_id"]
+        else:
+            assert ident not in seen, f"{r['kernel']} {r['target']} {r['config_id']} and {seen[ident]}: one binary"
+            seen[ident] = r["config_id"]
+    by = {(r["kernel"], r["target"], r["environment"], r["config_id"]): r for r in records if r["mode"] == "compile"}
+    assert by[("vector_add", "h100", "default", "BLOCK1024_s1_w4_wpe0")]["duplicate_of"] == "BLOCK1024_s2_w4"
+    assert marked >= 2
+    # counted once: the terminal summary names them, and the device phase would not launch them
+    assert "same binary as another" in smoke_runs["stdout"]["warm"]

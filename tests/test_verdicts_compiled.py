@@ -54,10 +54,13 @@ def test_amd_registers_and_occupancy_are_the_compilers(run: dict) -> None:
         text = (run["out"] / r["artifacts"]["amdgcn"]["path"]).read_text()
         res = r["resources"]
         assert res["registers"] == _compiler_line(text, ".vgpr_count:") == _compiler_line(text, "; TotalNumVgprs:")
-        waves = _compiler_line(text, "; Occupancy:")
-        lds_cap = (65536 if r["target"] == "mi300x" else 163840) // max(res["shared"], 1) * res["num_warps"] / 4
-        assert res["occupancy"] == (min(waves, lds_cap) if res["shared"] <= (65536 if r["target"] == "mi300x"
-                                                                               else 163840) else 0)
+        waves, warps = _compiler_line(text, "; Occupancy:"), res["num_warps"]
+        lds = 65536 if r["target"] == "mi300x" else 163840
+        # whole workgroups: the compiler's waves per SIMD hold waves // ceil(warps / 4) workgroups of `warps`
+        groups = (waves * 4) // warps if warps <= 4 else waves // -(-warps // 4)
+        groups = min(groups, lds // res["shared"]) if res["shared"] else groups
+        assert res["occupancy"] == (groups * warps / 4 if res["shared"] <= lds else 0)
+        assert res["occupancy"] <= waves
         assert not any(f["resource"] == "registers" for f in r["flags"])
         if _compiler_line(text, ".agpr_count:") > 0:
             with_agprs.append(r)

@@ -71,7 +71,7 @@ def _matrix(rows: list[tables.Row], base: str | None = None) -> list[str]:
     for kernel in sorted(by_kernel):
         krows = sorted(by_kernel[kernel], key=lambda r: (r.dtype, r.shape_id, r.triton, r.config_id))
         targets = sorted({t for r in krows for t in r.judged.targets})
-        counts = Counter(tv.verdict for r in krows for tv in r.judged.targets.values())
+        counts = Counter(tv.verdict for r in krows for tv in r.judged.targets.values() if not tv.duplicate_of)
         summary = ", ".join(f"{counts[v]} {v}" for v in verdicts.VERDICTS if counts[v])
         out.append(f"<h3>{_e(kernel)}</h3><p class=note>{_e(summary)}</p>")
         out.append("<table><tr><th>dtype</th><th>shape</th><th>triton</th><th>config</th>"
@@ -83,7 +83,7 @@ def _matrix(rows: list[tables.Row], base: str | None = None) -> list[str]:
                 if tv is None:
                     cells.append("<td></td>")
                     continue
-                reasons = "; ".join(tv.reasons)
+                reasons = "; ".join(tv.reasons) + (f" (same binary as {tv.duplicate_of})" if tv.duplicate_of else "")
                 cells.append(f"<td class={CLASS[tv.verdict]} title=\"{_e(reasons)}\">{_e(tv.verdict)}"
                              + (f"<br><small>{_e(reasons[:80])}</small>" if reasons else "") + "</td>")
             out.append(f"<tr><td>{_e(r.dtype)}</td><td>{_e(r.shape_id)}</td><td>{_e(r.triton)}</td>"

@@ -129,12 +129,16 @@ def _cell(rec: Record | None, tv: verdicts.TargetVerdict | None) -> list[str]:
         return [rec.status, "", "", "", ""]
     res = rec.resources
     limit = next((f["limit"] for f in rec.flags if f["resource"] == "shared"), None)
-    smem = f"{res.get('shared', 0)}" + (f" > {limit:g}" if limit is not None else "")
+    static = res.get("static_shared") or 0
+    smem = f"{res.get('shared', 0)}" + (f"+{static}" if static else "") + (f" > {limit:g}" if limit is not None else "")
     frac = res.get("occupancy_frac")
     kind = tv.verdict if tv is not None and tv.decided_by is rec else verdicts.outcome(rec)
     label = {"fits": "yes", "at risk": "yes, AT RISK", "exceeds": "NO"}.get(kind, kind)
+    if rec.duplicate_of:
+        label += f" (same binary as {rec.duplicate_of})"
     occ = "" if res.get("occupancy") is None else f"{res['occupancy']:g}" + ("" if frac is None else f" ({frac:.0%})")
-    return [label, smem, str(res.get("registers", "")), str(res.get("spill_bytes", "")), occ]
+    spill = res.get("spill_bytes", "")
+    return [label, smem, str(res.get("registers", "")), "n/a" if spill is None else str(spill), occ]
 
 
 def _interp_cell(rec: Record | None) -> str:
@@ -180,14 +184,16 @@ def summary_table(records: list[Record], fmt: str = "github") -> str:
     multi = len({row.triton for row in rows}) > 1
     counts: dict[tuple[str, ...], dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for row in rows:
-        counts[(row.kernel, row.triton) if multi else (row.kernel,)][row.judged.category] += 1
+        if not row.judged.duplicate:  # a config whose every build is another's binary is counted once
+            counts[(row.kernel, row.triton) if multi else (row.kernel,)][row.judged.category] += 1
     used = [c for c in SUMMARY_COLUMNS if any(c in v for v in counts.values())]
     body = [list(k) + [counts[k].get(c, 0) for c in used] for k in sorted(counts)]
     return _table(body, ["kernel"] + (["triton"] if multi else []) + used, fmt)
 
 
 def target_summary(records: list[Record], fmt: str = "github") -> str:
-    """Per kernel and target column: configs that fit, are at risk, exceed a limit, failed.
+    """Per kernel and target column: configs that fit, are at risk, exceed a limit, failed (each binary once:
+    a build that is another config's binary counts under ``same binary`` only).
 
     The deciding column of a target (Triton's defaults) counts target verdicts; an
     opt-in environment's column counts its own builds' outcomes.
@@ -198,10 +204,11 @@ def target_summary(records: list[Record], fmt: str = "github") -> str:
     for row in rows:
         version = (row.triton,) if multi else ()
         for tv in row.judged.targets.values():
-            counts[(row.kernel, *version, tv.column)][tv.verdict] += 1
+            counts[(row.kernel, *version, tv.column)]["same binary" if tv.duplicate_of else tv.verdict] += 1
             for o in tv.others:
-                counts[(row.kernel, *version, o.column)][verdicts.outcome(o)] += 1
-    cols = [v for v in verdicts.VERDICTS if v != verdicts.INCOMPLETE or any(v in c for c in counts.values())]
+                counts[(row.kernel, *version, o.column)]["same binary" if o.duplicate_of else verdicts.outcome(o)] += 1
+    cols = [v for v in (*verdicts.VERDICTS, "same binary") if v in ("fits", "at risk", "exceeds", "failed")
+            or any(v in c for c in counts.values())]
     body = [list(k) + [c.get(v, 0) for v in cols] for k, c in sorted(counts.items())]
     return _table(body, ["kernel"] + (["triton"] if multi else []) + ["target"] + cols, fmt)
 
@@ -398,6 +405,7 @@ def markdown_report(run: dict[str, Any] | list[dict[str, Any]], records: list[Re
         parts += ["## Known failures that now pass", "", "Their `known_failures` entries can be removed:", ""]
         parts += [f"- {md(line)}" for line in fixed] + [""]
     parts += ["Columns: `smem B` is the dynamic shared memory / LDS the launch requests (`metadata.shared`), "
+              "plus the static bytes the binary declares where it has any (`+1024`: cuobjdump's SHARED), "
               "with the limit when it is exceeded; `regs` is registers per thread (AMD: the compiler's unified "
               "VGPR + AGPR total, `.vgpr_count`); `spill B` is bytes per thread spilled to memory (NVIDIA: ptxas "
               "spill stores; AMD: 4 bytes per spilled VGPR); `occ` is resident warps per SM sub-partition "

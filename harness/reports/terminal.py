@@ -31,13 +31,14 @@ def kernel_lines(records: list[Record]) -> list[str]:
     for row in rows:
         name = f"{row.kernel} (triton {row.triton})" if multi else row.kernel
         for target, tv in row.judged.targets.items():
-            counts[name][target][tv.verdict] += 1
+            counts[name][target]["same binary" if tv.duplicate_of else tv.verdict] += 1
     width = max((len(k) for k in counts), default=0)
     out = []
     for kernel in sorted(counts):
         parts = []
         for target, c in counts[kernel].items():
             words = [f"{c[v]} {'fit' if v == 'fits' else 'exceed' if v == 'exceeds' else v}" for v in ORDER if c[v]]
+            words += [f"({c['same binary']} same binary as another)"] if c["same binary"] else []
             parts.append(f"{tables.plain(target)} " + ", ".join(words))
         out.append(_fit(f"{tables.plain(kernel):<{width}}  " + " · ".join(parts)))
     return out

@@ -60,12 +60,12 @@ def evaluate(records: list[Record], rows: list[tables.Row] | None = None) -> lis
     one_vendor: dict[tuple[str, str, str, str], Counter] = defaultdict(Counter)
     for row in rows:
         case = (row.kernel, row.dtype, row.shape_id, row.triton)
-        if row.judged.category.endswith(" only"):
+        if row.judged.category.endswith(" only") and not row.judged.duplicate:
             one_vendor[case][row.judged.category] += 1
         verdict_of[case + (row.config_id,)] = {t: tv.verdict for t, tv in row.judged.targets.items()}
         for t, tv in row.judged.targets.items():
             targets_of[case].add(t)
-            if tv.verdict in ("exceeds", "failed"):
+            if tv.verdict in ("exceeds", "failed") and not tv.duplicate_of:
                 not_fitting[case][t] += 1
     ran = by_case(measured(records))
     out = []

@@ -10,6 +10,9 @@
 #                                    a second GPU when there is one, the nightly run twice and harness compare
 #   bash ci/gpu_session.sh kernels   from empty caches: GPU tests, and beside them the nightly matrix's rmsnorm and
 #                                    cross_entropy cases (figures for docs/performance.md)
+#   bash ci/gpu_session.sh roofs     the nightly matrix on the local GPU's target alone (figures for the roof
+#                                    test's stored results), its results packed into $OUT
+#   bash ci/gpu_session.sh driver    every GPU test, the driver-figures one writing $OUT/driver_figures.json
 #   bash ci/gpu_session.sh devices   the L2-flush benchmark, GPU tests of device matching and baselines, and the
 #                                    nightly matrix's fused activation and 4096^3 GEMMs with h100, h200 and mi300x
 set -uo pipefail
@@ -27,7 +30,24 @@ nightly() {  # nightly N TIMEOUT: one run of the nightly matrix into /tmp/runN, 
   tar czf "$OUT/run$1.tgz" -C /tmp "run$1/results.json" "run$1/records.jsonl" "run$1/report.md" 2>/dev/null
 }
 
+env_info() {
+  { date -u; nvidia-smi; python3 -c "import torch, triton, numpy; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__, 'numpy', numpy.__version__)"; } > "$OUT/env.txt" 2>&1
+}
+
 case "$mode" in
+  roofs)
+    env_info
+    targets=${HARNESS_GPU_TARGETS:-h200}
+    nightly 1 "${HARNESS_GPU_TIMEOUT:-540}"
+    ;;
+  driver)
+    env_info
+    rm -rf /tmp/gpt
+    HARNESS_GPU_REPORT="$OUT/driver_figures.json" timeout "${HARNESS_GPU_TIMEOUT:-540}" \
+      python3 -m pytest tests/gpu -v -p no:cacheprovider --basetemp=/tmp/gpt > "$OUT/gpu_tests.log" 2>&1
+    echo "gpu tests exit $?"; tail -16 "$OUT/gpu_tests.log"
+    exit 0
+    ;;
   devices)
     { date -u; nvidia-smi -L; python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"; } > "$OUT/env.txt" 2>&1
     export HARNESS_CACHE_DIR=/tmp/d-cache TRITON_CACHE_DIR=/tmp/d-cache/triton

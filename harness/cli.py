@@ -76,9 +76,11 @@ def cmd_targets(args: argparse.Namespace) -> int:
     rows = []
     for t in catalogue().values():
         rows.append([t.name, t.vendor, t.arch, t.warp_size, t.shared_per_block, t.max_threads_per_block,
-                     t.max_regs_per_thread, t.sm_count, t.hbm_tbps, t.fp16_tflops])
+                     t.max_regs_per_thread, t.sm_count, t.hbm_tbps,
+                     *("-" if v is None else v for v in (t.fp8_tflops, t.fp16_tflops, t.tf32_tflops, t.fp32_tflops))])
     print(tabulate(rows, headers=["target", "vendor", "arch", "warp", "smem/LDS per block B", "threads/block",
-                                  "regs/thread", "SMs/CUs", "HBM TB/s", "fp16 TFLOP/s"]))
+                                  "regs/thread", "SMs/CUs", "HBM TB/s", "fp8 TFLOP/s", "fp16/bf16 TFLOP/s",
+                                  "tf32 TFLOP/s", "fp32 TFLOP/s"]))
     if args.sources:
         for t in catalogue().values():
             print(f"\n{t.name}:")

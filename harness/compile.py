@@ -116,6 +116,7 @@ def compile_job(job: dict[str, Any]) -> dict[str, Any]:
     if tmem is not None:
         res["tmem_columns"] = int(tmem)  # Blackwell tensor memory; Triton refuses more than the target has
     name = str(compiled.metadata.name)
+    res["function"] = name  # the kernel's symbol in the binary: whose figures these are
     if target.backend == "cuda":
         flags = ptxas.flags_of(assembled["argv"]) if assembled.get("argv") else ptxas.triton_flags(compiled.metadata)
         res.update(nvidia_resources(out_root, artifacts, target.arch, name, flags, assembled.get("log")))

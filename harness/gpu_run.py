@@ -139,7 +139,9 @@ def _check_fault(exc: BaseException) -> None:
 
 def _rates(spec: Any, shape: dict[str, Any], dtype: str, median_us: float) -> dict[str, float]:
     seconds = median_us * 1e-6
-    return {"tflops": spec.flops(shape, dtype) / seconds / 1e12, "gbps": spec.min_bytes(shape, dtype) / seconds / 1e9}
+    flops, nbytes = float(spec.flops(shape, dtype)), float(spec.min_bytes(shape, dtype))
+    # the models themselves travel with the rates: the analysis decides the roof (harness.roofline)
+    return {"tflops": flops / seconds / 1e12, "gbps": nbytes / seconds / 1e9, "model": {"flops": flops, "bytes": nbytes}}
 
 
 # Screening: enough samples to rank configs (medians of 10+ flushed samples move ~1-2%), a

@@ -130,7 +130,7 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
         save_winner(key, {"config": best.config, "median_us": best.runtime["timing"]["median_us"],
                           "arch": target.arch, "device": gpu.get("name", ""), "space_best": space_best})
     win_us = best.runtime["timing"]["median_us"]
-    runtime.update(_figures(best, target, baselines))
+    runtime.update(_figures(best, baselines))
     runtime["portability"] = _portability(case, records, known, best)
     rec = _tune_record(best, case, best.config, "ok", "", runtime)
     rec.runtime["median_us"] = win_us
@@ -219,16 +219,13 @@ def _known_winners(case: Any, other_targets: list[str], kernel_hash: str) -> dic
             for name in other_targets}
 
 
-def _figures(best: Record, target: Target, baselines: dict[str, Any]) -> dict[str, Any]:
+def _figures(best: Record, baselines: dict[str, Any]) -> dict[str, Any]:
     rt = best.runtime or {}
     copy = baselines.get("copy_tbps")
+    # no share of a peak here: the roof is decided in the analysis, for the device that ran (harness.roofline)
     out: dict[str, Any] = {"device": baselines.get("device"), "copy_tbps": copy, "timing": rt.get("timing"),
                            "torch_settings": baselines.get("torch_settings"),
-                           "tflops": rt.get("tflops"), "gbps": rt.get("gbps"),
-                           "pct_peak_flops": 100 * rt["tflops"] / target.fp16_tflops,
-                           "pct_peak_hbm": 100 * rt["gbps"] / (1000 * target.hbm_tbps)}
-    if copy:
-        out["pct_copy_bw"] = 100 * rt["gbps"] / (1000 * copy)
+                           "tflops": rt.get("tflops"), "gbps": rt.get("gbps"), "model": rt.get("model")}
     win = rt["timing"]["median_us"]
     out["baselines"] = {name: {**b, "speedup": (b["timing"]["median_us"] / win) if b.get("status") == "ok" else None}
                         for name, b in (baselines.get("baselines") or {}).items()}

@@ -19,7 +19,11 @@ CATALOGUE = Path(__file__).with_name("targets.yaml")
 
 _NUMBERS = ("shared_per_block", "shared_per_sm", "max_threads_per_block", "max_regs_per_thread",
             "regs_per_sm", "max_warps_per_sm", "max_blocks_per_sm", "max_waves_per_simd",
-            "simds_per_cu", "tmem_columns", "sm_count", "hbm_tbps", "fp16_tflops", "cache_bytes")
+            "simds_per_cu", "tmem_columns", "sm_count", "hbm_tbps", "fp16_tflops", "fp8_tflops", "tf32_tflops",
+            "fp32_tflops", "cache_bytes")
+#: the catalogue peak each math dtype is measured against (bf16 shares fp16's on every target)
+PEAK_FIELD = {"fp8": "fp8_tflops", "fp16": "fp16_tflops", "bf16": "fp16_tflops", "tf32": "tf32_tflops",
+              "fp32": "fp32_tflops"}
 
 
 @dataclass(frozen=True)
@@ -45,9 +49,16 @@ class Target:
     simds_per_cu: int | None = None
     tmem_columns: int | None = None   # Blackwell tensor memory per SM, in 32-bit columns
     cache_bytes: int | None = None    # L2 plus any last-level cache behind it: what a cold-cache timing must flush
+    fp8_tflops: float | None = None   # dense tensor peaks per math dtype; None where the GPU has no such math
+    tf32_tflops: float | None = None
+    fp32_tflops: float | None = None  # the vector (non-tensor) fp32 rate
     models: tuple[str, ...] = field(default=(), compare=False)  # device-name patterns of this model (device.match)
     sources: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     environments: tuple[Environment, ...] = field(default=(DEFAULT_ENV,), compare=False)
+
+    def peak_tflops(self, math: str) -> float | None:
+        """The dense peak of a math dtype (``fp8``, ``fp16``, ``bf16``, ``tf32``, ``fp32``; fp8 formats by prefix)."""
+        return getattr(self, PEAK_FIELD["fp8" if math.startswith("fp8") else math])
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in ("name", "vendor", "backend", "arch", "warp_size", *_NUMBERS)}

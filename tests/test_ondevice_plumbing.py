@@ -197,4 +197,4 @@ def test_a_duplicate_build_is_not_launched(tmp_path: Path, monkeypatch: pytest.M
     ondevice.run_case(_case(), records, worker, {"index": "0", "uuid": "", "name": "fake", "arch": "sm_90"}, [])
     assert {job["config"]["BLOCK"] for op, job in worker.requests if op == "gpu_config"} == {1}
     assert records[1].runtime["status"] == "not_launched"
-    assert "the same kernel as BLOCK1" in records[1].runtime["reason"]
+    assert "same binary as BLOCK1" in records[1].runtime["reason"]

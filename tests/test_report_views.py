@@ -10,6 +10,7 @@ from helpers import DATA, run_cli
 
 from harness.records import load_results
 from harness.reports import vendor_eval, versions
+from harness.roofline import roof_of
 
 
 def test_vendor_evaluation_of_a_device_run(tmp_path: Path) -> None:
@@ -27,9 +28,8 @@ def test_vendor_evaluation_of_a_device_run(tmp_path: Path) -> None:
         rec = next(t for t in tunes if (t.kernel, t.dtype, t.shape_id, t.target) == (ev.kernel, ev.dtype,
                                                                                        ev.shape_id, m.target))
         assert m.config_id == rec.config_id and m.median_us == rec.runtime["median_us"]
-        peak = rec.runtime.get("pct_peak_flops") if rec.runtime.get("tflops") else rec.runtime.get("pct_peak_hbm")
-        assert m.pct_peak == peak
-        assert f"{m.config_id}, {m.median_us:.1f} µs" in text
+        assert m.roof == roof_of(rec) and m.pct_peak == m.roof.pct
+        assert f"{m.config_id}, {m.median_us:.1f} µs, {m.roof.label}" in text
         assert ev.winner_fits_elsewhere[m.target].startswith(("fits every target", "vendor-specific: not on"))
     assert "| matmul | fp16 |" in text
 

@@ -4,7 +4,8 @@ Long rather than wide so that a new resource or runtime figure is a new row, nev
 that breaks a reader: ``kernel, dtype, shape, target, environment, triton, config_id, mode, host,
 metric, value``. Static metrics come from the build (status, fits, every resource, compile time);
 on-device metrics from the runtime (status, median and quantiles, rates, launch parity) and, for a
-tuned case, each baseline's median and the speedup over it.
+tuned case, its roof (harness.roofline: bound, rate, share of the peak) and each baseline's median and
+the speedup over it.
 """
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ import io
 from typing import Any, Iterator
 
 from harness.records import Record
+from harness.roofline import roof_of
 
 COLUMNS = ("kernel", "dtype", "shape", "target", "environment", "triton", "config_id", "mode", "host", "metric",
            "value")
-RUNTIME = ("status", "launch_parity", "tflops", "gbps", "pct_peak_flops", "pct_peak_hbm", "pct_copy_bw", "median_us")
+RUNTIME = ("status", "launch_parity", "tflops", "gbps", "median_us")
 TIMING = ("median_us", "p20_us", "p80_us", "reps")
 
 
@@ -36,6 +38,16 @@ def _metrics(r: Record) -> Iterator[tuple[str, Any]]:
         value = (rt.get("timing") or {}).get(name) if isinstance(rt.get("timing"), dict) else None
         if value is not None:
             yield f"timing.{name}", value
+    roof = roof_of(r)
+    if roof is not None:  # the analysis's roof: the same figure every report shows
+        yield "roof.bound", roof.bound
+        yield "roof.rate", roof.rate
+        yield "roof.unit", roof.unit
+        yield "roof.peak", roof.peak
+        yield "roof.pct_of_peak", roof.pct
+        yield "roof.pct_of_copy_bw", roof.copy_pct
+        yield "roof.device", roof.device
+        yield "roof.math", roof.math
     for base, b in sorted((rt.get("baselines") or {}).items()):
         if isinstance(b, dict) and b.get("status") == "ok":
             yield f"baseline.{base}.median_us", (b.get("timing") or {}).get("median_us")

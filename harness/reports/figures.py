@@ -1,5 +1,6 @@
 """What the GPU phase measured, per case: each device's (and Triton version's) tuned winner with its
-rate and share of that device's peak, its baselines, and the tuning-portability penalty (another
+rate and share of its roof (:mod:`harness.roofline`: memory- or compute-bound, the dtype's peak, the
+device that ran), its baselines in the same unit, and the tuning-portability penalty (another
 target's winner, or the other vendor space's best, run on this device)."""
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from harness.records import Record
+from harness.roofline import Roof, roof_of
 
 
 @dataclass(frozen=True)
@@ -22,9 +24,7 @@ class Measured:
     gpu: str
     config_id: str
     median_us: float
-    rate: float                 # TFLOP/s when the kernel has a FLOP model, else GB/s
-    unit: str
-    pct_peak: float | None      # of the device's catalogue peak (FLOP/s or HBM bandwidth)
+    roof: Roof                  # memory- or compute-bound, the rate in that roof's unit, the share of its peak
     baselines: tuple[tuple[str, float, float | None], ...]   # (name, rate, speedup of the winner over it)
     penalties: tuple[tuple[str, float, str], ...]             # (other target, slowdown on this device, source)
 
@@ -32,26 +32,40 @@ class Measured:
     def case(self) -> tuple[str, str, str]:
         return self.kernel, self.dtype, self.shape_id
 
+    @property
+    def rate(self) -> float:
+        return self.roof.rate
+
+    @property
+    def unit(self) -> str:
+        return self.roof.unit
+
+    @property
+    def pct_peak(self) -> float | None:
+        return self.roof.pct
+
 
 def measured(records: list[Record]) -> list[Measured]:
     """Every ok tune record as a :class:`Measured`, in a stable order."""
     out = []
     for r in records:
         rt = r.runtime if isinstance(r.runtime, dict) else None
-        if r.mode != "tune" or r.status != "ok" or not rt or not rt.get("median_us"):
+        roof = roof_of(r)
+        if r.mode != "tune" or r.status != "ok" or not rt or not rt.get("median_us") or roof is None:
             continue
-        flops = bool(rt.get("tflops"))
-        key, unit, peak = ("tflops", "TFLOP/s", "pct_peak_flops") if flops else ("gbps", "GB/s", "pct_peak_hbm")
-        baselines = tuple((name, float(b.get(key) or 0.0), b.get("speedup"))
-                          for name, b in (rt.get("baselines") or {}).items()
-                          if isinstance(b, dict) and b.get("status") == "ok")
+        baselines = []
+        for name, b in (rt.get("baselines") or {}).items():
+            median = (b.get("timing") or {}).get("median_us") if isinstance(b, dict) else None
+            if isinstance(b, dict) and b.get("status") == "ok" and isinstance(median, (int, float)) and median > 0:
+                base_roof = roof_of(r, float(median))
+                baselines.append((name, base_roof.rate if base_roof else 0.0, b.get("speedup")))
         penalties = tuple((other, float(p["slowdown"]), str(p.get("source") or ""))
                           for other, p in sorted((rt.get("portability") or {}).items())
                           if isinstance(p, dict) and isinstance(p.get("slowdown"), (int, float)))
         gpu = (rt.get("gpu") or {}).get("name") if isinstance(rt.get("gpu"), dict) else None
         out.append(Measured(r.kernel, r.dtype, r.shape_id, r.target, r.vendor, r.triton, r.host,
-                            str(gpu or r.target), r.config_id, float(rt["median_us"]), float(rt.get(key) or 0.0),
-                            unit, rt.get(peak), baselines, penalties))
+                            str(gpu or r.target), r.config_id, float(rt["median_us"]), roof, tuple(baselines),
+                            penalties))
     return sorted(out, key=lambda m: (m.kernel, m.dtype, m.shape_id, m.target, m.triton, m.host))
 
 

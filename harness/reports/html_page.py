@@ -100,14 +100,16 @@ def _device_charts(records: list[Record]) -> list[str]:
         return []
     out = ["<h2>On the device</h2>",
            "<p class=note>Per tuned case: each device's winner (green, per Triton version and host) and its "
-           "baselines (blue), as a rate — TFLOP/s when the kernel has a FLOP model, else GB/s — with the share "
-           "of that device's catalogue peak; then the portability penalty: how much slower another target's "
+           "baselines (blue), as a rate against the case's roof — GB/s and the share of the HBM peak when its "
+           "FLOP-per-byte is below the device's ridge point (memory-bound), else TFLOP/s and the share of the "
+           "peak of its dtype (compute-bound), always the peaks of the device that ran; then the portability "
+           "penalty: how much slower another target's "
            "winner (or the other vendor space's best, a proxy) ran on this device.</p>"]
     for (kernel, dtype, shape_id), items in cases.items():
         bars, notes, colours = [], [], []
         for m in items:
             bars.append((f"{m.target} · triton {m.triton} · {m.host}: {m.config_id}", m.rate))
-            notes.append(f"{m.pct_peak:.0f}% of {m.gpu}'s peak" if isinstance(m.pct_peak, (int, float)) else "")
+            notes.append(f"{m.roof.bound}-bound, {m.roof.share_text}")
             colours.append(svg.PALETTE[0])
             for name, rate, speedup in m.baselines:
                 bars.append((f"  {name} ({m.target}, {m.triton})", rate))

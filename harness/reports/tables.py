@@ -18,6 +18,7 @@ from tabulate import tabulate
 from harness import verdicts
 from harness.naming import config_key
 from harness.records import Record
+from harness.roofline import roof_of
 
 
 @dataclass(frozen=True)
@@ -306,20 +307,18 @@ def device_table(records: list[Record], fmt: str = "github") -> str:
                             + (" (proxy)" if str(p.get("source", "")).startswith("proxy") else ""))
             else:
                 port.append(f"{t} {p.get('note') or p.get('status') or 'n/a'}")
-        pct = f"{rt['pct_peak_flops']:.0f}% flops" if rt.get("pct_peak_flops") is not None else ""
-        if rt.get("pct_copy_bw") is not None:
-            pct += f", {rt['pct_copy_bw']:.0f}% copy BW"
+        roof = roof_of(r)
         gpu = rt.get("gpu") or {}
         body.append([r.kernel, r.dtype, r.shape_id, r.target, str(gpu.get("index", "")),
                      r.status if r.status != "ok" else r.config_id,
                      _us(timing.get("median_us")),
                      f"{_us(timing.get('p20_us'))}–{_us(timing.get('p80_us'))}" if timing else "",
-                     f"{rt.get('tflops', 0):.1f}" if rt.get("tflops") else "", f"{rt.get('gbps', 0):.0f}"
-                     if rt.get("gbps") else "", pct, base_txt,
+                     f"{roof.rate:.4g} {roof.unit}" if roof else "", f"{roof.bound}-bound" if roof else "",
+                     roof.share_text if roof else "", base_txt,
                      "/".join(str(rt.get(k, 0)) for k in ("configs_launched", "configs_failed",
                                                           "configs_not_launched")),
                      "; ".join(port)])
-    headers = ["kernel", "dtype", "shape", "target", "gpu", "winner", "median µs", "p20–p80 µs", "TFLOP/s", "GB/s",
+    headers = ["kernel", "dtype", "shape", "target", "gpu", "winner", "median µs", "p20–p80 µs", "rate", "roof",
                "of peak", "baselines (speedup)", "run/failed/not launched", "portability penalty"]
     return _table(body, headers, fmt)
 

@@ -12,6 +12,7 @@ from collections import defaultdict
 from harness import verdicts
 from harness.records import Record
 from harness.reports import tables
+from harness.roofline import roof_of
 
 WIDTH = 100
 ORDER = verdicts.VERDICTS
@@ -62,6 +63,12 @@ def device_lines(records: list[Record]) -> list[str]:
         if speedups:
             lo, hi = min(speedups)[0], max(speedups)[0]
             text += f", {lo:.2f}–{hi:.2f}× {speedups[0][1]}" if lo != hi else f", {lo:.2f}× {speedups[0][1]}"
+        roofs = [roof for roof in (roof_of(t) for t in ok) if roof is not None and roof.pct is not None]
+        for bound in ("memory", "compute"):
+            shares = [x.pct for x in roofs if x.bound == bound]
+            if shares:
+                what = "HBM" if bound == "memory" else "/".join(sorted({x.math for x in roofs if x.bound == bound}))
+                text += f"; {min(shares):.0f}–{max(shares):.0f}% of {what} peak"
         out.append(_fit(text))
     return out
 

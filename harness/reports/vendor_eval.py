@@ -32,8 +32,7 @@ class CaseEval:
     def cells(self) -> dict[str, list[str]]:
         """The row as plain text, one list of lines per column (each renderer escapes them its own way)."""
         return {
-            "device": [f"{m.target} ({m.gpu}): {m.config_id}, {m.median_us:.1f} µs, {m.rate:.3g} {m.unit}"
-                       + (f", {m.pct_peak:.0f}% of peak" if isinstance(m.pct_peak, (int, float)) else "")
+            "device": [f"{m.target} ({m.gpu}): {m.config_id}, {m.median_us:.1f} µs, {m.roof.label}"
                        for m in self.devices] or ["not run on a GPU"],
             "between": [" · ".join(self.ratio_lines()) or "—"],
             "elsewhere": [f"{t}: {v}" for t, v in self.winner_fits_elsewhere.items()] or ["—"],
@@ -86,11 +85,13 @@ def evaluate(records: list[Record], rows: list[tables.Row] | None = None) -> lis
 
 def markdown(evals: list[CaseEval]) -> str:
     lines = ["# Vendor evaluation", "",
-             "The same kernels tuned separately on each device, on the matrix's shapes. Rate: TFLOP/s for kernels",
-             "with a FLOP model, else GB/s; % of that device's catalogue peak. A vendor-specific winner is a config",
+             "The same kernels tuned separately on each device, on the matrix's shapes. Rate: against the case's",
+             "roof on that device — GB/s and the share of the HBM peak when the kernel's FLOP per byte is below",
+             "the device's ridge point (memory-bound), else TFLOP/s and the share of its dtype's peak; the peaks",
+             "are the catalogue's for the device that ran (docs/figures.md). A vendor-specific winner is a config",
              "that does not fit the other targets; one vendor only: configs of the case that fit one vendor's targets",
              "and not the other's. Not fitting: configs of the case that exceed a limit or failed.",
-             "", "| kernel | dtype | shape | triton | device: winner, median, rate, % of peak | between devices |"
+             "", "| kernel | dtype | shape | triton | device: winner, median, rate, roof, % of peak | between devices |"
              " winner elsewhere | one vendor only | static only | not fitting (per target) |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for ev in evals:

@@ -89,7 +89,7 @@ def test_figures_and_occupancy_are_the_drivers(tmp_path: Path) -> None:
             got = _blocks(cuda, fn, threads, dynamic)
             want = nvidia_occupancy(target, res["registers"], dynamic, res["num_warps"],
                                     res["static_shared"])["blocks_per_sm"]
-            rows.append({"config": rec["config"], **ours, "dynamic": dynamic, "driver_blocks": got,
+            rows.append({"config": config, **ours, "dynamic": dynamic, "driver_blocks": got,
                          "harness_blocks": want})
             if got != want:
                 mismatches.append(rows[-1])

@@ -66,6 +66,11 @@ def nvidia_resources(out_root: Path, artifacts: dict[str, dict[str, str]], arch:
         raise RuntimeError("cuobjdump/ptxas not found (Triton's wheel ships them in backends/nvidia/bin)")
     res: dict[str, Any] = resources.parse_cuobjdump(resources.run_tool(
         [cuobjdump, "--dump-resource-usage", str(out_root / artifacts["cubin"]["path"])]), name)
+    # sm_90 binaries that use shared memory carry the driver's 1 KiB per-block reserve as a shared section
+    # (cuobjdump's SHARED 1024, the driver's static size 0: docs/figures.md): counted once, as the reserve
+    res["reserved_shared"] = min(res["static_shared"], resources.RESERVED_SMEM) \
+        if int(arch.removeprefix("sm_").rstrip("a")) >= 90 else 0
+    res["static_shared"] -= res["reserved_shared"]
     log, source = (own_log, ptxas.OWN_RUN) if own_log else ptxas.rerun(
         ptxas_path, out_root / artifacts["ptx"]["path"], _ptxas_arch(arch), flags, cubin_sha)
     res["spill_source"] = source

@@ -26,8 +26,8 @@ class Flag:
 
 def check(target: Target, resources: dict[str, Any], num_warps: int) -> list[Flag]:
     flags: list[Flag] = []
-    # static shared (cuobjdump's SHARED, e.g. the 1 KiB sm_90 builds carry) counts with the dynamic bytes:
     # the driver refuses a launch whose static + dynamic shared memory exceeds the per-block opt-in maximum
+    # (the 1 KiB reserve an sm_90 binary carries is outside it: ``reserved_shared``, not ``static_shared``)
     shared = int(resources.get("shared", 0)) + int(resources.get("static_shared", 0))
     if shared > target.shared_per_block:
         flags.append(Flag("shared", shared, target.shared_per_block, "error"))

@@ -142,8 +142,9 @@ def nvidia_occupancy(target: Target, registers: int, shared: int, num_warps: int
     - registers: ``registers × 32`` rounded up to 256 per warp; each of the 4 sub-partitions holds
       ``regs_per_sm / 4`` of them, so warps per SM is (warps per sub-partition) × 4, and a block's warps are
       rounded up to a multiple of 4 for the per-block register check (the hardware's);
-    - shared memory: static + dynamic + the driver's 1 KiB per block, in 128-byte units, against the SM's
-      shared memory (docs/figures.md says why the static bytes count once);
+    - shared memory: static + dynamic + the driver's 1 KiB reserve per block, in 128-byte units, against
+      the SM's shared memory; ``static_shared`` is the driver's static size (an sm_90 binary's 1 KiB reserved
+      section is the reserve itself, not counted again: docs/figures.md);
     - warps and blocks per SM.
     """
     threads = num_warps * target.warp_size

@@ -10,6 +10,7 @@ JSONL when it holds more records than the JSON). Merging several runs keys recor
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import json
 import os
 import platform
@@ -290,11 +291,13 @@ def record_problem(data: dict[str, Any]) -> str:
 
 
 def load_results(path: Path) -> tuple[dict[str, Any], list[Record]]:
-    """Read ``results.json`` (a file or a run directory holding one)."""
+    """Read ``results.json`` (a file or a run directory holding one; ``results.json.gz`` as archived)."""
     file = path / "results.json" if path.is_dir() else path
+    if path.is_dir() and not file.is_file() and (path / "results.json.gz").is_file():
+        file = path / "results.json.gz"
     try:
-        doc = json.loads(file.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
+        doc = json.loads(gzip.decompress(file.read_bytes()) if file.suffix == ".gz" else file.read_text())
+    except (OSError, EOFError, json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ResultsFileError(f"{file}: cannot read results: {exc}") from None
     version = doc.get("schema_version") if isinstance(doc, dict) else None
     if version not in READABLE_SCHEMAS:

@@ -68,7 +68,8 @@ def device_lines(records: list[Record]) -> list[str]:
             shares = [x.pct for x in roofs if x.bound == bound]
             if shares:
                 what = "HBM" if bound == "memory" else "/".join(sorted({x.math for x in roofs if x.bound == bound}))
-                text += f"; {min(shares):.0f}–{max(shares):.0f}% of {what} peak"
+                lo, hi = f"{min(shares):.0f}", f"{max(shares):.0f}"
+                text += f"; {what} {lo if lo == hi else lo + '–' + hi}%"
         out.append(_fit(text))
     return out
 
@@ -90,7 +91,8 @@ def summary(records: list[Record]) -> list[str]:
     parts += ["  " + line for line in kernel_lines(records)]
     device = device_lines(records)
     if device:
-        parts += ["on the device (winner vs the first baseline):"] + ["  " + line for line in device]
+        parts += ["on the device (winner vs the first baseline; share of its roof's peak, HBM or the dtype's FLOP/s):"]
+        parts += ["  " + line for line in device]
     found = worst(records)
     if found:
         parts += ["worst findings:"] + ["  " + line for line in found]

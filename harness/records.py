@@ -28,9 +28,12 @@ from harness import hiplinker
 from harness.naming import config_key, shape_id
 
 #: 2: AMD registers are the compiler's unified total, ``spill_bytes`` / ``occupancy_frac`` added, the
-#: launch specialisation and the verdicts stored. Version 1 files are read (their figures as they were).
-SCHEMA_VERSION = 2
-READABLE_SCHEMAS = (1, 2)
+#: launch specialisation and the verdicts stored. 3: ``deciding_environment`` and ``incomplete`` verdicts, the
+#: run's ``selected`` builds, ``duplicate_of`` by binary, sm_90's 1 KiB reserve as ``reserved_shared`` (no longer
+#: in ``static_shared``), ``spill_bytes`` null where no log of the binary could be had, ``runtime.model`` instead
+#: of shares of a peak. Older files are read (their figures as they were).
+SCHEMA_VERSION = 3
+READABLE_SCHEMAS = (1, 2, 3)
 
 
 @dataclass

@@ -141,7 +141,7 @@ def test_results_survive_a_kill_between_rewrites(tmp_path: Path) -> None:
     _, records = load_results(tmp_path)
     assert len(records) == 5
     doc = json.loads((tmp_path / "results.json").read_text())
-    assert doc["schema_version"] == 2 and doc["run"].get("end") is None
+    assert doc["schema_version"] == 3 and doc["run"].get("end") is None
 
 
 def test_a_config_in_both_vendor_spaces_is_compiled_once(tmp_path: Path) -> None:

@@ -42,7 +42,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 def test_results_json_has_run_and_records(run_dir: tuple[Path, str]) -> None:
     out, _ = run_dir
     doc = json.loads((out / "results.json").read_text())
-    assert doc["schema_version"] == 2
+    assert doc["schema_version"] == 3
     run = doc["run"]
     for key in ("triton", "torch", "python", "host", "gpus", "commit", "matrix", "start", "end"):
         assert key in run

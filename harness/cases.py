@@ -8,6 +8,7 @@ Cases are frozen and hashable: their key is the merge key of results.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,6 +81,18 @@ def expand(matrix: Matrix, installed_triton: str | None) -> list[Case]:
                     cases.append(Case(entry.name, entry.ref, dtype, entry.interpret, INTERPRET, version,
                                       interpret_configs(spec.tunables, entry.configs), entry.timeout_s, matrix.seed))
     return cases
+
+
+def with_targets_option(matrix: Matrix, option: str | None) -> Matrix:
+    """The matrix with ``--harness-targets`` (comma-separated) applied; unknown names are left to collection."""
+    wanted = [t.strip() for t in (option or "").split(",") if t.strip()]
+    return dataclasses.replace(matrix, targets=tuple(wanted)) if wanted else matrix
+
+
+def selection_entry(case: Case) -> dict[str, Any]:
+    """What one selected compile case will build: ``harness compare`` tells lost builds from deselected ones."""
+    return {"kernel": case.kernel, "dtype": case.dtype, "shape": case.shape, "target": case.target,
+            "environment": case.environment.name, "configs": [c.as_dict() for c in case.configs]}
 
 
 def interpret_configs(tunables: tuple[str, ...], configs: tuple[ConfigEntry, ...]) -> tuple[ConfigEntry, ...]:

@@ -9,7 +9,6 @@ results, report and table come from one place whether or not xdist is used.
 """
 from __future__ import annotations
 
-import dataclasses
 import importlib.util
 import json
 import os
@@ -21,7 +20,7 @@ from typing import Any
 import pytest
 
 from harness import loader, rundir, tritoncompat
-from harness.cases import Case, compile_job, expand, interpret_job
+from harness.cases import Case, compile_job, expand, interpret_job, selection_entry, with_targets_option
 from harness.known import apply_known_failures
 from harness.matrix import MatrixError, parse
 from harness.naming import config_id
@@ -70,18 +69,6 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 def tox_env_for(version: str) -> str:
     parts = tritoncompat.version_tuple(version)
     return f"triton{parts[0]}{parts[1]}" if len(parts) >= 2 else f"triton-{version}"
-
-
-def with_targets_option(matrix: Any, config: pytest.Config) -> Any:
-    """The matrix with ``--harness-targets`` applied (unknown names are left to collection to refuse)."""
-    wanted = [t.strip() for t in (config.getoption("harness_targets") or "").split(",") if t.strip()]
-    return dataclasses.replace(matrix, targets=tuple(wanted)) if wanted else matrix
-
-
-def selection_entry(case: Case) -> dict[str, Any]:
-    """What one selected compile case will build: ``harness compare`` tells lost builds from deselected ones."""
-    return {"kernel": case.kernel, "dtype": case.dtype, "shape": case.shape, "target": case.target,
-            "environment": case.environment.name, "configs": [c.as_dict() for c in case.configs]}
 
 
 class _XdistHooks:
@@ -173,7 +160,8 @@ class HarnessSession:
     def case_index(self) -> dict[str, Case]:
         """Every case of the command line's matrices by id, as the workers collect them."""
         installed = tritoncompat.installed_triton_version()
-        return {c.id: c for m in self._matrices() for c in expand(with_targets_option(m, self.config), installed)}
+        targets = self.config.getoption("harness_targets")
+        return {c.id: c for m in self._matrices() for c in expand(with_targets_option(m, targets), installed)}
 
     @property
     def workers(self) -> Any:
@@ -313,7 +301,7 @@ class MatrixFile(pytest.File):
             matrix = parse(self.path)
         except MatrixError as exc:
             raise self.CollectError(str(exc)) from None
-        matrix = with_targets_option(matrix, self.config)
+        matrix = with_targets_option(matrix, self.config.getoption("harness_targets"))
         unknown = [t for t in matrix.targets if t not in catalogue()]
         if unknown:
             raise self.CollectError(f"--harness-targets: unknown target(s) {', '.join(unknown)}")

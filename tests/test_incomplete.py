@@ -140,3 +140,17 @@ def test_compare_calls_builds_lost_by_the_new_run_worse(tmp_path: Path) -> None:
     (tmp_path / "new" / "results.json").write_text(json.dumps(doc))
     narrowed = run_cli("compare", str(base), str(tmp_path / "new"))
     assert narrowed.returncode == 0 and f"({len(lost)} only in base, " in narrowed.stdout
+
+
+def test_the_selection_is_recorded_under_xdist_too(tmp_path: Path) -> None:
+    """The xdist controller collects nothing: the selection comes from a worker's collection, after -k."""
+    matrix = write_matrix(tmp_path / "m.yaml", MATRIX.replace("[fp32, fp16]", "[fp16]"))
+    out = tmp_path / "run"
+    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "2", "-k", "N4096 and mi300x",
+                   env={"TRITON_CACHE_DIR": str(tmp_path / "cache")})
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    doc = json.loads((out / "results.json").read_text())
+    selected = {(e["shape"]["N"], e["target"], e["environment"], len(e["configs"])) for e in doc["run"]["selected"]}
+    built = {(r["shape"]["N"], r["target"], r["environment"]) for r in doc["records"]}
+    assert selected == {(4096, "mi300x", "async-copy", 5), (4096, "mi300x", "default", 5)}
+    assert {s[:3] for s in selected} == built

@@ -60,6 +60,20 @@ def save_winner(key: str, entry: dict[str, Any]) -> None:
     tmp.replace(path)
 
 
+def tuning_context(records: list[Record], gpu: dict[str, str]) -> dict[str, str]:
+    """What a cached winner was chosen under: the config space (every build the case compiled, hashed), torch
+    and the device model. A winner is reused only when all three are the same (a config added to the space is
+    then tried without ``--retune``)."""
+    from importlib import metadata
+
+    try:
+        torch_version = metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        torch_version = ""
+    space = hashlib.sha256(json.dumps(sorted(config_key(r.config) for r in records)).encode()).hexdigest()[:16]
+    return {"config_space": space, "torch": torch_version, "device_model": gpu.get("name", "")}
+
+
 def _applied(rec: Record) -> dict[str, Any]:
     return {k: v for k, v in rec.config.items() if k not in rec.ignored_options}
 
@@ -84,6 +98,11 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
             rec.runtime = {"status": "not_launched", "reason": f"failed the static check: {reason}"}
     known = _known_winners(case, other_targets, first.kernel_hash)
     to_run = launchable
+    tuned_because = "" if cached or retune else "no cached winner"
+    context = tuning_context(records, gpu)
+    if cached and (stale := [k for k, v in context.items() if cached.get(k) != v]):
+        # a winner chosen among other configs, under another torch or on another device model is no winner here
+        cached, tuned_because = None, "cached winner stale: " + ", ".join(stale) + " changed"
     if cached:
         # re-time the cached winner, the other targets' known winners, and each space's best
         # from the tuning run, so the portability column survives winner reuse
@@ -92,6 +111,7 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
         to_run = [r for r in launchable if config_key(r.config) in wanted]
         if not any(config_key(r.config) == config_key(cached["config"]) for r in to_run):
             cached, to_run = None, launchable  # the cached winner left the config space: tune again
+            tuned_because = "cached winner left the config space"
     waited = time.perf_counter()
     with gpu_lock(gpu):
         window_start = time.time()
@@ -116,6 +136,7 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
     # where the case's time went: waiting for the GPU, checking and timing the configs, the baselines
     phases = {"gpu_lock_wait": started - waited, "configs": configs_done - started, "baselines": done - configs_done}
     runtime: dict[str, Any] = {"gpu": gpu, "winner_source": "cache" if cached else "tuned",
+                               **({"tuned_because": tuned_because or "--retune"} if not cached else {}),
                                "phases_s": {k: round(v, 3) for k, v in phases.items()}, "gpu_window": window,
                                "configs_launched": len(to_run),
                                "configs_failed": sum(1 for r in to_run if r.runtime.get("status") != "ok"),
@@ -128,7 +149,7 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
         for space in sorted({s for r in measured for s in spaces(r)}):
             space_best[space] = min((r for r in measured if space in spaces(r)), key=_rank).config
         save_winner(key, {"config": best.config, "median_us": best.runtime["timing"]["median_us"],
-                          "arch": target.arch, "device": gpu.get("name", ""), "space_best": space_best})
+                          "arch": target.arch, "device": gpu.get("name", ""), "space_best": space_best, **context})
     win_us = best.runtime["timing"]["median_us"]
     runtime.update(_figures(best, baselines))
     runtime["portability"] = _portability(case, records, known, best)

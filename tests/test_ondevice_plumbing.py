@@ -198,3 +198,43 @@ def test_a_duplicate_build_is_not_launched(tmp_path: Path, monkeypatch: pytest.M
     assert {job["config"]["BLOCK"] for op, job in worker.requests if op == "gpu_config"} == {1}
     assert records[1].runtime["status"] == "not_launched"
     assert "same binary as BLOCK1" in records[1].runtime["reason"]
+
+
+def test_a_config_added_to_the_space_is_tried_without_retune(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cached winner was chosen among configs 1, 2 and 5; with 6 added (the fastest) the next run tunes again
+    and finds it. A winner cached by an older harness (no context recorded) is re-tuned too."""
+    import json
+
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("HARNESS_LOCK_DIR", str(tmp_path))
+    gpu = {"index": "0", "uuid": "GPU-x", "name": "fake", "arch": "sm_90"}
+
+    class Faster6(FakeGpuWorker):
+        def request(self, op: str, job: dict, timeout: float) -> dict:
+            if op == "gpu_config" and job["config"]["BLOCK"] == 6:
+                self.requests.append((op, job))
+                return {"status": "ok", "timing": {"median_us": 80.0, "p20_us": 80.0, "p80_us": 80.0},
+                        "stage": job.get("stage", "full")}
+            return super().request(op, job, timeout)
+
+    first = ondevice.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia")], Faster6(), gpu, [])
+    assert first.config["BLOCK"] == 1 and first.runtime["tuned_because"] == "no cached winner"
+    same = ondevice.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia")], Faster6(), gpu, [])
+    assert same.runtime["winner_source"] == "cache"
+    worker = Faster6()
+    grown = ondevice.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia"), _rec(6, "nvidia")],
+                              worker, gpu, [])
+    assert grown.runtime["winner_source"] == "tuned" and "config_space changed" in grown.runtime["tuned_because"]
+    assert grown.config["BLOCK"] == 6 and 6 in {j["config"]["BLOCK"] for op, j in worker.requests if op == "gpu_config"}
+    # another device model: the cached winner is not reused
+    other = ondevice.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia"), _rec(6, "nvidia")],
+                              Faster6(), {**gpu, "name": "other"}, [])
+    assert "device_model changed" in other.runtime["tuned_because"]
+    # an entry written before the context was recorded
+    for path in (tmp_path / "cache" / "winners").glob("*.json"):
+        entry = json.loads(path.read_text())
+        path.write_text(json.dumps({k: v for k, v in entry.items() if k not in ("config_space", "torch",
+                                                                               "device_model")}))
+    old = ondevice.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia"), _rec(6, "nvidia")],
+                            Faster6(), {**gpu, "name": "other"}, [])
+    assert old.runtime["winner_source"] == "tuned" and "config_space" in old.runtime["tuned_because"]

@@ -161,7 +161,7 @@ def test_one_binary_launched_alike_is_one_config(smoke_runs: dict) -> None:
         else:
             assert ident not in seen, f"{r['kernel']} {r['target']} {r['config_id']} and {seen[ident]}: one binary"
             seen[ident] = r["config_id"]
-    by = {(r["kernel"], r["shape_id"] if "shape_id" in r else json.dumps(r["shape"]), r["target"], r["environment"],
+    by = {(r["kernel"], json.dumps(r["shape"]), r["target"], r["environment"],
            r["config_id"]): r for r in records if r["mode"] == "compile"}
     vadd, soft = json.dumps({"N": 1000003}), json.dumps({"M": 1024, "N": 1000})
     assert by[("vector_add", vadd, "h100", "default", "BLOCK1024_s1_w4_wpe0")]["duplicate_of"] == "BLOCK1024_s2_w4"

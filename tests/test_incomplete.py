@@ -154,3 +154,13 @@ def test_the_selection_is_recorded_under_xdist_too(tmp_path: Path) -> None:
     built = {(r["shape"]["N"], r["target"], r["environment"]) for r in doc["records"]}
     assert selected == {(4096, "mi300x", "async-copy", 5), (4096, "mi300x", "default", 5)}
     assert {s[:3] for s in selected} == built
+
+
+def test_a_damaged_selection_is_refused_in_one_line(tmp_path: Path) -> None:
+    from harness.compare import CompareInputError, compare_runs
+
+    with pytest.raises(CompareInputError, match=r"run.selected\[1\] is not"):
+        compare_runs([], [], new_run={"end": "x", "selected": [
+            {"kernel": "k", "dtype": "fp16", "shape": {}, "target": "h100", "environment": "default", "configs": []},
+            {"kernel": 3}]})
+

@@ -135,10 +135,19 @@ def _cut_cases(records: list[Record]) -> set[tuple[str, ...]]:
 def _selected(run: dict[str, Any] | None) -> set[tuple[str, ...]] | None:
     """The build keys a run's matrix selected, or None where the run does not record them (older harness)."""
     entries = (run or {}).get("selected")
-    if not isinstance(entries, list) or not entries:
+    if not entries:
         return None
-    return {(e["kernel"], e["dtype"], json.dumps(e["shape"], sort_keys=True), e["target"], e["environment"],
-             config_key(c)) for e in entries if isinstance(e, dict) for c in e.get("configs") or []}
+    keys = set()
+    for i, e in enumerate(entries if isinstance(entries, list) else [entries]):
+        if not (isinstance(e, dict) and all(isinstance(e.get(k), str) for k in ("kernel", "dtype", "target",
+                                                                                 "environment"))
+                and isinstance(e.get("shape"), dict) and isinstance(e.get("configs"), list)
+                and all(isinstance(c, dict) for c in e["configs"])):
+            raise CompareInputError(f"new: run.selected[{i}] is not {{kernel, dtype, shape, target, environment, "
+                                    f"configs}}: {str(e)[:120]}")
+        keys |= {(e["kernel"], e["dtype"], json.dumps(e["shape"], sort_keys=True), e["target"], e["environment"],
+                  config_key(c)) for c in e["configs"]}
+    return keys
 
 
 def _unfinished(run: dict[str, Any] | None) -> bool:

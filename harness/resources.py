@@ -11,7 +11,6 @@ so it caps occupancy here. docs/figures.md says which field each figure is.
 """
 from __future__ import annotations
 
-import math
 import re
 import subprocess
 from typing import Any

@@ -10,6 +10,9 @@
 #                                    a second GPU when there is one, the nightly run twice and harness compare
 #   bash ci/gpu_session.sh kernels   from empty caches: GPU tests, and beside them the nightly matrix's rmsnorm and
 #                                    cross_entropy cases (figures for docs/performance.md)
+#   bash ci/gpu_session.sh gate1     the gate matrix from empty caches (g1 tunes), the sustained-vs-do_bench table
+#                                    on its winners, then g2 and g3 reusing the winners: A/A material
+#   bash ci/gpu_session.sh gate2     more gate-matrix runs (g4..g7 by default) for A/A pairs
 #   bash ci/gpu_session.sh roofs     the nightly matrix on the local GPU's target alone (figures for the roof
 #                                    test's stored results), its results packed into $OUT
 #   bash ci/gpu_session.sh driver    every GPU test, the driver-figures one writing $OUT/driver_figures.json
@@ -34,7 +37,37 @@ env_info() {
   { date -u; nvidia-smi; python3 -c "import torch, triton, numpy; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__, 'numpy', numpy.__version__)"; } > "$OUT/env.txt" 2>&1
 }
 
+gate_run() {  # gate_run N TIMEOUT: one run of the gate matrix (matrices/gate.yaml) into /tmp/gN, packed into $OUT
+  timeout "$2" python3 -m harness run matrices/gate.yaml --targets h200 -n 8 --force --out "/tmp/g$1" \
+    > "$OUT/g$1.log" 2>&1
+  echo "g$1 exit $? at $(date -u +%T)"; tail -3 "$OUT/g$1.log"
+  gzip -c "/tmp/g$1/results.json" > "$OUT/g$1.results.json.gz" 2>/dev/null
+}
+
 case "$mode" in
+  gate1)  # the gate's first A/A runs: g1 tunes, the do_bench comparison on its winners, g2 and g3 reuse them
+    env_info
+    export HARNESS_CACHE_DIR=/tmp/g-cache
+    rm -rf /tmp/g-cache
+    gate_run 1 "${HARNESS_G1_TIMEOUT:-240}"
+    python3 - <<'PY' || { echo "g1 has no sustained winners: stopping"; exit 0; }
+import gzip, json, os, sys
+doc = json.loads(gzip.decompress(open(os.environ["OUT"] + "/g1.results.json.gz", "rb").read()))
+tunes = [r for r in doc["records"] if r["mode"] == "tune"]
+ok = [r for r in tunes if r["status"] == "ok" and r["runtime"].get("timing_method") == "sustained"]
+print(f"g1: {len(tunes)} tuned cases, {len(ok)} with a sustained winner")
+sys.exit(0 if len(ok) >= 20 else 1)
+PY
+    timeout 100 python3 benchmarks/sustained_vs_do_bench.py /tmp/g1 > "$OUT/do_bench.md" 2>&1
+    echo "do_bench exit $?"; cat "$OUT/do_bench.md" | tail -30
+    gate_run 2 110
+    gate_run 3 110
+    ;;
+  gate2)  # more A/A runs reusing the winners of one tuning run (a fresh machine: g4 tunes)
+    env_info
+    export HARNESS_CACHE_DIR=/tmp/g-cache
+    for i in ${HARNESS_GATE_RUNS:-4 5 6 7}; do gate_run "$i" "${HARNESS_GATE_TIMEOUT:-120}"; done
+    ;;
   roofs)
     env_info
     targets=${HARNESS_GPU_TARGETS:-h200}

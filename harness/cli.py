@@ -139,8 +139,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         argv += ["--harness-device-as", args.device_as]
     if args.wide:
         argv += ["--harness-wide"]
-    argv += [flag for on, flag in ((args.static_only, "--harness-static-only"), (args.retune, "--harness-retune"),
-                                   (args.cuda_graph, "--harness-cuda-graph")) if on]
+    argv += [flag for on, flag in ((args.static_only, "--harness-static-only"), (args.retune, "--harness-retune"))
+             if on]
+    if args.winners_from:
+        try:
+            load_results(Path(args.winners_from))
+        except ResultsFileError as exc:
+            print(f"harness: --winners-from: {exc}", file=sys.stderr)
+            return EXIT_INPUT
+        argv += ["--harness-winners-from", str(Path(args.winners_from).resolve())]
     if args.n and args.n != "0":
         argv += ["-n", args.n]
     argv += args.pytest_args
@@ -248,10 +255,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
     try:
         thresholds = {k: float(v) for k, v in (new_run.get("compare_thresholds") or {}).items()
                       if isinstance(v, (int, float))}
+        noise = None
+        if args.history:
+            from harness import history
+
+            if not Path(args.history).is_file():
+                _err(f"{args.history}: no such history file (harness history add RUN_DIR...)")
+                return 3
+            noise = history.noise_reader(Path(args.history))
         cmp = compare_runs(base, new, threshold=args.threshold, alpha=args.alpha, min_us=args.min_us,
                            normalise=not args.raw, thresholds=thresholds,
                            compile_threshold=args.compile_threshold, base_run=base_run, new_run=new_run,
-                           allow_incomplete=args.allow_incomplete)
+                           allow_incomplete=args.allow_incomplete, fdr=args.fdr, history=noise,
+                           noise_floor=args.noise_floor)
     except CompareInputError as exc:
         for line in str(exc).splitlines():
             _err(line)
@@ -264,6 +280,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
         Path(args.json).write_text(json.dumps(render.to_json(cmp), indent=1))
     return cmp.exit_code
+
+
+def stats_floor() -> float:
+    from harness.compare.stats import NOISE_FLOOR
+
+    return NOISE_FLOOR
 
 
 def cmd_history(args: argparse.Namespace) -> int:
@@ -310,7 +332,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--device-as", metavar="TARGETS",
                      help="run these targets' cases on the local GPU although it is another model of the same "
                           "architecture (e.g. --device-as h100 on an H200 host); recorded in each result")
-    run.add_argument("--cuda-graph", action="store_true", help="time by CUDA-graph replay (launch overhead removed; L2 still flushed)")
+    run.add_argument("--winners-from", metavar="RUN", default="",
+                     help="a stored run (results.json or its directory) whose tuned winners of the other targets are "
+                          "timed here for the portability column (without it: a proxy, never this host's cache)")
     run.epilog = "Arguments after -- go to pytest as they are, e.g. -- --junitxml=junit.xml"
     run.set_defaults(func=cmd_run)
     val = sub.add_parser("validate", help="check matrix files; prints file:line: message per problem")
@@ -344,8 +368,17 @@ def build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("--threshold", type=float, default=0.05,
                      help="relative change of the median that counts as a change (0.05); a kernel's "
                           "compare_threshold in the new run's matrix overrides it")
+    cmp.add_argument("--fdr", type=float, default=0.05,
+                     help="false-discovery rate the timing figures are held to as one family (Benjamini-Hochberg, "
+                          "0.05)")
+    cmp.add_argument("--noise-floor", type=float, default=stats_floor(),
+                     help="between-run noise of a timing figure (sigma of the log ratio) assumed where --history "
+                          f"has fewer than five nights of it ({stats_floor():g}, measured on the H200)")
+    cmp.add_argument("--history", metavar="DB",
+                     help="SQLite history file (harness history add): each figure judged against its own "
+                          "night-to-night noise where it has five nights or more")
     cmp.add_argument("--alpha", type=float, default=0.001,
-                     help="significance level of the Mann-Whitney U test on the raw samples (0.001)")
+                     help="significance level of the cold-compile-time sign test (0.001)")
     cmp.add_argument("--min-us", type=float, default=20.0, help="configs faster than this are not judged (20 us)")
     cmp.add_argument("--raw", action="store_true",
                      help="judge raw times, not times relative to each run's own baseline measurement")

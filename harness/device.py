@@ -28,15 +28,17 @@ def _run(argv: list[str]) -> str:
 
 @lru_cache(maxsize=1)
 def local_gpus() -> list[dict[str, str]]:
-    """GPUs on this host as ``{"index", "arch", "name", "uuid"}``, from nvidia-smi or rocminfo."""
+    """GPUs on this host as ``{"index", "arch", "name", "uuid"}`` (and ``driver`` from nvidia-smi), from nvidia-smi
+    or rocminfo."""
     gpus: list[dict[str, str]] = []
     if shutil.which("nvidia-smi"):
-        text = _run(["nvidia-smi", "--query-gpu=index,compute_cap,name,uuid", "--format=csv,noheader"])
+        text = _run(["nvidia-smi", "--query-gpu=index,compute_cap,name,uuid,driver_version", "--format=csv,noheader"])
         for line in text.splitlines():
             parts = [p.strip() for p in line.split(",")]
-            if len(parts) == 4 and re.match(r"^\d+\.\d+$", parts[1]):
+            if len(parts) == 5 and re.match(r"^\d+\.\d+$", parts[1]):
                 major, minor = parts[1].split(".")
-                gpus.append({"index": parts[0], "arch": f"sm_{major}{minor}", "name": parts[2], "uuid": parts[3]})
+                gpus.append({"index": parts[0], "arch": f"sm_{major}{minor}", "name": parts[2], "uuid": parts[3],
+                             "driver": parts[4]})
     if not gpus and shutil.which("rocminfo"):
         gpus = parse_rocminfo(_run(["rocminfo"]))
     visible = os.environ.get("CUDA_VISIBLE_DEVICES") or os.environ.get("HIP_VISIBLE_DEVICES")

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import inspect
 import math
-import os
-import sys
 import time
 from typing import Any
 
@@ -169,8 +167,7 @@ def gpu_config(job: dict[str, Any]) -> dict[str, Any]:
     rotated = _rotated(state)
     prepare = (lambda i: _restore(state, rotated[i])) if state["pristine"] else None
     timing = bench(lambda i: (lambda: spec.launch(rotated[i], shape, config)), len(rotated), _flusher(),
-                   settle_ms=_settle_ms(state), graph=bool(job.get("graph")), prepare=prepare,
-                   **(SCREEN if stage == "screen" else {}))
+                   settle_ms=_settle_ms(state), prepare=prepare, **(SCREEN if stage == "screen" else {}))
     result["timing"] = {**timing.to_dict(), "flush_bytes": _PERSIST.get("flusher_bytes")}
     result.update(_rates(spec, shape, job["dtype"], timing.median_us))
     return result
@@ -250,88 +247,3 @@ def _launched_binary(before: dict[int, Any], after: dict[int, Any], cache_key: s
         out["ttir_func"] = next((line.strip()[:800] for line in str(asm["ttir"]).splitlines()
                                  if "tt.func public" in line), "")
     return out
-
-
-def gpu_baselines(job: dict[str, Any]) -> dict[str, Any]:
-    """Time the kernel's baselines on the case's inputs; measure copy bandwidth once per worker."""
-    import torch
-
-    from harness.device import device_info
-    from harness.timing import bench, measure_copy_tbps
-
-    persist = _PERSIST
-    state = _case(job)
-    if "device" not in persist:
-        persist["device"] = device_info()
-        persist["copy_tbps"] = measure_copy_tbps(flusher=_flusher())
-    spec, shape = state["spec"], job["shape"]
-    results: dict[str, Any] = {}
-    env_before, inductor_before = dict(os.environ), "torch._inductor" in sys.modules
-    for name, fn in spec.baselines.items():
-        try:
-            _restore(state, state["inputs"])
-            out = fn(state["inputs"], shape)
-            torch.cuda.synchronize()
-            check = compare_outputs(out, state["reference"], spec, job["dtype"], floor=(1e-2, 1e-2), subset=True)
-            rotated = _rotated(state)
-            prepare = (lambda i: _restore(state, rotated[i])) if state["pristine"] else None
-            timing = bench(lambda i, fn=fn: (lambda: fn(rotated[i], shape)), len(rotated), _flusher(),
-                           settle_ms=_settle_ms(state), prepare=prepare)
-            results[name] = {"status": "ok", "matches_reference": check["status"] == "ok",
-                             "kernels": _device_kernels(lambda fn=fn: fn(state["inputs"], shape)),
-                             **({"outputs_compared": sorted(check["outputs"])} if "outputs" in check else {}),
-                             "timing": timing.to_dict(), **_rates(spec, shape, job["dtype"], timing.median_us)}
-        except Exception as exc:  # noqa: BLE001
-            _check_fault(exc)
-            results[name] = {"status": "error", "error": f"{type(exc).__name__}: {str(exc)[:500]}"}
-    out = {"status": "ok", "device": persist["device"], "copy_tbps": persist["copy_tbps"], "baselines": results,
-           "torch_settings": _torch_settings()}
-    tainted = _process_changes(env_before, inductor_before)
-    if tainted:
-        # e.g. torch.compile: Inductor points TRITON_CACHE_DIR at its own cache and sets variables that change
-        # Triton's code generation for every later compile in this process, while Triton's cache key for the
-        # same request stays the same (measured: ci/inductor_probe.py). Later kernels here would not be the
-        # ones the static phase built, so this worker retires after replying and the next case gets a fresh one.
-        out["retire_worker"] = tainted
-    return out
-
-
-def _device_kernels(call: Any, limit: int = 8) -> list[str]:
-    """The device kernels one call launches, by name (torch's profiler): which library kernel a baseline ran
-    (cuBLAS ``nvjet_*`` / ``sm90_xmma_*``, cuDNN or flash ``*fprop*``, Inductor's ``triton_*``)."""
-    import torch
-    from torch.profiler import ProfilerActivity, profile
-
-    try:
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            call()
-            torch.cuda.synchronize()
-        names = [e.name for e in prof.events() if str(getattr(e, "device_type", "")).endswith("CUDA")]
-    except Exception as exc:  # noqa: BLE001 - a profiler that cannot start costs the names, not the baseline
-        return [f"(not profiled: {type(exc).__name__}: {str(exc)[:120]})"]
-    seen: list[str] = []
-    for name in names:
-        if name not in seen:
-            seen.append(name[:200])
-    return seen[:limit]
-
-
-def _torch_settings() -> dict[str, Any]:
-    """torch's precision switches the baselines ran under (they change which library kernels run, and how)."""
-    import torch
-
-    matmul = torch.backends.cuda.matmul
-    return {"matmul.allow_tf32": bool(matmul.allow_tf32),
-            "matmul.allow_fp16_reduced_precision_reduction": bool(matmul.allow_fp16_reduced_precision_reduction),
-            "matmul.allow_bf16_reduced_precision_reduction": bool(matmul.allow_bf16_reduced_precision_reduction),
-            "cudnn.allow_tf32": bool(torch.backends.cudnn.allow_tf32),
-            "float32_matmul_precision": torch.get_float32_matmul_precision()}
-
-
-def _process_changes(env_before: dict[str, str], inductor_before: bool) -> str:
-    """What a baseline changed in this process that later Triton compiles would inherit ('' for nothing)."""
-    changed = sorted(k for k in set(env_before) | set(os.environ) if env_before.get(k) != os.environ.get(k))
-    parts = [f"environment variables changed: {', '.join(changed)}"] if changed else []
-    if not inductor_before and "torch._inductor" in sys.modules:
-        parts.append("torch._inductor imported")
-    return "; ".join(parts)

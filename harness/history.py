@@ -14,7 +14,7 @@ import sqlite3
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from harness.records import Record
 
@@ -46,7 +46,11 @@ def _figures(records: Iterable[Record]) -> Iterable[tuple[str, str, float]]:
         if not isinstance(median, (int, float)) or median <= 0:
             continue
         if r.mode == "compile" and rt.get("status") == "ok" and rt.get("stage") != "screen":
-            yield f"{r.kernel} {r.dtype} {r.shape_id} {r.column} {r.config_id}", "median_us", float(median)
+            series = f"{r.kernel} {r.dtype} {r.shape_id} {r.column} {r.config_id}"
+            yield series, "median_us", float(median)
+            sustained = (rt.get("sustained") or {}).get("median_us") if isinstance(rt.get("sustained"), dict) else None
+            if isinstance(sustained, (int, float)) and sustained > 0:
+                yield series, "sustained median_us", float(sustained)
         elif r.mode == "tune" and r.status == "ok":
             case = f"{r.kernel} {r.dtype} {r.shape_id} {r.target} winner"
             yield case, "median_us", float(median)
@@ -111,3 +115,25 @@ def trends(db: Path, contains: str = "", threshold: float = 0.05, hold: int = 2)
         out.append(Trend(series, metric, tuple(n for n, _ in points), tuple(values),
                          step_of(values, threshold, hold)))
     return out
+
+
+def noise_reader(db: Path) -> Callable[[str, str, bool], float | None]:
+    """For ``harness compare --history``: a figure's night-to-night noise (σ of the log ratio of two nights) from
+    its stored nights, None with fewer than five. The raw series of the same timing method is read also for a
+    figure judged relative to its baseline: normalising removes shifts common to a run, so the raw noise is the
+    larger, and the gate errs towards not calling."""
+    from harness.compare.stats import history_sigma
+
+    with sqlite3.connect(db) as con:
+        con.execute(SCHEMA)
+        rows = con.execute("SELECT series, metric, value FROM figures WHERE metric IN "
+                           "('median_us', 'sustained median_us') ORDER BY night").fetchall()
+    nights: dict[tuple[str, str], list[float]] = {}
+    for series, metric, value in rows:
+        nights.setdefault((series, metric), []).append(float(value))
+
+    def sigma(series: str, method: str, normalised: bool) -> float | None:
+        return history_sigma(nights.get((series, "sustained median_us" if method == "sustained" else "median_us"),
+                                        []))
+
+    return sigma

@@ -61,9 +61,9 @@ def save_winner(key: str, entry: dict[str, Any]) -> None:
 
 
 def tuning_context(records: list[Record], gpu: dict[str, str]) -> dict[str, str]:
-    """What a cached winner was chosen under: the config space (every build the case compiled, hashed), torch
-    and the device model. A winner is reused only when all three are the same (a config added to the space is
-    then tried without ``--retune``)."""
+    """What a cached winner was chosen under: the config space (every build the case compiled, hashed), torch,
+    the GPU driver and the device model (Triton and the kernel source are in its key). A winner is reused only
+    when all are the same (a config added to the space is then tried without ``--retune``)."""
     from importlib import metadata
 
     try:
@@ -71,7 +71,8 @@ def tuning_context(records: list[Record], gpu: dict[str, str]) -> dict[str, str]
     except metadata.PackageNotFoundError:
         torch_version = ""
     space = hashlib.sha256(json.dumps(sorted(config_key(r.config) for r in records)).encode()).hexdigest()[:16]
-    return {"config_space": space, "torch": torch_version, "device_model": gpu.get("name", "")}
+    return {"config_space": space, "torch": torch_version, "driver": gpu.get("driver", ""),
+            "device_model": gpu.get("name", "")}
 
 
 def _applied(rec: Record) -> dict[str, Any]:
@@ -79,13 +80,14 @@ def _applied(rec: Record) -> dict[str, Any]:
 
 
 def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str], other_targets: list[str],
-             retune: bool = False, graph: bool = False) -> Record:
-    """Fill ``runtime`` on each compile record; return the case's ``tune`` record."""
+             retune: bool = False, stored: dict[tuple[str, str, str, str], dict[str, Any]] | None = None) -> Record:
+    """Fill ``runtime`` on each compile record; return the case's ``tune`` record. ``stored``: other targets'
+    winners from a stored run (:func:`stored_winners`), timed here for the portability column."""
     target: Target = catalogue()[case.target]
     first = records[0]
     key = winner_key(case.kernel, case.dtype, case.shape, target, case.triton, first.kernel_hash)
     cached = None if retune else load_winner(key)
-    base = {"ref": case.ref, "dtype": case.dtype, "shape": case.shape, "seed": case.seed, "graph": graph,
+    base = {"ref": case.ref, "dtype": case.dtype, "shape": case.shape, "seed": case.seed,
             "cache_bytes": target.cache_bytes}
     launchable = [r for r in records if r.status == "ok" and r.fits and not r.duplicate_of]
     for rec in records:
@@ -96,7 +98,7 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
             reason = rec.error if rec.status != "ok" else "; ".join(
                 f"{f['resource']} {f['value']:g} > {f['limit']:g}" for f in rec.flags if f["severity"] == "error")
             rec.runtime = {"status": "not_launched", "reason": f"failed the static check: {reason}"}
-    known = _known_winners(case, other_targets, first.kernel_hash)
+    known = _known_winners(case, other_targets, stored or {})
     to_run = launchable
     tuned_because = "" if cached or retune else "no cached winner"
     context = tuning_context(records, gpu)
@@ -126,6 +128,8 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
         measured = [r for r in to_run if r.runtime and r.runtime.get("status") == "ok"]
         configs_done = time.perf_counter()
         baselines = worker.request("gpu_baselines", base, case.timeout_s * 4) if measured else {}
+        if measured and baselines.get("status") == "ok":
+            _time_sustained(worker, base, measured, baselines, case.timeout_s)
         # a baseline that changed the worker's process retired it: the next case gets a fresh one (gpu_run)
         runtime_note = {"gpu_worker_retired": baselines["retire_worker"]} if baselines.get("retire_worker") else {}
         done = time.perf_counter()
@@ -150,8 +154,8 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
             space_best[space] = min((r for r in measured if space in spaces(r)), key=_rank).config
         save_winner(key, {"config": best.config, "median_us": best.runtime["timing"]["median_us"],
                           "arch": target.arch, "device": gpu.get("name", ""), "space_best": space_best, **context})
-    win_us = best.runtime["timing"]["median_us"]
     runtime.update(_figures(best, baselines))
+    win_us = runtime["timing"]["median_us"]
     runtime["portability"] = _portability(case, records, known, best)
     rec = _tune_record(best, case, best.config, "ok", "", runtime)
     rec.runtime["median_us"] = win_us
@@ -233,38 +237,90 @@ def _screen_then_time(worker: Any, base: dict[str, Any], to_run: list[Record],
             rec.runtime = {**full, "screen_timing": screen["timing"]}
 
 
-def _known_winners(case: Any, other_targets: list[str], kernel_hash: str) -> dict[str, dict[str, Any] | None]:
-    """The cached winner of each other target (model), or None where none is known."""
-    return {name: load_winner(winner_key(case.kernel, case.dtype, case.shape, catalogue()[name], case.triton,
-                                         kernel_hash))
-            for name in other_targets}
+def stored_winners(records: list[Record]) -> dict[tuple[str, str, str, str], dict[str, Any]]:
+    """The tuned winners a stored run holds, by (kernel, dtype, shape, target): what ``--winners-from`` names."""
+    return {(r.kernel, r.dtype, r.shape_id, r.target): {"config": r.config, "source": "stored run"}
+            for r in records if r.mode == "tune" and r.status == "ok" and r.config}
+
+
+def _known_winners(case: Any, other_targets: list[str],
+                   stored: dict[tuple[str, str, str, str], dict[str, Any]]) -> dict[str, dict[str, Any] | None]:
+    """Each other target's winner as a stored run the user named holds it (``--winners-from``), or None: never
+    what this host's winner cache happens to hold from earlier runs (that would make the portability column
+    depend on which cases ran before)."""
+    from harness.naming import shape_id
+
+    return {name: stored.get((case.kernel, case.dtype, shape_id(case.shape), name)) for name in other_targets}
+
+
+def _time_sustained(worker: Any, base: dict[str, Any], measured: list[Record], baselines: dict[str, Any],
+                    timeout: float) -> None:
+    """The sustained timing of every fully timed config and every baseline that ran, in interleaved rounds; kept
+    as ``runtime["sustained"]`` beside each one's isolated ``timing`` (a failure as ``sustained_error``)."""
+    finals = {r.config_id: r for r in measured if r.runtime.get("stage") != "screen"}
+    names = [n for n, b in (baselines.get("baselines") or {}).items() if b.get("status") == "ok"]
+    reply = worker.request("gpu_sustained", {**base, "configs": {cid: _applied(r) for cid, r in finals.items()},
+                                             "baselines": names}, timeout * 2)
+    timings = reply.get("timings") or {}
+    for cid, rec in finals.items():
+        got = timings.get(f"config {cid}") or {"error": reply.get("error", "not timed")}
+        rec.runtime = {**rec.runtime, **({"sustained": got["timing"]} if "timing" in got
+                                         else {"sustained_error": got.get("error", "")})}
+    for name in names:
+        got = timings.get(f"baseline {name}") or {"error": reply.get("error", "not timed")}
+        entry = baselines["baselines"][name]
+        entry.update({"sustained": got["timing"]} if "timing" in got else {"sustained_error": got.get("error", "")})
 
 
 def _figures(best: Record, baselines: dict[str, Any]) -> dict[str, Any]:
+    """The winner's figures: its sustained timing (rates from it), its isolated one beside; each baseline's
+    speedup as the median of the interleaved rounds' ratios, with their range."""
+    import statistics
+
+    from harness.sustained import round_ratios
+
+    from harness.timing import headline
+
     rt = best.runtime or {}
-    copy = baselines.get("copy_tbps")
+    timing, method = headline(rt)
+    model = rt.get("model") or {}
+    seconds = timing["median_us"] * 1e-6
     # no share of a peak here: the roof is decided in the analysis, for the device that ran (harness.roofline)
-    out: dict[str, Any] = {"device": baselines.get("device"), "copy_tbps": copy, "timing": rt.get("timing"),
+    out: dict[str, Any] = {"device": baselines.get("device"), "copy_tbps": baselines.get("copy_tbps"),
+                           "timing": timing, "timing_method": method, "isolated": rt.get("timing"),
                            "torch_settings": baselines.get("torch_settings"),
-                           "tflops": rt.get("tflops"), "gbps": rt.get("gbps"), "model": rt.get("model")}
-    win = rt["timing"]["median_us"]
-    out["baselines"] = {name: {**b, "speedup": (b["timing"]["median_us"] / win) if b.get("status") == "ok" else None}
-                        for name, b in (baselines.get("baselines") or {}).items()}
+                           "tflops": float(model.get("flops", 0.0)) / seconds / 1e12 if model else rt.get("tflops"),
+                           "gbps": float(model.get("bytes", 0.0)) / seconds / 1e9 if model else rt.get("gbps"),
+                           "model": model}
+    out["baselines"] = {}
+    for name, b in (baselines.get("baselines") or {}).items():
+        entry = dict(b)
+        if b.get("status") == "ok":
+            b_timing, b_method = headline(b)
+            ratios = round_ratios(b_timing.get("round_medians_us") or [], timing.get("round_medians_us") or []) \
+                if b_method == method == "sustained" else []
+            entry["speedup"] = statistics.median(ratios) if ratios else b_timing["median_us"] / timing["median_us"]
+            entry["speedup_method"] = "sustained, median of interleaved rounds" if ratios else b_method
+            if ratios:
+                entry["speedup_rounds"] = [round(x, 4) for x in ratios]
+        else:
+            entry["speedup"] = None
+        out["baselines"][name] = entry
     return out
 
 
 def _portability(case: Any, records: list[Record], known_winners: dict[str, dict[str, Any] | None],
                  best: Record) -> dict[str, Any]:
-    """How the other targets' winners do here: fits? how much slower than the local winner?"""
-    win = best.runtime["timing"]["median_us"]
+    """How the other targets' winners do here: fits? how much slower than the local winner (sustained timings
+    where both have one, else isolated)?"""
     by_key = {config_key(r.config): r for r in records}
     by_id = {r.config_id: r for r in records}
     by_key = {k: by_id.get(r.duplicate_of, r) for k, r in by_key.items()}  # a duplicate ran as its original
     out: dict[str, Any] = {}
     for name, known in known_winners.items():
         t = catalogue()[name]
-        if known:  # that model's own tuned winner (winners are keyed by model), timed here
-            rec, source = by_key.get(config_key(known["config"])), "measured winner"
+        if known:  # that model's own tuned winner, from the stored run the user named, timed here
+            rec, source = by_key.get(config_key(known["config"])), "its winner in the stored run, timed here"
         elif t.arch == catalogue()[case.target].arch:
             rec, source = best, f"same architecture, no {name} winner known: this device's own best"
         else:
@@ -281,9 +337,12 @@ def _portability(case: Any, records: list[Record], known_winners: dict[str, dict
                          "note": "winner not in this case's config list"}
             continue
         ok = rec.runtime and rec.runtime.get("status") == "ok"
+        both = ok and "sustained" in rec.runtime and "sustained" in best.runtime
+        field = "sustained" if both else "timing"
         out[name] = {"source": source, "config_id": config_id(rec.config), "fits": bool(rec.fits),
                      "status": rec.runtime.get("status") if rec.runtime else None,
-                     "slowdown": rec.runtime["timing"]["median_us"] / win if ok else None}
+                     "slowdown": rec.runtime[field]["median_us"] / best.runtime[field]["median_us"] if ok else None,
+                     **({"timing_method": "sustained" if both else "isolated"} if ok else {})}
     return out
 
 

@@ -28,6 +28,7 @@ from harness.records import (
     Record,
     ResultsFileError,
     ResultsWriter,
+    load_results,
     mark_duplicates,
     run_info,
 )
@@ -44,7 +45,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="comma-separated catalogue targets, replacing the matrix's targets")
     group.addoption("--harness-static-only", action="store_true", help="never run cases on a local GPU")
     group.addoption("--harness-retune", action="store_true", help="ignore cached autotune winners")
-    group.addoption("--harness-cuda-graph", action="store_true", help="time by CUDA-graph replay")
+    group.addoption("--harness-winners-from", default="",
+                    help="a stored run whose tuned winners price the other targets' configs here (portability)")
     group.addoption("--harness-wide", action="store_true", help="print report.md's full tables in the terminal")
     group.addoption("--harness-device-as", default=None,
                     help="comma-separated targets the local GPU stands for (same architecture, another model)")
@@ -111,9 +113,19 @@ class HarnessSession:
         self._workers: Any = None
         self._lock: rundir.RunLock | None = None
         self._parsed: list[Any] | None = None
+        self._stored: dict[tuple[str, str, str, str], dict[str, Any]] | None = None
         self.selected: list[dict[str, Any]] | None = None   # the compile cases this run is to build
         if not self.is_worker and self._matrix_paths():
             self._own_run_dir()
+
+    def stored_winners(self) -> dict[tuple[str, str, str, str], dict[str, Any]]:
+        """The winners of the run ``--harness-winners-from`` names (read once; the CLI checked it is readable)."""
+        if self._stored is None:
+            path = self.config.getoption("harness_winners_from")
+            from harness import ondevice
+
+            self._stored = ondevice.stored_winners(load_results(Path(path))[1]) if path else {}
+        return self._stored
 
     def _matrix_paths(self) -> list[Path]:
         """Matrix files named on the command line: only then is this pytest run a harness run."""
@@ -357,7 +369,7 @@ class CaseItem(pytest.Item):
             others = [t for t in session.matrix_targets(self) if t != case.target]
             tune = ondevice.run_case(case, records, session.workers.get("gpu"), gpu, others,
                                      retune=self.config.getoption("harness_retune"),
-                                     graph=self.config.getoption("harness_cuda_graph"))
+                                     stored=session.stored_winners())
             if device_note:
                 tune.runtime["device_as"] = device_note
             tune.runtime.setdefault("phases_s", {})["compile"] = round(compile_s, 3)

@@ -1,28 +1,57 @@
-"""Timing kernels on a GPU: warm-up, L2 flushed before every sample, raw samples kept.
+"""Timing kernels on a GPU, two ways, each named in every figure it gives.
 
-Statistics are plain Python over the raw samples (median and 20/80 quantiles),
-so a later comparison can use the samples themselves. Works on CUDA and ROCm
+``isolated``: one launch per sample, the L2 flushed (a read of twice its size) and the GPU kept busy
+by a short spin before it, so each sample sees a cold cache and no host gap — what a kernel costs
+when it runs alone after unrelated work. ``sustained``: launches back to back over rotated inputs
+larger than the last-level cache, captured in one CUDA/HIP graph of many launches where the kernel
+allows it — what it costs inside a model's steady stream of work, and the figure rates are taken
+from. On the H200 the two differ by 4–12% for large GEMMs (docs/performance.md, run AJ).
+
+Clean samples: every CUDA event is created (recorded once) before sampling — torch creates an
+event lazily on its first ``record()``, which used to land in sample 0 — and the first
+``WARMUP_SAMPLES`` samples of every set are taken and discarded, by rule. Each timing keeps its raw
+samples and says whether it is stable (IQR / median within ``STABLE_IQR``). Works on CUDA and ROCm
 torch alike (``torch.cuda`` is HIP on ROCm).
 """
 from __future__ import annotations
 
 import statistics
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
+#: samples taken first and dropped from every sample set (the first after a settle or a round start)
+WARMUP_SAMPLES = 2
+#: a timing whose middle half spans more than this share of its median cannot support a 5% gate
+STABLE_IQR = 0.05
 
-@dataclass
+
+@dataclass(frozen=True)
 class Timing:
-    samples_us: list[float]
+    method: str                 # "isolated" | "sustained"
+    samples_us: list[float]     # per launch (a sustained sample: one graph replay / its launches)
     median_us: float
     p20_us: float
     p80_us: float
     reps: int
     rotated_buffers: int
     graph: bool
+    warmup_discarded: int
+    iqr_over_median: float
+    stable: bool
+    launches_per_sample: int = 1
+    round_medians_us: list[float] = field(default_factory=list)   # sustained: one median per interleaved round
+    note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def headline(runtime: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The timing a figure quotes from a runtime entry: ``sustained`` where it was measured, else ``isolated``."""
+    sustained = runtime.get("sustained")
+    if isinstance(sustained, dict) and sustained.get("median_us"):
+        return sustained, "sustained"
+    return runtime.get("timing") or {}, "isolated"
 
 
 def quantile(sorted_values: list[float], q: float) -> float:
@@ -35,11 +64,16 @@ def quantile(sorted_values: list[float], q: float) -> float:
     return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
 
 
-def summarize(samples: list[float], rotated: int = 1, graph: bool = False) -> Timing:
+def summarize(samples: list[float], method: str = "isolated", rotated: int = 1, graph: bool = False,
+              discarded: int = 0, launches: int = 1, rounds: list[float] | None = None, note: str = "") -> Timing:
     ordered = sorted(samples)
-    return Timing(samples_us=[round(s, 3) for s in samples], median_us=statistics.median(ordered),
+    med = statistics.median(ordered)
+    iqr = (quantile(ordered, 0.75) - quantile(ordered, 0.25)) / med if med > 0 else float("inf")
+    return Timing(method=method, samples_us=[round(s, 3) for s in samples], median_us=med,
                   p20_us=quantile(ordered, 0.2), p80_us=quantile(ordered, 0.8), reps=len(samples),
-                  rotated_buffers=rotated, graph=graph)
+                  rotated_buffers=rotated, graph=graph, warmup_discarded=discarded,
+                  iqr_over_median=round(iqr, 5), stable=iqr <= STABLE_IQR, launches_per_sample=launches,
+                  round_medians_us=[round(r, 3) for r in rounds or []], note=note)
 
 
 class Flusher:
@@ -62,48 +96,69 @@ class Flusher:
         torch.sum(self.buf, dim=0, out=self.sink)  # a read of every line; one 8-byte write
 
 
-def bench(make_call: Callable[[int], Callable[[], Any]], n_buffers: int, flusher: Flusher,
-          target_ms: float = 100.0, min_reps: int = 10, max_reps: int = 200, settle_ms: float = 200.0,
-          graph: bool = False, prepare: Callable[[int], None] | None = None) -> Timing:
-    """Time ``make_call(i)()`` (i cycles over rotated input buffers); one CUDA event pair per sample.
+def events(n: int) -> list[Any]:
+    """``n`` timing events, each created now (recorded once and synchronised), not on first use while timed."""
+    import torch
 
-    Before sampling, the kernel runs back to back for ``settle_ms``: the clocks then sit
-    at their sustained level, so a run that starts on an idle (boosting) GPU and one that
-    starts right after heavy work measure the same thing. ``prepare(i)`` runs before each
-    launch, ahead of the flush and outside the timed region (an in-place kernel's inputs
-    restored).
-    """
+    made = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+    for e in made:
+        e.record()
+    torch.cuda.synchronize()
+    return made
+
+
+def settle(calls: list[Callable[[], Any]], settle_ms: float, prepare: Callable[[int], None] | None = None) -> None:
+    """Run back to back for ``settle_ms``: the clocks then sit at their sustained level, so a run that starts on
+    an idle (boosting) GPU and one that starts right after heavy work measure the same thing."""
     import time
 
     import torch
 
-    calls = [make_call(i) for i in range(n_buffers)]
     start = time.perf_counter()
     i = 0
     while i < 3 or (time.perf_counter() - start) * 1000 < settle_ms:
         if prepare:
-            prepare(i % n_buffers)
-        calls[i % n_buffers]()
+            prepare(i % len(calls))
+        calls[i % len(calls)]()
         i += 1
         if i % 8 == 0:
             torch.cuda.synchronize()
     torch.cuda.synchronize()
-    if graph:
-        calls = [_graphed(c) for c in calls]
-    probe_start, probe_end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+
+def probe_ms(call: Callable[[], Any], flusher: Callable[[], None] | None = None) -> float:
+    """One launch, timed alone (after a flush when one is given): sizes the sample counts."""
+    import torch
+
+    start, end = events(2)
+    if flusher:
+        flusher()
+    start.record()
+    call()
+    end.record()
+    torch.cuda.synchronize()
+    return max(start.elapsed_time(end), 1e-3)
+
+
+def bench(make_call: Callable[[int], Callable[[], Any]], n_buffers: int, flusher: Flusher,
+          target_ms: float = 100.0, min_reps: int = 10, max_reps: int = 200, settle_ms: float = 200.0,
+          prepare: Callable[[int], None] | None = None) -> Timing:
+    """The ``isolated`` timing of ``make_call(i)()`` (i cycles over rotated input buffers): one event pair per
+    sample, the L2 flushed before each. ``prepare(i)`` runs before each launch, ahead of the flush and outside
+    the timed region (an in-place kernel's inputs restored)."""
+    import torch
+
+    calls = [make_call(i) for i in range(n_buffers)]
+    settle(calls, settle_ms, prepare)
     if prepare:
         prepare(0)
-    flusher()
-    probe_start.record()
-    calls[0]()
-    probe_end.record()
-    torch.cuda.synchronize()
-    one_ms = max(probe_start.elapsed_time(probe_end), 1e-3)
+    one_ms = probe_ms(calls[0], flusher)
     reps = int(min(max_reps, max(min_reps, target_ms / one_ms)))
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    total = reps + WARMUP_SAMPLES
+    marks = events(2 * total)
+    starts, ends = marks[:total], marks[total:]
     lead = _lead_cycles(one_ms)
-    for i in range(reps):
+    for i in range(total):
         if prepare:
             prepare(i % n_buffers)
         flusher()
@@ -114,27 +169,13 @@ def bench(make_call: Callable[[int], Callable[[], Any]], n_buffers: int, flusher
         calls[i % n_buffers]()
         ends[i].record()
     torch.cuda.synchronize()
-    samples = [s.elapsed_time(e) * 1000.0 for s, e in zip(starts, ends)]
-    return summarize(samples, n_buffers, graph)
+    samples = [s.elapsed_time(e) * 1000.0 for s, e in zip(starts, ends)][WARMUP_SAMPLES:]
+    return summarize(samples, "isolated", n_buffers, False, WARMUP_SAMPLES)
 
 
 def _lead_cycles(kernel_ms: float) -> int:
     """About 200 us of GPU spin (at ~2 GHz), capped so long kernels are not slowed down much."""
     return int(2e9 * min(200e-6, max(50e-6, kernel_ms * 1e-3)))
-
-
-def _graphed(call: Callable[[], Any]) -> Callable[[], Any]:
-    import torch
-
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        call()
-    torch.cuda.current_stream().wait_stream(stream)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        call()
-    return g.replay
 
 
 def measure_copy_tbps(n_bytes: int = 2 << 30, flusher: Flusher | None = None) -> float:

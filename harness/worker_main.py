@@ -24,10 +24,14 @@ def _handle(request: dict) -> dict:
         from harness.interpret import interpret_job
 
         return interpret_job(request["job"])
-    if op in ("gpu_config", "gpu_baselines", "gpu_warmup"):
+    if op in ("gpu_config", "gpu_warmup"):
         from harness import gpu_run
 
         return getattr(gpu_run, op)(request["job"])
+    if op in ("gpu_baselines", "gpu_sustained"):
+        from harness import gpu_baselines
+
+        return getattr(gpu_baselines, op)(request["job"])
     if op == "ping":
         return {"pid": os.getpid()}
     if op == "warm":  # pay the imports a compile needs before the first compile arrives

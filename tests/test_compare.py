@@ -21,19 +21,29 @@ def _normal(seed: int, n: int, mean: float, sd: float) -> list[float]:
     return [rng.gauss(mean, sd) for _ in range(n)]
 
 
-def test_statistics_on_known_distributions() -> None:
-    same = stats.judge(_normal(1, 60, 100, 2), _normal(2, 60, 100, 2))
-    assert same.verdict == "same" and abs(same.ratio - 1) < 0.02
-    shifted = stats.judge(_normal(3, 60, 100, 2), _normal(4, 60, 120, 2))
-    assert shifted.verdict == "slower" and shifted.p_value < 1e-6 and 1.17 < shifted.ratio < 1.23
-    faster = stats.judge(_normal(5, 60, 100, 2), _normal(6, 60, 90, 2))
-    assert faster.verdict == "faster" and not faster.worse
-    noisy = stats.judge(_normal(7, 8, 100, 30), _normal(8, 8, 108, 30))
-    assert noisy.verdict in ("noise", "same") and not noisy.worse
-    assert stats.judge([1.0, 2.0, 3.0], [4.0, 5.0, 6.0]).verdict == "too few samples"
-    # the U test itself: complete separation of 5 vs 5 is p = 0.008 exactly; the normal approximation is close
-    assert 0.005 < stats.mann_whitney_p([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]) < 0.02
-    assert stats.mann_whitney_p([1, 2, 3, 4, 5], [1, 2, 3, 4, 5]) == 1.0
+def _est(value: float, spread: float = 0.002, n: int = 50) -> stats.Estimate:
+    return stats.Estimate(value, spread, n)
+
+
+def test_statistics_on_known_figures() -> None:
+    """Judged against the between-run floor, not the within-run spread; asv's guard; the reason is given."""
+    family = [(_est(100), _est(120), 0.05, None), (_est(100), _est(103), 0.05, None),
+              (_est(100), _est(90), 0.05, None), (_est(100), _est(300, n=3), 0.05, None)]
+    slower, same, faster, few = stats.judge_family(family)
+    assert slower.verdict == "slower" and slower.sigma == stats.NOISE_FLOOR and slower.noise_source == "floor"
+    assert same.verdict == "same" and faster.verdict == "faster" and not faster.worse
+    assert few.verdict == "not judged" and few.p_value is None and "fewer than 5" in few.reason
+    # a 6% shift, one figure: called; the same shift among 99 unchanged figures: not discovered (family control)
+    assert stats.judge_family([(_est(100), _est(106), 0.05, None)])[0].verdict == "slower"
+    crowd = [(_est(100), _est(100 * (1 + 0.01 * ((i % 7) - 3) / 3)), 0.05, None) for i in range(99)]
+    assert stats.judge_family(crowd + [(_est(100), _est(106), 0.05, None)])[-1].verdict == "noise"
+    # a noisy figure is judged against its own spread where that is the larger; history replaces the floor
+    noisy = stats.judge_family([(_est(100, 0.05), _est(112, 0.05), 0.05, None)])[0]
+    assert noisy.noise_source == "within-run spread" and noisy.verdict == "noise"
+    quiet = stats.judge_family([(_est(100), _est(106), 0.05, 0.005)])[0]
+    assert quiet.noise_source == "history" and quiet.sigma == 0.005
+    assert stats.history_sigma([100.0, 101.0, 99.0, 100.5]) is None  # four nights: too few
+    assert 0.005 < stats.history_sigma([100.0, 101.0, 99.0, 100.5, 99.5]) < 0.02
 
 
 def _device_records() -> list[Record]:

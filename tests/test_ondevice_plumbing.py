@@ -15,8 +15,14 @@ from harness.matrix import ConfigEntry
 from harness.records import Record
 
 
+def _sustained(us: float) -> dict:
+    return {"method": "sustained", "median_us": us, "samples_us": [us] * 15, "round_medians_us": [us] * 5}
+
+
 class FakeGpuWorker:
     """Answers like a GPU worker: config A takes 100 us, B 150 us, C fails its check."""
+
+    US = {1: 100.0, 2: 150.0, 5: 130.0, 6: 80.0}
 
     def __init__(self) -> None:
         self.requests: list[tuple[str, dict]] = []
@@ -26,6 +32,11 @@ class FakeGpuWorker:
         if op == "gpu_baselines":
             return {"status": "ok", "device": {"name": "fake"}, "copy_tbps": 4.0,
                     "baselines": {"lib": {"status": "ok", "timing": {"median_us": 120.0}}}}
+        if op == "gpu_sustained":  # back to back: 5% slower than isolated, every round alike
+            timings = {f"config {cid}": {"status": "ok", "timing": _sustained(1.05 * self.US[c["BLOCK"]])}
+                       for cid, c in job["configs"].items()}
+            timings.update({f"baseline {n}": {"status": "ok", "timing": _sustained(126.0)} for n in job["baselines"]})
+            return {"status": "ok", "timings": timings}
         us = {1: 100.0, 2: 150.0, 5: 130.0}.get(job["config"]["BLOCK"])
         if us is None:
             return {"status": "mismatch", "error": "wrong"}
@@ -63,8 +74,13 @@ def test_winner_baselines_portability_and_cache(tmp_path: Path, monkeypatch: pyt
     assert records[4].runtime["stage"] == "screen" and records[4].runtime["timing"]["median_us"] == 130 * 0.99
     assert records[0].runtime["stage"] == "final" and records[0].runtime["screen_timing"]["median_us"] == 99.0
     assert tune.status == "ok" and tune.config["BLOCK"] == 1 and tune.runtime["winner_source"] == "tuned"
-    assert tune.runtime["median_us"] == 100.0  # the winner's figure is its full timing
+    # the winner is chosen on its full isolated timing; its figure is the sustained one, timed with the baseline
+    assert tune.runtime["median_us"] == 105.0 and tune.runtime["timing_method"] == "sustained"
+    assert tune.runtime["isolated"]["median_us"] == 100.0 and tune.runtime["tflops"] is not None
+    assert [op for op, _ in worker.requests][-2:] == ["gpu_baselines", "gpu_sustained"]
+    assert sorted(worker.requests[-1][1]["configs"]) == ["BLOCK1", "BLOCK2"]  # the fully timed ones
     assert tune.runtime["baselines"]["lib"]["speedup"] == pytest.approx(1.2)
+    assert tune.runtime["baselines"]["lib"]["speedup_rounds"] == [pytest.approx(1.2)] * 5
     port = tune.runtime["portability"]
     assert port["mi300x"]["slowdown"] == pytest.approx(1.5) and port["mi300x"]["source"].startswith("proxy")
     # no h100 winner is known (winners belong to a model, not to sm_90): this device's own best stands for it
@@ -81,6 +97,11 @@ def test_winner_baselines_portability_and_cache(tmp_path: Path, monkeypatch: pyt
     assert tune2.runtime["portability"]["mi300x"]["slowdown"] == pytest.approx(1.5)
     tune3 = ondevice.run_case(_case(), fresh, FakeGpuWorker(), gpu, ["mi300x"], retune=True)
     assert tune3.runtime["winner_source"] == "tuned"
+    # another target's winner comes from a stored run the user names, never from this host's cache
+    stored = {("k", "fp16", "N8", "mi300x"): {"config": {"BLOCK": 2, "num_warps": 4}, "source": "stored run"}}
+    tune4 = ondevice.run_case(_case(), fresh, FakeGpuWorker(), gpu, ["mi300x"], retune=True, stored=stored)
+    assert tune4.runtime["portability"]["mi300x"]["source"].startswith("its winner in the stored run")
+    assert tune4.runtime["portability"]["mi300x"]["timing_method"] == "sustained"
 
 
 def test_each_xdist_worker_is_pinned_to_its_own_gpu() -> None:
@@ -164,12 +185,12 @@ def test_a_baseline_that_changes_the_process_retires_the_gpu_worker(monkeypatch:
     """torch.compile sets variables that change later Triton compiles in its process: such a worker retires."""
     import os
 
-    from harness import gpu_run
+    from harness import gpu_baselines
 
     before = dict(os.environ)
-    assert gpu_run._process_changes(before, True) == ""
+    assert gpu_baselines._process_changes(before, True) == ""
     monkeypatch.setenv("TRITON_CACHE_DIR", "/tmp/torchinductor_x/triton/0")
-    assert gpu_run._process_changes(before, True) == "environment variables changed: TRITON_CACHE_DIR"
+    assert gpu_baselines._process_changes(before, True) == "environment variables changed: TRITON_CACHE_DIR"
 
 
 def test_a_kernel_reused_from_an_earlier_launch_is_found_by_its_cache_key() -> None:
@@ -226,10 +247,13 @@ def test_a_config_added_to_the_space_is_tried_without_retune(tmp_path: Path, mon
                               worker, gpu, [])
     assert grown.runtime["winner_source"] == "tuned" and "config_space changed" in grown.runtime["tuned_because"]
     assert grown.config["BLOCK"] == 6 and 6 in {j["config"]["BLOCK"] for op, j in worker.requests if op == "gpu_config"}
-    # another device model: the cached winner is not reused
+    # another device model, another driver: the cached winner is not reused
     other = ondevice.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia"), _rec(6, "nvidia")],
                               Faster6(), {**gpu, "name": "other"}, [])
     assert "device_model changed" in other.runtime["tuned_because"]
+    driver = ondevice.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia"), _rec(6, "nvidia")],
+                               Faster6(), {**gpu, "name": "other", "driver": "999.1"}, [])
+    assert "driver changed" in driver.runtime["tuned_because"]
     # an entry written before the context was recorded
     for path in (tmp_path / "cache" / "winners").glob("*.json"):
         entry = json.loads(path.read_text())

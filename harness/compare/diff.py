@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness import verdicts
-from harness.compare import compile_time, stats
+from harness.compare import compile_time, stats, timings
 from harness.naming import config_key, shape_id
 from harness.records import Record, complete_cases
 
@@ -54,6 +54,7 @@ class Comparison:
     not_compared: list[str] = field(default_factory=list)    # cut cases, incomplete verdicts, interrupted runs' gaps
     changes: list[Change] = field(default_factory=list)
     timings_judged: int = 0
+    judged: list[timings.JudgedTiming] = field(default_factory=list)  # every timing figure considered
     largest_insignificant: float | None = None   # largest |ratio - 1| among judged timings not called a change
     compile_time: compile_time.CompileTimeJudgement | None = None  # cold lowering time, judged like with like
     reason: str = ""                             # why the runs cannot be compared, when they cannot
@@ -71,8 +72,7 @@ class Comparison:
         return EXIT_SAME
 
 
-def _label(r: Record) -> str:
-    return f"{r.kernel} {r.dtype} {r.shape_id} {r.column} {r.config_id}"
+_label = timings.label
 
 
 def _index(records: list[Record], mode: str) -> dict[tuple[str, ...], Record]:
@@ -105,20 +105,6 @@ def check_timings(records: list[Record], side: str) -> None:
             bad.append(f"{side}: {_label(r)}: timed 'ok' but its median is 'missing'")
     if bad:
         raise CompareInputError("\n".join(bad))
-
-
-def _references(records: list[Record]) -> dict[tuple[str, ...], float]:
-    """Per case (kernel, dtype, shape, target): the primary baseline's median measured in the same run."""
-    out: dict[tuple[str, ...], float] = {}
-    for r in records:
-        if r.mode != "tune" or not isinstance(r.runtime, dict):
-            continue
-        for base in (r.runtime.get("baselines") or {}).values():
-            value = (base.get("timing") or {}).get("median_us") if isinstance(base, dict) else None
-            if base.get("status") == "ok" and isinstance(value, (int, float)) and math.isfinite(value) and value > 0:
-                out[(r.kernel, r.dtype, r.shape_id, r.target)] = float(value)
-                break
-    return out
 
 
 def _case_of(key: tuple[str, ...]) -> tuple[str, ...]:
@@ -158,8 +144,12 @@ def compare_runs(base: list[Record], new: list[Record], threshold: float = 0.05,
                  min_us: float = 20.0, normalise: bool = True,
                  thresholds: dict[str, float] | None = None, compile_threshold: float = 0.25,
                  base_run: dict[str, Any] | None = None, new_run: dict[str, Any] | None = None,
-                 allow_incomplete: bool = False) -> Comparison:
+                 allow_incomplete: bool = False, fdr: float = 0.05, history: Any = None,
+                 noise_floor: float = stats.NOISE_FLOOR) -> Comparison:
     """``thresholds``: per-kernel thresholds (the matrix's ``compare_threshold``), overriding ``threshold``;
+    ``alpha``: the compile-time sign test's level; ``fdr``: the false-discovery rate the timing family is held
+    to; ``history``: ``(series, method, normalised) -> sigma or None``, the night-to-night noise of a figure;
+    ``noise_floor``: the between-run noise assumed without history;
     ``compile_threshold``: the geometric-mean change of cold lowering time beyond which it may be called slower;
     ``base_run`` / ``new_run``: the runs' info (interrupted? what did the new one select?);
     ``allow_incomplete``: judge the complete cases of interrupted runs instead of refusing them."""
@@ -194,7 +184,8 @@ def compare_runs(base: list[Record], new: list[Record], threshold: float = 0.05,
         _static(a[key], b[key], cmp.changes)
     cmp.compile_time = compile_time.judge([(a[k], b[k]) for k in matched], compile_threshold, alpha)
     _verdict_changes(list(a.values()), list(b.values()), cmp.changes, cmp.not_compared)
-    _timing_changes(base, new, a, b, matched, cmp, threshold, alpha, min_us, normalise, thresholds or {})
+    _timing_changes(base, new, a, b, matched, cmp, threshold, fdr, min_us, normalise, thresholds or {}, history,
+                    noise_floor)
     _winner_changes(base, new, cmp.changes)
     return cmp
 
@@ -246,28 +237,21 @@ def _verdict_changes(base: list[Record], new: list[Record], out: list[Change], n
 
 def _timing_changes(base: list[Record], new: list[Record], a: dict[tuple[str, ...], Record],
                     b: dict[tuple[str, ...], Record], matched: list[tuple[str, ...]], cmp: Comparison,
-                    threshold: float, alpha: float, min_us: float, normalise: bool,
-                    thresholds: dict[str, float]) -> None:
-    ref_a, ref_b = (_references(base), _references(new)) if normalise else ({}, {})
+                    threshold: float, fdr: float, min_us: float, normalise: bool,
+                    thresholds: dict[str, float], history: Any = None, floor: float = stats.NOISE_FLOOR) -> None:
+    pairs = [(a[k], b[k]) for k in matched if _timed(a[k]) and _timed(b[k])
+             and max(_median(a[k]) or 0.0, _median(b[k]) or 0.0) >= min_us]  # below min_us launch noise dominates
+    cmp.judged = timings.judge(pairs, base, new, threshold, fdr, normalise, thresholds, history, floor)
     largest = None
-    for key in matched:
-        ra, rb = a[key], b[key]
-        if not (_timed(ra) and _timed(rb)):
+    for t in cmp.judged:
+        j = t.judgement
+        if j.verdict == "not judged":
             continue
-        ma, mb = _median(ra) or 0.0, _median(rb) or 0.0
-        if max(ma, mb) < min_us:
-            continue  # launch noise dominates: shown in no verdict
-        case = (ra.kernel, ra.dtype, ra.shape_id, ra.target)
-        scale_a, scale_b, reference = 1.0, 1.0, "raw"
-        if case in ref_a and case in ref_b:
-            scale_a, scale_b, reference = ref_a[case], ref_b[case], "relative to the run's own baseline"
-        j = stats.judge(ra.runtime["timing"].get("samples_us") or [], rb.runtime["timing"].get("samples_us") or [],
-                        thresholds.get(ra.kernel, threshold), alpha, scale_a, scale_b)
         cmp.timings_judged += 1
         if j.verdict in ("slower", "faster"):
-            cmp.changes.append(Change("timing", _label(ra), "median", round(ma, 2), round(mb, 2),
-                                      worse=j.worse, better=j.verdict == "faster",
-                                      detail=f"{100 * (j.ratio - 1):+.1f}% {reference}, p={j.p_value:.1e}"))
+            cmp.changes.append(Change("timing", t.label, f"median ({t.method})", round(t.base_us, 2),
+                                      round(t.new_us, 2), worse=j.worse, better=j.verdict == "faster",
+                                      detail=t.detail()))
         elif math.isfinite(j.ratio) and (largest is None or abs(j.ratio - 1) > largest):
             largest = abs(j.ratio - 1)
     cmp.largest_insignificant = largest

@@ -8,6 +8,7 @@ from typing import Any
 from tabulate import tabulate
 
 from harness.compare.diff import Change, Comparison
+from harness.compare.timings import JudgedTiming
 from harness.reports.tables import md, plain
 
 EXIT_MEANING = {0: "nothing worse", 1: "performance regression only",
@@ -27,6 +28,24 @@ def _listed(title: str, items: list[str], limit: int) -> list[str]:
         return []
     return [f"{title} ({len(items)}):"] + [f"  {plain(i)}" for i in items[:limit]] + \
         ([f"  ... {len(items) - limit} more in the full table"] if len(items) > limit else [])
+
+
+def _z(t: JudgedTiming) -> float:
+    import math
+
+    j = t.judgement
+    return abs(math.log(j.ratio)) / j.sigma if j.sigma and j.ratio > 0 else -1.0
+
+
+def judged_lines(cmp: Comparison) -> list[str]:
+    """One line per timing figure considered, the closest to being called first: change, noise, decision, why."""
+    out = []
+    for t in sorted(cmp.judged, key=_z, reverse=True):
+        j = t.judgement
+        change = f"{100 * (j.ratio - 1):+5.1f}%" if j.ratio == j.ratio else "   n/a"
+        noise = f"σ {100 * j.sigma:3.1f}% {j.noise_source}" if j.sigma is not None else "no p-value"
+        out.append(plain(f"  {j.verdict:10} {change}  {noise:28} {t.label} [{t.method}]: {j.reason}"))
+    return out
 
 
 def summary(cmp: Comparison, worst: int = 8) -> str:
@@ -62,6 +81,10 @@ def summary(cmp: Comparison, worst: int = 8) -> str:
     if cmp.compile_time is not None:
         parts.append(("WORSE: " if cmp.compile_time.worse else "") + cmp.compile_time.line())
     parts += _listed("not compared (left out of every verdict)", cmp.not_compared, 4)
+    if cmp.judged:
+        parts.append(f"timings judged ({cmp.timings_judged}; the change, the noise it was judged against, the "
+                     "decision):")
+        parts += judged_lines(cmp)
     parts.append(f"exit {cmp.exit_code}: {EXIT_MEANING[cmp.exit_code]}")
     return "\n".join(parts)
 
@@ -74,6 +97,16 @@ def markdown(cmp: Comparison) -> str:
         lines.append(tabulate([[md(v) for v in row] for row in body],
                               headers=["kind", "record", "what", "base", "new", "", "detail"], tablefmt="github",
                               disable_numparse=True))
+    if cmp.judged:
+        rows = [[t.judgement.verdict, t.label, t.method, t.reference, f"{t.base_us:.2f}", f"{t.new_us:.2f}",
+                 f"{100 * (t.judgement.ratio - 1):+.1f}%",
+                 f"{100 * t.judgement.sigma:.1f}% ({t.judgement.noise_source})" if t.judgement.sigma else "",
+                 f"{t.judgement.p_adjusted:.2g}" if t.judgement.p_adjusted is not None else "", t.judgement.reason]
+                for t in sorted(cmp.judged, key=_z, reverse=True)]
+        lines += ["", "## Timings judged", "", tabulate([[md(v) for v in row] for row in rows],
+                                                        headers=["decision", "record", "timing", "figure", "base µs",
+                                                                 "new µs", "change", "noise σ", "q (BH)", "why"],
+                                                        tablefmt="github", disable_numparse=True)]
     for title, items in (("Missing in new (selected by the new run's matrix, not built: worse)", cmp.missing_in_new),
                          ("Not compared", cmp.not_compared), ("Only in base", cmp.only_base),
                          ("Only in new", cmp.only_new)):
@@ -90,4 +123,5 @@ def to_json(cmp: Comparison) -> dict[str, Any]:
             "timings_judged": cmp.timings_judged,
             "largest_insignificant": cmp.largest_insignificant,
             "reason": cmp.reason, "exit_code": cmp.exit_code,
-            "changes": [dataclasses.asdict(c) for c in cmp.changes]}
+            "changes": [dataclasses.asdict(c) for c in cmp.changes],
+            "timings": [dataclasses.asdict(t) for t in cmp.judged]}

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from harness.records import Record
 from harness.roofline import Roof, roof_of
+from harness.timing import headline
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ def measured(records: list[Record]) -> list[Measured]:
             continue
         baselines = []
         for name, b in (rt.get("baselines") or {}).items():
-            median = (b.get("timing") or {}).get("median_us") if isinstance(b, dict) else None
+            median = headline(b)[0].get("median_us") if isinstance(b, dict) else None
             if isinstance(b, dict) and b.get("status") == "ok" and isinstance(median, (int, float)) and median > 0:
                 base_roof = roof_of(r, float(median))
                 baselines.append((name, base_roof.rate if base_roof else 0.0, b.get("speedup")))

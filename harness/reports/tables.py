@@ -19,6 +19,7 @@ from harness import verdicts
 from harness.naming import config_key
 from harness.records import Record
 from harness.roofline import roof_of
+from harness.timing import STABLE_IQR, headline
 
 
 @dataclass(frozen=True)
@@ -291,6 +292,33 @@ def _us(value: float | None) -> str:
     return "" if value is None else (f"{value:.1f}" if value < 1000 else f"{value:.0f}")
 
 
+def stability_text(timing: dict[str, Any], method: str) -> str:
+    """``sustained`` / ``isolated``, and a warning when the timing's middle half spans more than the bound."""
+    iqr = timing.get("iqr_over_median")
+    if timing.get("stable") is False and isinstance(iqr, (int, float)):
+        return f"{method}; UNSTABLE: IQR {100 * iqr:.0f}% of the median"
+    return method
+
+
+def unstable_timings(records: list[Record]) -> list[str]:
+    """Every fully timed figure (configs, winners, baselines; either method) whose samples are not stable."""
+    out = []
+    for r in records:
+        rt = r.runtime if isinstance(r.runtime, dict) else {}
+        # a winner's timings are its config's (on the compile record): a tune record adds only its baselines
+        entries = [(f"{r.config_id}", rt)] if r.mode == "compile" else \
+            [(f"baseline {n}", b) for n, b in (rt.get("baselines") or {}).items() if isinstance(b, dict)]
+        for what, entry in entries:
+            if entry.get("stage") == "screen":
+                continue
+            for key in ("timing", "sustained"):
+                t = entry.get(key)
+                if isinstance(t, dict) and t.get("stable") is False:
+                    out.append(f"{r.kernel} {r.dtype} {r.shape_id} {r.target} {what} [{t.get('method', key)}]: IQR "
+                               f"{100 * float(t.get('iqr_over_median') or 0):.0f}% of the median")
+    return out
+
+
 def device_table(records: list[Record], fmt: str = "github") -> str:
     """One row per case run on a GPU: winner, its time and rates, baselines, portability penalty."""
     body = []
@@ -298,7 +326,7 @@ def device_table(records: list[Record], fmt: str = "github") -> str:
         rt = r.runtime or {}
         timing = rt.get("timing") or {}
         base = rt.get("baselines") or {}
-        base_txt = "; ".join(f"{n} {_us(b['timing']['median_us'])} µs ({b['speedup']:.2f}x)"
+        base_txt = "; ".join(f"{n} {_us(headline(b)[0].get('median_us'))} µs ({b['speedup']:.2f}x)"
                              if b.get("status") == "ok" else f"{n} {b.get('status')}" for n, b in base.items())
         port = []
         for t, p in (rt.get("portability") or {}).items():
@@ -313,12 +341,14 @@ def device_table(records: list[Record], fmt: str = "github") -> str:
                      r.status if r.status != "ok" else r.config_id,
                      _us(timing.get("median_us")),
                      f"{_us(timing.get('p20_us'))}–{_us(timing.get('p80_us'))}" if timing else "",
+                     stability_text(timing, str(rt.get("timing_method") or timing.get("method") or "isolated"))
+                     if timing else "",
                      f"{roof.rate:.4g} {roof.unit}" if roof else "", f"{roof.bound}-bound" if roof else "",
                      roof.share_text if roof else "", base_txt,
                      "/".join(str(rt.get(k, 0)) for k in ("configs_launched", "configs_failed",
                                                           "configs_not_launched")),
                      "; ".join(port)])
-    headers = ["kernel", "dtype", "shape", "target", "gpu", "winner", "median µs", "p20–p80 µs", "rate", "roof",
+    headers = ["kernel", "dtype", "shape", "target", "gpu", "winner", "median µs", "p20–p80 µs", "timed", "rate", "roof",
                "of peak", "baselines (speedup)", "run/failed/not launched", "portability penalty"]
     return _table(body, headers, fmt)
 
@@ -390,6 +420,13 @@ def markdown_report(run: dict[str, Any] | list[dict[str, Any]], records: list[Re
         parts += ["## On the device", "", device_table(records), ""]
         parts += [f"- device: {md(d)}" for d in sorted(devices)] + [""]
         parts += [f"- {md(line)}" for line in launch_parity_lines(records)] + [""]
+        parts += ["Timed: `sustained` (back to back in one graph of many launches, over inputs larger than the "
+                  "last-level cache: the winner's figure, its rates and the baselines' speedups) or `isolated` (one "
+                  "launch per sample after an L2 flush: the tuner's ranking). See `harness/timing.py`.", ""]
+        unstable = unstable_timings(records)
+        if unstable:
+            parts += [f"Unstable timings (IQR over {100 * STABLE_IQR:.0f}% of the median):", ""] + \
+                [f"- {md(line)}" for line in unstable] + [""]
     findings = limit_findings(records)
     if findings:
         parts += ["## Limits exceeded", ""] + [f"- {md(line)}" for line in findings] + [""]

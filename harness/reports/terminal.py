@@ -138,6 +138,8 @@ def final_lines(records: list[Record], wide: bool = False, runs: list[dict] | No
     if tuned:
         out += [(False, "harness: " + line) for line in tables.launch_parity_lines(records)]
     out += [(False, "harness: WARNING timings shared a GPU: " + line) for line in tables.gpu_overlaps(records)]
+    unstable = tables.unstable_timings(records)
+    out += [(False, f"harness: WARNING unstable timing ({len(unstable)} in all): {line}") for line in unstable[:5]]
     expected = sum(1 for r in records if r.expected_failure)
     if expected:
         out.append((False, f"harness: {expected} expected failure(s) (known_failures of the matrix), not counted"))

@@ -126,6 +126,18 @@ kernels:
     assert any(r["runtime"]["status"] == "ok" and r["runtime"]["correctness"]["status"] == "ok" for r in launched)
     second = [r for r in results[1] if r["mode"] == "tune"]
     assert all(r["runtime"]["winner_source"] == "cache" for r in second)
+    for t in tunes + second:  # the winner's figure is sustained, timed in interleaved rounds with its baseline
+        rt = t["runtime"]
+        assert rt["timing_method"] == "sustained" and rt["timing"]["graph"] is True, rt["timing"]
+        assert rt["isolated"]["method"] == "isolated"
+        first = next(iter(rt["baselines"].values()))
+        assert len(first["speedup_rounds"]) == 5 and first["speedup_method"].startswith("sustained")
+    # clean samples: no stored sample set starts with a slow sample
+    for r in results[0] + results[1]:
+        for key in ("timing", "sustained"):
+            t = (r.get("runtime") or {}).get(key)
+            if isinstance(t, dict) and t.get("samples_us"):
+                assert t["samples_us"][0] <= 1.5 * t["median_us"], (r["kernel"], r["config_id"], key)
 
 
 def test_launch_parity_the_static_binary_is_the_one_that_launches(tmp_path: Path) -> None:
@@ -321,3 +333,27 @@ kernels:
     tunes = {r["target"]: r for r in records if r["mode"] == "tune"}
     assert set(tunes) == {here, twin} and f"--device-as {twin}" in tunes[twin]["runtime"]["device_as"]
     assert "device_as" not in tunes[here]["runtime"]
+
+
+def test_sustained_timing_and_a_baseline_that_synchronises(gpu_worker: Worker) -> None:
+    """Sustained: one graph of many launches, per-launch time, interleaved rounds; a baseline that reads a value
+    back to the host inside its timed call is refused (torch's sync debug mode caught it)."""
+    ref = f"{DATA / 'syncing_baseline_kernel.py'}:SPEC"
+    job = _job(ref, {"N": 1 << 24}, {"BLOCK": 1024, "num_warps": 4})
+    base = gpu_worker.request("gpu_baselines", job, 600)
+    assert base["status"] == "ok", base
+    assert base["baselines"]["clone"]["status"] == "ok"
+    refused = base["baselines"]["clone after .item()"]
+    assert refused["status"] == "error" and "synchronises with the host" in refused["error"], refused
+    out = gpu_worker.request("gpu_sustained", {**job, "configs": {"B1024": {"BLOCK": 1024, "num_warps": 4}},
+                                                "baselines": ["clone"]}, 600)
+    assert out["status"] == "ok", out
+    kernel, clone = out["timings"]["config B1024"]["timing"], out["timings"]["baseline clone"]["timing"]
+    for t in (kernel, clone):
+        assert t["method"] == "sustained" and t["graph"] is True and t["launches_per_sample"] >= 2, t
+        assert len(t["round_medians_us"]) == 5 and t["reps"] == 15 and t["warmup_discarded"] == 5
+    # a copy of 64 MB each way: both at a few TB/s, within 2x of each other
+    assert 0.5 < kernel["median_us"] / clone["median_us"] < 2.0
+    iso = gpu_worker.request("gpu_config", job, 600)["timing"]
+    assert iso["method"] == "isolated" and iso["warmup_discarded"] == 2
+    assert iso["samples_us"][0] <= 1.5 * iso["median_us"], iso["samples_us"][:5]

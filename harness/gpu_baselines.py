@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from typing import Any
 
 from harness.gpu_run import _PERSIST, _case, _check_fault, _flusher, _rates, _restore, _rotated, _settle_ms
@@ -23,10 +24,22 @@ def gpu_baselines(job: dict[str, Any]) -> dict[str, Any]:
     from harness.timing import bench, measure_copy_tbps
 
     persist = _PERSIST
+    spent: dict[str, float] = {}
+    clock = time.perf_counter()
+
+    def lap(what: str) -> None:  # where the request's time goes, returned as ``spent_s``
+        nonlocal clock
+        now = time.perf_counter()
+        spent[what] = round(spent.get(what, 0.0) + now - clock, 3)
+        clock = now
+
     state = _case(job)
+    lap("inputs")
     if "device" not in persist:
         persist["device"] = device_info()
+        lap("device info")
         persist["copy_tbps"] = measure_copy_tbps(flusher=_flusher())
+        lap("copy bandwidth")
     spec, shape = state["spec"], job["shape"]
     results: dict[str, Any] = {}
     env_before, inductor_before = dict(os.environ), "torch._inductor" in sys.modules
@@ -35,7 +48,9 @@ def gpu_baselines(job: dict[str, Any]) -> dict[str, Any]:
             _restore(state, state["inputs"])
             out = fn(state["inputs"], shape)
             torch.cuda.synchronize()
+            lap("first call")
             synced = _synchronises(lambda fn=fn: fn(state["inputs"], shape))
+            lap("sync check")
             if synced:
                 results[name] = {"status": "error", "error": "synchronises with the host inside its timed region "
                                  f"(torch.cuda sync debug mode: {synced}); a baseline must only enqueue work"}
@@ -43,17 +58,20 @@ def gpu_baselines(job: dict[str, Any]) -> dict[str, Any]:
             check = compare_outputs(out, state["reference"], spec, job["dtype"], floor=(1e-2, 1e-2), subset=True)
             rotated = _rotated(state)
             prepare = (lambda i: _restore(state, rotated[i])) if state["pristine"] else None
+            lap("check")
             timing = bench(lambda i, fn=fn: (lambda: fn(rotated[i], shape)), len(rotated), _flusher(),
                            settle_ms=_settle_ms(state), prepare=prepare)
-            results[name] = {"status": "ok", "matches_reference": check["status"] == "ok",
-                             "kernels": _device_kernels(lambda fn=fn: fn(state["inputs"], shape)),
+            lap("isolated timing")
+            kernels = _device_kernels(lambda fn=fn: fn(state["inputs"], shape))
+            lap("profiler")
+            results[name] = {"status": "ok", "matches_reference": check["status"] == "ok", "kernels": kernels,
                              **({"outputs_compared": sorted(check["outputs"])} if "outputs" in check else {}),
                              "timing": timing.to_dict(), **_rates(spec, shape, job["dtype"], timing.median_us)}
         except Exception as exc:  # noqa: BLE001
             _check_fault(exc)
             results[name] = {"status": "error", "error": f"{type(exc).__name__}: {str(exc)[:500]}"}
     out = {"status": "ok", "device": persist["device"], "copy_tbps": persist["copy_tbps"], "baselines": results,
-           "torch_settings": _torch_settings()}
+           "torch_settings": _torch_settings(), "spent_s": spent}
     tainted = _process_changes(env_before, inductor_before)
     if tainted:
         # e.g. torch.compile: Inductor points TRITON_CACHE_DIR at its own cache and sets variables that change
@@ -96,6 +114,7 @@ def gpu_sustained(job: dict[str, Any]) -> dict[str, Any]:
     items += [Item(f"baseline {name}", lambda i, fn=spec.baselines[name]: (lambda: fn(rotated[i], shape)),
                    len(rotated)) for name in job.get("baselines", []) if name in spec.baselines]
     env_before, inductor_before = dict(os.environ), "torch._inductor" in sys.modules
+    started = time.perf_counter()
     try:
         timed = interleaved(items)
     except Exception as exc:  # noqa: BLE001
@@ -111,7 +130,8 @@ def gpu_sustained(job: dict[str, Any]) -> dict[str, Any]:
             if note:
                 d["note"] = "; ".join(x for x in (d["note"], note) if x)
             out[name] = {"status": "ok", "timing": d}
-    reply: dict[str, Any] = {"status": "ok", "timings": out}
+    reply: dict[str, Any] = {"status": "ok", "timings": out,
+                             "spent_s": {"sustained": round(time.perf_counter() - started, 3)}}
     tainted = _process_changes(env_before, inductor_before)
     if tainted:  # as after gpu_baselines: a torch.compile baseline retires this worker
         reply["retire_worker"] = tainted

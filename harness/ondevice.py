@@ -128,8 +128,9 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
         measured = [r for r in to_run if r.runtime and r.runtime.get("status") == "ok"]
         configs_done = time.perf_counter()
         baselines = worker.request("gpu_baselines", base, case.timeout_s * 4) if measured else {}
+        spent = dict(baselines.get("spent_s") or {})
         if measured and baselines.get("status") == "ok":
-            _time_sustained(worker, base, measured, baselines, case.timeout_s)
+            spent.update(_time_sustained(worker, base, measured, baselines, case.timeout_s))
         # a baseline that changed the worker's process retired it: the next case gets a fresh one (gpu_run)
         runtime_note = {"gpu_worker_retired": baselines["retire_worker"]} if baselines.get("retire_worker") else {}
         done = time.perf_counter()
@@ -138,10 +139,13 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
     for rec in to_run:
         rec.runtime = {**rec.runtime, "gpu": where}
     # where the case's time went: waiting for the GPU, checking and timing the configs, the baselines
-    phases = {"gpu_lock_wait": started - waited, "configs": configs_done - started, "baselines": done - configs_done}
+    phases: dict[str, Any] = {"gpu_lock_wait": started - waited, "configs": configs_done - started,
+                              "baselines": done - configs_done}
     runtime: dict[str, Any] = {"gpu": gpu, "winner_source": "cache" if cached else "tuned",
                                **({"tuned_because": tuned_because or "--retune"} if not cached else {}),
-                               "phases_s": {k: round(v, 3) for k, v in phases.items()}, "gpu_window": window,
+                               "phases_s": {**{k: round(v, 3) for k, v in phases.items()},
+                                            **({"baselines_detail": spent} if measured else {})},
+                               "gpu_window": window,
                                "configs_launched": len(to_run),
                                "configs_failed": sum(1 for r in to_run if r.runtime.get("status") != "ok"),
                                "configs_not_launched": len(records) - len(launchable), **runtime_note}
@@ -254,7 +258,7 @@ def _known_winners(case: Any, other_targets: list[str],
 
 
 def _time_sustained(worker: Any, base: dict[str, Any], measured: list[Record], baselines: dict[str, Any],
-                    timeout: float) -> None:
+                    timeout: float) -> dict[str, float]:
     """The sustained timing of every fully timed config and every baseline that ran, in interleaved rounds; kept
     as ``runtime["sustained"]`` beside each one's isolated ``timing`` (a failure as ``sustained_error``)."""
     finals = {r.config_id: r for r in measured if r.runtime.get("stage") != "screen"}
@@ -270,6 +274,7 @@ def _time_sustained(worker: Any, base: dict[str, Any], measured: list[Record], b
         got = timings.get(f"baseline {name}") or {"error": reply.get("error", "not timed")}
         entry = baselines["baselines"][name]
         entry.update({"sustained": got["timing"]} if "timing" in got else {"sustained_error": got.get("error", "")})
+    return dict(reply.get("spent_s") or {})
 
 
 def _figures(best: Record, baselines: dict[str, Any]) -> dict[str, Any]:

@@ -78,7 +78,7 @@ def _capture(calls: list[Callable[[], Any]], launches: int) -> _Batch:
         return _Batch(eager, launches, False, note)
 
 
-def interleaved(items: list[Item], settle_ms: float = 25.0, rounds: int = ROUNDS,
+def interleaved(items: list[Item], settle_ms: float = 10.0, rounds: int = ROUNDS,
                 per_round: int = PER_ROUND) -> dict[str, Timing | str]:
     """The sustained timing of each item (or the error that stopped it), all timed in the same rounds."""
     import torch

@@ -128,11 +128,13 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
         measured = [r for r in to_run if r.runtime and r.runtime.get("status") == "ok"]
         configs_done = time.perf_counter()
         baselines = worker.request("gpu_baselines", base, case.timeout_s * 4) if measured else {}
-        spent = dict(baselines.get("spent_s") or {})
+        spent, retired = dict(baselines.get("spent_s") or {}), ""
         if measured and baselines.get("status") == "ok":
-            spent.update(_time_sustained(worker, base, measured, baselines, case.timeout_s))
+            more, retired = _time_sustained(worker, base, measured, baselines, case.timeout_s)
+            spent.update(more)
         # a baseline that changed the worker's process retired it: the next case gets a fresh one (gpu_run)
-        runtime_note = {"gpu_worker_retired": baselines["retire_worker"]} if baselines.get("retire_worker") else {}
+        runtime_note = {"gpu_worker_retired": baselines.get("retire_worker") or retired} \
+            if baselines.get("retire_worker") or retired else {}
         done = time.perf_counter()
         window = [window_start, time.time()]  # wall-clock span this case held the GPU, for overlap audits
     where = {"index": gpu.get("index"), "uuid": gpu.get("uuid")}
@@ -258,9 +260,10 @@ def _known_winners(case: Any, other_targets: list[str],
 
 
 def _time_sustained(worker: Any, base: dict[str, Any], measured: list[Record], baselines: dict[str, Any],
-                    timeout: float) -> dict[str, float]:
+                    timeout: float) -> tuple[dict[str, float], str]:
     """The sustained timing of every fully timed config and every baseline that ran, in interleaved rounds; kept
-    as ``runtime["sustained"]`` beside each one's isolated ``timing`` (a failure as ``sustained_error``)."""
+    as ``runtime["sustained"]`` beside each one's isolated ``timing`` (a failure as ``sustained_error``). Returns
+    where the request's time went and why the worker retired after it ('' when it did not)."""
     finals = {r.config_id: r for r in measured if r.runtime.get("stage") != "screen"}
     names = [n for n, b in (baselines.get("baselines") or {}).items() if b.get("status") == "ok"]
     reply = worker.request("gpu_sustained", {**base, "configs": {cid: _applied(r) for cid, r in finals.items()},
@@ -274,7 +277,7 @@ def _time_sustained(worker: Any, base: dict[str, Any], measured: list[Record], b
         got = timings.get(f"baseline {name}") or {"error": reply.get("error", "not timed")}
         entry = baselines["baselines"][name]
         entry.update({"sustained": got["timing"]} if "timing" in got else {"sustained_error": got.get("error", "")})
-    return dict(reply.get("spent_s") or {})
+    return dict(reply.get("spent_s") or {}), str(reply.get("retire_worker") or "")
 
 
 def _figures(best: Record, baselines: dict[str, Any]) -> dict[str, Any]:

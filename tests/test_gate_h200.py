@@ -1,0 +1,92 @@
+"""The compare gate on three real runs of the gate matrix on the H200 (docs/performance.md, run AM).
+
+g1 tuned, g2 and g3 reused its winners, each a separate ``harness run matrices/gate.yaml`` process: every pair
+is an A/A pair (same code, same GPU). The gate must call no timing change in any of them, and still catch one
+config made 8% slower (its samples scaled by 1.08, as a real slowdown would move them).
+"""
+from __future__ import annotations
+
+import copy
+import itertools
+import math
+import random
+
+import pytest
+
+from helpers import DATA
+
+from harness.compare import compare_runs, stats
+from harness.records import Record, load_results
+
+RUNS = {name: load_results(DATA / "h200_gate" / name) for name in ("g1", "g2", "g3")}
+PAIRS = list(itertools.combinations(sorted(RUNS), 2))
+
+
+def _slowed(records: list[Record], kernel: str, factor: float) -> tuple[list[Record], str]:
+    """A copy of the run with the fully timed winner of the first ``kernel`` case ``factor`` slower."""
+    out = copy.deepcopy(records)
+    tune = next(r for r in out if r.mode == "tune" and r.kernel == kernel and r.status == "ok")
+    rec = next(r for r in out if r.mode == "compile" and r.case_id == tune.case_id and r.config_id == tune.config_id)
+    for key in ("timing", "sustained"):
+        t = rec.runtime[key]
+        t["samples_us"] = [x * factor for x in t["samples_us"]]
+        t["round_medians_us"] = [x * factor for x in t.get("round_medians_us") or []]
+        t["median_us"] *= factor
+    return out, rec.config_id
+
+
+def test_the_stored_runs_are_whole_and_sustained() -> None:
+    for name, (run, records) in RUNS.items():
+        tunes = [r for r in records if r.mode == "tune" and r.status == "ok"]
+        assert len(tunes) >= 20 and {r.kernel for r in tunes} >= {"matmul", "matmul_tma", "flash_attention",
+                                                                  "softmax", "moe_gemm", "cross_entropy"}, name
+        assert all(r.runtime["timing_method"] == "sustained" for r in tunes) and run.get("end"), name
+
+
+@pytest.mark.parametrize("base,new", PAIRS)
+def test_a_a_pairs_report_no_timing_change(base: str, new: str) -> None:
+    (brun, b), (nrun, n) = RUNS[base], RUNS[new]
+    cmp = compare_runs(b, n, base_run=brun, new_run=nrun)
+    assert cmp.timings_judged >= 30 and cmp.exit_code == 0, [c for c in cmp.changes if c.kind == "timing"]
+    assert all(t.method == "sustained" for t in cmp.judged)
+
+
+@pytest.mark.parametrize("base,new", PAIRS)
+@pytest.mark.parametrize("kernel", ["matmul", "softmax", "flash_attention"])
+def test_a_config_made_8_percent_slower_is_caught_in_every_pair(base: str, new: str, kernel: str) -> None:
+    (brun, b), (nrun, n) = RUNS[base], RUNS[new]
+    slowed, config = _slowed(n, kernel, 1.08)
+    cmp = compare_runs(b, slowed, base_run=brun, new_run=nrun)
+    worse = [c for c in cmp.changes if c.worse]
+    assert cmp.exit_code == 1 and len(worse) == 1 and worse[0].kind == "timing", worse
+    assert kernel in worse[0].label and config in worse[0].label and "discovered" in worse[0].detail
+
+
+def _a_a_log_ratios() -> list[float]:
+    """Every judged figure's A/A log ratio in the three stored pairs: the noise between real runs."""
+    out = []
+    for base, new in PAIRS:
+        cmp = compare_runs(RUNS[base][1], RUNS[new][1])
+        out += [math.log(t.judgement.ratio) for t in cmp.judged if t.judgement.sigma is not None]
+    return out
+
+
+def test_family_control_over_200_figures_with_the_noise_of_real_runs() -> None:
+    """200 figures whose run-to-run changes are drawn from the stored A/A pairs: no regression. One of them
+    then moved 8% (on top of a typical A/A change): found, and only it."""
+    noise = _a_a_log_ratios()
+    assert len(noise) >= 90 and 0.003 < stats.robust_sd(noise) < stats.NOISE_FLOOR
+    rng = random.Random(20)
+    est = stats.Estimate
+    family = [(est(100.0, 0.002, 15), est(100.0 * math.exp(rng.choice(noise)), 0.002, 15), 0.05, None)
+              for _ in range(200)]
+    judged = stats.judge_family(family)
+    assert not [j for j in judged if j.verdict in ("slower", "faster")]
+    typical = sorted(noise)[len(noise) // 2]
+    family[117] = (est(100.0, 0.002, 15), est(108.0 * math.exp(typical), 0.002, 15), 0.05, None)
+    judged = stats.judge_family(family)
+    called = [i for i, j in enumerate(judged) if j.verdict in ("slower", "faster")]
+    assert called == [117] and judged[117].worse
+    # among 200 the same 8% figure needs BH's rank-1 level (0.05 / 200): a 4% move on top of it is not found
+    family[117] = (est(100.0, 0.002, 15), est(104.0 * math.exp(typical), 0.002, 15), 0.05, None)
+    assert stats.judge_family(family)[117].verdict == "same"

@@ -245,6 +245,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from harness.compare import CompareInputError, compare_runs, render
 
     try:
+        import scipy.stats  # noqa: F401 - the timing family is judged with it
+    except ImportError:
+        _err("harness compare needs scipy (a dependency of the harness: pip install 'scipy>=1.11')")
+        return 3
+    try:
         base_run, base = load_results(Path(args.base))
         new_run, new = load_results(Path(args.new))
     except ResultsFileError as exc:

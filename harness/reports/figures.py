@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
+from harness import portability
 from harness.records import Record
 from harness.roofline import Roof, roof_of
 from harness.timing import headline
@@ -28,6 +29,7 @@ class Measured:
     roof: Roof                  # memory- or compute-bound, the rate in that roof's unit, the share of its peak
     baselines: tuple[tuple[str, float, float | None], ...]   # (name, rate, speedup of the winner over it)
     penalties: tuple[tuple[str, float, str], ...]             # (other target, slowdown on this device, source)
+    method: str = "isolated"    # how median_us was timed: "sustained" (back to back) or "isolated" (older runs)
 
     @property
     def case(self) -> tuple[str, str, str]:
@@ -61,12 +63,12 @@ def measured(records: list[Record]) -> list[Measured]:
                 base_roof = roof_of(r, float(median))
                 baselines.append((name, base_roof.rate if base_roof else 0.0, b.get("speedup")))
         penalties = tuple((other, float(p["slowdown"]), str(p.get("source") or ""))
-                          for other, p in sorted((rt.get("portability") or {}).items())
+                          for other, p in sorted(portability.of(r, records).items())
                           if isinstance(p, dict) and isinstance(p.get("slowdown"), (int, float)))
         gpu = (rt.get("gpu") or {}).get("name") if isinstance(rt.get("gpu"), dict) else None
         out.append(Measured(r.kernel, r.dtype, r.shape_id, r.target, r.vendor, r.triton, r.host,
                             str(gpu or r.target), r.config_id, float(rt["median_us"]), roof, tuple(baselines),
-                            penalties))
+                            penalties, str(rt.get("timing_method") or "isolated")))
     return sorted(out, key=lambda m: (m.kernel, m.dtype, m.shape_id, m.target, m.triton, m.host))
 
 

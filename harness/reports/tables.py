@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable
 
 from tabulate import tabulate
 
-from harness import verdicts
+from harness import portability, verdicts
 from harness.naming import config_key
 from harness.records import Record
 from harness.roofline import roof_of
@@ -329,7 +329,7 @@ def device_table(records: list[Record], fmt: str = "github") -> str:
         base_txt = "; ".join(f"{n} {_us(headline(b)[0].get('median_us'))} µs ({b['speedup']:.2f}x)"
                              if b.get("status") == "ok" else f"{n} {b.get('status')}" for n, b in base.items())
         port = []
-        for t, p in (rt.get("portability") or {}).items():
+        for t, p in portability.of(r, records).items():
             if p.get("slowdown") is not None:
                 port.append(f"{t} {p['config_id']} +{100 * (p['slowdown'] - 1):.0f}%"
                             + (" (proxy)" if str(p.get("source", "")).startswith("proxy") else ""))

@@ -32,7 +32,7 @@ class CaseEval:
     def cells(self) -> dict[str, list[str]]:
         """The row as plain text, one list of lines per column (each renderer escapes them its own way)."""
         return {
-            "device": [f"{m.target} ({m.gpu}): {m.config_id}, {m.median_us:.1f} µs, {m.roof.label}"
+            "device": [f"{m.target} ({m.gpu}): {m.config_id}, {m.median_us:.1f} µs {m.method}, {m.roof.label}"
                        for m in self.devices] or ["not run on a GPU"],
             "between": [" · ".join(self.ratio_lines()) or "—"],
             "elsewhere": [f"{t}: {v}" for t, v in self.winner_fits_elsewhere.items()] or ["—"],

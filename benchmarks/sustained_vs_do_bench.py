@@ -46,7 +46,7 @@ def main(argv: list[str]) -> int:
             spec, rotated = state["spec"], gpu_run._rotated(state)
             label = f"{r.kernel} {r.dtype} {r.shape_id}"
             rows.setdefault((label, f"winner {r.config_id}"), []).append(
-                _four_ways("w", lambda i, c=dict(r.config): (lambda: spec.launch(rotated[i], r.shape, c)),
+                _four_ways("w", lambda i, c=dict(r.config): (lambda: spec.run(rotated[i], r.shape, c)),
                            len(rotated)))
             name, fn = next(iter(spec.baselines.items()))
             rows.setdefault((label, name), []).append(

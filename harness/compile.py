@@ -138,7 +138,24 @@ def compile_job(job: dict[str, Any]) -> dict[str, Any]:
             "specialisation": launch.describe(list(spec.fn.arg_names)),
             "cache_key": str(getattr(compiled, "hash", "") or ""),
             "assumptions": list(launch.assumptions),
+            **({"autotune": autotune_facts(spec, launchspec.argument_values(spec, job["shape"], job["dtype"], meta,
+                                                                             target)[0])}
+               if spec.decorations else {}),
             "triton": triton.__version__}
+
+
+def autotune_facts(spec: Any, values: dict[str, Any]) -> dict[str, Any]:
+    """What a decorated kernel's layers decided for this build: the autotune ``key`` values of the case, the
+    size of the library's list, the heuristics' constexprs, and how the list is pruned."""
+    d = spec.decorations
+
+    def plain(v: Any) -> Any:
+        return v if isinstance(v, (int, float, bool, str, type(None))) else repr(v)
+
+    return {"layers": list(d.layers), "key": {k: plain(values.get(k)) for k in d.autotune_key},
+            "autotune_configs": len(d.autotune_configs),
+            "heuristics": {n: plain(values.get(n)) for n, _ in d.heuristics},
+            **({"prune": d.prune} if d.prune else {}), **({"pre_hooks": True} if d.pre_hooks else {})}
 
 
 def _grid(spec: Any, shape: dict[str, Any], config: dict[str, Any]) -> list[int] | None:

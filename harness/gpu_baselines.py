@@ -109,7 +109,7 @@ def gpu_sustained(job: dict[str, Any]) -> dict[str, Any]:
     state = _case(job)
     spec, shape = state["spec"], job["shape"]
     rotated = _rotated(state)
-    items = [Item(f"config {name}", lambda i, c=config: (lambda: spec.launch(rotated[i], shape, c)), len(rotated))
+    items = [Item(f"config {name}", lambda i, c=config: (lambda: spec.run(rotated[i], shape, c)), len(rotated))
              for name, config in job.get("configs", {}).items()]
     items += [Item(f"baseline {name}", lambda i, fn=spec.baselines[name]: (lambda: fn(rotated[i], shape)),
                    len(rotated)) for name in job.get("baselines", []) if name in spec.baselines]

@@ -166,7 +166,7 @@ def gpu_config(job: dict[str, Any]) -> dict[str, Any]:
         result.update(checked)
     rotated = _rotated(state)
     prepare = (lambda i: _restore(state, rotated[i])) if state["pristine"] else None
-    timing = bench(lambda i: (lambda: spec.launch(rotated[i], shape, config)), len(rotated), _flusher(),
+    timing = bench(lambda i: (lambda: spec.run(rotated[i], shape, config)), len(rotated), _flusher(),
                    settle_ms=_settle_ms(state), prepare=prepare, **(SCREEN if stage == "screen" else {}))
     result["timing"] = {**timing.to_dict(), "flush_bytes": _PERSIST.get("flusher_bytes")}
     result.update(_rates(spec, shape, job["dtype"], timing.median_us))
@@ -183,7 +183,7 @@ def _check_config(spec: Any, state: dict[str, Any], shape: dict[str, Any], confi
     before = _jit_kernels(spec.fn)
     started = time.perf_counter()
     try:
-        out = spec.launch(state["inputs"], shape, config, **kwargs)
+        out = spec.run(state["inputs"], shape, config, **kwargs)
         torch.cuda.synchronize()
         first_launch_s = time.perf_counter() - started  # includes a JIT compile if the static one missed
         launched = _launched_binary(before, _jit_kernels(spec.fn), cache_key)

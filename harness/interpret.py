@@ -108,7 +108,7 @@ def interpret_job(job: dict[str, Any]) -> dict[str, Any]:
         gen = torch.Generator().manual_seed(int(job.get("seed", 0)))
         inputs = spec.make_inputs(shape, job["dtype"], "cpu", gen)
         ref = reference_first(spec, inputs, shape)
-        out = spec.launch(inputs, shape, job["config"])
+        out = spec.run(inputs, shape, job["config"])
         check = compare_outputs(out, ref, spec, job["dtype"])
         check["shape"] = shape
         checks.append(check)

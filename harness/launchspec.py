@@ -94,11 +94,16 @@ def argument_values(spec: KernelSpec, shape: Shape, dtype: str, meta: Mapping[st
     Parameters with a Python default may be left out (the binder applies the
     default, as at a launch). Raises ``ValueError`` naming a parameter that gets no value.
     """
+    from harness.decorated import heuristic_values
+
     runtime, fixed = spec.args_for(shape, dtype, target, meta)
     params = inspect.signature(spec.fn.fn).parameters
     values: dict[str, Any] = {}
     assumptions: list[str] = []
+    by_heuristic = {name for name, _ in spec.decorations.heuristics} if spec.decorations else set()
     for name, param in params.items():
+        if name in by_heuristic and name not in meta and name not in fixed:
+            continue  # set below, from the other arguments, as Heuristics.run sets it at a launch
         if name in meta:
             values[name] = meta[name]
         elif name in fixed:
@@ -120,6 +125,12 @@ def argument_values(spec: KernelSpec, shape: Shape, dtype: str, meta: Mapping[st
         elif param.default is inspect.Parameter.empty:
             raise ValueError(f"kernel parameter {name!r} of {spec.name} gets no value from the spec or the config "
                              "and has no default")
+    wanted = {n for n in by_heuristic if n in params and n not in values}
+    if wanted:
+        found = heuristic_values(spec.decorations, {**values, **{k: v for k, v in meta.items() if k not in values}})
+        values.update({n: v for n, v in found.items() if n in wanted})
+        # the kernel's own parameter order: the binder reads values by name, the signature by position
+        values = {n: values[n] for n in params if n in values}
     return values, tuple(assumptions)
 
 

@@ -77,6 +77,7 @@ class Record:
     case_records: int = 0            # how many records that item produced: a resume trusts only complete cases
     expected_failure: str = ""       # the matrix's known-failure reason that covers this failed build
     known_failure_fixed: str = ""    # a known failure's reason that covers this build, which now passes
+    autotune: dict[str, Any] = field(default_factory=dict)  # a decorated kernel: its layers, key values, list size
 
     @property
     def column(self) -> str:

@@ -189,6 +189,39 @@ class KernelSpec:
     interpret_dtypes: tuple[str, ...] | None = None
     baselines: Mapping[str, Callable[[tuple, Shape], Any]] = field(default_factory=dict)
 
+    #: the ``fn`` as given when it is ``@triton.autotune`` / ``@triton.heuristics`` over a JITFunction (``fn`` is then
+    #: the JITFunction) — see :mod:`harness.decorated`
+    decorated: Any = None
+    decorations: Any = None
+
+    def __post_init__(self) -> None:
+        from harness.decorated import unwrap
+
+        if self.decorated is not None:
+            return
+        jit, found = unwrap(self.fn)
+        if found is None:
+            return
+        # frozen: the unwrapped view is fixed once, here, before anything reads the spec
+        object.__setattr__(self, "decorated", self.fn)
+        object.__setattr__(self, "fn", jit)
+        object.__setattr__(self, "decorations", found)
+        object.__setattr__(self, "tunables", tuple(self.tunables) +
+                           tuple(n for n in found.meta_names if n not in self.tunables))
+        if not self.nvidia_configs and not self.amd_configs:  # the library's own list is every target's space
+            object.__setattr__(self, "nvidia_configs", found.autotune_configs)
+            object.__setattr__(self, "amd_configs", found.autotune_configs)
+
+    def run(self, inputs: tuple, shape: Shape, config: Config, **kwargs: Any) -> Any:
+        """``launch`` with ``config`` forced on a decorated kernel's autotuners (a plain kernel: ``launch``)."""
+        assert self.launch is not None
+        if self.decorated is None:
+            return self.launch(inputs, shape, config, **kwargs)
+        from harness.decorated import forced
+
+        with forced(self.decorated, config):
+            return self.launch(inputs, shape, config, **kwargs)
+
     def tolerance(self, dtype: str, output: str | None = None) -> tuple[float, float]:
         """(atol, rtol) for an output: its own entry in ``output_tolerances``, else the dtype's."""
         if output is not None and output in self.output_tolerances:

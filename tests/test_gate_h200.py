@@ -107,3 +107,30 @@ def test_no_stored_sample_set_starts_slow() -> None:
                         assert t["samples_us"][0] <= 1.5 * t["median_us"], (r.kernel, r.config_id, key)
                         assert t["warmup_discarded"] >= 2
     assert sets > 600
+
+
+def test_history_gives_each_figure_its_own_noise(tmp_path) -> None:
+    """With five stored nights a figure is judged against its own night-to-night spread, not the floor; the CLI
+    takes the history file and says where each figure's noise came from."""
+    from harness import history
+
+    from helpers import run_cli
+
+    db = tmp_path / "h.sqlite"
+    run, records = RUNS["g2"]
+    for night in range(5):
+        nightly = copy.deepcopy(records)
+        for r in nightly:  # nights 0.2% apart: a very quiet figure
+            if r.mode == "compile" and isinstance(r.runtime, dict) and isinstance(r.runtime.get("sustained"), dict):
+                r.runtime["sustained"]["median_us"] *= 1 + 0.002 * (night % 3 - 1)
+        history.add(db, {**run, "start": f"2026-11-0{night + 1}T00:00:00"}, nightly)
+    noise = history.noise_reader(db)
+    (brun, b), (nrun, n) = RUNS["g2"], RUNS["g3"]
+    cmp = compare_runs(b, n, base_run=brun, new_run=nrun, history=noise)
+    sources = {t.judgement.noise_source for t in cmp.judged}
+    assert "floor" not in sources and "history" in sources, sources
+    proc = run_cli("compare", str(DATA / "h200_gate" / "g2"), str(DATA / "h200_gate" / "g3"), "--history", str(db))
+    assert "history" in proc.stdout and "timings judged" in proc.stdout
+    missing = run_cli("compare", str(DATA / "h200_gate" / "g2"), str(DATA / "h200_gate" / "g3"),
+                      "--history", str(tmp_path / "none.sqlite"))
+    assert missing.returncode == 3 and "no such history file" in missing.stderr and "Traceback" not in missing.stderr

@@ -19,6 +19,7 @@ from harness import history, verdicts
 from harness.compare.render import EXIT_MEANING
 from harness.records import Record
 from harness.reports import figures, svg, tables, vendor_eval, versions
+from harness.timing import STABLE_IQR
 
 STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
@@ -109,7 +110,7 @@ def _device_charts(records: list[Record]) -> list[str]:
         bars, notes, colours = [], [], []
         for m in items:
             bars.append((f"{m.target} · triton {m.triton} · {m.host}: {m.config_id}", m.rate))
-            notes.append(f"{m.roof.bound}-bound, {m.roof.share_text}")
+            notes.append(f"{m.roof.bound}-bound, {m.roof.share_text}, {m.method}")
             colours.append(svg.PALETTE[0])
             for name, rate, speedup in m.baselines:
                 bars.append((f"  {name} ({m.target}, {m.triton})", rate))
@@ -124,6 +125,11 @@ def _device_charts(records: list[Record]) -> list[str]:
                                      [(label, v) for label, v, _ in pen], "×", width=1000,
                                      notes=[src[:60] for _, _, src in pen],
                                      colours=[svg.PALETTE[2]] * len(pen), text_w=440, label_w=300))
+    unstable = tables.unstable_timings(records)
+    if unstable:
+        out.append(f"<p class=note>Unstable timings (the middle half of the samples spans more than "
+                   f"{100 * STABLE_IQR:.0f}% of the median):</p><ul>"
+                   + "".join(f"<li>{_e(line)}</li>" for line in unstable) + "</ul>")
     return out
 
 

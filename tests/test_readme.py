@@ -83,3 +83,17 @@ def test_target_and_config_dependent_arguments_example_compiles_per_target(tmp_p
     assert records[("mi300x", "default")]["specialisation"]["X"]["type"] == "*fp8e4b8"
     ptx = (out / records[("h100", "default")]["artifacts"]["ptx"]["path"]).read_text()
     assert "cp.async.bulk.tensor" in ptx
+
+
+def test_decorated_kernel_example_takes_the_autotune_list_and_the_heuristics(tmp_path: Path) -> None:
+    _, records = _run_example(tmp_path, "decorated", "scale", "fp32", "{N: 4096}")
+    builds = [r for r in records if r["mode"] == "compile" and r["environment"] == "default"]
+    for target in ("h100", "mi300x"):
+        mine = [r for r in builds if r["target"] == target]
+        assert sorted(r["config_id"] for r in mine) == ["BLOCK1024_s3_w32", "BLOCK1024_s3_w4", "BLOCK256_s3_w32",
+                                                       "BLOCK256_s3_w4"]
+        assert all(r["autotune"]["heuristics"] == {"EVEN": True} and r["autotune"]["key"] == {"n": 4096}
+                   for r in mine)
+    assert all(r["fits"] == (r["target"] == "h100" or r["config"]["num_warps"] == 4) for r in builds)
+    interp = [r for r in records if r["mode"] == "interpret"]
+    assert interp and all(r["status"] == "ok" for r in interp)  # N=1000: EVEN is False there, masks on

@@ -1,0 +1,104 @@
+"""Kernels as two public libraries ship them (fla-core and torchao, from PyPI), decorators on.
+
+Each spec in ``tests/data/library/`` gives the decorated object itself as ``fn`` and no config space: the
+library's own ``@triton.autotune`` list is the space of h100 and mi300x, ``@triton.heuristics`` are evaluated
+per build, and each config is forced on the autotuner for the interpreter check. The three kinds: a norm
+(fla's L2 norm), an elementwise chain (fla's SwiGLU), ``tl.dot`` GEMMs (fla's, heuristics over autotune; and
+torchao's int8 GEMM, autotune over heuristics). Real compiles, real findings: fla builds its lists at import
+for the vendor it finds, and their 32-warp entries do not fit a 1024-thread AMD workgroup.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from helpers import DATA, run_cli
+
+pytest.importorskip("fla", reason="fla-core is not installed (pip install fla-core einops)")
+pytest.importorskip("torchao", reason="torchao is not installed (pip install torchao)")
+
+MATRIX = DATA / "library" / "matrix.yaml"
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    out = tmp_path_factory.mktemp("lib") / "run"
+    proc = run_cli("run", str(MATRIX), "--out", str(out), "-n", "0")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return json.loads((out / "results.json").read_text())
+
+
+def _builds(run: dict, kernel: str, target: str) -> list[dict]:
+    return [r for r in run["records"] if r["mode"] == "compile" and r["kernel"] == kernel and r["target"] == target]
+
+
+def test_the_autotune_list_is_every_targets_space(run: dict) -> None:
+    from fla.modules.norm.l2norm import l2norm_fwd_kernel_row
+    from torchao.prototype.quantized_training.int8_mm import _scaled_int8_mm_kernel
+
+    from harness.decorated import config_dict
+
+    for kernel, decorated in (("fla_l2norm", l2norm_fwd_kernel_row), ("torchao_int8_mm", _scaled_int8_mm_kernel)):
+        listed = {json.dumps(config_dict(c), sort_keys=True) for c in decorated.configs}
+        for target in ("h100", "mi300x"):
+            built = {json.dumps(r["config"], sort_keys=True) for r in _builds(run, kernel, target)}
+            assert built == listed, (kernel, target)  # duplicates in a library's list are built once
+    l2 = _builds(run, "fla_l2norm", "h100")[0]
+    assert l2["autotune"]["layers"] == ["Autotuner", "JITFunction"] and l2["autotune"]["key"] == {"D": 4096}
+
+
+def test_heuristics_are_evaluated_per_build(run: dict) -> None:
+    mm = _builds(run, "fla_matmul", "h100")
+    assert mm and all(r["status"] == "ok" for r in mm)
+    assert mm[0]["autotune"]["layers"] == ["Heuristics", "Autotuner", "JITFunction"]
+    assert mm[0]["autotune"]["heuristics"] == {"HAS_ALPHA": False, "HAS_BETA": False}
+    assert mm[0]["specialisation"]["HAS_ALPHA"]["value"] is False  # what the compile saw
+    int8 = _builds(run, "torchao_int8_mm", "h100")
+    assert all(r["autotune"]["heuristics"]["EVEN_K"] == (4096 % r["config"]["BLOCK_K"] == 0) for r in int8)
+    assert any(r["resources"].get("mma", 0) or r["resources"].get("wgmma", 0) for r in int8)  # tl.dot on int8
+
+
+def test_verdicts_as_for_the_projects_own_kernels(run: dict) -> None:
+    """fla's 32-warp entries (chosen at import on a machine without an AMD GPU) exceed mi300x's 1024 threads;
+    its largest GEMM tile exceeds mi300x's 64 KiB of LDS; all fit h100."""
+    for kernel in ("fla_l2norm", "fla_swiglu"):
+        for r in _builds(run, kernel, "mi300x"):
+            assert (r["fits"] is False) == (r["config"]["num_warps"] == 32), (kernel, r["config_id"], r["flags"])
+        assert all(r["fits"] for r in _builds(run, kernel, "h100"))
+    big = [r for r in _builds(run, "fla_matmul", "mi300x") if r["config"]["BN"] == 256 and r["config"]["BM"] == 128]
+    assert big and all(not r["fits"] and any(f["resource"] == "shared" for f in r["flags"]) for r in big)
+
+
+def test_the_interpreter_checks_decorated_kernels_with_each_config_forced(run: dict) -> None:
+    checked = {(r["kernel"], r["config_id"]): r["status"] for r in run["records"] if r["mode"] == "interpret"}
+    assert {k for k, _ in checked} >= {"fla_l2norm", "fla_matmul"}
+    assert set(checked.values()) == {"ok"}, checked
+    from fla.modules.norm.l2norm import l2norm_fwd_kernel_row
+
+    assert len(l2norm_fwd_kernel_row.configs) == 6  # the library's list is back after every forced launch
+
+
+def test_forced_config_reaches_the_launch(tmp_path: Path) -> None:
+    """Through the autotuner's own run(): the forced config is the one the JIT function receives."""
+    import triton
+    import triton.language as tl
+
+    from harness.decorated import forced
+
+    @triton.autotune(configs=[triton.Config({"B": 1}), triton.Config({"B": 2})], key=["x"])
+    @triton.jit
+    def kernel(x, B: tl.constexpr):
+        pass
+
+    got: list[dict] = []
+
+    class Leaf:  # replaces the JITFunction under the autotuner: records what the autotuner launches it with
+        def run(self, *args, **kwargs):
+            got.append(kwargs)
+
+    kernel.fn = Leaf()
+    with forced(kernel, {"B": 2, "num_warps": 8}):
+        kernel.run(3)
+    assert got[0]["B"] == 2 and got[0]["num_warps"] == 8 and len(kernel.configs) == 2

@@ -78,8 +78,10 @@ def expand(matrix: Matrix, installed_triton: str | None) -> list[Case]:
                             cases.append(Case(entry.name, entry.ref, dtype, (shape,), target, version, configs,
                                               entry.timeout_s, matrix.seed, env, matrix.known_failures, deciding))
                 if entry.interpret:
+                    # known failures apply here too (``target: interpret``)
                     cases.append(Case(entry.name, entry.ref, dtype, entry.interpret, INTERPRET, version,
-                                      interpret_configs(spec.tunables, entry.configs), entry.timeout_s, matrix.seed))
+                                      interpret_configs(spec.tunables, entry.configs), entry.timeout_s, matrix.seed,
+                                      known_failures=matrix.known_failures))
     return cases
 
 

@@ -8,13 +8,12 @@ that case's configs; every launch writes into a NaN-poisoned output.
 """
 from __future__ import annotations
 
-import inspect
 import math
 import time
 from typing import Any
 
 from harness import loader
-from harness.interpret import compare_outputs, map_outputs, reference_first
+from harness.interpret import compare_outputs, reference_first
 
 _STATE: dict[str, Any] = {}      # the current case: inputs, reference, rotated copies
 _PERSIST: dict[str, Any] = {}    # for the worker's lifetime: L2 flusher, device details, copy bandwidth
@@ -114,11 +113,9 @@ def _restore(state: dict[str, Any], inputs: tuple) -> None:
 
 
 def _poisoned_out(spec: Any, reference: Any) -> dict[str, Any]:
-    import torch
+    from harness.interpret import poisoned_out
 
-    if "out" not in inspect.signature(spec.launch).parameters:
-        return {}
-    return {"out": map_outputs(reference, lambda r: torch.full_like(r, float("nan") if r.is_floating_point() else -1))}
+    return poisoned_out(spec, reference)
 
 
 def _check_fault(exc: BaseException) -> None:

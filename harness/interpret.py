@@ -7,6 +7,7 @@ objects that cannot be cross-compiled, hence a separate process).
 from __future__ import annotations
 
 import math
+from pathlib import Path
 import time
 from typing import Any
 
@@ -97,25 +98,82 @@ def reference_first(spec: Any, inputs: tuple, shape: Any) -> Any:
     return spec.reference(safe, shape)
 
 
-def interpret_job(job: dict[str, Any]) -> dict[str, Any]:
-    """Run every interpret shape of one (kernel, dtype, config); fail on the first mismatch."""
+UNSUPPORTED = "interpret-unsupported"
+
+
+def interpreter_limitation(exc: BaseException) -> str:
+    """Why ``exc`` is a limitation of Triton's CPU interpreter rather than the kernel's fault ('' when it is the
+    kernel's): a ``TypeError``, ``AttributeError`` or ``NotImplementedError`` raised inside the triton package
+    while it interprets (an op or argument kind it does not emulate: a libdevice function left a stub, an extern
+    call, an fp8 dot). Raised in the kernel's own code, or of another kind (a ``static_assert``, an index
+    error), it stays the kernel's."""
+    import traceback
+
+    cause = exc.__cause__ if type(exc).__name__ == "InterpreterError" and exc.__cause__ is not None else exc
+    if not isinstance(cause, (TypeError, AttributeError, NotImplementedError)):
+        return ""
+    exc = cause
+    frames = traceback.extract_tb(exc.__traceback__)
+    import triton
+
+    root = Path(triton.__file__).parent.as_posix() + "/"
+    if not frames or not Path(frames[-1].filename).as_posix().startswith(root):
+        return ""  # raised in the kernel's own code: the kernel's error
+    where = next((f.name for f in reversed(frames) if "runtime/interpreter" in Path(f.filename).as_posix()),
+                 frames[-1].name)
+    return f"{type(exc).__name__} in Triton's interpreter ({where}): {str(exc)[:200]}"
+
+
+def poisoned_out(spec: Any, reference: Any) -> dict[str, Any]:
+    """``{"out": ...}`` of NaN-filled buffers (-1 for integers) shaped as the reference, when ``launch`` takes
+    ``out``: an element the kernel never writes then fails the check, on a CPU as on a device."""
+    import inspect
+
     import torch
+
+    if spec.launch is None or "out" not in inspect.signature(spec.launch).parameters:
+        return {}
+    return {"out": map_outputs(reference, lambda r: torch.full_like(r, float("nan") if r.is_floating_point() else -1))}
+
+
+def interpret_job(job: dict[str, Any]) -> dict[str, Any]:
+    """Run every interpret shape of one (kernel, dtype, config) as the device path does: shapes the spec's
+    ``config_ok`` refuses are skipped, outputs are NaN-poisoned ``out`` buffers where ``launch`` takes them. A
+    mismatch fails; an interpreter limitation is :data:`UNSUPPORTED`, with the reason, not the kernel's error."""
+    import torch
+
+    from harness.interpreter_patches import as_launcher
 
     spec = loader.load(job["ref"])
     start = time.perf_counter()
     checks = []
     for shape in job["shapes"]:
+        if not spec.config_ok(dict(shape), dict(job["config"])):
+            checks.append({"shape": shape, "status": "skipped", "reason": "config_ok is False for this shape"})
+            continue
         gen = torch.Generator().manual_seed(int(job.get("seed", 0)))
         inputs = spec.make_inputs(shape, job["dtype"], "cpu", gen)
         ref = reference_first(spec, inputs, shape)
-        out = spec.run(inputs, shape, job["config"])
+        try:
+            with as_launcher():  # float scalars as the launcher types them, libdevice computed (see the module)
+                out = spec.run(inputs, shape, job["config"], **poisoned_out(spec, ref))
+        except Exception as exc:  # noqa: BLE001 - a limitation of the interpreter is not the kernel's failure
+            why = interpreter_limitation(exc)
+            if not why:
+                raise
+            return {"status": UNSUPPORTED, "error": why, "run_s": round(time.perf_counter() - start, 4),
+                    "correctness": {"mode": "interpreter", "checks": checks}}
         check = compare_outputs(out, ref, spec, job["dtype"])
         check["shape"] = shape
         checks.append(check)
-    status = "ok" if all(c["status"] == "ok" for c in checks) else "mismatch"
-    worst = max((c.get("max_abs_err", math.inf) for c in checks), default=0.0)
+    ran = [c for c in checks if c["status"] != "skipped"]
+    if not ran:
+        return {"status": UNSUPPORTED, "error": "config_ok refuses this config for every interpret shape",
+                "run_s": round(time.perf_counter() - start, 4), "correctness": {"mode": "interpreter", "checks": checks}}
+    status = "ok" if all(c["status"] == "ok" for c in ran) else "mismatch"
+    worst = max((c.get("max_abs_err", math.inf) for c in ran), default=0.0)
     record = {"status": status, "run_s": round(time.perf_counter() - start, 4),
               "correctness": {"mode": "interpreter", "checks": checks, "max_abs_err": worst}}
     if status != "ok":
-        record["error"] = "; ".join(f"{c['shape']}: {c['error']}" for c in checks if c["status"] != "ok")
+        record["error"] = "; ".join(f"{c['shape']}: {c['error']}" for c in ran if c["status"] != "ok")
     return record

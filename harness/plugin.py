@@ -21,6 +21,7 @@ import pytest
 
 from harness import loader, rundir, tritoncompat
 from harness.cases import Case, compile_job, expand, interpret_job, selection_entry, with_targets_option
+from harness.interpret import UNSUPPORTED
 from harness.known import apply_known_failures
 from harness.matrix import MatrixError, parse
 from harness.naming import config_id
@@ -358,8 +359,9 @@ class CaseItem(pytest.Item):
         # under an opt-in environment a compile error is a finding (it puts the default build at risk, and
         # report.md lists it), not a failure of the run: the verdict is decided under Triton's defaults;
         # a failure the matrix declares known is recorded as expected
+        # an interpreter limitation (interpret-unsupported) is recorded with its reason, never the kernel's failure
         bad = [f"{r.config_id}: {r.status}: {r.error[:500]}" for r in records
-               if r.status != "ok" and case.environment.is_default and not r.expected_failure]
+               if r.status not in ("ok", UNSUPPORTED) and case.environment.is_default and not r.expected_failure]
         if gpu is None and device_note:  # a GPU of this arch is here, but it is another model
             for r in records:
                 r.runtime = {"status": "not_launched", "reason": device_note}

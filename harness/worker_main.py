@@ -24,6 +24,10 @@ def _handle(request: dict) -> dict:
         from harness.interpret import interpret_job
 
         return interpret_job(request["job"])
+    if op == "agreement":
+        from harness.agreement import agreement_job
+
+        return agreement_job(request["job"])
     if op in ("gpu_config", "gpu_warmup"):
         from harness import gpu_run
 

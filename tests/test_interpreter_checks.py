@@ -63,3 +63,17 @@ def test_a_kernel_error_in_its_own_code_stays_the_kernels() -> None:
     except AttributeError as exc:
         assert interpreter_limitation(exc) == ""
     assert interpreter_limitation(ValueError("x")) == ""
+
+
+def test_validate_refuses_a_launch_that_passes_another_stride(tmp_path: Path) -> None:
+    """One launch captured on a CPU (nothing runs): the padded stride it passes is not the one declared."""
+    matrix = write_matrix(tmp_path / "m.yaml", f"""\
+name: stride
+targets: [h100]
+kernels:
+  rows: {{source: "{DATA / 'stride_mismatch_kernel.py'}:SPEC", dtypes: [fp32], shapes: [{{M: 64, N: 1000}}]}}
+""")
+    proc = run_cli("validate", str(matrix))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "kernel rows: spec and launch disagree: stride: runtime_args declares 100, launch passes 108" \
+        in proc.stdout and "Traceback" not in proc.stdout + proc.stderr

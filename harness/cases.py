@@ -71,6 +71,7 @@ def expand(matrix: Matrix, installed_triton: str | None) -> list[Case]:
             for dtype in entry.dtypes:
                 for shape in entry.shapes:
                     configs = tuple(c for c in entry.configs if spec.config_ok(dict(shape), c.as_dict()))
+                    configs = _autotune_pruned(spec, shape, dtype, configs)
                     for target in matrix.targets:
                         envs = matrix.environments_for(target)
                         deciding = DEFAULT if any(e.name == DEFAULT for e in envs) else envs[0].name
@@ -83,6 +84,18 @@ def expand(matrix: Matrix, installed_triton: str | None) -> list[Case]:
                                       interpret_configs(spec.tunables, entry.configs), entry.timeout_s, matrix.seed,
                                       known_failures=matrix.known_failures))
     return cases
+
+
+def _autotune_pruned(spec: Any, shape: Any, dtype: str, configs: tuple[ConfigEntry, ...]) -> tuple[ConfigEntry, ...]:
+    """A decorated kernel's configs after its autotuner's own ``early_config_prune`` (where it runs on a CPU; the
+    records say whether it did: :func:`harness.compile.autotune_facts`)."""
+    if spec.decorations is None or "early_config_prune" not in spec.decorations.prune:
+        return configs
+    from harness.decorated import prune, stand_in_nargs
+
+    kept, _ = prune(spec.decorated, [c.as_dict() for c in configs], stand_in_nargs(spec, dict(shape), dtype))
+    keys = {repr(sorted(c.items())) for c in kept}
+    return tuple(c for c in configs if repr(sorted(c.as_dict().items())) in keys)
 
 
 def with_targets_option(matrix: Matrix, option: str | None) -> Matrix:

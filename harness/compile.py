@@ -139,12 +139,12 @@ def compile_job(job: dict[str, Any]) -> dict[str, Any]:
             "cache_key": str(getattr(compiled, "hash", "") or ""),
             "assumptions": list(launch.assumptions),
             **({"autotune": autotune_facts(spec, launchspec.argument_values(spec, job["shape"], job["dtype"], meta,
-                                                                             target)[0])}
+                                                                             target)[0], job["shape"], job["dtype"])}
                if spec.decorations else {}),
             "triton": triton.__version__}
 
 
-def autotune_facts(spec: Any, values: dict[str, Any]) -> dict[str, Any]:
+def autotune_facts(spec: Any, values: dict[str, Any], shape: dict[str, Any], dtype: str) -> dict[str, Any]:
     """What a decorated kernel's layers decided for this build: the autotune ``key`` values of the case, the
     size of the library's list, the heuristics' constexprs, and how the list is pruned."""
     d = spec.decorations
@@ -155,7 +155,19 @@ def autotune_facts(spec: Any, values: dict[str, Any]) -> dict[str, Any]:
     return {"layers": list(d.layers), "key": {k: plain(values.get(k)) for k in d.autotune_key},
             "autotune_configs": len(d.autotune_configs),
             "heuristics": {n: plain(values.get(n)) for n, _ in d.heuristics},
-            **({"prune": d.prune} if d.prune else {}), **({"pre_hooks": True} if d.pre_hooks else {})}
+            **({"prune": _prune_note(spec, shape, dtype)} if d.prune else {}),
+            **({"pre_hooks": True} if d.pre_hooks else {})}
+
+
+def _prune_note(spec: Any, shape: dict[str, Any], dtype: str) -> str:
+    """Whether the autotuner's pruning ran here (and kept how many of the list), or why not."""
+    from harness.decorated import prune, stand_in_nargs
+
+    d = spec.decorations
+    if "early_config_prune" not in d.prune:
+        return f"{d.prune}: needs timings, not applied without a GPU"
+    _, note = prune(spec.decorated, list(d.autotune_configs), stand_in_nargs(spec, shape, dtype))
+    return note
 
 
 def _grid(spec: Any, shape: dict[str, Any], config: dict[str, Any]) -> list[int] | None:

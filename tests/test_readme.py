@@ -97,3 +97,6 @@ def test_decorated_kernel_example_takes_the_autotune_list_and_the_heuristics(tmp
     assert all(r["fits"] == (r["target"] == "h100" or r["config"]["num_warps"] == 4) for r in builds)
     interp = [r for r in records if r["mode"] == "interpret"]
     assert interp and all(r["status"] == "ok" for r in interp)  # N=1000: EVEN is False there, masks on
+    # validate captures its launch through the forced autotuner and finds it agrees with the spec
+    proc = run_cli("validate", str(tmp_path / "m.yaml"))
+    assert proc.returncode == 0 and "disagree" not in proc.stdout, proc.stdout + proc.stderr

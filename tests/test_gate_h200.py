@@ -134,3 +134,17 @@ def test_history_gives_each_figure_its_own_noise(tmp_path) -> None:
     missing = run_cli("compare", str(DATA / "h200_gate" / "g2"), str(DATA / "h200_gate" / "g3"),
                       "--history", str(tmp_path / "none.sqlite"))
     assert missing.returncode == 3 and "no such history file" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_unstable_timings_are_shown_where_people_read(tmp_path) -> None:
+    """g3 holds isolated GEMM timings whose middle half spans 5-21% of the median: the terminal summary and
+    report.html name them; every sustained timing there is stable."""
+    from helpers import run_cli
+
+    proc = run_cli("report", str(DATA / "h200_gate" / "g3"), "--out", str(tmp_path / "report.html"))
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert "WARNING unstable timing (4 in all)" in proc.stdout and "[isolated]: IQR" in proc.stdout
+    assert "Unstable timings" in (tmp_path / "report.html").read_text()
+    _, records = RUNS["g3"]
+    assert all(r.runtime["sustained"]["stable"] for r in records
+               if isinstance(r.runtime, dict) and isinstance(r.runtime.get("sustained"), dict))

@@ -18,7 +18,7 @@ from urllib.parse import quote
 from harness import history, verdicts
 from harness.compare.render import EXIT_MEANING
 from harness.records import Record
-from harness.reports import figures, svg, tables, vendor_eval, versions
+from harness.reports import figures, stability, svg, tables, vendor_eval, versions
 from harness.timing import STABLE_IQR
 
 STYLE = """
@@ -125,7 +125,7 @@ def _device_charts(records: list[Record]) -> list[str]:
                                      [(label, v) for label, v, _ in pen], "×", width=1000,
                                      notes=[src[:60] for _, _, src in pen],
                                      colours=[svg.PALETTE[2]] * len(pen), text_w=440, label_w=300))
-    unstable = tables.unstable_timings(records)
+    unstable = stability.unstable_timings(records)
     if unstable:
         out.append(f"<p class=note>Unstable timings (the middle half of the samples spans more than "
                    f"{100 * STABLE_IQR:.0f}% of the median):</p><ul>"

@@ -18,6 +18,7 @@ from tabulate import tabulate
 from harness import portability, verdicts
 from harness.naming import config_key
 from harness.records import Record
+from harness.reports.stability import stability_text, unstable_timings
 from harness.roofline import roof_of
 from harness.timing import STABLE_IQR, headline
 
@@ -298,33 +299,6 @@ def limit_findings(records: list[Record]) -> list[str]:
 
 def _us(value: float | None) -> str:
     return "" if value is None else (f"{value:.1f}" if value < 1000 else f"{value:.0f}")
-
-
-def stability_text(timing: dict[str, Any], method: str) -> str:
-    """``sustained`` / ``isolated``, and a warning when the timing's middle half spans more than the bound."""
-    iqr = timing.get("iqr_over_median")
-    if timing.get("stable") is False and isinstance(iqr, (int, float)):
-        return f"{method}; UNSTABLE: IQR {100 * iqr:.0f}% of the median"
-    return method
-
-
-def unstable_timings(records: list[Record]) -> list[str]:
-    """Every fully timed figure (configs, winners, baselines; either method) whose samples are not stable."""
-    out = []
-    for r in records:
-        rt = r.runtime if isinstance(r.runtime, dict) else {}
-        # a winner's timings are its config's (on the compile record): a tune record adds only its baselines
-        entries = [(f"{r.config_id}", rt)] if r.mode == "compile" else \
-            [(f"baseline {n}", b) for n, b in (rt.get("baselines") or {}).items() if isinstance(b, dict)]
-        for what, entry in entries:
-            if entry.get("stage") == "screen":
-                continue
-            for key in ("timing", "sustained"):
-                t = entry.get(key)
-                if isinstance(t, dict) and t.get("stable") is False:
-                    out.append(f"{r.kernel} {r.dtype} {r.shape_id} {r.target} {what} [{t.get('method', key)}]: IQR "
-                               f"{100 * float(t.get('iqr_over_median') or 0):.0f}% of the median")
-    return out
 
 
 def device_table(records: list[Record], fmt: str = "github") -> str:

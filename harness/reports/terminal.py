@@ -11,7 +11,7 @@ from collections import defaultdict
 
 from harness import verdicts
 from harness.records import Record
-from harness.reports import tables
+from harness.reports import stability, tables
 from harness.roofline import roof_of
 
 WIDTH = 100
@@ -138,7 +138,7 @@ def final_lines(records: list[Record], wide: bool = False, runs: list[dict] | No
     if tuned:
         out += [(False, "harness: " + line) for line in tables.launch_parity_lines(records)]
     out += [(False, "harness: WARNING timings shared a GPU: " + line) for line in tables.gpu_overlaps(records)]
-    unstable = tables.unstable_timings(records)
+    unstable = stability.unstable_timings(records)
     out += [(False, f"harness: WARNING unstable timing ({len(unstable)} in all): {line}") for line in unstable[:5]]
     expected = sum(1 for r in records if r.expected_failure)
     if expected:

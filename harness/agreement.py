@@ -80,3 +80,29 @@ def agreement_job(job: dict[str, Any]) -> dict[str, Any]:
         _disagreement(name, runtime[name], value) if name in runtime else
         _disagreement(name, fixed[name], value) if name in fixed else ""] if p]
     return {"status": "ok", "problems": problems}
+
+
+def disagreements(matrix: Any) -> list[str]:
+    """One line per argument a kernel's ``launch`` passes otherwise than its spec declares (harness.agreement),
+    from one captured launch of its first interpret shape in an interpreter worker."""
+    from harness.workers import Workers
+
+    entries = [e for e in matrix.kernels if e.interpret and e.configs]
+    if not entries:
+        return []
+    out = []
+    pool = Workers()
+    try:
+        for e in entries:
+            spec = loader.load(e.ref)
+            if spec.compile_only:
+                continue
+            job = {"ref": e.ref, "dtype": next((d for d in e.dtypes if spec.interpretable(d)), e.dtypes[0]),
+                   "shape": dict(e.interpret[0]), "config": e.configs[0].as_dict()}
+            reply = pool.get("interpret").request("agreement", job, e.timeout_s)
+            if reply.get("status") != "ok":
+                continue  # a launch that cannot run on a CPU is the interpreter check's to report, not validate's
+            out += [f"kernel {e.name}: spec and launch disagree: {p}" for p in reply.get("problems", [])]
+    finally:
+        pool.close()
+    return out

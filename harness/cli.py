@@ -60,7 +60,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 print(problem)
             status = EXIT_INPUT
             continue
-        disagreements = _launch_disagreements(matrix)
+        from harness.agreement import disagreements as launch_disagreements
+
+        disagreements = launch_disagreements(matrix)
         for line in disagreements:
             print(f"{file}: {line}")
         if disagreements:
@@ -74,33 +76,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
         for pin in matrix.triton:
             print(f"  triton {tritoncompat.describe_pin(pin, installed)}")
     return status
-
-
-def _launch_disagreements(matrix: Any) -> list[str]:
-    """One line per argument a kernel's ``launch`` passes otherwise than its spec declares (harness.agreement),
-    from one captured launch of its first interpret shape in an interpreter worker."""
-    from harness import loader
-    from harness.workers import Workers
-
-    entries = [e for e in matrix.kernels if e.interpret and e.configs]
-    if not entries:
-        return []
-    out = []
-    pool = Workers()
-    try:
-        for e in entries:
-            spec = loader.load(e.ref)
-            if spec.compile_only:
-                continue
-            job = {"ref": e.ref, "dtype": next((d for d in e.dtypes if spec.interpretable(d)), e.dtypes[0]),
-                   "shape": dict(e.interpret[0]), "config": e.configs[0].as_dict()}
-            reply = pool.get("interpret").request("agreement", job, e.timeout_s)
-            if reply.get("status") != "ok":
-                continue  # a launch that cannot run on a CPU is the interpreter check's to report, not validate's
-            out += [f"kernel {e.name}: spec and launch disagree: {p}" for p in reply.get("problems", [])]
-    finally:
-        pool.close()
-    return out
 
 
 def cmd_targets(args: argparse.Namespace) -> int:

@@ -4,8 +4,8 @@ Usage (on the GPU host, after a run): ``python3 benchmarks/sustained_vs_do_bench
 For every tuned case of the named kernels (default: matmul, matmul_tma, flash_attention, softmax) the winner
 config, and the case's first baseline (``torch.matmul`` for the GEMMs), are timed on the same inputs four ways:
 ``sustained`` and ``isolated`` as the harness times them (:mod:`harness.sustained`, :func:`harness.timing.bench`),
-``triton.testing.do_bench`` and ``do_bench_cudagraph`` (median). The whole set is taken twice and the medians of
-the two passes are printed as a markdown table, with sustained's difference from each of Triton's figures.
+``triton.testing.do_bench`` and ``do_bench_cudagraph`` (median). The whole set is taken twice (the second time
+in reverse order) and the medians of the two passes are printed as a markdown table, with sustained's difference from each of Triton's figures.
 """
 from __future__ import annotations
 
@@ -24,13 +24,18 @@ from harness.timing import bench
 KERNELS = ("matmul", "matmul_tma", "flash_attention", "softmax")
 
 
-def _four_ways(name: str, make_call, n_buffers: int) -> dict[str, float]:
+def _four_ways(name: str, make_call, n_buffers: int, backwards: bool) -> dict[str, float]:
+    """The four figures of one call; ``backwards`` takes them in the reverse order (the second pass), so that
+    no method is always the one measured on the chip the previous method left hot."""
     call = make_call(0)
-    sustained = interleaved([Item(name, make_call, n_buffers)])[name]
-    isolated = bench(make_call, n_buffers, gpu_run._flusher(), settle_ms=50.0)
-    return {"sustained": sustained.median_us, "isolated": isolated.median_us,
-            "do_bench": 1000.0 * triton.testing.do_bench(call, return_mode="median"),
-            "do_bench_cudagraph": 1000.0 * triton.testing.do_bench_cudagraph(call, return_mode="median")}
+    ways = {
+        "sustained": lambda: interleaved([Item(name, make_call, n_buffers)])[name].median_us,
+        "isolated": lambda: bench(make_call, n_buffers, gpu_run._flusher(), settle_ms=50.0).median_us,
+        "do_bench": lambda: 1000.0 * triton.testing.do_bench(call, return_mode="median"),
+        "do_bench_cudagraph": lambda: 1000.0 * triton.testing.do_bench_cudagraph(call, return_mode="median"),
+    }
+    order = list(ways)[::-1] if backwards else list(ways)
+    return {k: ways[k]() for k in order}
 
 
 def main(argv: list[str]) -> int:
@@ -38,7 +43,7 @@ def main(argv: list[str]) -> int:
     kernels = tuple(argv[1:]) or KERNELS
     tunes = [r for r in records if r.mode == "tune" and r.status == "ok" and r.kernel in kernels]
     rows: dict[tuple[str, str], list[dict[str, float]]] = {}
-    for _ in range(2):  # two passes: a figure that moves between them is visible in the table
+    for backwards in (False, True):  # two passes, the second in reverse order
         for r in tunes:
             ref = loader.resolve(r.kernel, None)
             job = {"ref": ref, "dtype": r.dtype, "shape": r.shape, "seed": 0}
@@ -47,10 +52,10 @@ def main(argv: list[str]) -> int:
             label = f"{r.kernel} {r.dtype} {r.shape_id}"
             rows.setdefault((label, f"winner {r.config_id}"), []).append(
                 _four_ways("w", lambda i, c=dict(r.config): (lambda: spec.run(rotated[i], r.shape, c)),
-                           len(rotated)))
+                           len(rotated), backwards))
             name, fn = next(iter(spec.baselines.items()))
             rows.setdefault((label, name), []).append(
-                _four_ways("b", lambda i, fn=fn: (lambda: fn(rotated[i], r.shape)), len(rotated)))
+                _four_ways("b", lambda i, fn=fn: (lambda: fn(rotated[i], r.shape)), len(rotated), backwards))
             torch.cuda.synchronize()
     print(f"device {torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}, "
           f"run {argv[0]} ({run.get('commit', '')[:10]})")

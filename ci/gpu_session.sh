@@ -50,7 +50,7 @@ case "$mode" in
     export HARNESS_CACHE_DIR=/tmp/g-cache
     rm -rf /tmp/g-cache
     start=$SECONDS
-    gate_run 1 "${HARNESS_G1_TIMEOUT:-320}"
+    gate_run 1 "${HARNESS_G1_TIMEOUT:-360}"
     python3 - <<'PY' || { echo "g1 has no sustained winners: stopping"; exit 0; }
 import gzip, json, os, sys
 doc = json.loads(gzip.decompress(open(os.environ["OUT"] + "/g1.results.json.gz", "rb").read()))
@@ -191,4 +191,4 @@ YAML
     tail -20 "$OUT/first.log"; tail -3 "$OUT/compare.log"
     ;;
 esac
-tail -c 3000 "$OUT/run1.log" | tail -25
+if [ -f "$OUT/run1.log" ]; then tail -c 3000 "$OUT/run1.log" | tail -25; fi

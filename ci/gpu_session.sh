@@ -67,6 +67,18 @@ PY
       gate_run "$i" "$left"
     done
     ;;
+  ops)  # fla-core's ops captured with no spec, and two of its kernels through specs (wheels carried in .whl/)
+    env_info
+    if ls .whl/*.whl > /dev/null 2>&1; then
+      python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl || exit 1
+      export PYTHONPATH=$PWD:/tmp/site
+    fi
+    export HARNESS_CACHE_DIR=/tmp/o-cache
+    timeout "${HARNESS_OPS_TIMEOUT:-480}" python3 -m harness run tests/data/library/ops_gpu.yaml -n 8 --force \
+      --out /tmp/ops > "$OUT/ops.log" 2>&1
+    echo "ops exit $?"; tail -30 "$OUT/ops.log"
+    tar czf "$OUT/ops.tgz" -C /tmp ops/results.json ops/report.md 2>/dev/null
+    ;;
   gate2)  # more A/A runs reusing the winners of one tuning run (a fresh machine: g4 tunes)
     env_info
     export HARNESS_CACHE_DIR=/tmp/g-cache

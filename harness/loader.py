@@ -55,9 +55,9 @@ def resolve(name: str, source: str | None, kernels_dir: Path | None = None, base
     return source
 
 
-@lru_cache(maxsize=None)
-def load(ref: str) -> KernelSpec:
-    """Import the module a reference names and return its KernelSpec."""
+def import_attr(ref: str) -> object:
+    """Import the module a canonical reference names (``/abs/file.py:ATTR`` or ``module:ATTR``) and return the
+    attribute. Raises :class:`KernelLoadError` with the reason in one line."""
     location, _, attr = ref.rpartition(":")
     try:
         if location.endswith(".py"):
@@ -82,7 +82,31 @@ def load(ref: str) -> KernelSpec:
         raise KernelLoadError(f"cannot import kernel {location}: it calls sys.exit({exc.code!r}) at import") from None
     except Exception as exc:  # noqa: BLE001 - a user's module may raise anything on import
         raise KernelLoadError(f"cannot import kernel {location}: {type(exc).__name__}: {exc}") from exc
-    obj = getattr(module, attr, None)
+    if not hasattr(module, attr):
+        raise KernelLoadError(f"{location} has no attribute {attr!r}")
+    return getattr(module, attr)
+
+
+@lru_cache(maxsize=None)
+def load(ref: str) -> KernelSpec:
+    """The KernelSpec a reference names: a spec file's or module's attribute, or a kernel captured from an op
+    (:mod:`harness.ops`)."""
+    from harness import ops
+
+    if ops.is_op(ref):
+        try:
+            return ops.spec_for(ref)
+        except KernelLoadError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - capture runs the library's code: said in one line
+            raise KernelLoadError(f"cannot capture the op's kernel: {type(exc).__name__}: {exc}") from None
+    location, _, attr = ref.rpartition(":")
+    try:
+        obj = import_attr(ref)
+    except KernelLoadError as exc:
+        if "has no attribute" not in str(exc):
+            raise
+        obj = None
     if not isinstance(obj, KernelSpec):
         raise KernelLoadError(f"{location} has no KernelSpec named {attr!r}")
     return obj
@@ -138,6 +162,12 @@ def probe(ref: str) -> None:
     not the harness. The repository's own kernels are not probed. Raises
     :class:`KernelLoadError` with the reason.
     """
+    from harness import ops
+
+    if ops.is_op(ref):
+        for part in ops.OpRef.decode(ref).files:
+            probe(part)
+        return
     location = ref.rpartition(":")[0]
     if location.endswith(".py"):
         path = Path(location)
@@ -191,6 +221,13 @@ def kernel_files(ref: str) -> list[Path]:
     same list; the harness's own modules and installed packages are left out. The scan is
     cached per process and spec-file version (every case of a kernel asks for it).
     """
+    from harness import ops
+
+    if ops.is_op(ref):
+        found: list[Path] = []
+        for part in ops.OpRef.decode(ref).files:
+            found += [p for p in kernel_files(part) if p not in found]
+        return found
     location = ref.rpartition(":")[0]
     try:
         stamp = Path(location).stat().st_mtime_ns if location.endswith(".py") else 0
@@ -227,8 +264,15 @@ def source_hash(ref: str) -> str:
     An edit to a helper module the spec imports (the ``@triton.jit`` function often lives
     in one) changes it, so winners cached for the old code are not reused.
     """
+    from harness import ops
+
     digest = hashlib.sha256()
     files = kernel_files(ref)
+    if ops.is_op(ref):  # the library's kernel is installed code: its source is what the winners were chosen for
+        jit = load(ref).fn
+        digest.update(getattr(jit, "src", "").encode())
+        if not files:
+            return digest.hexdigest()
     try:
         for path in files:
             digest.update(str(path.name).encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())

@@ -22,7 +22,7 @@ from harness.spec import KernelSpec
 
 TOP_KEYS = {"name": str, "description": str, "triton": list, "targets": list, "kernels": dict, "known_failures": list,
             "timeout_s": (int, float), "seed": int, "kernels_dir": str, "environments": dict}
-KERNEL_KEYS = {"source": str, "dtypes": list, "shapes": list, "configs": (list, str), "interpret": (list, bool),
+KERNEL_KEYS = {"source": str, "op": str, "inputs": str, "reference": str, "dtypes": list, "shapes": list, "configs": (list, str), "interpret": (list, bool),
                "timeout_s": (int, float), "compare_threshold": (int, float)}
 CONFIG_SPACES = ("default", "nvidia", "amd")
 MAX_TIMEOUT_S = 24 * 3600
@@ -154,20 +154,40 @@ def config_problems(spec: KernelSpec, config: dict[str, Any], backends: set[str]
     return out
 
 
-def _kernel_entry(chk: Checker, name: str, entry: Any, backends: set[str], default_timeout: float,
-                  kernels_dir: Path | None, base_dir: Path | None = None) -> KernelEntry | None:
+def _kernel_entries(chk: Checker, name: str, entry: Any, backends: set[str], default_timeout: float,
+                    kernels_dir: Path | None, base_dir: Path | None = None) -> list[KernelEntry]:
+    """The entries of one ``kernels:`` item: one for a spec, one per kernel the op launches for an ``op:``."""
     path = ("kernels", name)
     if not isinstance(entry, dict):
         chk.add(path, f"kernel {name!r} must map to a mapping of {', '.join(KERNEL_KEYS)}")
-        return None
+        return []
     chk.keys(entry, path, KERNEL_KEYS, f"kernel {name!r}")
-    source = entry.get("source") if isinstance(entry.get("source"), str) else None
+    if "op" in entry or "inputs" in entry or "reference" in entry:
+        from harness import ops_matrix
+
+        refs = ops_matrix.op_refs(chk, name, entry, path, base_dir)
+    else:
+        source = entry.get("source") if isinstance(entry.get("source"), str) else None
+        try:
+            refs = [(name, loader.resolve(name, source, kernels_dir, base_dir))]
+            loader.probe(refs[0][1])
+        except loader.KernelLoadError as exc:
+            chk.add(path + (("source",) if source else ()), str(exc))
+            return []
+    out = []
+    for kernel_name, ref in refs:
+        parsed = _kernel_entry(chk, kernel_name, ref, entry, path, backends, default_timeout)
+        if parsed:
+            out.append(parsed)
+    return out
+
+
+def _kernel_entry(chk: Checker, name: str, ref: str, entry: dict[str, Any], path: tuple[Any, ...],
+                  backends: set[str], default_timeout: float) -> KernelEntry | None:
     try:
-        ref = loader.resolve(name, source, kernels_dir, base_dir)
-        loader.probe(ref)
         spec = loader.load(ref)
     except loader.KernelLoadError as exc:
-        chk.add(path + (("source",) if source else ()), str(exc))
+        chk.add(path + (("source",) if "source" in entry else ("op",) if "op" in entry else ()), str(exc))
         return None
     dtypes = entry.get("dtypes")
     if not dtypes:
@@ -325,10 +345,8 @@ def _validate(file: str, text: str, doc: yamlpos.Located) -> Matrix:
         if not data["kernels"]:
             chk.add(("kernels",), "matrix has no kernels")
         for name, entry in data["kernels"].items():
-            parsed = _kernel_entry(chk, str(name), entry, backends, float(timeout) if is_a(timeout, (int, float))
-                                   else 300.0, kernels_dir, Path(file).resolve().parent)
-            if parsed:
-                entries.append(parsed)
+            entries += _kernel_entries(chk, str(name), entry, backends, float(timeout) if is_a(timeout, (int, float))
+                                       else 300.0, kernels_dir, Path(file).resolve().parent)
     if chk.problems:
         raise MatrixError(chk.problems)
     return Matrix(path=file, name=str(data["name"]), description=str(data.get("description", "")),

@@ -30,10 +30,13 @@ def randn(shape: tuple[int, ...], dtype: str, device: Any, generator: Any, scale
     """Normal random tensor drawn in fp32 on the generator's device, then moved and cast.
 
     A GPU run passes a device generator, so full-size inputs (gigabytes) are
-    drawn where they are used instead of on one CPU core.
+    drawn where they are used instead of on one CPU core. On ``meta`` (an op's launches captured,
+    :mod:`harness.capture`) there is nothing to draw.
     """
     import torch
 
+    if str(device) == "meta":
+        return torch.empty(shape, device="meta", dtype=torch_dtype(dtype))
     t = torch.randn(shape, generator=generator, device=generator.device, dtype=torch.float32) * scale
     return t.to(device=device, dtype=torch_dtype(dtype))
 

@@ -141,6 +141,7 @@ def compile_job(job: dict[str, Any]) -> dict[str, Any]:
             **({"autotune": autotune_facts(spec, launchspec.argument_values(spec, job["shape"], job["dtype"], meta,
                                                                              target)[0], job["shape"], job["dtype"])}
                if spec.decorations else {}),
+            **({"captured": dict(spec.captured)} if spec.captured else {}),
             "triton": triton.__version__}
 
 

@@ -114,15 +114,15 @@ def load(ref: str) -> KernelSpec:
 
 _PROBE = """
 import importlib, importlib.util, sys
-location, attr = sys.argv[1], sys.argv[2]
-if location.endswith(".py"):
-    sys.path.insert(0, location.rpartition("/")[0] or ".")
-    spec = importlib.util.spec_from_file_location("harness_probe_module", location)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-else:
-    module = importlib.import_module(location)
-print("harness-probe-imported", flush=True)
+for i, location in enumerate(sys.argv[1:]):
+    if location.endswith(".py"):
+        sys.path.insert(0, location.rpartition("/")[0] or ".")
+        spec = importlib.util.spec_from_file_location(f"harness_probe_module_{i}", location)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(location)
+    print("harness-probe-imported", i, flush=True)
 """
 
 
@@ -134,22 +134,25 @@ def import_timeout_s() -> float:
 
 
 @lru_cache(maxsize=None)
-def _probe_cached(ref: str, stamp: float) -> str:
-    location, _, attr = ref.rpartition(":")
+def _probe_cached(locations: tuple[str, ...], stamps: tuple[float, ...]) -> str:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     env.pop("TRITON_INTERPRET", None)
     timeout = import_timeout_s()
     try:
-        proc = subprocess.run([sys.executable, "-c", _PROBE, location, attr], env=env, capture_output=True,
+        proc = subprocess.run([sys.executable, "-c", _PROBE, *locations], env=env, capture_output=True,
                               text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        return f"importing {location} did not finish within {timeout:g} s (it hangs at import?)"
-    if "harness-probe-imported" in proc.stdout and proc.returncode == 0:
+        done = proc.stdout.count("harness-probe-imported")
+    except subprocess.TimeoutExpired as exc:
+        done = (exc.stdout or b"").decode(errors="replace").count("harness-probe-imported")
+        return f"importing {locations[min(done, len(locations) - 1)]} did not finish within {timeout:g} s " \
+               "(it hangs at import?)"
+    if done == len(locations) and proc.returncode == 0:
         return ""
+    location = locations[min(done, len(locations) - 1)]
     if proc.returncode < 0:
         return f"importing {location} killed the process ({signal.Signals(-proc.returncode).name})"
     last = " ".join(proc.stderr.strip().splitlines()[-1:])[:300]
-    if "harness-probe-imported" not in proc.stdout and proc.returncode == 0:
+    if proc.returncode == 0:
         return f"importing {location} ended the process (exit code 0) before it finished: it calls sys.exit or " \
                "os._exit at import"
     return f"cannot import kernel {location}: exit code {proc.returncode}" + (f": {last}" if last else "")
@@ -164,21 +167,34 @@ def probe(ref: str) -> None:
     """
     from harness import ops
 
-    if ops.is_op(ref):
-        for part in ops.OpRef.decode(ref).files:
-            probe(part)
-        return
-    location = ref.rpartition(":")[0]
-    if location.endswith(".py"):
-        path = Path(location)
-        if path.parent == REPO_KERNELS or not path.is_file():
-            return  # our own kernels are trusted; a missing file is reported by load()
-        stamp = path.stat().st_mtime
-    else:
+    probe_all(ops.OpRef.decode(ref).files if ops.is_op(ref) else [ref])
+
+
+#: (location, stamp) of every module a probe imported cleanly in this process
+_PROBED: set[tuple[str, float]] = set()
+
+
+def probe_all(refs: list[str]) -> None:
+    """:func:`probe` for several references in one child process (every op entry of a matrix at once: a library
+    such as fla-core takes ~10 s to import); a module imported cleanly by an earlier probe is not probed again."""
+    locations, stamps = [], []
+    for ref in refs:
+        location = ref.rpartition(":")[0]
         stamp = 0.0
-    problem = _probe_cached(ref, stamp)
+        if location.endswith(".py"):
+            path = Path(location)
+            if path.parent == REPO_KERNELS or not path.is_file():
+                continue  # our own kernels are trusted; a missing file is reported by load()
+            stamp = path.stat().st_mtime
+        if location not in locations and (location, stamp) not in _PROBED:
+            locations.append(location)
+            stamps.append(stamp)
+    if not locations:
+        return
+    problem = _probe_cached(tuple(locations), tuple(stamps))
     if problem:
         raise KernelLoadError(problem)
+    _PROBED.update(zip(locations, stamps))
 
 
 def _module_file(name: str) -> Path | None:

@@ -154,6 +154,23 @@ def config_problems(spec: KernelSpec, config: dict[str, Any], backends: set[str]
     return out
 
 
+def _probe_together(kernels: dict[str, Any], kernels_dir: Path | None, base_dir: Path) -> None:
+    """Probe the imports of every user module the matrix names in one child process (a library such as fla-core
+    takes ~10 s to import: once, not once per entry); where that fails, each entry's own probe names the module."""
+    refs = []
+    for name, entry in kernels.items():
+        for key in ("source", "op", "inputs", "reference"):
+            if isinstance(entry, dict) and isinstance(entry.get(key), str):
+                try:
+                    refs.append(loader.resolve(str(name), entry[key], kernels_dir, base_dir))
+                except loader.KernelLoadError:
+                    pass
+    try:
+        loader.probe_all(refs)
+    except loader.KernelLoadError:
+        pass
+
+
 def _kernel_entries(chk: Checker, name: str, entry: Any, backends: set[str], default_timeout: float,
                     kernels_dir: Path | None, base_dir: Path | None = None) -> list[KernelEntry]:
     """The entries of one ``kernels:`` item: one for a spec, one per kernel the op launches for an ``op:``."""
@@ -344,6 +361,7 @@ def _validate(file: str, text: str, doc: yamlpos.Located) -> Matrix:
     if isinstance(data.get("kernels"), dict):
         if not data["kernels"]:
             chk.add(("kernels",), "matrix has no kernels")
+        _probe_together(data["kernels"], kernels_dir, Path(file).resolve().parent)
         for name, entry in data["kernels"].items():
             entries += _kernel_entries(chk, str(name), entry, backends, float(timeout) if is_a(timeout, (int, float))
                                        else 300.0, kernels_dir, Path(file).resolve().parent)

@@ -147,7 +147,10 @@ def spec_for(ref_text: str) -> KernelSpec:
 
     inputs = _attr(ref.inputs)
     reference = _attr(ref.reference) if ref.reference else op
-    _, result, _ = _captured(ref.op, ref.inputs, ref.shape, ref.dtype)
+    launches, result, device = _captured(ref.op, ref.inputs, ref.shape, ref.dtype)
+    same = [la for la in launches if la.name == ref.kernel]
+    captured = {"op": ref.op, "device": device, "launches": len(launches),
+                "launches_of_this_kernel": len(same), "kernels": sorted({la.name for la in launches})}
     outputs = tuple(f"out{i}" for i in range(len(result))) if isinstance(result, (tuple, list)) else ()
     own = () if decorations and decorations.autotune_configs else (dict(first.options),)
     label = getattr(op, "__name__", "op")
@@ -158,6 +161,7 @@ def spec_for(ref_text: str) -> KernelSpec:
         launch=lambda args, shape, config: _as_output(op(*args)),
         reference=lambda args, shape: _as_output(reference(*args)), outputs=outputs,
         baselines={f"{label} as shipped": lambda args, shape: _as_output(op(*args))},
+        captured=captured,
     )
 
 

@@ -26,12 +26,20 @@ def op_refs(chk: Checker, name: str, entry: dict[str, Any], path: tuple[Any, ...
             return []
     refs: dict[str, str] = {}
     for key in ("op", "inputs", "reference"):
-        if key not in entry:
-            continue
+        if key in entry:
+            try:
+                refs[key] = loader.resolve(name, str(entry[key]), None, base_dir)
+            except loader.KernelLoadError as exc:
+                chk.add(path + (key,), str(exc))
+                return []
+    try:
+        loader.probe_all(list(refs.values()))  # their imports in one child first: a hang or exit costs an error
+    except loader.KernelLoadError as exc:
+        chk.add(path + ("op",), str(exc))
+        return []
+    for key, ref in refs.items():
         try:
-            refs[key] = loader.resolve(name, str(entry[key]), None, base_dir)
-            loader.probe(refs[key])
-            loader.import_attr(refs[key])
+            loader.import_attr(ref)
         except loader.KernelLoadError as exc:
             chk.add(path + (key,), str(exc))
             return []

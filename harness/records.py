@@ -78,6 +78,7 @@ class Record:
     expected_failure: str = ""       # the matrix's known-failure reason that covers this failed build
     known_failure_fixed: str = ""    # a known failure's reason that covers this build, which now passes
     autotune: dict[str, Any] = field(default_factory=dict)  # a decorated kernel: its layers, key values, list size
+    captured: dict[str, Any] = field(default_factory=dict)  # an op's kernel: the op, where and how it was captured
 
     @property
     def column(self) -> str:

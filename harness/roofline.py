@@ -66,10 +66,13 @@ def device_target(gpu_name: str, arch: str, fallback: str) -> tuple[Target, str]
 
 
 def model_of(r: Record) -> tuple[float, float] | None:
-    """(FLOPs, bytes) of a tune record's case: the recorded models, or derived from older records' rates."""
+    """(FLOPs, bytes) of a tune record's case: the recorded models, or derived from older records' rates. None
+    where the kernel has neither model (a captured op): no roof, rather than 0% of one."""
     rt = r.runtime if isinstance(r.runtime, dict) else {}
     model = rt.get("model")
     if isinstance(model, dict) and isinstance(model.get("bytes"), (int, float)):
+        if not model.get("flops") and not model["bytes"]:
+            return None
         return float(model.get("flops") or 0.0), float(model["bytes"])
     median = rt.get("median_us")
     if isinstance(median, (int, float)) and median > 0 and isinstance(rt.get("gbps"), (int, float)):

@@ -193,6 +193,9 @@ class KernelSpec:
     #: the JITFunction) — see :mod:`harness.decorated`
     decorated: Any = None
     decorations: Any = None
+    #: set by :mod:`harness.ops` for a kernel captured from an op: the op, the device the capture ran on, the
+    #: number of launches, the kernel's position among them (JSON-friendly; kept in each record)
+    captured: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         from harness.decorated import unwrap

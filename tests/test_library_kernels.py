@@ -103,3 +103,35 @@ def test_forced_config_reaches_the_launch(tmp_path: Path) -> None:
         kernel.run(3)
     assert got[0]["B"] == 2 and got[0]["num_warps"] == 8 and len(kernel.configs) == 2
 
+
+
+PAIRS = [("fla_l2norm", "fla_l2norm_op"), ("fla_swiglu", "fla_swiglu_op"), ("fla_matmul", "fla_matmul_op"),
+         ("torchao_int8_mm", "torchao_int8_mm_op")]
+
+
+def _binary(r: dict) -> str:
+    art = r["artifacts"]
+    return (art.get("cubin") or art.get("hsaco"))["sha256"]
+
+
+@pytest.mark.parametrize("spec,op", PAIRS)
+def test_a_captured_op_builds_the_binaries_its_hand_written_spec_builds(run: dict, spec: str, op: str) -> None:
+    """The same kernels brought as the libraries' ops (matrix.yaml's ``*_op`` entries: an inputs function and a
+    torch reference, no spec): every config of the library's list, on both targets, compiles to the very binary
+    (sha256) the hand-written spec's launch description compiles to, with the same verdict."""
+    for target in ("h100", "mi300x"):
+        by_spec = {r["config_id"]: r for r in _builds(run, spec, target)}
+        by_op = {r["config_id"]: r for r in _builds(run, op, target)}
+        assert by_op and set(by_op) == set(by_spec), (op, target)
+        for config, r in by_op.items():
+            assert r["status"] == "ok" and _binary(r) == _binary(by_spec[config]), (op, target, config)
+            assert r["fits"] == by_spec[config]["fits"] and r["autotune"] == by_spec[config]["autotune"]
+
+
+def test_an_ops_records_say_how_it_was_captured(run: dict) -> None:
+    r = _builds(run, "fla_matmul_op", "h100")[0]
+    assert r["captured"] == {"op": "fla.ops.utils.matmul:matmul", "device": "meta", "launches": 1,
+                             "launches_of_this_kernel": 1, "kernels": ["matmul_kernel"]}
+    assert not _builds(run, "fla_matmul", "h100")[0].get("captured")
+    # the op entries have no interpreter cases: their launches are captured, not run, on a CPU
+    assert not [r for r in run["records"] if r["mode"] == "interpret" and r["kernel"].endswith("_op")]

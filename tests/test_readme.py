@@ -100,3 +100,21 @@ def test_decorated_kernel_example_takes_the_autotune_list_and_the_heuristics(tmp
     # validate captures its launch through the forced autotuner and finds it agrees with the spec
     proc = run_cli("validate", str(tmp_path / "m.yaml"))
     assert proc.returncode == 0 and "disagree" not in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_op_example_is_captured_and_built_with_the_library_list(tmp_path: Path) -> None:
+    """README's op example: no spec, the op named in the matrix; its autotune list built for both targets."""
+    (tmp_path / "scale_op.py").write_text(_example("op"))
+    yaml_block = README.split("<!-- /example:op -->")[1].split("```yaml\n")[1].split("```")[0]
+    matrix = write_matrix(tmp_path / "m.yaml", "name: op\ntargets: [h100, mi300x]\n" + yaml_block)
+    out = tmp_path / "run"
+    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    builds = [r for r in json.loads((out / "results.json").read_text())["records"]
+              if r["mode"] == "compile" and r["environment"] == "default"]
+    for target in ("h100", "mi300x"):
+        assert sorted(r["config_id"] for r in builds if r["target"] == target) == [
+            "BLOCK1024_s3_w32", "BLOCK1024_s3_w4", "BLOCK256_s3_w32", "BLOCK256_s3_w4"]
+    assert all(r["fits"] == (r["target"] == "h100" or r["config"]["num_warps"] == 4) for r in builds)
+    assert all(r["captured"]["op"].endswith("scale_op.py:scale") and r["captured"]["device"] == "meta"
+               for r in builds)

@@ -1,0 +1,192 @@
+"""Ops captured with no spec (``op:`` / ``inputs:`` / ``reference:`` entries), on a small library written here.
+
+The library below has what real ones have: a Python op that allocates its output, computes strides and a
+constexpr, and launches two plain ``@triton.jit`` kernels with launch options of its own. What the capture
+records is then compiled for real (h100) and checked against Triton's own compile of the same launch; the
+ways an op can fail to capture end in a one-line matrix error. The H200 half is the stored run of fla-core's
+ops (docs/performance.md, run AO).
+"""
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from helpers import DATA, run_cli, write_matrix
+
+pytest.importorskip("torch")
+
+LIBRARY = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def square(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(y_ptr + offs, x * x, mask=offs < n)
+
+
+@triton.jit
+def add_scaled(x_ptr, y_ptr, n, a, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    y = tl.load(y_ptr + offs, mask=offs < n)
+    tl.store(y_ptr + offs, y + a * tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def square_plus(x, a=0.5):
+    """y = x**2 + a*x, in two launches (as a library might)."""
+    y = torch.empty_like(x)
+    n = x.numel()
+    block = 1024 if n >= 4096 else 256
+    square[(triton.cdiv(n, block),)](x, y, n, BLOCK=block, num_warps=2)
+    add_scaled[(triton.cdiv(n, block),)](x, y, n, a, BLOCK=block)
+    return y
+
+
+def no_launch(x):
+    return x * 2
+
+
+def checks_its_input(x):
+    assert x.shape[0] % 3 == 0, "rows must be a multiple of 3"
+    return square_plus(x)
+
+
+def by_size(x):
+    if x.numel() > 5000:
+        return square_plus(x)
+    y = torch.empty_like(x)
+    square[(1,)](x, y, x.numel(), BLOCK=8192)
+    return y
+'''
+
+INPUTS = '''
+from harness.torchutil import randn
+
+
+def inputs(shape, dtype, device, generator):
+    return (randn((shape["R"], shape["C"]), dtype, device, generator),)
+
+
+def reference(x):
+    return x * x + 0.5 * x
+'''
+
+
+def _matrix(tmp_path: Path, kernels: str) -> Path:
+    (tmp_path / "toylib.py").write_text(LIBRARY)
+    (tmp_path / "toy_inputs.py").write_text(INPUTS)
+    return write_matrix(tmp_path / "m.yaml", "name: toy\ntargets: [h100]\nkernels:\n" + kernels)
+
+
+def test_each_kernel_an_op_launches_becomes_a_case_built_as_triton_builds_it(tmp_path: Path) -> None:
+    matrix = _matrix(tmp_path, """\
+  toy:
+    op: toylib.py:square_plus
+    inputs: toy_inputs.py:inputs
+    reference: toy_inputs.py:reference
+    dtypes: [fp32]
+    shapes: [{R: 64, C: 128}]
+""")
+    out = tmp_path / "run"
+    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    records = [r for r in json.loads((out / "results.json").read_text())["records"] if r["mode"] == "compile"]
+    by_kernel = {r["kernel"]: r for r in records}
+    assert set(by_kernel) == {"toy.square", "toy.add_scaled"}  # one entry per kernel launched, named after it
+    sq, add = by_kernel["toy.square"], by_kernel["toy.add_scaled"]
+    # the op's own launch options are the one config of a kernel without an autotune list
+    assert sq["config"] == {"num_warps": 2} and add["config"] == {}
+    assert sq["captured"]["launches"] == 2 and sq["captured"]["kernels"] == ["add_scaled", "square"]
+    # what the op passed: the constexpr it computed, the Python float as fp32, n=8192 divisible by 16
+    assert sq["specialisation"]["BLOCK"]["value"] == 1024 and add["specialisation"]["a"]["type"] == "fp32"
+    assert ["tt.divisibility", 16] in sq["specialisation"]["n"]["attrs"]
+
+    # Triton's own compile of the same launch (its launcher's binder, a real warmup-free compile) agrees
+    import triton
+    from triton.backends.compiler import GPUTarget
+
+    import importlib.util
+    mod_spec = importlib.util.spec_from_file_location("toylib_check", tmp_path / "toylib.py")
+    lib = importlib.util.module_from_spec(mod_spec)
+    mod_spec.loader.exec_module(lib)
+    src = triton.compiler.ASTSource(lib.square, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
+                                    constexprs={"BLOCK": 1024},
+                                    attrs={(0,): [["tt.divisibility", 16]], (1,): [["tt.divisibility", 16]],
+                                           (2,): [["tt.divisibility", 16]]})
+    compiled = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": 2})
+    ttir = (out / sq["artifacts"]["ttir"]["path"]).read_text()
+    assert compiled.asm["ttir"] == ttir
+
+
+@pytest.mark.parametrize("op,expect", [
+    ("no_launch", "the op made no Triton launch"),
+    ("checks_its_input", "AssertionError: rows must be a multiple of 3"),
+])
+def test_an_op_that_cannot_be_captured_says_why_in_one_line(tmp_path: Path, op: str, expect: str) -> None:
+    matrix = _matrix(tmp_path, f"""\
+  toy:
+    op: toylib.py:{op}
+    inputs: toy_inputs.py:inputs
+    dtypes: [fp32]
+    shapes: [{{R: 64, C: 128}}]
+""")
+    proc = run_cli("validate", str(matrix))
+    assert proc.returncode == 2 and "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    line = next(x for x in proc.stdout.splitlines() if x.startswith(f"{matrix}:"))
+    assert "capturing op toylib.py:" in line and expect in line and "meta:" in line and "cpu:" in line, line
+
+
+def test_bad_op_entries_are_refused_naming_the_field(tmp_path: Path) -> None:
+    both = _matrix(tmp_path, """\
+  toy:
+    op: toylib.py:square_plus
+    source: toylib.py:SPEC
+    inputs: toy_inputs.py:inputs
+    dtypes: [fp32]
+    shapes: [{R: 64, C: 128}]
+""")
+    proc = run_cli("validate", str(both))
+    assert proc.returncode == 2 and "gives both 'source' (a spec) and 'op'" in proc.stdout, proc.stdout
+    split = _matrix(tmp_path, """\
+  toy:
+    op: toylib.py:by_size
+    inputs: toy_inputs.py:inputs
+    dtypes: [fp32]
+    shapes: [{R: 64, C: 128}, {R: 8, C: 8}]
+""")
+    proc = run_cli("validate", str(split))
+    assert proc.returncode == 2 and "give the shapes that take each path as entries of their own" in proc.stdout
+    missing = _matrix(tmp_path, """\
+  toy:
+    op: toylib.py:nothing_here
+    inputs: toy_inputs.py:inputs
+    dtypes: [fp32]
+    shapes: [{R: 64, C: 128}]
+""")
+    proc = run_cli("validate", str(missing))
+    assert proc.returncode == 2 and "has no attribute 'nothing_here'" in proc.stdout, proc.stdout
+
+
+def test_fla_ops_on_the_h200_were_checked_and_timed_per_config_against_the_op_as_shipped() -> None:
+    """Stored run AO: fla-core's l2norm_fwd, matmul and swiglu_fwd brought as ops on an H200. Every config of
+    each library autotune list was checked against the torch reference and timed; each op has a winner and the
+    op as shipped (fla's own autotuning) as its baseline; every launched binary is the static artifact."""
+    doc = json.loads(gzip.decompress((DATA / "h200_ops" / "results.json.gz").read_bytes()))
+    records = doc["records"]
+    lists = {"fla_l2norm_op": 6, "fla_matmul_op": 8, "fla_swiglu_op": 30}
+    for kernel, n_configs in lists.items():
+        builds = [r for r in records if r["mode"] == "compile" and r["kernel"] == kernel]
+        assert len(builds) == n_configs and all(r["captured"]["device"] == "meta" for r in builds)
+        assert all(r["runtime"]["correctness"]["status"] == "ok" for r in builds), kernel
+        assert all(r["runtime"]["launch_parity"] == "identical" for r in builds), kernel
+        (tune,) = [r for r in records if r["mode"] == "tune" and r["kernel"] == kernel]
+        assert tune["status"] == "ok" and tune["runtime"]["timing_method"] == "sustained"
+        name, baseline = next(iter(tune["runtime"]["baselines"].items()))
+        assert name.endswith(" as shipped") and baseline["status"] == "ok" and baseline["matches_reference"]
+        assert 0.8 < baseline["speedup"] < 1.25  # the library's own pick of the same list

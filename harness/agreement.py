@@ -99,7 +99,7 @@ def disagreements(matrix: Any) -> list[str]:
                 continue
             job = {"ref": e.ref, "dtype": next((d for d in e.dtypes if spec.interpretable(d)), e.dtypes[0]),
                    "shape": dict(e.interpret[0]), "config": e.configs[0].as_dict()}
-            reply = pool.get("interpret").request("agreement", job, e.timeout_s)
+            reply = pool.get("interpret", import_env=e.import_env).request("agreement", job, e.timeout_s)
             if reply.get("status") != "ok":
                 continue  # a launch that cannot run on a CPU is the interpreter check's to report, not validate's
             out += [f"kernel {e.name}: spec and launch disagree: {p}" for p in reply.get("problems", [])]

@@ -36,6 +36,7 @@ class Case:
     environment: Environment = DEFAULT_ENV
     known_failures: tuple[KnownFailure, ...] = ()   # the matrix's entries (matched per record)
     deciding: str = DEFAULT     # the target's environment whose build decides its verdict (harness.verdicts)
+    import_env: tuple[tuple[str, str], ...] = ()   # the kernel entry's variables, set before its module is imported
 
     @property
     def shape(self) -> dict[str, Any]:
@@ -77,12 +78,13 @@ def expand(matrix: Matrix, installed_triton: str | None) -> list[Case]:
                         deciding = DEFAULT if any(e.name == DEFAULT for e in envs) else envs[0].name
                         for env in envs:
                             cases.append(Case(entry.name, entry.ref, dtype, (shape,), target, version, configs,
-                                              entry.timeout_s, matrix.seed, env, matrix.known_failures, deciding))
+                                              entry.timeout_s, matrix.seed, env, matrix.known_failures, deciding,
+                                              entry.import_env))
                 if entry.interpret:
                     # known failures apply here too (``target: interpret``)
                     cases.append(Case(entry.name, entry.ref, dtype, entry.interpret, INTERPRET, version,
                                       interpret_configs(spec.tunables, entry.configs), entry.timeout_s, matrix.seed,
-                                      known_failures=matrix.known_failures))
+                                      known_failures=matrix.known_failures, import_env=entry.import_env))
     return cases
 
 

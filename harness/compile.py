@@ -90,8 +90,8 @@ def nvidia_resources(out_root: Path, artifacts: dict[str, dict[str, str]], arch:
 
 def compile_job(job: dict[str, Any]) -> dict[str, Any]:
     """Compile one job (see :func:`harness.cases.compile_jobs`) and return its record fields."""
-    spec = loader.load(job["ref"])
     target = Target(**job["target"])
+    spec = loader.load(job["ref"]).for_target(target)
     meta, options = spec.split_config(job["config"])
     known = tritoncompat.backend_option_names(target.backend)
     applied = {k: v for k, v in options.items() if k in known}

@@ -15,6 +15,8 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
@@ -133,9 +135,26 @@ def import_timeout_s() -> float:
         return 120.0
 
 
+@contextmanager
+def environ(variables: tuple[tuple[str, str], ...]) -> Iterator[None]:
+    """A kernel entry's ``import_env`` set in this process while its modules are imported (the matrix is read)."""
+    saved = {k: os.environ.get(k) for k, _ in variables}
+    os.environ.update(dict(variables))
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 @lru_cache(maxsize=None)
-def _probe_cached(locations: tuple[str, ...], stamps: tuple[float, ...]) -> str:
+def _probe_cached(locations: tuple[str, ...], stamps: tuple[float, ...],
+                  import_env: tuple[tuple[str, str], ...] = ()) -> str:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    env.update(dict(import_env))
     env.pop("TRITON_INTERPRET", None)
     timeout = import_timeout_s()
     try:
@@ -158,7 +177,7 @@ def _probe_cached(locations: tuple[str, ...], stamps: tuple[float, ...]) -> str:
     return f"cannot import kernel {location}: exit code {proc.returncode}" + (f": {last}" if last else "")
 
 
-def probe(ref: str) -> None:
+def probe(ref: str, import_env: tuple[tuple[str, str], ...] = ()) -> None:
     """Import a user's kernel module in a child process first (timeout ``HARNESS_IMPORT_TIMEOUT_S``).
 
     A module that exits, crashes or hangs at import then costs a clear error,
@@ -167,14 +186,14 @@ def probe(ref: str) -> None:
     """
     from harness import ops
 
-    probe_all(ops.OpRef.decode(ref).files if ops.is_op(ref) else [ref])
+    probe_all(ops.OpRef.decode(ref).files if ops.is_op(ref) else [ref], import_env)
 
 
 #: (location, stamp) of every module a probe imported cleanly in this process
-_PROBED: set[tuple[str, float]] = set()
+_PROBED: set[tuple[str, float, tuple[tuple[str, str], ...]]] = set()
 
 
-def probe_all(refs: list[str]) -> None:
+def probe_all(refs: list[str], import_env: tuple[tuple[str, str], ...] = ()) -> None:
     """:func:`probe` for several references in one child process (every op entry of a matrix at once: a library
     such as fla-core takes ~10 s to import); a module imported cleanly by an earlier probe is not probed again."""
     locations, stamps = [], []
@@ -186,15 +205,15 @@ def probe_all(refs: list[str]) -> None:
             if path.parent == REPO_KERNELS or not path.is_file():
                 continue  # our own kernels are trusted; a missing file is reported by load()
             stamp = path.stat().st_mtime
-        if location not in locations and (location, stamp) not in _PROBED:
+        if location not in locations and (location, stamp, import_env) not in _PROBED:
             locations.append(location)
             stamps.append(stamp)
     if not locations:
         return
-    problem = _probe_cached(tuple(locations), tuple(stamps))
+    problem = _probe_cached(tuple(locations), tuple(stamps), import_env)
     if problem:
         raise KernelLoadError(problem)
-    _PROBED.update(zip(locations, stamps))
+    _PROBED.update((loc, stamp, import_env) for loc, stamp in zip(locations, stamps))
 
 
 def _module_file(name: str) -> Path | None:

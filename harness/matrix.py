@@ -7,6 +7,7 @@ targets.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 import re
@@ -22,7 +23,7 @@ from harness.spec import KernelSpec
 
 TOP_KEYS = {"name": str, "description": str, "triton": list, "targets": list, "kernels": dict, "known_failures": list,
             "timeout_s": (int, float), "seed": int, "kernels_dir": str, "environments": dict}
-KERNEL_KEYS = {"source": str, "op": str, "inputs": str, "reference": str, "dtypes": list, "shapes": list, "configs": (list, str), "interpret": (list, bool),
+KERNEL_KEYS = {"source": str, "op": str, "inputs": str, "reference": str, "import_env": dict, "dtypes": list, "shapes": list, "configs": (list, str), "interpret": (list, bool),
                "timeout_s": (int, float), "compare_threshold": (int, float)}
 CONFIG_SPACES = ("default", "nvidia", "amd")
 MAX_TIMEOUT_S = 24 * 3600
@@ -60,6 +61,7 @@ class KernelEntry:
     interpret: tuple[tuple[tuple[str, Any], ...], ...]
     timeout_s: float
     compare_threshold: float | None = None   # harness compare's threshold for this kernel's timings
+    import_env: tuple[tuple[str, str], ...] = ()   # set in every process before the kernel's module is imported
 
 
 @dataclass(frozen=True)
@@ -159,6 +161,8 @@ def _probe_together(kernels: dict[str, Any], kernels_dir: Path | None, base_dir:
     takes ~10 s to import: once, not once per entry); where that fails, each entry's own probe names the module."""
     refs = []
     for name, entry in kernels.items():
+        if isinstance(entry, dict) and entry.get("import_env"):
+            continue  # probed with its own variables
         for key in ("source", "op", "inputs", "reference"):
             if isinstance(entry, dict) and isinstance(entry.get(key), str):
                 try:
@@ -179,24 +183,57 @@ def _kernel_entries(chk: Checker, name: str, entry: Any, backends: set[str], def
         chk.add(path, f"kernel {name!r} must map to a mapping of {', '.join(KERNEL_KEYS)}")
         return []
     chk.keys(entry, path, KERNEL_KEYS, f"kernel {name!r}")
-    if "op" in entry or "inputs" in entry or "reference" in entry:
-        from harness import ops_matrix
+    import_env = _import_env(chk, entry.get("import_env", {}), path + ("import_env",))
+    if import_env is None:
+        return []
+    with loader.environ(import_env):
+        if "op" in entry or "inputs" in entry or "reference" in entry:
+            from harness import ops_matrix
 
-        refs = ops_matrix.op_refs(chk, name, entry, path, base_dir)
-    else:
-        source = entry.get("source") if isinstance(entry.get("source"), str) else None
-        try:
-            refs = [(name, loader.resolve(name, source, kernels_dir, base_dir))]
-            loader.probe(refs[0][1])
-        except loader.KernelLoadError as exc:
-            chk.add(path + (("source",) if source else ()), str(exc))
-            return []
-    out = []
-    for kernel_name, ref in refs:
-        parsed = _kernel_entry(chk, kernel_name, ref, entry, path, backends, default_timeout)
-        if parsed:
-            out.append(parsed)
+            refs = ops_matrix.op_refs(chk, name, entry, path, base_dir, import_env)
+        else:
+            source = entry.get("source") if isinstance(entry.get("source"), str) else None
+            try:
+                refs = [(name, loader.resolve(name, source, kernels_dir, base_dir))]
+                loader.probe(refs[0][1], import_env)
+            except loader.KernelLoadError as exc:
+                chk.add(path + (("source",) if source else ()), str(exc))
+                return []
+        out = []
+        for kernel_name, ref in refs:
+            parsed = _kernel_entry(chk, kernel_name, ref, entry, path, backends, default_timeout)
+            if parsed:
+                out.append(dataclasses.replace(parsed, import_env=import_env))
     return out
+
+
+#: variables the harness sets itself in its workers: an ``import_env`` may not override them
+_HARNESS_VARIABLES = ("TRITON_INTERPRET", "PYTHONPATH", "CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
+                      "ROCR_VISIBLE_DEVICES", "TRITON_CACHE_DIR")
+
+
+def _import_env(chk: Checker, raw: Any, path: tuple[Any, ...]) -> tuple[tuple[str, str], ...] | None:
+    """``import_env: {VAR: value}``: variables a library reads when it is imported (a vendor switch); never
+    Triton's codegen variables, which are what ``environments`` sweeps and records per build."""
+    from harness.environments import CODEGEN_VARIABLES
+
+    if not isinstance(raw, dict):
+        return None  # chk.keys said so
+    codegen = {k for names in CODEGEN_VARIABLES.values() for k in names}
+    out = []
+    for key, value in raw.items():
+        if not isinstance(key, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+            chk.add(path + (key,), f"import_env names an environment variable, got {key!r}")
+        elif key in codegen:
+            chk.add(path + (key,), f"{key} is a Triton codegen variable: sweep it under 'environments' (per target, "
+                                   "recorded per build), not 'import_env'")
+        elif key in _HARNESS_VARIABLES:
+            chk.add(path + (key,), f"{key} is set by the harness in its workers; import_env cannot change it")
+        elif not isinstance(value, (str, int, float)):
+            chk.add(path + (key,), f"import_env value of {key} must be a string or a number, got {value!r}")
+        else:
+            out.append((key, str(value)))
+    return None if len(out) != len(raw) else tuple(sorted(out))
 
 
 def _kernel_entry(chk: Checker, name: str, ref: str, entry: dict[str, Any], path: tuple[Any, ...],

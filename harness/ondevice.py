@@ -88,7 +88,7 @@ def run_case(case: Any, records: list[Record], worker: Any, gpu: dict[str, str],
     key = winner_key(case.kernel, case.dtype, case.shape, target, case.triton, first.kernel_hash)
     cached = None if retune else load_winner(key)
     base = {"ref": case.ref, "dtype": case.dtype, "shape": case.shape, "seed": case.seed,
-            "cache_bytes": target.cache_bytes}
+            "cache_bytes": target.cache_bytes, "target": case.target}
     launchable = [r for r in records if r.status == "ok" and r.fits and not r.duplicate_of]
     for rec in records:
         if rec.duplicate_of and rec.status == "ok":

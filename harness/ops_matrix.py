@@ -14,7 +14,7 @@ from harness.checking import Checker, is_a
 
 
 def op_refs(chk: Checker, name: str, entry: dict[str, Any], path: tuple[Any, ...],
-            base_dir: Path | None) -> list[tuple[str, str]]:
+            base_dir: Path | None, import_env: tuple[tuple[str, str], ...] = ()) -> list[tuple[str, str]]:
     """[(entry name, op reference)] for each kernel the op launches; problems go to ``chk`` (then [])."""
     if "source" in entry:
         chk.add(path + ("source",), f"kernel {name!r} gives both 'source' (a spec) and 'op' (a captured op): "
@@ -33,7 +33,7 @@ def op_refs(chk: Checker, name: str, entry: dict[str, Any], path: tuple[Any, ...
                 chk.add(path + (key,), str(exc))
                 return []
     try:
-        loader.probe_all(list(refs.values()))  # their imports in one child first: a hang or exit costs an error
+        loader.probe_all(list(refs.values()), import_env)  # their imports in one child first: a hang or exit costs an error
     except loader.KernelLoadError as exc:
         chk.add(path + ("op",), str(exc))
         return []

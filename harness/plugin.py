@@ -350,7 +350,8 @@ class CaseItem(pytest.Item):
         gpu, device_note = (None, "") if case.is_interpret or not case.environment.is_default or spec.compile_only \
             else session.gpu_for(case.target)
         if gpu is not None:  # the GPU worker starts while the configs compile; its next request waits for this
-            session.workers.get("gpu").request_in_background("gpu_warmup", {}, case.timeout_s)
+            session.workers.get("gpu", import_env=case.import_env).request_in_background("gpu_warmup", {},
+                                                                                         case.timeout_s)
         started = time.perf_counter()
         records = self._run_configs(session, spec, kernel_hash, prebuild_launchers=gpu is not None)
         compile_s = time.perf_counter() - started
@@ -369,7 +370,7 @@ class CaseItem(pytest.Item):
             from harness import ondevice
 
             others = [t for t in session.matrix_targets(self) if t != case.target]
-            tune = ondevice.run_case(case, records, session.workers.get("gpu"), gpu, others,
+            tune = ondevice.run_case(case, records, session.workers.get("gpu", import_env=case.import_env), gpu, others,
                                      retune=self.config.getoption("harness_retune"),
                                      stored=session.stored_winners())
             if device_note:
@@ -399,7 +400,7 @@ class CaseItem(pytest.Item):
                     for e in case.configs]
             target = catalogue()[case.target]
             arch, vendor = target.arch, target.vendor
-        results = session.workers.map(kind, op, jobs, case.timeout_s, parallel, case.environment)
+        results = session.workers.map(kind, op, jobs, case.timeout_s, parallel, case.environment, case.import_env)
         records = []
         for entry, result in zip(case.configs, results):
             cfg = entry.as_dict()
@@ -409,7 +410,7 @@ class CaseItem(pytest.Item):
                     "config_id": config_id(cfg), "meta": meta, "origin": entry.origin,
                     "mode": "interpret" if case.is_interpret else "compile", "kernel_hash": kernel_hash,
                     "environment": case.environment.name, "env": case.environment.as_dict(), "case_id": case.id,
-                    "deciding_environment": case.deciding}
+                    "deciding_environment": case.deciding, "import_env": dict(case.import_env)}
             fields = {k: v for k, v in result.items() if k not in ("triton", "run_s")}
             records.append(Record.from_dict({**base, **fields}))
         return records

@@ -79,6 +79,7 @@ class Record:
     known_failure_fixed: str = ""    # a known failure's reason that covers this build, which now passes
     autotune: dict[str, Any] = field(default_factory=dict)  # a decorated kernel: its layers, key values, list size
     captured: dict[str, Any] = field(default_factory=dict)  # an op's kernel: the op, where and how it was captured
+    import_env: dict[str, str] = field(default_factory=dict)  # variables set before the kernel's module was imported
 
     @property
     def column(self) -> str:

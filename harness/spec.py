@@ -11,6 +11,7 @@ Nothing here imports torch: compile workers never pay for it.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
@@ -116,7 +117,11 @@ class KernelSpec:
 
     Attributes:
         name: short name used in ids and tables.
-        fn: the ``@triton.jit`` function that is compiled.
+        fn: the ``@triton.jit`` function that is compiled, or the ``@triton.autotune`` / ``@triton.heuristics``
+            object over one, or a plain function ``(target) -> kernel`` for a library that picks its kernel per
+            vendor (called with the catalogue's :class:`~harness.targets.Target` of each build and each device;
+            its kernels for h100 and mi300x give the default NVIDIA and AMD spaces; the CPU interpreter, which is
+            neither vendor, checks the NVIDIA one).
         dims: integer shape parameters (``("M", "N", "K")``), all required.
         flags: boolean shape parameters (``("causal",)``), default False.
         dtypes: dtypes the kernel supports.
@@ -196,10 +201,15 @@ class KernelSpec:
     #: set by :mod:`harness.ops` for a kernel captured from an op: the op, the device the capture ran on, the
     #: number of launches, the kernel's position among them (JSON-friendly; kept in each record)
     captured: Mapping[str, Any] | None = None
+    #: ``fn`` as given when it is a function of the target (``fn`` is then its NVIDIA kernel): see :meth:`for_target`
+    fn_of_target: Any = None
 
     def __post_init__(self) -> None:
         from harness.decorated import unwrap
 
+        if self.fn_of_target is None and _is_function_of_target(self.fn):
+            self._split_by_vendor()
+            return
         if self.decorated is not None:
             return
         jit, found = unwrap(self.fn)
@@ -214,6 +224,31 @@ class KernelSpec:
         if not self.nvidia_configs and not self.amd_configs:  # the library's own list is every target's space
             object.__setattr__(self, "nvidia_configs", found.autotune_configs)
             object.__setattr__(self, "amd_configs", found.autotune_configs)
+
+    def _split_by_vendor(self) -> None:
+        """``fn`` is a function of the target: the NVIDIA kernel stands in where no target is known, and with no
+        space written each vendor's kernel's autotune list is its vendor's space."""
+        from harness import targets
+
+        chooser = self.fn
+        object.__setattr__(self, "fn_of_target", chooser)
+        object.__setattr__(self, "fn", chooser(targets.get("h100")))
+        nvidia = dataclasses.replace(self, fn_of_target=None)
+        amd = dataclasses.replace(self, fn=chooser(targets.get("mi300x")), fn_of_target=None)
+        for name in ("fn", "decorated", "decorations"):
+            object.__setattr__(self, name, getattr(nvidia, name))
+        object.__setattr__(self, "tunables", tuple(dict.fromkeys(nvidia.tunables + amd.tunables)))
+        if not self.nvidia_configs and not self.amd_configs:
+            for space, side in (("nvidia_configs", nvidia), ("amd_configs", amd)):
+                own = side.decorations.autotune_configs if side.decorations else ()
+                object.__setattr__(self, space, tuple(own))
+
+    def for_target(self, target: Any) -> "KernelSpec":
+        """The spec with the kernel ``fn`` gives for this target (itself when ``fn`` is a kernel, or no target)."""
+        if self.fn_of_target is None or target is None:
+            return self
+        return dataclasses.replace(self, fn=self.fn_of_target(target), fn_of_target=None, decorated=None,
+                                   decorations=None)
 
     def run(self, inputs: tuple, shape: Shape, config: Config, **kwargs: Any) -> Any:
         """``launch`` with ``config`` forced on a decorated kernel's autotuners (a plain kernel: ``launch``)."""
@@ -257,6 +292,13 @@ class KernelSpec:
         for f in self.flags:
             out[f] = bool(shape.get(f, False))
         return out
+
+
+def _is_function_of_target(fn: Any) -> bool:
+    """A plain Python function (not a Triton kernel object, which are callable classes): a chooser of kernels."""
+    import inspect
+
+    return inspect.isfunction(fn) and not hasattr(fn, "arg_names")
 
 
 def _with_context(fn: Callable[..., Mapping[str, Any]], shape: Shape, dtype: str, target: Any,

@@ -168,21 +168,22 @@ class Workers:
         self.gpu = gpu
 
     def map(self, kind: str, op: str, jobs: list[dict[str, Any]], timeout: float, parallel: int,
-            environment: Environment = DEFAULT_ENV) -> list[dict[str, Any]]:
+            environment: Environment = DEFAULT_ENV,
+            import_env: tuple[tuple[str, str], ...] = ()) -> list[dict[str, Any]]:
         """Run jobs on up to ``parallel`` workers of one kind at once; results in job order.
 
         Each worker serves one job at a time; threads only wait on pipes, the work
         happens in the child processes.
         """
         if parallel <= 1 or len(jobs) <= 1:
-            worker = self.get(kind, environment)
+            worker = self.get(kind, environment, import_env)
             return [worker.request(op, job, timeout) for job in jobs]
         import queue
         from concurrent.futures import ThreadPoolExecutor
 
         free: queue.Queue[Worker] = queue.Queue()
         for slot in range(min(parallel, len(jobs))):
-            free.put(self.get(_slot(kind, slot), environment))
+            free.put(self.get(_slot(kind, slot), environment, import_env))
 
         def run(job: dict[str, Any]) -> dict[str, Any]:
             worker = free.get()
@@ -203,11 +204,14 @@ class Workers:
         for slot in range(count):
             self.get(_slot(kind, slot), environment).request_in_background("warm", {}, 120)
 
-    def get(self, kind: str, environment: Environment = DEFAULT_ENV) -> Worker:
-        """The worker of a kind for a compile environment: one process never serves two environments."""
-        key = f"{kind}|{environment.digest()}"
+    def get(self, kind: str, environment: Environment = DEFAULT_ENV,
+            import_env: tuple[tuple[str, str], ...] = ()) -> Worker:
+        """The worker of a kind for a compile environment and a kernel's ``import_env``: one process never serves
+        two environments, nor two sets of variables a library reads when it is imported."""
+        key = f"{kind}|{environment.digest()}" + (f"|{sorted(import_env)!r}" if import_env else "")
         if key not in self._workers:
             env = worker_env(dict(os.environ), environment)
+            env.update(dict(import_env))
             env.pop("TRITON_INTERPRET", None)
             # the child must import this very harness, installed or not
             root = str(Path(__file__).resolve().parent.parent)

@@ -124,53 +124,37 @@ def test_each_kernel_an_op_launches_becomes_a_case_built_as_triton_builds_it(tmp
     assert compiled.asm["ttir"] == ttir
 
 
-@pytest.mark.parametrize("op,expect", [
-    ("no_launch", "the op made no Triton launch"),
-    ("checks_its_input", "AssertionError: rows must be a multiple of 3"),
-])
-def test_an_op_that_cannot_be_captured_says_why_in_one_line(tmp_path: Path, op: str, expect: str) -> None:
-    matrix = _matrix(tmp_path, f"""\
-  toy:
-    op: toylib.py:{op}
-    inputs: toy_inputs.py:inputs
-    dtypes: [fp32]
-    shapes: [{{R: 64, C: 128}}]
-""")
-    proc = run_cli("validate", str(matrix))
+BAD_ENTRIES = {  # entry body -> what its one-line error says
+    "no_launch": ("    op: toylib.py:no_launch\n    inputs: toy_inputs.py:inputs\n", "the op made no Triton launch"),
+    "raises": ("    op: toylib.py:checks_its_input\n    inputs: toy_inputs.py:inputs\n",
+               "AssertionError: rows must be a multiple of 3"),
+    "both": ("    op: toylib.py:square_plus\n    source: toylib.py:SPEC\n    inputs: toy_inputs.py:inputs\n",
+             "gives both 'source' (a spec) and 'op'"),
+    "missing": ("    op: toylib.py:nothing_here\n    inputs: toy_inputs.py:inputs\n", "has no attribute 'nothing_here'"),
+    "no_inputs": ("    op: toylib.py:square_plus\n", "needs 'inputs: file.py:ATTR'"),
+}
+
+
+def test_an_op_that_cannot_be_captured_says_why_in_one_line(tmp_path: Path) -> None:
+    """One validate over every bad entry (each a matrix of its own): a file:line message each, no traceback."""
+    files = {}
+    for name, (body, _) in BAD_ENTRIES.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        files[name] = _matrix(folder, "  toy:\n" + body + "    dtypes: [fp32]\n    shapes: [{R: 64, C: 128}]\n")
+    split = tmp_path / "split"
+    split.mkdir()
+    files["split"] = _matrix(split, "  toy:\n    op: toylib.py:by_size\n    inputs: toy_inputs.py:inputs\n"
+                                    "    dtypes: [fp32]\n    shapes: [{R: 64, C: 128}, {R: 8, C: 8}]\n")
+    proc = run_cli("validate", *map(str, files.values()))
     assert proc.returncode == 2 and "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
-    line = next(x for x in proc.stdout.splitlines() if x.startswith(f"{matrix}:"))
-    assert "capturing op toylib.py:" in line and expect in line and "meta:" in line and "cpu:" in line, line
-
-
-def test_bad_op_entries_are_refused_naming_the_field(tmp_path: Path) -> None:
-    both = _matrix(tmp_path, """\
-  toy:
-    op: toylib.py:square_plus
-    source: toylib.py:SPEC
-    inputs: toy_inputs.py:inputs
-    dtypes: [fp32]
-    shapes: [{R: 64, C: 128}]
-""")
-    proc = run_cli("validate", str(both))
-    assert proc.returncode == 2 and "gives both 'source' (a spec) and 'op'" in proc.stdout, proc.stdout
-    split = _matrix(tmp_path, """\
-  toy:
-    op: toylib.py:by_size
-    inputs: toy_inputs.py:inputs
-    dtypes: [fp32]
-    shapes: [{R: 64, C: 128}, {R: 8, C: 8}]
-""")
-    proc = run_cli("validate", str(split))
-    assert proc.returncode == 2 and "give the shapes that take each path as entries of their own" in proc.stdout
-    missing = _matrix(tmp_path, """\
-  toy:
-    op: toylib.py:nothing_here
-    inputs: toy_inputs.py:inputs
-    dtypes: [fp32]
-    shapes: [{R: 64, C: 128}]
-""")
-    proc = run_cli("validate", str(missing))
-    assert proc.returncode == 2 and "has no attribute 'nothing_here'" in proc.stdout, proc.stdout
+    expect = {**{k: v[1] for k, v in BAD_ENTRIES.items()},
+              "split": "give the shapes that take each path as entries of their own"}
+    for name, path in files.items():
+        mine = [x for x in proc.stdout.splitlines() if x.startswith(f"{path}:")]
+        assert mine and expect[name] in mine[0], (name, mine)
+    raised = next(x for x in proc.stdout.splitlines() if x.startswith(f"{files['raises']}:"))
+    assert "capturing op toylib.py:" in raised and "meta:" in raised and "cpu:" in raised, raised
 
 
 def test_fla_ops_on_the_h200_were_checked_and_timed_per_config_against_the_op_as_shipped() -> None:

@@ -256,6 +256,11 @@ def _kernel_entry(chk: Checker, name: str, ref: str, entry: dict[str, Any], path
         chk.add(path, f"kernel {name!r} needs a non-empty 'shapes' list")
     shapes = [_check_shape(chk, spec, s, path + ("shapes", i)) for i, s in enumerate(raw_shapes)]
     configs = _configs(chk, spec, entry.get("configs", "default"), path + ("configs",), backends)
+    if spec.captured and not (spec.decorations and spec.decorations.autotune_configs) and \
+            entry.get("configs", "default") != "default":
+        chk.add(path + ("configs",), f"the op launches {spec.name} with its own options and no autotuner: there is "
+                                     "no other config to force on it; leave 'configs' out")
+        return None
     interp_raw = entry.get("interpret", True)
     if spec.compile_only and isinstance(interp_raw, list) and interp_raw:
         chk.add(path + ("interpret",), f"{spec.name} is compile-only (no make_inputs, launch or reference): "

@@ -132,6 +132,8 @@ BAD_ENTRIES = {  # entry body -> what its one-line error says
              "gives both 'source' (a spec) and 'op'"),
     "missing": ("    op: toylib.py:nothing_here\n    inputs: toy_inputs.py:inputs\n", "has no attribute 'nothing_here'"),
     "no_inputs": ("    op: toylib.py:square_plus\n", "needs 'inputs: file.py:ATTR'"),
+    "configs": ("    op: toylib.py:square_plus\n    inputs: toy_inputs.py:inputs\n    configs: [{num_warps: 8}]\n",
+                "no other config to force on it"),
 }
 
 

@@ -365,7 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="print report.md's full tables (one column per target, wide) instead of the summary")
     rep.add_argument("--vendor-eval", action="store_true",
                      help="also write vendor-eval.md beside report.md: each device's tuned winners on the matrix's "
-                          "shapes, % of its peak, ratios between devices, vendor-specific winners, what did not fit")
+                          "shapes, %% of its peak, ratios between devices, vendor-specific winners, what did not fit")
     rep.add_argument("--history", metavar="DB", default=os.environ.get("HARNESS_HISTORY"),
                      help="SQLite history file whose trends report.html shows (default $HARNESS_HISTORY)")
     rep.set_defaults(func=cmd_report)

@@ -159,3 +159,19 @@ def test_a_config_in_both_vendor_spaces_is_compiled_once(tmp_path: Path) -> None
     assert [(c.as_dict(), c.origin) for c in matrix.kernels[0].configs] == [({"num_warps": 4}, "nvidia+amd")]
     cases = [c for c in expand(matrix, "3.6.0") if c.environment.name == "default"]
     assert [len(c.configs) for c in cases] == [1, 1]
+
+
+def test_every_commands_help_renders() -> None:
+    """argparse formats help text with %: one stray percent sign made `harness report --help` a traceback."""
+    import argparse
+
+    from harness.cli import build_parser
+
+    def walk(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        return [parser] + [p for s in subs for child in s.choices.values() for p in walk(child)]
+
+    parsers = walk(build_parser())
+    assert len(parsers) >= 9
+    for parser in parsers:
+        assert parser.format_help().startswith("usage: harness")

@@ -31,8 +31,10 @@ from harness.targets import catalogue
 
 def default_matrix() -> Path:
     """``matrices/smoke.yaml`` of the checkout in the working directory, else of the harness's own tree."""
+    from harness.loader import REPO_MATRICES
+
     here = Path.cwd() / "matrices" / "smoke.yaml"
-    return here if here.is_file() else Path(__file__).resolve().parent.parent / "matrices" / "smoke.yaml"
+    return here if here.is_file() else REPO_MATRICES / "smoke.yaml"
 EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_INTERNAL, EXIT_NOTHING = 0, 1, 2, 3, 4
 _PYTEST_TO_EXIT = {0: EXIT_OK, 1: EXIT_FAILED, 2: EXIT_INTERNAL, 3: EXIT_INTERNAL, 4: EXIT_INPUT, 5: EXIT_NOTHING}
 

@@ -22,8 +22,16 @@ from pathlib import Path
 
 from harness.spec import KernelSpec
 
-#: the repository's kernels/ directory (harness/ and kernels/ are siblings).
-REPO_KERNELS = Path(__file__).resolve().parent.parent / "kernels"
+def _bundled(name: str) -> Path:
+    """The repository's ``kernels/`` or ``matrices/``: beside ``harness/`` in a checkout, inside it as
+    ``harness/_bundled/`` in an installed wheel."""
+    here = Path(__file__).resolve().parent
+    return here.parent / name if (here.parent / name).is_dir() else here / "_bundled" / name
+
+
+#: the repository's kernels/ directory (harness/ and kernels/ are siblings in a checkout).
+REPO_KERNELS = _bundled("kernels")
+REPO_MATRICES = _bundled("matrices")
 
 
 class KernelLoadError(Exception):

@@ -1,0 +1,75 @@
+"""The harness as a wheel: every package in it, the bundled kernels and matrices with it, runnable from anywhere.
+
+A wheel is built from this tree (pip, with build isolation, as a user's ``pip install .`` would), installed into
+a fresh virtual environment that sees this environment's torch and triton but not this checkout, and then run
+from an unrelated directory: ``harness run`` finds its default matrix and kernels inside the installed package,
+and an unrelated pytest file passes with the harness's pytest plugin installed beside it.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import sysconfig
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from helpers import REPO
+
+
+def test_every_package_of_the_tree_is_listed_for_the_wheel() -> None:
+    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(REPO).parts) for p in (REPO / "harness").rglob("__init__.py")}
+    assert found <= listed, sorted(found - listed)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv holding the wheel (no pip, no checkout on its path; this environment's packages behind it)."""
+    root = tmp_path_factory.mktemp("wheel")
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(root / "dist"),
+                            str(REPO)], capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
+    (wheel,) = (root / "dist").glob("*.whl")
+    venv = root / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    site = Path(subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()"
+                                "['purelib'])"], capture_output=True, text=True, check=True).stdout.strip())
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site),
+                           str(wheel)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    # torch, triton, pyyaml, pytest from this environment; a path line adds no .pth of it (no editable checkout)
+    (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return venv
+
+
+def _python(venv: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd), "PYTHONDONTWRITEBYTECODE": "1"}
+    return subprocess.run([str(venv / "bin" / "python"), *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_the_installed_harness_runs_its_default_matrix_from_another_directory(installed: Path,
+                                                                              tmp_path: Path) -> None:
+    where = _python(installed, "-c", "import harness, harness.loader as l; print(harness.__file__); "
+                    "print(l.REPO_KERNELS)", cwd=tmp_path)
+    module, kernels = where.stdout.split()
+    assert str(installed) in module and not module.startswith(str(REPO)), where.stdout + where.stderr
+    assert kernels.endswith("harness/_bundled/kernels"), kernels
+    proc = _python(installed, "-m", "harness", "run", "-k", "vector_add and h100", "-n", "0", "--out", "run",
+                   cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    records = json.loads((tmp_path / "run" / "results.json").read_text())["records"]
+    assert records and {r["kernel"] for r in records} == {"vector_add"} and all(r["status"] == "ok" for r in records)
+    for command in ("run", "validate", "report", "compare", "targets", "history"):
+        assert _python(installed, "-m", "harness", command, "--help", cwd=tmp_path).returncode == 0, command
+
+
+def test_an_unrelated_pytest_session_is_untouched_by_the_plugin(installed: Path, tmp_path: Path) -> None:
+    (tmp_path / "test_mine.py").write_text("def test_mine():\n    assert 1 + 1 == 2\n")
+    (tmp_path / "settings.yaml").write_text("a: 1\n")  # a YAML file of the user's: not taken for a matrix
+    proc = _python(installed, "-m", "pytest", "-q", "-p", "no:cacheprovider", cwd=tmp_path)
+    assert proc.returncode == 0 and "1 passed" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["settings.yaml", "test_mine.py"]

@@ -417,7 +417,9 @@ class CaseItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, CaseFailed):
-            return str(excinfo.value)
+            from harness.reports.tables import CONTROL
+
+            return CONTROL.sub("", str(excinfo.value))  # a compiler's or kernel's text must not drive the terminal
         return super().repr_failure(excinfo)  # type: ignore[return-value]
 
     def reportinfo(self) -> tuple[Path, int, str]:

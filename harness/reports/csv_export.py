@@ -14,6 +14,7 @@ import io
 from typing import Any, Iterator
 
 from harness.records import Record
+from harness.reports import tables
 from harness.roofline import roof_of
 
 COLUMNS = ("kernel", "dtype", "shape", "target", "environment", "triton", "config_id", "mode", "host", "metric",
@@ -67,5 +68,15 @@ def to_csv(records: list[Record]) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(COLUMNS)
-    writer.writerows(rows(records))
+    writer.writerows([_inert(c) for c in row] for row in rows(records))
     return buf.getvalue()
+
+
+def _inert(cell: Any) -> Any:
+    """A text cell without control characters; one a spreadsheet would run as a formula (``=``, ``+``, ``-``,
+    ``@``, tab, CR first) gets a leading apostrophe, as spreadsheets expect; numbers stay numbers."""
+    if not isinstance(cell, str):
+        return cell
+    if cell[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        cell = "'" + cell
+    return tables.CONTROL.sub("", cell)

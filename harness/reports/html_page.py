@@ -34,7 +34,8 @@ CLASS = {"fits": "fits", "at risk": "at-risk", "exceeds": "exceeds", "failed": "
 
 
 def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    """Escaped for HTML, control characters dropped (a page's text copied to a terminal stays inert)."""
+    return html.escape(tables.CONTROL.sub("", str(value)), quote=True)
 
 
 def _runs(runs: list[dict[str, Any]]) -> list[str]:

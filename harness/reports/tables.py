@@ -44,13 +44,19 @@ class Row:
         return self.judged.asymmetric
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+#: C0 controls but tab and newline, DEL, and the C1 controls (U+009B is a one-character CSI on many terminals)
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def no_controls(text: str) -> str:
+    """The text with every control character dropped (a newline made a space): spacing kept, for aligned lines."""
+    return CONTROL.sub("", text.replace("\n", " ").replace("\t", " "))
 
 
 def plain(text: Any) -> str:
     """A string from a matrix or kernel on one terminal line: control characters dropped, whitespace collapsed."""
     text = str(text).encode("utf-8", "replace").decode("utf-8")  # lone surrogates from YAML escapes
-    return " ".join(_CONTROL.sub("", text).split())
+    return " ".join(CONTROL.sub("", text).split())
 
 
 def md(text: Any) -> str:
@@ -65,7 +71,7 @@ def md(text: Any) -> str:
 def _table(body: list[list[Any]], headers: list[str], fmt: str) -> str:
     """A table whose cells are escaped for its format (markdown for ``github``, one line each otherwise)."""
     clean = md if fmt == "github" else plain
-    return tabulate([[clean(c) for c in row] for row in body], headers=headers, tablefmt=fmt,
+    return tabulate([[clean(c) for c in row] for row in body], headers=[clean(h) for h in headers], tablefmt=fmt,
                     disable_numparse=True)
 
 

@@ -19,8 +19,8 @@ ORDER = verdicts.VERDICTS
 
 
 def _fit(line: str, width: int = WIDTH) -> str:
-    """One terminal line, cut to ``width`` (strings from matrices and kernels are made plain where they enter)."""
-    line = line.replace("\n", " ")
+    """One terminal line, cut to ``width``; no control character of any string in it reaches the terminal."""
+    line = tables.no_controls(line)
     return line if len(line) <= width else line[:width - 1] + "…"
 
 
@@ -144,4 +144,5 @@ def final_lines(records: list[Record], wide: bool = False, runs: list[dict] | No
     if expected:
         out.append((False, f"harness: {expected} expected failure(s) (known_failures of the matrix), not counted"))
     out += [(False, "harness: known failure now passes: " + line) for line in tables.fixed_known_failures(records)]
-    return out
+    # nothing a kernel name, an error or a matrix string holds drives the terminal (lines and tables kept)
+    return [(section, tables.CONTROL.sub("", line)) for section, line in out]

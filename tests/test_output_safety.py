@@ -1,0 +1,40 @@
+"""Strings from matrices, kernels and compilers cannot drive a terminal, break a report or run in a spreadsheet.
+
+A real stored run (the H200 gate run g3) with hostile text planted where users' and compilers' text lands — a
+kernel name with an erase-screen sequence and a one-character CSI (U+009B), a compile error with an OSC title
+sequence, an environment named ``<script>``, a kernel name that is a spreadsheet formula — rendered by
+``harness report`` into the terminal summary, report.md, report.html and the CSV export.
+"""
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+from pathlib import Path
+
+from helpers import DATA, run_cli
+
+ESC_CLEAR, CSI_C1, OSC_TITLE = "\x1b[2J", "\x9b31m", "\x1b]0;owned\x07"
+
+
+def test_hostile_strings_are_inert_in_every_output(tmp_path: Path) -> None:
+    doc = json.loads(gzip.decompress((DATA / "h200_gate" / "g3" / "results.json.gz").read_bytes()))
+    compiles = [r for r in doc["records"] if r["mode"] == "compile"]
+    for r in compiles[:3]:
+        r["kernel"] = f"evil{ESC_CLEAR}{CSI_C1}"
+    compiles[3]["kernel"] = "=HYPERLINK(\"http://x\")"
+    compiles[4].update(status="error", error=f"PassManager failed{OSC_TITLE} at <b>", fits=None)
+    compiles[5]["environment"] = "<script>alert(1)</script>"
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "results.json").write_text(json.dumps(doc))
+    proc = run_cli("report", str(run), "--csv", str(tmp_path / "out.csv"), "--wide")
+    assert proc.returncode in (0, 1), proc.stdout[-2000:] + proc.stderr[-2000:]
+    texts = {"terminal": proc.stdout + proc.stderr, "report.md": (run / "report.md").read_text(),
+             "report.html": (run / "report.html").read_text(), "csv": (tmp_path / "out.csv").read_text()}
+    for name, text in texts.items():
+        assert "\x1b" not in text and "\x9b" not in text and "\x07" not in text, name
+    assert "evil" in texts["terminal"] and "evil" in texts["report.md"]  # the name shown, its controls gone
+    assert "<script>" not in texts["report.md"] and "<script>alert" not in texts["report.html"]
+    cells = [cell for row in csv.reader(texts["csv"].splitlines()) for cell in row]
+    assert "'=HYPERLINK(\"http://x\")" in cells and not [c for c in cells if c.startswith("=")]

@@ -218,12 +218,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     text = tables.markdown_report(runs, records)
     trends = None
     db = Path(args.history) if args.history else None
-    if db is not None and db.is_file():
+    if db is not None:
         from harness import history
 
-        trends = history.trends(db)
-    elif db is not None:
-        _err(f"warning: {db}: no history file; the report has no trends")
+        try:
+            trends = history.trends(db)
+        except history.HistoryError as exc:
+            _err(f"warning: {exc}; the report has no trends")
     if out:
         from harness.reports.html_page import html_report
 
@@ -274,10 +275,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
         if args.history:
             from harness import history
 
-            if not Path(args.history).is_file():
-                _err(f"{args.history}: no such history file (harness history add RUN_DIR...)")
+            try:
+                noise = history.noise_reader(Path(args.history))
+            except history.HistoryError as exc:
+                _err(str(exc))
                 return 3
-            noise = history.noise_reader(Path(args.history))
         cmp = compare_runs(base, new, threshold=args.threshold, alpha=args.alpha, min_us=args.min_us,
                            normalise=not args.raw, thresholds=thresholds,
                            compile_threshold=args.compile_threshold, base_run=base_run, new_run=new_run,
@@ -307,17 +309,18 @@ def cmd_history(args: argparse.Namespace) -> int:
     from harness import history
 
     db = Path(args.db)
-    if args.action == "add":
-        for d in args.dirs:
-            found = _load_run(d)
-            if found is None:
-                return EXIT_INPUT
-            print(f"harness: {history.add(db, *found)} figure(s) of {d} stored in {db}")
-        return EXIT_OK
-    if not db.is_file():
-        _err(f"{db}: no history yet (harness history add RUN_DIR...)")
+    try:
+        if args.action == "add":
+            for d in args.dirs:
+                found = _load_run(d)
+                if found is None:
+                    return EXIT_INPUT
+                print(f"harness: {history.add(db, *found)} figure(s) of {d} stored in {db}")
+            return EXIT_OK
+        found = history.trends(db, args.k or "", args.threshold, args.hold)
+    except history.HistoryError as exc:
+        _err(str(exc))
         return EXIT_INPUT
-    found = history.trends(db, args.k or "", args.threshold, args.hold)
     for t in found:
         if t.step is not None or not args.steps_only:
             print(t.line())

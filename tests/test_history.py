@@ -63,3 +63,52 @@ def test_step_rules_on_known_series() -> None:
     assert step_of([10, 10.2, 9.8, 10.1, 10.3, 9.9]) is None          # noise within 5%
     assert step_of([10, 10, 12]) is None                              # too few nights
     assert step_of([10, 10, 10, 8, 8]) < 0                            # faster is a step too, the other way
+
+
+def test_the_key_keeps_both_tritons_and_trends_stay_per_host(tmp_path: Path) -> None:
+    """Two runs of one host started in the same second under two Tritons are both stored; a second host's nights
+    form their own series, never one trend with the first's."""
+    import gzip
+
+    from harness import history
+    from harness.records import Record
+
+    doc = json.loads(gzip.decompress((DATA / "h200_gate" / "g2" / "results.json.gz").read_bytes()))
+    records = [Record.from_dict(r) for r in doc["records"]]
+    db = tmp_path / "h.sqlite"
+    run = {**doc["run"], "start": "2026-11-01T02:00:00+00:00"}
+    n = history.add(db, {**run, "triton": "3.6.0"}, records)
+    history.add(db, {**run, "triton": "3.7.0"}, records)
+    history.add(db, {**run, "host": "other-host", "triton": "3.6.0"}, records)
+    import sqlite3
+
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT COUNT(*) FROM nights").fetchone()[0] == 3 * n
+        assert {r[0] for r in con.execute("SELECT DISTINCT device FROM nights")} >= {"", "NVIDIA H200"}
+    found = history.trends(db, "winner")
+    hosts = {(t.series, t.metric): set() for t in found}
+    for t in found:
+        hosts[(t.series, t.metric)].add(t.host)
+    assert found and all(v == {doc["run"]["host"], "other-host"} for v in hosts.values())
+    assert all(len(t.nights) == (2 if t.host == doc["run"]["host"] else 1) for t in found)
+    assert "on NVIDIA H200" in found[0].line()
+
+
+def test_a_file_that_is_not_a_history_is_a_one_line_error(tmp_path: Path) -> None:
+    import sqlite3
+
+    run = str(DATA / "h200_gate" / "g2")
+    cases = {"not_sqlite": tmp_path / "text.sqlite", "a_directory": tmp_path / "dir.sqlite",
+             "other_schema": tmp_path / "other.sqlite", "missing": tmp_path / "missing.sqlite"}
+    cases["not_sqlite"].write_text("this is not a database\n" * 100)
+    cases["a_directory"].mkdir()
+    with sqlite3.connect(cases["other_schema"]) as con:
+        con.execute("CREATE TABLE nights (a TEXT)")
+    for name, db in cases.items():
+        for args in (("history", "show", "--db", str(db)), ("compare", run, run, "--history", str(db))):
+            proc = run_cli(*args)
+            err = proc.stderr.strip().splitlines()
+            assert proc.returncode in (2, 3) and "Traceback" not in proc.stderr, (name, args, proc.stderr)
+            assert err and str(db) in err[-1], (name, args, proc.stderr)
+    add = run_cli("history", "add", run, "--db", str(cases["not_sqlite"]))
+    assert add.returncode == 2 and "file is not a database" in add.stderr and "Traceback" not in add.stderr

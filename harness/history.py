@@ -161,9 +161,8 @@ def step_of(values: list[float], threshold: float = 0.05, hold: int = 2) -> floa
 def trends(db: Path, contains: str = "", threshold: float = 0.05, hold: int = 2) -> list[Trend]:
     """One series per figure, host and device model: nights of two machines are never one trend."""
     with _open(db) as con:
-        rows = con.execute("SELECT series, metric, host, device, night, value FROM nights WHERE series LIKE ? "
-                           "ORDER BY series, metric, host, device, night", (f"%{contains}%",)).fetchall() \
-            if _has_nights(con) else []
+        rows = con.execute(f"SELECT series, metric, host, device, night, value FROM {_source(con)} WHERE series "
+                           "LIKE ? ORDER BY series, metric, host, device, night", (f"%{contains}%",)).fetchall()
     grouped: dict[tuple[str, str, str, str], list[tuple[str, float]]] = {}
     for series, metric, host, device, night, value in rows:
         grouped.setdefault((series, metric, host, device), []).append((night, value))
@@ -175,9 +174,14 @@ def trends(db: Path, contains: str = "", threshold: float = 0.05, hold: int = 2)
     return out
 
 
-def _has_nights(con: sqlite3.Connection) -> bool:
-    """A read-only schema-1 file has no ``nights`` table yet (``history add`` carries it over)."""
-    return bool(con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'nights'").fetchone())
+def _source(con: sqlite3.Connection) -> str:
+    """What to read: ``nights``, or a schema-1 file's ``figures`` as nights of no known torch or device (the next
+    ``history add`` carries them over)."""
+    names = {row[0] for row in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "nights" in names or "figures" not in names:
+        return "nights" if "nights" in names else "(SELECT '' AS night, '' AS host, '' AS device, '' AS series, " \
+            "'' AS metric, 0.0 AS value WHERE 0)"
+    return "(SELECT night, host, triton, '' AS torch, '' AS device, commit_id, series, metric, value FROM figures)"
 
 
 def noise_reader(db: Path) -> Callable[[str, str, bool], float | None]:
@@ -188,9 +192,8 @@ def noise_reader(db: Path) -> Callable[[str, str, bool], float | None]:
     from harness.compare.stats import history_sigma
 
     with _open(db) as con:
-        rows = con.execute("SELECT series, metric, host, device, value FROM nights WHERE metric IN "
-                           "('median_us', 'sustained median_us') ORDER BY night").fetchall() \
-            if _has_nights(con) else []
+        rows = con.execute(f"SELECT series, metric, host, device, value FROM {_source(con)} WHERE metric IN "
+                           "('median_us', 'sustained median_us') ORDER BY night").fetchall()
     nights: dict[tuple[str, str], dict[tuple[str, str], list[float]]] = {}
     for series, metric, host, device, value in rows:
         nights.setdefault((series, metric), {}).setdefault((host, device), []).append(float(value))

@@ -112,3 +112,24 @@ def test_a_file_that_is_not_a_history_is_a_one_line_error(tmp_path: Path) -> Non
             assert err and str(db) in err[-1], (name, args, proc.stderr)
     add = run_cli("history", "add", run, "--db", str(cases["not_sqlite"]))
     assert add.returncode == 2 and "file is not a database" in add.stderr and "Traceback" not in add.stderr
+
+
+def test_a_schema_1_file_is_read_and_carried_over(tmp_path: Path) -> None:
+    import gzip
+    import sqlite3
+
+    from harness import history
+    from harness.records import Record
+
+    db = tmp_path / "old.sqlite"
+    with sqlite3.connect(db) as con:  # the layout before torch and device joined the key
+        con.execute("CREATE TABLE figures (night TEXT NOT NULL, host TEXT NOT NULL, triton TEXT NOT NULL, commit_id "
+                    "TEXT NOT NULL, series TEXT NOT NULL, metric TEXT NOT NULL, value REAL NOT NULL, "
+                    "PRIMARY KEY (night, host, series, metric))")
+        con.execute("INSERT INTO figures VALUES ('2026-10-01', 'h', '3.5.1', 'c', 'old series', 'median_us', 1.5)")
+    assert [t.values for t in history.trends(db, "old series")] == [(1.5,)]
+    doc = json.loads(gzip.decompress((DATA / "h200_gate" / "g2" / "results.json.gz").read_bytes()))
+    history.add(db, doc["run"], [Record.from_dict(r) for r in doc["records"]])
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT host, triton, torch, device FROM nights WHERE series = 'old series'").fetchall() \
+            == [("h", "3.5.1", "", "")]

@@ -87,12 +87,22 @@ def pick_device(worker_id: str | None, gpus: list[dict[str, str]]) -> dict[str, 
 
 
 def pinned_env(env: dict[str, str], gpu: dict[str, str]) -> dict[str, str]:
-    """Environment for a worker that must see exactly one GPU."""
+    """Environment for a worker that must see exactly one GPU, by each vendor's rules.
+
+    NVIDIA: ``CUDA_VISIBLE_DEVICES`` names the device (its UUID where known). AMD: ROCr filters first and
+    renumbers what it leaves, and HIP then indexes into that (reading ``HIP_VISIBLE_DEVICES`` and, as a synonym,
+    ``CUDA_VISIBLE_DEVICES``): ``ROCR_VISIBLE_DEVICES`` names the device, and HIP's index is 0 — device ``i`` in
+    HIP's variable would point past the only device ROCr left visible.
+    """
     out = dict(env)
-    key = gpu["uuid"] or gpu["index"]
-    out["CUDA_VISIBLE_DEVICES"] = key
-    out["HIP_VISIBLE_DEVICES"] = gpu["index"]
-    out["ROCR_VISIBLE_DEVICES"] = gpu["index"]
+    if str(gpu.get("arch", "")).startswith("gfx"):
+        out["ROCR_VISIBLE_DEVICES"] = gpu["uuid"] or gpu["index"]
+        out["HIP_VISIBLE_DEVICES"] = "0"
+        out["CUDA_VISIBLE_DEVICES"] = "0"
+    else:
+        out["CUDA_VISIBLE_DEVICES"] = gpu["uuid"] or gpu["index"]
+        out.pop("HIP_VISIBLE_DEVICES", None)
+        out.pop("ROCR_VISIBLE_DEVICES", None)
     return out
 
 

@@ -354,6 +354,14 @@ def _portability(case: Any, records: list[Record], known_winners: dict[str, dict
     return out
 
 
+def failed_tune(case: Any, records: list[Record], error: str) -> Record:
+    """The tune record of a case whose GPU phase raised: its builds keep their records (and say it did not run)."""
+    for rec in records:
+        if not rec.runtime:
+            rec.runtime = {"status": "not_launched", "reason": error[:300]}
+    return _tune_record(records[0], case, None, "error", error, {})
+
+
 def _tune_record(rec: Record, case: Any, config: dict[str, Any] | None, status: str, error: str,
                  runtime: dict[str, Any]) -> Record:
     return Record(kernel=rec.kernel, dtype=rec.dtype, shape=rec.shape, target=rec.target, arch=rec.arch,

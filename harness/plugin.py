@@ -228,11 +228,15 @@ class HarnessSession:
         if any(isinstance(i, CaseItem) and not i.case.is_interpret and i.case.configs for i in session.items):
             self.workers.prestart("compile", compile_parallelism())
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if self.is_worker or report.when != "call":
+        if self.is_worker:
             return
         batch = [Record.from_dict(json.loads(value)) for name, value in report.user_properties
-                 if name == RECORD_PROPERTY]
+                 if name == RECORD_PROPERTY] if report.when == "call" else []
+        # taken out of every phase's report before the JUnit writer sees them (it writes the teardown's): the XML
+        # carries ids and outcomes, results.json the records
+        report.user_properties = [(n, v) for n, v in report.user_properties if n != RECORD_PROPERTY]
         if batch:
             self._ensure_writer()
             self.writer.add_many(batch)
@@ -370,9 +374,12 @@ class CaseItem(pytest.Item):
             from harness import ondevice
 
             others = [t for t in session.matrix_targets(self) if t != case.target]
-            tune = ondevice.run_case(case, records, session.workers.get("gpu", import_env=case.import_env), gpu, others,
-                                     retune=self.config.getoption("harness_retune"),
-                                     stored=session.stored_winners())
+            try:
+                tune = ondevice.run_case(case, records, session.workers.get("gpu", import_env=case.import_env), gpu,
+                                         others, retune=self.config.getoption("harness_retune"),
+                                         stored=session.stored_winners())
+            except Exception as exc:  # noqa: BLE001 - the GPU phase's failure is the case's, never its builds'
+                tune = ondevice.failed_tune(case, records, f"the GPU phase failed: {type(exc).__name__}: {exc}")
             if device_note:
                 tune.runtime["device_as"] = device_note
             tune.runtime.setdefault("phases_s", {})["compile"] = round(compile_s, 3)

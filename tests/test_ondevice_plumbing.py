@@ -112,8 +112,32 @@ def test_each_xdist_worker_is_pinned_to_its_own_gpu() -> None:
     assert pick_device("gw2", gpus)["uuid"] == "GPU-aaa"  # more workers than GPUs share, under the GPU lock
     assert pick_device(None, gpus)["uuid"] == "GPU-aaa"
     assert pick_device("gw0", []) is None
-    env = pinned_env({"CUDA_VISIBLE_DEVICES": "0,1"}, gpus[1])
-    assert env["CUDA_VISIBLE_DEVICES"] == "GPU-bbb" and env["HIP_VISIBLE_DEVICES"] == "1"
+    env = pinned_env({"CUDA_VISIBLE_DEVICES": "0,1", "HIP_VISIBLE_DEVICES": "1"}, gpus[1])
+    assert env["CUDA_VISIBLE_DEVICES"] == "GPU-bbb" and "HIP_VISIBLE_DEVICES" not in env
+
+
+def _hip_device(env: dict[str, str], physical: int) -> int | None:
+    """Which physical GPU a HIP process sees as its device 0: ROCr keeps the devices ROCR_VISIBLE_DEVICES names
+    (in that order) and renumbers them from 0; HIP then picks by HIP_VISIBLE_DEVICES (or CUDA_VISIBLE_DEVICES)
+    among those."""
+    kept = [int(i) for i in env.get("ROCR_VISIBLE_DEVICES", ",".join(map(str, range(physical)))).split(",")]
+    hip = env.get("HIP_VISIBLE_DEVICES", env.get("CUDA_VISIBLE_DEVICES"))
+    chosen = [kept[int(i)] for i in hip.split(",") if int(i) < len(kept)] if hip is not None else kept
+    return chosen[0] if chosen else None
+
+
+def test_each_worker_of_an_8_gpu_amd_host_gets_its_own_device() -> None:
+    """rocminfo's eight gfx942 agents (as device.local_gpus parses them) and eight pytest workers: each worker's
+    HIP device 0 is another physical GPU (the old pinning, HIP index i after ROCr's filter, left workers 1-7
+    with none)."""
+    gpus = [{"index": str(i), "uuid": "", "arch": "gfx942", "name": "AMD Instinct MI300X"} for i in range(8)]
+    seen = []
+    for slot in range(8):
+        env = pinned_env({"HIP_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7"}, pick_device(f"gw{slot}", gpus))
+        seen.append(_hip_device(env, 8))
+    assert seen == list(range(8))
+    old = {"ROCR_VISIBLE_DEVICES": "3", "HIP_VISIBLE_DEVICES": "3"}
+    assert _hip_device(old, 8) is None  # what the earlier rule did to worker 3
 
 
 class SlowFakeGpuWorker(FakeGpuWorker):
@@ -262,3 +286,14 @@ def test_a_config_added_to_the_space_is_tried_without_retune(tmp_path: Path, mon
     old = ondevice.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia"), _rec(6, "nvidia")],
                             Faster6(), {**gpu, "name": "other"}, [])
     assert old.runtime["winner_source"] == "tuned" and "config_space" in old.runtime["tuned_because"]
+
+
+def test_a_gpu_phase_that_raises_leaves_the_builds_their_records() -> None:
+    """The plugin's GPU phase catches what ``run_case`` raises: the builds keep their records (not launched, with
+    the reason) and the case gets an error tune record, rather than losing everything the compiles found."""
+    records = [_rec(1, "nvidia"), _rec(2, "amd")]
+    records[1].runtime = {"status": "ok", "timing": {"median_us": 5.0}}  # measured before the failure: kept
+    tune = ondevice.failed_tune(_case(), records, "the GPU phase failed: RuntimeError: driver gone")
+    assert tune.mode == "tune" and tune.status == "error" and "driver gone" in tune.error
+    assert records[0].runtime == {"status": "not_launched", "reason": "the GPU phase failed: RuntimeError: driver gone"}
+    assert records[1].runtime["status"] == "ok"

@@ -105,10 +105,16 @@ class Record:
 
 
 def _git_commit(repo: Path) -> str:
+    """The commit of the harness's own checkout ('' where the harness is not the top of a git checkout: a copy
+    without ``.git`` inside another repository must not record that repository's commit)."""
     git = shutil.which("git")
     if not git:
         return ""
     try:
+        top = subprocess.run([git, "-C", str(repo), "rev-parse", "--show-toplevel"], capture_output=True, text=True,
+                             timeout=5)
+        if top.returncode != 0 or Path(top.stdout.strip()).resolve() != repo.resolve():
+            return ""
         out = subprocess.run([git, "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
         # tracked files that differ from that commit: the run's code is not the commit's
         dirty = subprocess.run([git, "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
@@ -118,6 +124,16 @@ def _git_commit(repo: Path) -> str:
     if out.returncode != 0:
         return ""
     return out.stdout.strip() + ("+modified" if dirty.returncode == 0 and dirty.stdout.strip() else "")
+
+
+def _installed_harness() -> str:
+    """Provenance of a harness that is not a git checkout: its installed distribution's version."""
+    from importlib import metadata
+
+    try:
+        return f"triton-portability-harness {metadata.version('triton-portability-harness')} (installed)"
+    except metadata.PackageNotFoundError:
+        return ""
 
 
 def gpus_seen() -> list[str]:
@@ -145,7 +161,7 @@ def run_info(matrix_name: str, matrix_path: str, matrix_hash: str, installed_tri
     return {"matrix": {"name": matrix_name, "path": matrix_path, "sha256": matrix_hash},
             "triton": installed_triton, "torch": _version_of("torch"), "numpy": _version_of("numpy"),
             "python": platform.python_version(), "host": socket.gethostname(), "platform": platform.platform(),
-            "gpus": gpus_seen(), "commit": _git_commit(repo), "argv": sys.argv,
+            "gpus": gpus_seen(), "commit": _git_commit(repo) or _installed_harness(), "argv": sys.argv,
             "start": datetime.now(timezone.utc).isoformat(timespec="seconds"), "end": None,
             **({"hip_lld": os.environ.get("TRITON_HIP_LLD_PATH", "")} if hiplinker.needs_external_lld(installed_triton)
                else {})}

@@ -73,3 +73,26 @@ def test_an_unrelated_pytest_session_is_untouched_by_the_plugin(installed: Path,
     proc = _python(installed, "-m", "pytest", "-q", "-p", "no:cacheprovider", cwd=tmp_path)
     assert proc.returncode == 0 and "1 passed" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["settings.yaml", "test_mine.py"]
+
+
+def test_a_copy_inside_another_repository_does_not_record_that_repositorys_commit(tmp_path: Path) -> None:
+    """The harness tree without its .git, inside somebody else's git repository: the run's commit is not theirs."""
+    import shutil
+
+    outer = tmp_path / "theirs"
+    shutil.copytree(REPO / "harness", outer / "vendored" / "harness", ignore=shutil.ignore_patterns("__pycache__"))
+    (outer / "README").write_text("their project\n")
+    git = ["git", "-C", str(outer), "-c", "user.email=a@b", "-c", "user.name=a"]
+    subprocess.run(git[:3] + ["init", "-q"], check=True)
+    subprocess.run(git + ["add", "-A"], check=True)
+    subprocess.run(git + ["commit", "-qm", "theirs"], check=True)
+    theirs = subprocess.run(git[:3] + ["rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    code = ("import harness; from harness.records import run_info; print(harness.__file__); "
+            "print(repr(run_info('m', 'p', 'h', None)['commit']))")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=outer / "vendored", capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert str(outer) in proc.stdout.splitlines()[0] and theirs not in proc.stdout, proc.stdout
+    mine = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    own = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert own and own in mine.stdout  # the harness's own checkout still records its commit

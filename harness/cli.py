@@ -111,10 +111,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
         return EXIT_INPUT
-    if args.targets:
-        unknown = [t for t in args.targets.split(",") if t.strip() not in catalogue()]
+    if args.targets is not None:
+        named = [t.strip() for t in args.targets.split(",")]
+        unknown = [t for t in named if t not in catalogue()]
         if unknown:
-            _err(f"--targets: unknown target(s) {', '.join(unknown)} (known: {', '.join(catalogue())})")
+            _err(f"--targets: unknown target(s) {', '.join(repr(t) for t in unknown)} (known: "
+                 f"{', '.join(catalogue())})")
+            return EXIT_INPUT
+        if len(set(named)) != len(named):
+            _err(f"--targets: a target is named twice in {args.targets!r}")
             return EXIT_INPUT
     if args.device_as:
         unknown = [t for t in args.device_as.split(",") if t.strip() not in catalogue()]
@@ -330,6 +335,27 @@ def cmd_history(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _number(low: float, high: float, integer: bool = False, open_low: bool = False) -> Any:
+    """An argparse type: a finite number in [low, high] (``open_low``: above low), else argparse's one-line error."""
+    import math
+
+    def parse_value(text: str) -> float:
+        try:
+            value = int(text) if integer else float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {'an integer' if integer else 'a number'}") from None
+        if not math.isfinite(value) or value > high or value < low or (open_low and value == low):
+            raise argparse.ArgumentTypeError(f"{text} is outside {'(' if open_low else '['}{low:g}, {high:g}]")
+        return value
+    return parse_value
+
+
+def _workers(text: str) -> str:
+    if text == "auto" or (text.isdigit() and int(text) <= 1024):
+        return text
+    raise argparse.ArgumentTypeError(f"{text!r}: give 'auto' or a number of processes from 0 to 1024")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="harness", description="Cross-vendor portability harness for Triton kernels")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -342,7 +368,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--force", action="store_true", help="start over in --out even if it holds records")
     run.add_argument("--targets", help="comma-separated targets, replacing the matrix's (e.g. h100,mi300x)")
     run.add_argument("-k", help="pytest -k expression selecting cases by id")
-    run.add_argument("-n", default="auto", help="parallel processes (pytest-xdist), 'auto' or 0 (default auto)")
+    run.add_argument("-n", default="auto", type=_workers, help="parallel processes (pytest-xdist), 'auto' or 0 (default auto)")
     run.add_argument("--static-only", action="store_true", help="do not run cases on a local GPU")
     run.add_argument("--retune", action="store_true", help="ignore cached autotune winners")
     run.add_argument("--wide", action="store_true",
@@ -383,24 +409,24 @@ def build_parser() -> argparse.ArgumentParser:
                "records, damaged or unreadable results, or a run was interrupted and --allow-incomplete not given)")
     cmp.add_argument("base", help="run directory (or results.json) of the reference run")
     cmp.add_argument("new", help="run directory (or results.json) of the run under test")
-    cmp.add_argument("--threshold", type=float, default=0.05,
+    cmp.add_argument("--threshold", type=_number(0, 10, open_low=True), default=0.05,
                      help="relative change of the median that counts as a change (0.05); a kernel's "
                           "compare_threshold in the new run's matrix overrides it")
-    cmp.add_argument("--fdr", type=float, default=0.05,
+    cmp.add_argument("--fdr", type=_number(0, 1, open_low=True), default=0.05,
                      help="false-discovery rate the timing figures are held to as one family (Benjamini-Hochberg, "
                           "0.05)")
-    cmp.add_argument("--noise-floor", type=float, default=stats_floor(),
+    cmp.add_argument("--noise-floor", type=_number(0, 1), default=stats_floor(),
                      help="between-run noise of a timing figure (sigma of the log ratio) assumed where --history "
                           f"has fewer than five nights of it ({stats_floor():g}, measured on the H200)")
     cmp.add_argument("--history", metavar="DB",
                      help="SQLite history file (harness history add): each figure judged against its own "
                           "night-to-night noise where it has five nights or more")
-    cmp.add_argument("--alpha", type=float, default=0.001,
+    cmp.add_argument("--alpha", type=_number(0, 1, open_low=True), default=0.001,
                      help="significance level of the cold-compile-time sign test (0.001)")
-    cmp.add_argument("--min-us", type=float, default=20.0, help="configs faster than this are not judged (20 us)")
+    cmp.add_argument("--min-us", type=_number(0, 1e9), default=20.0, help="configs faster than this are not judged (20 us)")
     cmp.add_argument("--raw", action="store_true",
                      help="judge raw times, not times relative to each run's own baseline measurement")
-    cmp.add_argument("--compile-threshold", type=float, default=0.25,
+    cmp.add_argument("--compile-threshold", type=_number(0, 100, open_low=True), default=0.25,
                      help="geometric-mean change of cold lowering time (Triton's own stage times, configs cold in "
                           "both runs) that counts as a change (0.25); judged with a sign test at --alpha")
     cmp.add_argument("--allow-incomplete", action="store_true",
@@ -415,8 +441,8 @@ def build_parser() -> argparse.ArgumentParser:
     hist_add.add_argument("dirs", nargs="+", help="run directories to add")
     hist_show = actions.add_parser("show", help="print each series, marking step changes")
     hist_show.add_argument("-k", help="only series whose name contains this text")
-    hist_show.add_argument("--threshold", type=float, default=0.05, help="relative shift that counts (0.05)")
-    hist_show.add_argument("--hold", type=int, default=2, help="nights a shift must last to be a step (2)")
+    hist_show.add_argument("--threshold", type=_number(0, 10, open_low=True), default=0.05, help="relative shift that counts (0.05)")
+    hist_show.add_argument("--hold", type=_number(1, 365, integer=True), default=2, help="nights a shift must last to be a step (2)")
     hist_show.add_argument("--steps-only", action="store_true", help="print only the series with a step")
     for p in (hist_add, hist_show):
         p.add_argument("--db", default=os.environ.get("HARNESS_HISTORY", "runs/history.sqlite"),

@@ -248,13 +248,18 @@ def _kernel_entry(chk: Checker, name: str, ref: str, entry: dict[str, Any], path
         chk.add(path, f"kernel {name!r} needs a non-empty 'dtypes' list")
         dtypes = []
     for i, dt in enumerate(dtypes if isinstance(dtypes, list) else []):
-        if dt not in spec.dtypes:
+        if dt in dtypes[:i]:
+            chk.add(path + ("dtypes", i), f"dtype {dt!r} is listed twice for {name!r}")
+        elif dt not in spec.dtypes:
             chk.add(path + ("dtypes", i), f"dtype {dt!r} not supported by {spec.name} "
                                           f"(supported: {', '.join(spec.dtypes)}){suggest(dt, spec.dtypes)}")
     raw_shapes = entry.get("shapes") if isinstance(entry.get("shapes"), list) else []
     if not raw_shapes:
         chk.add(path, f"kernel {name!r} needs a non-empty 'shapes' list")
     shapes = [_check_shape(chk, spec, s, path + ("shapes", i)) for i, s in enumerate(raw_shapes)]
+    for i, shape in enumerate(shapes):
+        if shape is not None and shape in shapes[:i]:
+            chk.add(path + ("shapes", i), f"shape {dict(shape)} is listed twice for {name!r}")
     configs = _configs(chk, spec, entry.get("configs", "default"), path + ("configs",), backends)
     if spec.captured and not (spec.decorations and spec.decorations.autotune_configs) and \
             entry.get("configs", "default") != "default":
@@ -323,9 +328,17 @@ def _configs(chk: Checker, spec: KernelSpec, raw: Any, path: tuple[Any, ...],
         return [ConfigEntry(values, "+".join(origins)) for values, origins in merged.items()]
     out: list[ConfigEntry] = []
     bad = False
+    if not raw:
+        chk.add(path, f"configs is an empty list: nothing of {spec.name} would be built (leave it out for the "
+                      "default spaces)")
+        return None
     for i, config in enumerate(raw):
         if not isinstance(config, dict):
             chk.add(path + (i,), f"config must be a mapping, got {config!r}")
+            bad = True
+            continue
+        if config in raw[:i]:
+            chk.add(path + (i,), f"config {config} is listed twice")
             bad = True
             continue
         for key, msg in config_problems(spec, config, backends):
@@ -378,6 +391,8 @@ def _validate(file: str, text: str, doc: yamlpos.Located) -> Matrix:
             continue
         if t not in cat:
             chk.add(("targets", i), f"unknown target {t!r} (known: {', '.join(cat)}){suggest(t, cat)}")
+        elif t in target_names[:i]:
+            chk.add(("targets", i), f"target {t!r} is listed twice (two records would share one id)")
     target_names = [t for t in target_names if isinstance(t, str)]
     backends = {cat[t].backend for t in target_names if t in cat} or {"cuda", "hip"}
     versions = data.get("triton", ["installed"]) if isinstance(data.get("triton", []), list) else []
@@ -404,7 +419,12 @@ def _validate(file: str, text: str, doc: yamlpos.Located) -> Matrix:
         if not data["kernels"]:
             chk.add(("kernels",), "matrix has no kernels")
         _probe_together(data["kernels"], kernels_dir, Path(file).resolve().parent)
+        seen_names: set[str] = set()
         for name, entry in data["kernels"].items():
+            if str(name) in seen_names:  # YAML keys 1 and "1": one name for the harness
+                chk.add(("kernels", name), f"kernel {str(name)!r} is named twice")
+                continue
+            seen_names.add(str(name))
             entries += _kernel_entries(chk, str(name), entry, backends, float(timeout) if is_a(timeout, (int, float))
                                        else 300.0, kernels_dir, Path(file).resolve().parent)
     if chk.problems:

@@ -104,6 +104,13 @@ CORPUS: dict[str, str | bytes] = {
     "import_env_not_mapping": BASE.replace("interpret: false", "interpret: false\n    import_env: [A]"),
     "import_env_bad_value": BASE.replace("interpret: false", "interpret: false\n    import_env: {A: [1]}"),
     "op_without_inputs": BASE.replace("interpret: false", "interpret: false\n    op: os:getcwd"),
+    "duplicate_target": BASE.replace("targets: [h100, mi300x]", "targets: [h100, mi300x, h100]"),
+    "duplicate_dtype": BASE.replace("dtypes: [fp32]", "dtypes: [fp32, fp32]"),
+    "duplicate_shape": BASE.replace("shapes: [{N: 4096}]", "shapes: [{N: 4096}, {N: 4096}]"),
+    "duplicate_config": BASE.replace(CFG, "configs: [{BLOCK: 1024, num_warps: 4}, {BLOCK: 1024, num_warps: 4}]"),
+    "duplicate_kernel_name": BASE.replace("kernels:\n  vector_add:", "kernels:\n  1:\n    source: x.py:S\n"
+                                          "    dtypes: [fp32]\n    shapes: [{N: 1}]\n  '1':"),
+    "configs_empty": BASE.replace(CFG, "configs: []"),
     "kernel_timeout_nan": BASE.replace("interpret: false", "interpret: false\n    timeout_s: .nan"),
     "kernel_name_is_a_path": BASE.replace("  vector_add:", "  ../kernels/vector_add:"),
     "quoted_string_not_a_knob": _env("[{name: a, env: {cuda: '1'}}]"),

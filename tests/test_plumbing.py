@@ -175,3 +175,32 @@ def test_every_commands_help_renders() -> None:
     assert len(parsers) >= 9
     for parser in parsers:
         assert parser.format_help().startswith("usage: harness")
+
+
+def test_every_cli_number_is_range_checked(capsys) -> None:
+    """NaN, negative or out-of-range numbers and worker counts are argparse errors (exit 2, one message line)."""
+    import pytest
+
+    from harness.cli import build_parser
+
+    bad = [["compare", "a", "b", "--threshold", "nan"], ["compare", "a", "b", "--threshold", "-1"],
+           ["compare", "a", "b", "--alpha", "2"], ["compare", "a", "b", "--fdr", "0"],
+           ["compare", "a", "b", "--noise-floor", "inf"], ["compare", "a", "b", "--min-us", "-5"],
+           ["compare", "a", "b", "--compile-threshold", "0"], ["history", "show", "--threshold", "nan"],
+           ["history", "show", "--hold", "0"], ["history", "show", "--hold", "1.5"], ["run", "-n", "-1"],
+           ["run", "-n", "many"]]
+    for argv in bad:
+        with pytest.raises(SystemExit) as exc:
+            build_parser().parse_args(argv)
+        err = capsys.readouterr().err.strip().splitlines()
+        assert exc.value.code == 2 and err[-1].startswith("harness ") and "error: argument" in err[-1], argv
+    ok = build_parser().parse_args(["compare", "a", "b", "--threshold", "0.1", "--alpha", "0.01"])
+    assert ok.threshold == 0.1 and ok.alpha == 0.01
+
+
+def test_targets_given_on_the_command_line_are_checked(tmp_path) -> None:
+    from helpers import run_cli
+
+    for value, message in (("", "unknown target(s) ''"), ("h100,h100", "named twice")):
+        proc = run_cli("run", "--targets", value, "--out", str(tmp_path / "out"))
+        assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

@@ -125,7 +125,7 @@ def test_finished_directories_are_not_overwritten_and_out_is_checked(tmp_path: P
     (tmp_path / "project" / "notes.txt").write_text("mine")
     foreign = run_cli("run", str(matrix), "--out", str(tmp_path / "project"), "-n", "0")
     assert foreign.returncode == 2 and "other content and no harness run" in foreign.stderr
-    other = write_matrix(tmp_path / "m2.yaml", (tmp_path / "m.yaml").read_text().replace("N: 4096", "N: 8192"))
+    other = write_matrix(tmp_path / "m2.yaml", (tmp_path / "m.yaml").read_text().replace("N: 4096", "N: 4000"))
     changed = run_cli("run", str(other), "--resume", str(out), "-n", "0")
     assert changed.returncode == 2 and "changed since that run started" in changed.stdout + changed.stderr
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
 from importlib import metadata
 from pathlib import Path
@@ -105,7 +104,13 @@ def _plugin_autoloaded() -> bool:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    # every path is made absolute before the matrix is read: a kernel module may chdir when it is imported
     matrix_path = Path(args.matrix) if args.matrix else default_matrix()
+    matrix_abs = matrix_path.absolute()
+    for name in ("out", "resume", "winners_from"):
+        if getattr(args, name):
+            setattr(args, name, str(Path(getattr(args, name)).absolute()))
+    out = Path(args.resume or args.out) if (args.resume or args.out) else rundir.default_name().absolute()
     try:
         matrix = parse(matrix_path)
     except MatrixError as exc:
@@ -133,7 +138,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.resume and args.force:
         _err("--resume keeps a run's records and --force replaces them: choose one")
         return EXIT_INPUT
-    out = Path(args.resume or args.out) if (args.resume or args.out) else rundir.default_name()
     try:
         rundir.check_usable(out)
     except rundir.RunDirError as exc:
@@ -141,7 +145,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_INPUT
     import pytest
 
-    argv = [str(matrix_path), "--harness-out", str(out), "-p", "no:cacheprovider", "-q", "-rfEs",
+    argv = [str(matrix_abs), "--harness-out", str(out), "-p", "no:cacheprovider", "-q", "-rfEs",
             "-W", "ignore::pytest.PytestAssertRewriteWarning"]
     if not _plugin_autoloaded():
         argv += ["-p", "harness.plugin"]
@@ -177,19 +181,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         _, note = hiplinker.provide(tritoncompat.installed_triton_version(), cache_dir() / "tools")
         if note:
             print(f"harness: {note}", flush=True)
-    previous = signal.signal(signal.SIGTERM, _sigterm_as_interrupt)  # a scheduler's stop: like Ctrl-C
-    try:
-        code = int(pytest.main(argv))
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    code = int(pytest.main(argv))  # SIGTERM, a scheduler's stop, ends it like Ctrl-C (harness.interrupts)
     if code == 5 and args.resume:
         return EXIT_OK  # nothing was left to run: the resumed run is complete
     return _PYTEST_TO_EXIT.get(code, EXIT_INTERNAL)
-
-
-def _sigterm_as_interrupt(signum: int, frame: object) -> None:
-    """SIGTERM ends a run the way Ctrl-C does: finished records kept, results and report written, marked interrupted."""
-    raise KeyboardInterrupt
 
 
 def _load_run(d: str) -> tuple[dict, list] | None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from harness import launchspec, limits, loader, ptxas, resources, tritoncompat
 from harness.naming import contained_path
+from harness.safe_files import make_dirs, write_atomic
 from harness.targets import Target
 
 ARTIFACT_KINDS = ("ttir", "ttgir", "llir", "ptx", "cubin", "amdgcn", "hsaco")
@@ -30,7 +31,7 @@ def cache_dir() -> Path:
 def write_artifacts(asm: dict[str, Any], out_root: Path, rel_parts: list[str]) -> dict[str, dict[str, str]]:
     """Write each IR / binary under ``out_root``; return kind -> {path, sha256}."""
     folder = contained_path(out_root, *rel_parts)
-    folder.mkdir(parents=True, exist_ok=True)
+    make_dirs(out_root, folder.relative_to(out_root))
     written: dict[str, dict[str, str]] = {}
     for kind in ARTIFACT_KINDS:
         if kind not in asm:
@@ -38,7 +39,7 @@ def write_artifacts(asm: dict[str, Any], out_root: Path, rel_parts: list[str]) -
         data = asm[kind]
         blob = data if isinstance(data, bytes) else str(data).encode()
         path = folder / f"kernel.{kind}"
-        path.write_bytes(blob)
+        write_atomic(path, blob)
         written[kind] = {"path": path.relative_to(out_root).as_posix(),
                          "sha256": hashlib.sha256(blob).hexdigest()}
     return written

@@ -22,6 +22,7 @@ import pytest
 from harness import loader, rundir, tritoncompat
 from harness.cases import Case, compile_job, expand, interpret_job, selection_entry, with_targets_option
 from harness.interpret import UNSUPPORTED
+from harness.interrupts import InterruptGuard
 from harness.known import apply_known_failures
 from harness.matrix import MatrixError, parse
 from harness.naming import config_id
@@ -113,6 +114,7 @@ class HarnessSession:
         self.deselected_done = 0
         self._workers: Any = None
         self._lock: rundir.RunLock | None = None
+        self.guard = InterruptGuard()
         self._parsed: list[Any] | None = None
         self._stored: dict[tuple[str, str, str, str], dict[str, Any]] | None = None
         self.selected: list[dict[str, Any]] | None = None   # the compile cases this run is to build
@@ -140,6 +142,7 @@ class HarnessSession:
         resume = self.config.getoption("harness_resume")
         try:
             self._lock = rundir.prepare(self.out, resume, self.config.getoption("harness_force"))
+            self.guard.install()
             if resume:
                 matrix = next(iter(self._matrices()), None)
                 self._resumed_run, self.done_cases, self.previous = rundir.resume_state(
@@ -265,20 +268,29 @@ class HarnessSession:
                                       if k.compare_threshold is not None}
         return info
 
+    def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
+        self.guard.note()
+
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self.guard.finishing = True
         if self._workers is not None:
             self._workers.close()
-        if self.writer is None and self.previous is not None:
-            self._ensure_writer()  # a resume that had nothing left to run still finishes the run's files
+        interrupted = self.guard.interrupted or exitstatus == pytest.ExitCode.INTERRUPTED
+        if self.writer is None and (self.previous is not None or (interrupted and self._lock is not None)):
+            self._ensure_writer()  # a resume with nothing left to run, or a run cut before its first record
         if self.writer is not None:
-            self.writer.run["interrupted"] = exitstatus == pytest.ExitCode.INTERRUPTED
+            self.writer.run["interrupted"] = interrupted
             self.writer.finish()
-            (self.out / "report.md").write_text(tables.markdown_report(self.writer.run, self.writer.records))
             from harness.reports.html_page import html_report
+            from harness.safe_files import write_atomic
 
-            (self.out / "report.html").write_text(html_report([self.writer.run], self.writer.records))
+            write_atomic(self.out / "report.md", tables.markdown_report(self.writer.run, self.writer.records))
+            write_atomic(self.out / "report.html", html_report([self.writer.run], self.writer.records))
         if self._lock is not None:
             self._lock.release()
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.guard.uninstall()
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.is_worker:

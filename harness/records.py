@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness import hiplinker
+from harness import hiplinker, safe_files
 from harness.naming import config_key, shape_id
 
 #: 2: AMD registers are the compiler's unified total, ``spill_bytes`` / ``occupancy_frac`` added, the
@@ -251,10 +251,8 @@ class ResultsWriter:
         self._last_write = 0.0
         jsonl = out_dir / "records.jsonl"
         if previous is not None:
-            tmp = out_dir / f".records.jsonl.{os.getpid()}.tmp"
-            tmp.write_text("".join(json.dumps(r.to_dict()) + "\n" for r in self.records), encoding="utf-8")
-            tmp.replace(jsonl)
-        self._jsonl = open(jsonl, "a" if previous is not None else "w", encoding="utf-8")  # noqa: SIM115
+            safe_files.write_atomic(jsonl, "".join(json.dumps(r.to_dict()) + "\n" for r in self.records))
+        self._jsonl = safe_files.open_nofollow(jsonl, "a" if previous is not None else "w")
         self._write()
 
     def add(self, record: Record) -> None:
@@ -273,9 +271,7 @@ class ResultsWriter:
 
         doc = {"schema_version": SCHEMA_VERSION, "run": self.run, **to_json(judge(self.records)),
                "records": [r.to_dict() for r in self.records]}
-        tmp = self.out_dir / f".results.json.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(doc, indent=1))
-        tmp.replace(self.out_dir / "results.json")
+        safe_files.write_atomic(self.out_dir / "results.json", json.dumps(doc, indent=1))
         self._last_write = time.monotonic()
 
     def finish(self) -> None:

@@ -6,6 +6,11 @@
   every finished record and running only the missing cases) or is forced (starting over).
 - Default directory names carry the UTC time and a random suffix, so two runs started in
   the same second never share one.
+- The harness writes only into a directory it created, an empty one, or one holding its
+  own run marker (``.harness-run``, written whole when the directory is claimed). Any other
+  directory, an archived run without the marker or a user's folder with a file called
+  ``report.md`` among others, is refused even with ``--force``; ``--force`` removes only
+  the files a run writes. Files are opened without following links (:mod:`harness.safe_files`).
 """
 from __future__ import annotations
 
@@ -13,15 +18,21 @@ import fcntl
 import json
 import os
 import secrets
+import shutil
 import socket
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
+from harness import safe_files
 from harness.records import Record, complete_cases, load_results
 
 LOCK_NAME = ".harness.lock"
-RUN_FILES = (LOCK_NAME, "records.jsonl", "results.json", "report.md")
+MARKER_NAME = ".harness-run"
+MARKER_KIND = "triton-portability-harness run directory"
+#: what a run writes at the top of its directory (``--force`` removes these and ``artifacts/``, nothing else)
+RUN_FILES = (LOCK_NAME, "records.jsonl", "results.json", "report.md", "report.html")
+ARTIFACTS = "artifacts"
 
 
 class RunDirError(Exception):
@@ -33,19 +44,63 @@ def default_name(root: Path = Path("runs")) -> Path:
     return root / f"{stamp}-{secrets.token_hex(3)}"
 
 
+def has_marker(out: Path) -> bool:
+    """Whether ``out`` holds the harness's own, complete run marker (a regular file, not a link)."""
+    marker = out / MARKER_NAME
+    if marker.is_symlink() or not marker.is_file():
+        return False
+    try:
+        info = json.loads(safe_files.read_bytes(marker, 1 << 16, "run marker"))
+    except (safe_files.InputFileError, ValueError):
+        return False
+    return isinstance(info, dict) and info.get("kind") == MARKER_KIND
+
+
 def check_usable(out: Path) -> None:
-    """``--out`` must be a directory we can create and write, not a file."""
+    """``--out`` must be a new or empty directory, or one a harness run marked as its own."""
+    if out.is_symlink() and not out.exists():
+        raise RunDirError(f"--out {out} is a link to nothing")
     if out.exists() and not out.is_dir():
         raise RunDirError(f"--out {out} exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()) and not any((out / name).exists() for name in RUN_FILES):
-        raise RunDirError(f"--out {out} is a directory with other content and no harness run: give a new or empty "
-                          "directory (a run writes results, records, a report and artifacts there)")
+    if out.is_dir() and any(out.iterdir()) and not has_marker(out):
+        found = sorted(p.name for p in out.iterdir())[:3]
+        raise RunDirError(f"--out {out} holds files a harness run did not write ({', '.join(found)}, ...; no "
+                          f"{MARKER_NAME} marker): the harness writes only into a new or empty directory or one of "
+                          "its own runs, --force included")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise RunDirError(f"--out {out}: cannot create it: {exc.strerror or exc}") from None
     if not os.access(out, os.W_OK | os.X_OK):
         raise RunDirError(f"--out {out}: not writable")
+
+
+def claim(out: Path) -> None:
+    """Mark ``out`` as this harness's run directory (kept across resumes)."""
+    if has_marker(out):
+        return
+    try:
+        safe_files.write_atomic(out / MARKER_NAME, json.dumps(
+            {"kind": MARKER_KIND, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+             "host": socket.gethostname(), "pid": os.getpid()}) + "\n")
+    except OSError as exc:
+        raise RunDirError(f"--out {out}: cannot write the run marker: {exc.strerror or exc}") from None
+
+
+def clear_run_files(out: Path) -> None:
+    """``--force``: remove what an earlier run wrote (its records, results, reports, artifacts); nothing else."""
+    for name in RUN_FILES[1:]:
+        path = out / name
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+    for tmp in out.glob(".*.tmp"):
+        if tmp.is_symlink() or tmp.is_file():
+            tmp.unlink()
+    artifacts = out / ARTIFACTS
+    if artifacts.is_symlink():
+        artifacts.unlink()
+    elif artifacts.is_dir():
+        shutil.rmtree(artifacts)
 
 
 class RunLock:
@@ -56,7 +111,11 @@ class RunLock:
         self._fh: IO[str] | None = None
 
     def acquire(self) -> None:
-        fh = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held until release()
+        try:
+            fh = safe_files.open_nofollow(self.path, "a+")  # held until release()
+        except OSError as exc:
+            raise RunDirError(f"{self.path}: cannot use the lock file: {exc.strerror or exc} (a link or "
+                              "something else is in its place)") from None
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -113,9 +172,16 @@ def prepare(out: Path, resume: bool, force: bool) -> RunLock:
     try:
         if resume and not has_records(out):
             raise RunDirError(f"--resume {out}: no records to resume from (records.jsonl is missing or empty)")
-        if not resume and not force and has_records(out):
-            raise RunDirError(f"{out} already holds a run's records: use --resume to finish only what is missing, "
-                              "or --force to start over (its records are replaced)")
+        started = has_records(out) or any((out / name).exists() for name in ("results.json", "report.md", ARTIFACTS))
+        if not resume and not force and started:
+            raise RunDirError(f"{out} already holds a run: use --resume to finish only what is missing, "
+                              "or --force to start over (its records, reports and artifacts are removed)")
+        claim(out)
+        if force and not resume:
+            try:
+                clear_run_files(out)
+            except OSError as exc:
+                raise RunDirError(f"--force {out}: cannot remove the earlier run's files: {exc}") from None
     except RunDirError:
         lock.release()
         raise

@@ -113,7 +113,7 @@ def test_finished_directories_are_not_overwritten_and_out_is_checked(tmp_path: P
     out = tmp_path / "run"
     assert run_cli("run", str(matrix), "--out", str(out), "-n", "0").returncode == 0
     again = run_cli("run", str(matrix), "--out", str(out), "-n", "0")
-    assert again.returncode == 2 and "already holds a run's records" in again.stdout + again.stderr
+    assert again.returncode == 2 and "already holds a run:" in again.stdout + again.stderr
     assert "Traceback" not in again.stdout + again.stderr
     assert run_cli("run", str(matrix), "--out", str(out), "-n", "0", "--force").returncode == 0
     nothing_left = run_cli("run", str(matrix), "--resume", str(out), "-n", "0")
@@ -124,7 +124,7 @@ def test_finished_directories_are_not_overwritten_and_out_is_checked(tmp_path: P
     (tmp_path / "project").mkdir()
     (tmp_path / "project" / "notes.txt").write_text("mine")
     foreign = run_cli("run", str(matrix), "--out", str(tmp_path / "project"), "-n", "0")
-    assert foreign.returncode == 2 and "other content and no harness run" in foreign.stderr
+    assert foreign.returncode == 2 and "files a harness run did not write" in foreign.stderr
     other = write_matrix(tmp_path / "m2.yaml", (tmp_path / "m.yaml").read_text().replace("N: 4096", "N: 4000"))
     changed = run_cli("run", str(other), "--resume", str(out), "-n", "0")
     assert changed.returncode == 2 and "changed since that run started" in changed.stdout + changed.stderr

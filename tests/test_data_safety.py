@@ -1,0 +1,176 @@
+"""Nothing a user has is lost or written through: each loss case found against the harness, done for real
+(real runs of the CLI, real signals, real symbolic links), with every byte outside the run checked after."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers import DATA, REPO, run_cli, write_matrix
+
+SMALL = """\
+name: safety
+targets: [h100]
+kernels:
+  vector_add:
+    dtypes: [fp32]
+    shapes: [{N: 4096}]
+    configs: [{BLOCK: 1024, num_warps: 4}]
+    interpret: false
+"""
+# long enough to be interrupted in the middle with one compile worker
+LONG = """\
+name: safety-long
+targets: [h100, mi300x]
+kernels:
+  vector_add:
+    dtypes: [fp32, fp16]
+    shapes: [{N: 4096}, {N: 8192}, {N: 12288}, {N: 16384}, {N: 20480}, {N: 24576}]
+    interpret: false
+"""
+
+
+def _digest(root: Path) -> dict[str, str]:
+    """Every file under ``root`` and a hash of its bytes (links by their target)."""
+    out = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_symlink():
+            out[str(path.relative_to(root))] = "link:" + os.readlink(path)
+        elif path.is_file():
+            out[str(path.relative_to(root))] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def _env(tmp: Path) -> dict[str, str]:
+    return {"TRITON_CACHE_DIR": str(tmp / "cache"), "HARNESS_CACHE_DIR": str(tmp / "cache" / "h")}
+
+
+def test_an_archived_run_or_a_users_folder_is_refused_even_with_force(tmp_path: Path) -> None:
+    matrix = write_matrix(tmp_path / "m.yaml", SMALL)
+    archived = tmp_path / "archived"  # results and a report kept, the records not (or empty)
+    archived.mkdir()
+    (archived / "results.json").write_text('{"schema_version": 2, "run": {}, "records": []}')
+    (archived / "report.md").write_text("# the report the vendor review quoted\n")
+    emptied = tmp_path / "emptied"
+    emptied.mkdir()
+    (emptied / "records.jsonl").write_text("")
+    (emptied / "results.json").write_text("{}")
+    mine = tmp_path / "mine"  # a user's folder with a harness file name among others
+    mine.mkdir()
+    (mine / "report.md").write_text("my notes\n")
+    (mine / "draft.txt").write_text("draft\n")
+    before = _digest(tmp_path)
+    for target in (archived, emptied, mine):
+        for extra in ((), ("--force",), ("--resume",)):
+            args = ("--resume", str(target)) if extra == ("--resume",) else ("--out", str(target), *extra)
+            proc = run_cli("run", str(matrix), *args, "-n", "0", env=_env(tmp_path))
+            assert proc.returncode == 2, (target.name, extra, proc.stdout[-800:], proc.stderr[-800:])
+            message = proc.stderr.strip().splitlines()[-1]
+            assert "Traceback" not in proc.stdout + proc.stderr
+            assert message.startswith("harness: --out") and "did not write" in message, message
+    assert _digest(tmp_path) == before
+
+
+def test_force_removes_only_what_a_run_wrote(tmp_path: Path) -> None:
+    matrix = write_matrix(tmp_path / "m.yaml", SMALL)
+    out = tmp_path / "run"
+    assert run_cli("run", str(matrix), "--out", str(out), "-n", "0", env=_env(tmp_path)).returncode == 0
+    (out / "my-notes.txt").write_text("kept\n")
+    stale = out / "artifacts" / "stale" / "kernel.ptx"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("from an earlier run\n")
+    assert run_cli("run", str(matrix), "--out", str(out), "-n", "0", "--force", env=_env(tmp_path)).returncode == 0
+    assert (out / "my-notes.txt").read_text() == "kept\n"
+    assert not stale.exists()
+    assert json.loads((out / "results.json").read_text())["records"]
+
+
+@pytest.mark.parametrize("name", ["report.md", "report.html", "records.jsonl", "results.json",
+                                  "artifacts"])
+def test_a_link_planted_in_a_run_directory_is_never_written_through(tmp_path: Path, name: str) -> None:
+    matrix = write_matrix(tmp_path / "m.yaml", SMALL)
+    out = tmp_path / "run"
+    assert run_cli("run", str(matrix), "--out", str(out), "-n", "0", env=_env(tmp_path)).returncode == 0
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "precious").write_text("do not touch\n")
+    planted = out / name
+    if planted.is_dir():
+        import shutil
+
+        shutil.rmtree(planted)
+    else:
+        planted.unlink()
+    planted.symlink_to(victim if name == "artifacts" else victim / "precious")
+    before = _digest(victim)
+    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0", "--force", env=_env(tmp_path))
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert _digest(victim) == before
+    assert not (out / name).is_symlink()
+
+
+def test_a_lock_file_that_is_a_link_is_refused(tmp_path: Path) -> None:
+    matrix = write_matrix(tmp_path / "m.yaml", SMALL)
+    out = tmp_path / "run"
+    assert run_cli("run", str(matrix), "--out", str(out), "-n", "0", env=_env(tmp_path)).returncode == 0
+    victim = tmp_path / "precious"
+    victim.write_text("do not touch\n")
+    (out / ".harness.lock").unlink()
+    (out / ".harness.lock").symlink_to(victim)
+    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0", "--force", env=_env(tmp_path))
+    assert proc.returncode == 2 and "cannot use the lock file" in proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert victim.read_text() == "do not touch\n"
+
+
+def test_a_relative_out_holds_when_a_kernel_module_changes_directory_at_import(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    matrix = write_matrix(tmp_path / "m.yaml", SMALL.replace(
+        "  vector_add:\n", f"  vector_add:\n    source: {DATA / 'chdir_kernel.py'}:SPEC\n"))
+    proc = run_cli("run", "m.yaml", "--out", "rel", "-n", "0", cwd=tmp_path,
+                   env={**_env(tmp_path), "HARNESS_TEST_CHDIR_TO": str(elsewhere)})
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert (tmp_path / "rel" / "results.json").is_file()
+    assert list(elsewhere.iterdir()) == []
+    assert matrix.is_file()
+
+
+def _start(matrix: Path, out: Path, tmp: Path) -> subprocess.Popen[str]:
+    env = dict(os.environ, PYTHONPATH=str(REPO), HARNESS_COMPILE_WORKERS="1", **_env(tmp))
+    env.pop("TRITON_INTERPRET", None)
+    return subprocess.Popen([sys.executable, "-m", "harness", "run", str(matrix), "--out", str(out), "-n", "0"],
+                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+
+
+@pytest.mark.parametrize("how", ["sigterm-twice", "ctrl-c-twice-to-the-group", "sigterm-then-again-while-writing",
+                                 "three-kinds"])
+def test_every_interrupt_however_many_leaves_the_run_marked_interrupted(tmp_path: Path, how: str) -> None:
+    matrix = write_matrix(tmp_path / "m.yaml", LONG)
+    out = tmp_path / "run"
+    proc = _start(matrix, out, tmp_path)
+    deadline = time.monotonic() + 300
+    while not ((out / "records.jsonl").is_file() and (out / "records.jsonl").stat().st_size):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stdout.read() if proc.stdout else ""
+        time.sleep(0.05)
+    sends = {"sigterm-twice": [(signal.SIGTERM, False, 0.0), (signal.SIGTERM, False, 0.0)],
+             "ctrl-c-twice-to-the-group": [(signal.SIGINT, True, 0.0), (signal.SIGINT, True, 0.05)],
+             "sigterm-then-again-while-writing": [(signal.SIGTERM, False, 0.0), (signal.SIGTERM, False, 0.3)],
+             "three-kinds": [(signal.SIGINT, False, 0.0), (signal.SIGTERM, False, 0.0), (signal.SIGINT, True, 0.1)]}
+    for sig, group, pause in sends[how]:
+        time.sleep(pause)
+        if proc.poll() is None:
+            (os.killpg if group else os.kill)(proc.pid, sig)
+    output, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 3, output[-3000:]
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["run"]["interrupted"] is True and doc["records"], output[-3000:]
+    assert "**INCOMPLETE**" in (out / "report.md").read_text()
+    assert "Traceback" not in output

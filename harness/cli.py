@@ -187,6 +187,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     return _PYTEST_TO_EXIT.get(code, EXIT_INTERNAL)
 
 
+def _write_output(path: Path, text: str, option: str) -> bool:
+    """Write a report file the user asked for (its folder made); False after a one-line error."""
+    from harness.safe_files import write_atomic
+
+    try:
+        if path.is_dir():
+            raise IsADirectoryError(21, "is a directory")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, text)
+    except OSError as exc:
+        _err(f"{option} {path}: cannot write it: {exc.strerror or exc}")
+        return False
+    return True
+
+
 def _load_run(d: str) -> tuple[dict, list] | None:
     """A run directory's (or results.json's) run info and records; None after a one-line error."""
     try:
@@ -206,7 +221,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         for warning in run.get("read_warnings") or []:
             _err(f"warning: {warning}")
         loaded.append((str(d), run, records))
-    out = Path(args.out) if args.out else (Path(args.dirs[0]) / "report.md" if len(args.dirs) == 1 else None)
+    first = Path(args.dirs[0])  # a run directory, or its results.json named directly
+    out = Path(args.out) if args.out else ((first if first.is_dir() else first.parent) / "report.md"
+                                           if len(args.dirs) == 1 else None)
     if out:  # each run's directory as the page links it: relative to where the report goes
         loaded = [(label, {**run, "dir": os.path.relpath(Path(label if Path(label).is_dir() else Path(label).parent),
                                                          out.parent)}, records) for label, run, records in loaded]
@@ -229,21 +246,23 @@ def cmd_report(args: argparse.Namespace) -> int:
     if out:
         from harness.reports.html_page import html_report
 
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text)
-        out.with_suffix(".html").write_text(html_report(runs, records, trends))
+        if not _write_output(out, text, "--out") \
+                or not _write_output(out.with_suffix(".html"), html_report(runs, records, trends), "--out"):
+            return EXIT_INPUT
     if args.vendor_eval:
         from harness.reports import vendor_eval
 
         evaluation = vendor_eval.markdown(vendor_eval.evaluate(records))
         if out:
-            (out.parent / "vendor-eval.md").write_text(evaluation)
+            if not _write_output(out.parent / "vendor-eval.md", evaluation, "--vendor-eval"):
+                return EXIT_INPUT
         else:
             print(evaluation)
     if args.csv:
         from harness.reports import csv_export
 
-        Path(args.csv).write_text(csv_export.to_csv(records))
+        if not _write_output(Path(args.csv), csv_export.to_csv(records), "--csv"):
+            return EXIT_INPUT
     from harness.reports import terminal
 
     for _, line in terminal.final_lines(records, args.wide, runs):  # the run's own summary; --wide: the full tables
@@ -291,12 +310,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
             _err(line)
         return 3
     print(render.summary(cmp))
-    if args.markdown:
-        Path(args.markdown).write_text(render.markdown(cmp))
+    if args.markdown and not _write_output(Path(args.markdown), render.markdown(cmp), "--markdown"):
+        return 3
     if args.json:
         import json
 
-        Path(args.json).write_text(json.dumps(render.to_json(cmp), indent=1))
+        if not _write_output(Path(args.json), json.dumps(render.to_json(cmp), indent=1), "--json"):
+            return 3
     return cmp.exit_code
 
 

@@ -21,19 +21,37 @@ from harness.checking import Checker, suggest
 
 DEFAULT = "default"
 
-#: codegen variables per backend, as named in Triton 3.6's knobs.py.
+#: the allow-list: codegen variables per backend, as named in Triton 3.6's knobs.py. Nothing else may be set by
+#: a matrix's ``environments``: a variable off this list either changes no code (a dump, a debug print), or makes
+#: Triton load code or write files of the matrix's choosing (see REFUSED).
 CODEGEN_VARIABLES: dict[str, frozenset[str]] = {
     "cuda": frozenset({"TRITON_DEFAULT_FP_FUSION", "TRITON_PTXAS_PATH", "TRITON_PTXAS_BLACKWELL_PATH",
-                       "DISABLE_PTXAS_OPT"}),
+                       "DISABLE_PTXAS_OPT", "TRITON_DISABLE_LINE_INFO", "TRITON_F32_DEFAULT"}),
     "hip": frozenset({"TRITON_HIP_USE_ASYNC_COPY", "TRITON_HIP_USE_BLOCK_PINGPONG", "TRITON_HIP_USE_IN_THREAD_TRANSPOSE",
                       "AMDGCN_USE_BUFFER_OPS", "AMDGCN_USE_BUFFER_ATOMICS", "AMDGCN_SCALARIZE_PACKED_FOPS",
-                      "TRITON_DEFAULT_FP_FUSION"}),
+                      "AMDGCN_ANALYZE_SMALL_TENSOR_RANGE", "TRITON_DEFAULT_FP_FUSION", "TRITON_DISABLE_LINE_INFO",
+                      "TRITON_F32_DEFAULT"}),
 }
 
 
 #: variables a matrix may not set: the harness sets them itself, or they write outside the run directory
 HARNESS_OWNED = frozenset({"TRITON_CACHE_DIR", "TRITON_INTERPRET", "TRITON_DUMP_DIR", "TRITON_KERNEL_DUMP",
-                           "TRITON_ALWAYS_COMPILE", "TRITON_OVERRIDE_DIR", "TRITON_KERNEL_OVERRIDE"})
+                           "TRITON_ALWAYS_COMPILE", "TRITON_OVERRIDE_DIR", "TRITON_KERNEL_OVERRIDE", "TRITON_HOME"})
+
+#: variables refused with the reason (beyond HARNESS_OWNED): each makes Triton import code, talk to a cache
+#: elsewhere, or drop what the harness records
+REFUSED: dict[str, str] = {
+    **dict.fromkeys(("TRITON_CACHE_MANAGER", "TRITON_REMOTE_CACHE_BACKEND"),
+                    "makes Triton import a class the value names: code outside the matrix's kernels that can write "
+                    "anywhere"),
+    **dict.fromkeys(("TRITON_REDIS_HOST", "TRITON_REDIS_PORT", "TRITON_REDIS_KEY_FORMAT"),
+                    "points Triton's cache at a remote server: builds would not be this run's own"),
+    "TRITON_STORE_BINARY_ONLY": "makes Triton keep only the binary: the IR and assembly the harness records would "
+                                "be missing from every build",
+}
+
+#: removed from every worker's environment, whoever set them: the harness needs the IR Triton would drop
+STRIPPED = frozenset({"TRITON_STORE_BINARY_ONLY"})
 
 
 @dataclass(frozen=True)
@@ -90,7 +108,7 @@ def worker_env(base: dict[str, str], environment: Environment) -> dict[str, str]
     ``TRITON_PTXAS_PATH`` set by the caller are kept); a non-default
     environment gets its own Triton cache directory.
     """
-    knobs = {k for names in CODEGEN_VARIABLES.values() for k in names if not k.endswith("_PATH")}
+    knobs = {k for names in CODEGEN_VARIABLES.values() for k in names if not k.endswith("_PATH")} | STRIPPED
     env = {k: v for k, v in base.items() if k not in knobs}
     env.update(environment.as_dict())
     if not environment.is_default:
@@ -127,21 +145,9 @@ def parse_environments(chk: Checker, raw: Any, target_names: list[str],
                 chk.add(where + ("env",), "env must be a mapping of VARIABLE: value")
                 continue
             for var, value in env.items():
-                known = CODEGEN_VARIABLES[backend]
-                read = read_by_installed_triton(str(var))
-                others = {v for b, names in CODEGEN_VARIABLES.items() if b != backend for v in names} - known
-                if var in others:
-                    chk.add(where + ("env", var), f"{var!r} is read by another backend, not by {target!r}'s "
-                                                  f"{backend} backend: it would compile Triton's default silently")
-                elif var in HARNESS_OWNED:
-                    chk.add(where + ("env", var), f"{var!r} is set by the harness itself or writes outside the run "
-                                                  "directory: it cannot be a compile environment variable")
-                elif var not in known and not read:
-                    chk.add(where + ("env", var), f"{var!r} is not a codegen variable of the {backend} backend"
-                                                  f"{suggest(var, known)}")
-                elif read is False:
-                    chk.add(where + ("env", var), f"{var!r} is not read by the installed triton: it would "
-                                                  "compile Triton's default silently")
+                problem = _variable_problem(str(var), backend, target)
+                if problem:
+                    chk.add(where + ("env", var), problem)
                 if not isinstance(value, (str, int, bool)):
                     chk.add(where + ("env", var), f"value of {var} must be a string, number or boolean")
             pairs = tuple(sorted((str(k), str(int(v)) if isinstance(v, bool) else str(v)) for k, v in env.items()))
@@ -150,3 +156,23 @@ def parse_environments(chk: Checker, raw: Any, target_names: list[str],
             envs.append(Environment(entry["name"], pairs))
         out.append((target, tuple(envs)))
     return tuple(out)
+
+
+def _variable_problem(var: str, backend: str, target: str) -> str:
+    """Why ``var`` cannot be a compile-environment variable of ``target`` ('' when it can): the allow-list."""
+    known = CODEGEN_VARIABLES[backend]
+    others = {v for b, names in CODEGEN_VARIABLES.items() if b != backend for v in names} - known
+    if var in REFUSED:
+        return f"{var!r} {REFUSED[var]}: it cannot be a compile environment variable"
+    if var in HARNESS_OWNED:
+        return f"{var!r} is set by the harness itself or writes outside the run directory: it cannot be a compile " \
+               "environment variable"
+    if var in others:
+        return f"{var!r} is read by another backend, not by {target!r}'s {backend} backend: it would compile " \
+               "Triton's default silently"
+    if var not in known:
+        return f"{var!r} is not on the harness's list of {backend} codegen variables ({', '.join(sorted(known))})" \
+               f"{suggest(var, known)}"
+    if read_by_installed_triton(var) is False:
+        return f"{var!r} is not read by the installed triton: it would compile Triton's default silently"
+    return ""

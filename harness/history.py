@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness import safe_files
 from harness.records import Record
 
 #: schema 2 (``nights``); schema 1's ``figures`` table (keyed by night and host alone) is copied in once
@@ -43,6 +44,10 @@ def _open(db: Path, write: bool = False) -> Iterator[sqlite3.Connection]:
     """The history database, schema checked (and schema 1 carried over); every failure a HistoryError."""
     if db.is_dir():
         raise HistoryError(f"{db}: is a directory, not a history file")
+    try:
+        safe_files.check_regular(db, "history file")  # a FIFO or a device would block sqlite
+    except safe_files.InputFileError as exc:
+        raise HistoryError(str(exc)) from None
     if not write and not db.is_file():
         raise HistoryError(f"{db}: no such history file (harness history add RUN_DIR...)")
     try:

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness import loader, targets, tritoncompat, yamlpos
+from harness import loader, safe_files, targets, tritoncompat, yamlpos
 from harness.checking import Checker, MatrixError, Problem, is_a, suggest
 from harness.environments import Environment, parse_environments
 from harness.known import KnownFailure, parse_known_failures
@@ -236,6 +237,35 @@ def _import_env(chk: Checker, raw: Any, path: tuple[Any, ...]) -> tuple[tuple[st
     return None if len(out) != len(raw) else tuple(sorted(out))
 
 
+def _check_callbacks(chk: Checker, entries: list[KernelEntry], target_names: list[str],
+                     yaml_names: dict[str, str]) -> None:
+    """The specs' callbacks, first in a child (a hang, crash or exit is one line: :mod:`harness.callback_probe`),
+    then ``config_ok`` here, where what it raises is reported with the shape and config."""
+    from harness import callback_probe
+
+    groups: dict[tuple[tuple[str, str], ...], list[callback_probe.Probe]] = {}
+    for e in entries:
+        groups.setdefault(e.import_env, []).append(callback_probe.Probe(
+            e.name, e.ref, tuple(json.dumps(dict(s)) for s in e.shapes),
+            tuple(json.dumps(c.as_dict()) for c in e.configs), e.dtypes, tuple(target_names)))
+    for import_env, probes in groups.items():
+        name, why = callback_probe.check(probes, import_env)
+        if why:
+            chk.add(("kernels", yaml_names.get(name, name)), f"{name}: {why}")
+            return
+    for e in entries:
+        spec = loader.load(e.ref)
+        for i, shape in enumerate(e.shapes):
+            for config in e.configs:
+                try:
+                    spec.config_ok(dict(shape), config.as_dict())
+                except Exception as exc:  # noqa: BLE001 - the spec's own code: its failure is this entry's error
+                    chk.add(("kernels", yaml_names.get(e.name, e.name), "shapes", i),
+                            f"{spec.name}.config_ok raised {type(exc).__name__}: {exc} for shape {dict(shape)} and "
+                            f"config {config.as_dict()}")
+                    return
+
+
 def _kernel_entry(chk: Checker, name: str, ref: str, entry: dict[str, Any], path: tuple[Any, ...],
                   backends: set[str], default_timeout: float) -> KernelEntry | None:
     try:
@@ -285,14 +315,6 @@ def _kernel_entry(chk: Checker, name: str, ref: str, entry: dict[str, Any], path
         timeout = default_timeout
     if any(s is None for s in shapes + interp) or configs is None:
         return None
-    for i, shape in enumerate(shapes):
-        for config in configs:
-            try:
-                spec.config_ok(dict(shape), config.as_dict())
-            except Exception as exc:  # noqa: BLE001 - the spec's own code: its failure is this entry's error
-                chk.add(path + ("shapes", i), f"{spec.name}.config_ok raised {type(exc).__name__}: {exc} for shape "
-                                              f"{dict(shape)} and config {config.as_dict()}")
-                return None
     threshold = entry.get("compare_threshold")
     if is_a(threshold, (int, float)) and not (math.isfinite(threshold) and 0 < threshold < 10):
         chk.add(path + ("compare_threshold",), f"compare_threshold is a relative change (0.05 = 5%), got {threshold!r}")
@@ -353,10 +375,10 @@ def parse(path: str | Path, text: str | None = None) -> Matrix:
     file = str(path)
     try:
         if text is None:
-            try:
-                data = Path(path).read_bytes()
-            except OSError as exc:
-                raise MatrixError([Problem(file, 0, f"cannot read matrix: {exc.strerror or exc}")]) from None
+            try:  # a regular file of bounded size, checked before a byte is read (a FIFO or /dev/zero never hangs)
+                data = safe_files.read_bytes(Path(path), yamlpos.MAX_BYTES, "matrix")
+            except safe_files.InputFileError as exc:
+                raise MatrixError([Problem(file, 0, str(exc).removeprefix(f"{path}: "))]) from None
             text = yamlpos.decode(data)
         doc = yamlpos.load(text)
     except yamlpos.YamlError as exc:
@@ -415,6 +437,7 @@ def _validate(file: str, text: str, doc: yamlpos.Located) -> Matrix:
         sibling = Path(file).resolve().parent.parent / "kernels"
         kernels_dir = sibling if sibling.is_dir() else None
     entries = []
+    yaml_names: dict[str, str] = {}   # entry name -> the kernels: key it came from (an op gives several)
     if isinstance(data.get("kernels"), dict):
         if not data["kernels"]:
             chk.add(("kernels",), "matrix has no kernels")
@@ -425,8 +448,13 @@ def _validate(file: str, text: str, doc: yamlpos.Located) -> Matrix:
                 chk.add(("kernels", name), f"kernel {str(name)!r} is named twice")
                 continue
             seen_names.add(str(name))
-            entries += _kernel_entries(chk, str(name), entry, backends, float(timeout) if is_a(timeout, (int, float))
-                                       else 300.0, kernels_dir, Path(file).resolve().parent)
+            made = _kernel_entries(chk, str(name), entry, backends, float(timeout) if is_a(timeout, (int, float))
+                                   else 300.0, kernels_dir, Path(file).resolve().parent)
+            yaml_names.update({e.name: str(name) for e in made})
+            entries += made
+    if chk.problems:
+        raise MatrixError(chk.problems)
+    _check_callbacks(chk, entries, target_names, yaml_names)
     if chk.problems:
         raise MatrixError(chk.problems)
     return Matrix(path=file, name=str(data["name"]), description=str(data.get("description", "")),

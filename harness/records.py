@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import io
 import json
 import os
 import platform
@@ -26,6 +27,7 @@ from typing import Any
 
 from harness import hiplinker, safe_files
 from harness.naming import config_key, shape_id
+from harness.results_schema import record_problem, run_problem
 
 #: 2: AMD registers are the compiler's unified total, ``spill_bytes`` / ``occupancy_frac`` added, the
 #: launch specialisation and the verdicts stored. 3: ``deciding_environment`` and ``incomplete`` verdicts, the
@@ -219,13 +221,14 @@ def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], list[int]]:
     """Records of a ``records.jsonl``, and the line numbers that are not whole records (torn by a kill)."""
     good: list[dict[str, Any]] = []
     torn: list[int] = []
+    safe_files.check_regular(path, "records file")
     with open(path, encoding="utf-8", errors="replace") as fh:
         for number, line in enumerate(fh, 1):
             if not line.strip():
                 continue
             try:
                 value = json.loads(line)
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):  # torn by a kill, or an integer over the digit limit
                 torn.append(number)
                 continue
             if isinstance(value, dict):
@@ -284,28 +287,25 @@ class ResultsFileError(Exception):
     pass
 
 
-_STR_FIELDS = ("kernel", "dtype", "target", "arch", "vendor", "triton", "config_id", "origin", "mode", "status")
-_DICT_FIELDS = ("shape", "config", "meta", "resources", "artifacts", "env")
+#: a results file larger than this is refused before it is read (a nightly with raw samples is tens of MiB)
+MAX_RESULTS_BYTES = 1 << 30
 
 
-def record_problem(data: dict[str, Any]) -> str:
-    """Why a stored record cannot be read as one ('' when it can): types of the fields reports rely on."""
-    for name in _STR_FIELDS:
-        if not isinstance(data.get(name), str):
-            return f"field {name!r} must be a string, got {type(data.get(name)).__name__}"
-    for name in _DICT_FIELDS:
-        if name in data and not isinstance(data[name], dict):
-            return f"field {name!r} must be an object, got {type(data[name]).__name__}"
-    if not isinstance(data.get("flags", []), list):
-        return "field 'flags' must be a list"
-    for flag in data.get("flags", []):
-        if not isinstance(flag, dict) or not isinstance(flag.get("resource"), str) \
-                or not all(isinstance(flag.get(k), (int, float)) and not isinstance(flag.get(k), bool)
-                           for k in ("value", "limit")) or flag.get("severity") not in ("error", "warn"):
-            return f"a flag must be {{resource, value, limit, severity}}, got {flag!r}"[:200]
-    if data.get("runtime") is not None and not isinstance(data["runtime"], dict):
-        return "field 'runtime' must be an object or null"
-    return ""
+def _read_doc(file: Path) -> Any:
+    """A results file's JSON (gzip-compressed as archived), read bounded; every failure a ResultsFileError."""
+    try:
+        blob = safe_files.read_bytes(file, MAX_RESULTS_BYTES, "results file")
+        if file.suffix == ".gz":
+            with gzip.GzipFile(fileobj=io.BytesIO(blob)) as fh:
+                blob = fh.read(MAX_RESULTS_BYTES + 1)
+            if len(blob) > MAX_RESULTS_BYTES:
+                raise ResultsFileError(f"{file}: decompresses to more than {MAX_RESULTS_BYTES >> 20} MiB")
+        return json.loads(blob)
+    except safe_files.InputFileError as exc:
+        raise ResultsFileError(str(exc)) from None
+    except (OSError, EOFError, ValueError, UnicodeDecodeError, RecursionError) as exc:
+        # ValueError: not JSON, or an integer over Python's digit limit
+        raise ResultsFileError(f"{file}: cannot read results: {str(exc).split(';')[0][:300]}") from None
 
 
 def load_results(path: Path) -> tuple[dict[str, Any], list[Record]]:
@@ -313,19 +313,24 @@ def load_results(path: Path) -> tuple[dict[str, Any], list[Record]]:
     file = path / "results.json" if path.is_dir() else path
     if path.is_dir() and not file.is_file() and (path / "results.json.gz").is_file():
         file = path / "results.json.gz"
-    try:
-        doc = json.loads(gzip.decompress(file.read_bytes()) if file.suffix == ".gz" else file.read_text())
-    except (OSError, EOFError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ResultsFileError(f"{file}: cannot read results: {exc}") from None
+    doc = _read_doc(file)
     version = doc.get("schema_version") if isinstance(doc, dict) else None
-    if version not in READABLE_SCHEMAS:
+    if type(version) is not int or version not in READABLE_SCHEMAS:
         raise ResultsFileError(f"{file}: schema_version {version!r} is not one this harness reads "
                                f"({', '.join(map(str, READABLE_SCHEMAS))})")
+    problem = run_problem(doc.get("run", {}))
+    if problem:
+        raise ResultsFileError(f"{file}: {problem}")
     run = doc.get("run", {})
     raw = doc.get("records", [])
+    if not isinstance(raw, list):
+        raise ResultsFileError(f"{file}: field 'records' must be a list, got {type(raw).__name__}")
     jsonl = file.parent / "records.jsonl"
     if jsonl.is_file():
-        lines, torn = read_jsonl(jsonl)
+        try:
+            lines, torn = read_jsonl(jsonl)
+        except (OSError, safe_files.InputFileError) as exc:
+            raise ResultsFileError(f"{jsonl}: cannot read records: {getattr(exc, 'strerror', None) or exc}") from None
         if torn:
             run.setdefault("read_warnings", []).append(
                 f"{jsonl}: skipped {len(torn)} line(s) that are not whole records (line {', '.join(map(str, torn[:5]))}"

@@ -72,6 +72,8 @@ class _Builder:
             value = self.constructor.construct_object(node, deep=True)
         except yaml.YAMLError as exc:
             raise YamlError(line, f"invalid value: {getattr(exc, 'problem', None) or exc}") from None
+        except ValueError as exc:  # an integer over Python's digit limit, a date out of range
+            raise YamlError(line, f"invalid value: {str(exc).split(';')[0]}") from None
         if isinstance(value, str) and _BAD_CHARS.search(value):
             bad = _BAD_CHARS.search(value).group()  # type: ignore[union-attr]
             raise YamlError(line, f"a string holds the character U+{ord(bad):04X} (a control character or a lone "

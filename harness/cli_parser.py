@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
+from typing import Any, NoReturn
 
 
 def stats_floor() -> float:
@@ -36,8 +36,16 @@ def _workers(text: str) -> str:
     raise argparse.ArgumentTypeError(f"{text!r}: give 'auto' or a number of processes from 0 to 1024")
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """A usage error is one line naming the command, the argument and the problem (``--help`` shows the usage)."""
+
+    def error(self, message: str) -> NoReturn:
+        no_controls = "".join(ch if ch.isprintable() else "?" for ch in message)
+        self.exit(2, f"{self.prog}: error: {no_controls} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="harness", description="Cross-vendor portability harness for Triton kernels")
+    parser = _OneLineParser(prog="harness", description="Cross-vendor portability harness for Triton kernels")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="compile (and where possible check) every case of a matrix")
     run.add_argument("matrix", nargs="?", help="matrix YAML (default matrices/smoke.yaml of this repository)")

@@ -326,7 +326,7 @@ def load_results(path: Path) -> tuple[dict[str, Any], list[Record]]:
     if not isinstance(raw, list):
         raise ResultsFileError(f"{file}: field 'records' must be a list, got {type(raw).__name__}")
     jsonl = file.parent / "records.jsonl"
-    if jsonl.is_file():
+    if jsonl.exists():  # a FIFO or a device in its place is refused, not read
         try:
             lines, torn = read_jsonl(jsonl)
         except (OSError, safe_files.InputFileError) as exc:

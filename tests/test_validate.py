@@ -73,7 +73,7 @@ def test_every_problem_is_reported_not_just_the_first(tmp_path: Path) -> None:
 
 def test_missing_file_and_bad_run_input_exit_2(tmp_path: Path) -> None:
     proc = run_cli("validate", str(tmp_path / "nope.yaml"))
-    assert proc.returncode == 2 and "cannot read matrix" in proc.stdout and "Traceback" not in proc.stderr
+    assert proc.returncode == 2 and "cannot read the matrix" in proc.stdout and "Traceback" not in proc.stderr
     bad = write_matrix(tmp_path / "bad.yaml", GOOD.replace("  matmul:", "  matmull:"))
     proc = run_cli("run", str(bad), "--out", str(tmp_path / "out"))
     assert proc.returncode == 2 and f"{bad}:4: unknown kernel" in proc.stderr

@@ -44,7 +44,7 @@ def _start(matrix: Path, out: Path, cache: Path) -> subprocess.Popen[str]:
                             start_new_session=True)
 
 
-def _wait_for_lock(out: Path, proc: subprocess.Popen[str], timeout: float = 120) -> None:
+def _wait_for_lock(out: Path, proc: subprocess.Popen[str], timeout: float = 600) -> None:
     deadline = time.monotonic() + timeout
     lock = out / ".harness.lock"
     while time.monotonic() < deadline:
@@ -55,7 +55,7 @@ def _wait_for_lock(out: Path, proc: subprocess.Popen[str], timeout: float = 120)
     raise AssertionError("the run never took its lock")
 
 
-def _wait_for_records(out: Path, proc: subprocess.Popen[str], at_least: int = 1, timeout: float = 120) -> int:
+def _wait_for_records(out: Path, proc: subprocess.Popen[str], at_least: int = 1, timeout: float = 600) -> int:
     deadline = time.monotonic() + timeout
     jsonl = out / "records.jsonl"
     while time.monotonic() < deadline:
@@ -136,7 +136,7 @@ def test_sigterm_ends_the_run_like_ctrl_c_and_marks_it_interrupted(tmp_path: Pat
     proc = _start(matrix, out, tmp_path / "cache")
     _wait_for_records(out, proc)
     proc.send_signal(signal.SIGTERM)
-    output, _ = proc.communicate(timeout=120)
+    output, _ = proc.communicate(timeout=600)
     assert proc.returncode == 3, output[-3000:]
     doc = json.loads((out / "results.json").read_text())
     assert doc["run"]["interrupted"] is True and doc["records"]

@@ -51,7 +51,7 @@ def _cut_run(matrix: Path, out: Path, cache: Path) -> str:
         assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
         time.sleep(0.02)
     proc.send_signal(signal.SIGTERM)
-    output, _ = proc.communicate(timeout=120)
+    output, _ = proc.communicate(timeout=600)
     assert proc.returncode == 3, output[-3000:]
     return output
 

@@ -25,24 +25,24 @@ def test_worker_is_reused_and_only_a_dead_one_is_replaced(tmp_path: Path) -> Non
     env = dict(os.environ, PYTHONPATH=str(REPO))
     worker = Worker("compile", env)
     try:
-        first = worker.request("compile", _job(1000, tmp_path), timeout=120)
+        first = worker.request("compile", _job(1000, tmp_path), timeout=600)
         pid = worker.pid
-        second = worker.request("compile", _job(1001, tmp_path), timeout=120)
+        second = worker.request("compile", _job(1001, tmp_path), timeout=600)
         assert first["status"] == second["status"] == "ok"
         assert worker.pid == pid and worker.started == 1  # no fresh interpreter per compile
 
-        crash = worker.request("compile", _job(64, tmp_path), timeout=120)
+        crash = worker.request("compile", _job(64, tmp_path), timeout=600)
         assert crash["status"] == "crash" and "SIGABRT" in crash["error"]
 
-        raised = worker.request("compile", _job(16, tmp_path), timeout=120)
+        raised = worker.request("compile", _job(16, tmp_path), timeout=600)
         assert raised["status"] == "error" and "N=16 is refused" in raised["error"]
         assert worker.started == 2  # replaced once, after the abort; an exception keeps the worker
 
         start = time.monotonic()
         hung = worker.request("compile", _job(32, tmp_path), timeout=3)
-        assert hung["status"] == "timeout" and time.monotonic() - start < 30
+        assert hung["status"] == "timeout" and time.monotonic() - start < 120
 
-        after = worker.request("compile", _job(1002, tmp_path), timeout=120)
+        after = worker.request("compile", _job(1002, tmp_path), timeout=600)
         assert after["status"] == "ok" and worker.started == 3
     finally:
         worker.close()
@@ -54,7 +54,7 @@ name: isolation
 targets: [h100, mi300x]
 environments:
   mi300x: [{{name: default, env: {{}}}}]
-timeout_s: 6
+timeout_s: 600
 kernels:
   misbehaving:
     source: {MISBEHAVING}
@@ -65,8 +65,16 @@ kernels:
     shapes:
       - {{N: 1000}}
       - {{N: 64}}
-      - {{N: 32}}
       - {{N: 2000}}
+  hangs:  # N=32 blocks until killed: only this entry has a short limit, so load never times a good build out
+    source: {MISBEHAVING}
+    dtypes: [fp32]
+    interpret: false
+    timeout_s: 6
+    configs:
+      - {{BLOCK: 128, num_warps: 4}}
+    shapes:
+      - {{N: 32}}
 """)
     out = tmp_path / "out"
     proc = run_cli("run", str(matrix), "--out", str(out), "-n", "2")

@@ -159,7 +159,7 @@ kernels:
         pytest.skip("the harness console script is not installed in this environment")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TRITON_INTERPRET")}
     proc = subprocess.run([str(script), "run", str(matrix), "--out", str(tmp_path / "run"), "-n", "0"],
-                          cwd=tree, env=env, capture_output=True, text=True, timeout=300)
+                          cwd=tree, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
 
 

@@ -39,7 +39,7 @@ def test_kernel_matches_reference_for_every_tile(interpreter: Worker, kernel: st
     shapes = [spec.normalize_shape(s) for s in spec.interpret_shapes]
     for entry in interpret_configs(spec.tunables, tuple(configs)):
         result = interpreter.request("interpret", {"ref": ref, "dtype": dtype, "shapes": shapes,
-                                                   "config": entry.as_dict(), "seed": 0}, timeout=300)
+                                                   "config": entry.as_dict(), "seed": 0}, timeout=900)
         assert result["status"] == "ok", (entry.as_dict(), result.get("error"))
         ran = [c for c in result["correctness"]["checks"] if c["status"] != "skipped"]
         skipped = [c for c in result["correctness"]["checks"] if c["status"] == "skipped"]
@@ -53,7 +53,7 @@ def test_a_wrong_reference_is_caught(tmp_path: Path) -> None:
     worker = Worker("interpret", env)
     try:
         result = worker.request("interpret", {"ref": f"{DATA / 'misbehaving_kernel.py'}:SPEC", "dtype": "fp32",
-                                              "shapes": [{"N": 100}], "config": {"BLOCK": 64}}, timeout=300)
+                                              "shapes": [{"N": 100}], "config": {"BLOCK": 64}}, timeout=900)
     finally:
         worker.close()
     assert result["status"] == "mismatch" and "100 of 100 elements" in result["error"]
@@ -77,5 +77,5 @@ def test_bf16_arithmetic_is_really_not_interpretable(interpreter: Worker) -> Non
     """Why kernels may exclude bf16 from interpretation: if Triton fixes this, this test says so."""
     ref = loader.resolve("vector_add", None)
     result = interpreter.request("interpret", {"ref": ref, "dtype": "bf16", "shapes": [{"N": 64}],
-                                               "config": {"BLOCK": 64}, "seed": 0}, timeout=300)
+                                               "config": {"BLOCK": 64}, "seed": 0}, timeout=900)
     assert result["status"] == "mismatch"

@@ -28,13 +28,25 @@ def test_hostile_strings_are_inert_in_every_output(tmp_path: Path) -> None:
     run = tmp_path / "run"
     run.mkdir()
     (run / "results.json").write_text(json.dumps(doc))
-    proc = run_cli("report", str(run), "--csv", str(tmp_path / "out.csv"), "--wide")
+    proc = run_cli("report", str(run), "--csv", str(tmp_path / "out.csv"), "--wide", "--vendor-eval")
     assert proc.returncode in (0, 1), proc.stdout[-2000:] + proc.stderr[-2000:]
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "results.json").write_bytes(gzip.decompress((DATA / "h200_gate" / "g3" / "results.json.gz").read_bytes()))
+    cmp = run_cli("compare", str(base), str(run), "--markdown", str(tmp_path / "cmp.md"), "--json",
+                  str(tmp_path / "cmp.json"))
+    assert cmp.returncode in (0, 1, 2), cmp.stdout[-2000:] + cmp.stderr[-2000:]
     texts = {"terminal": proc.stdout + proc.stderr, "report.md": (run / "report.md").read_text(),
-             "report.html": (run / "report.html").read_text(), "csv": (tmp_path / "out.csv").read_text()}
+             "report.html": (run / "report.html").read_text(), "csv": (tmp_path / "out.csv").read_text(),
+             "vendor-eval.md": (run / "vendor-eval.md").read_text(), "compare terminal": cmp.stdout + cmp.stderr,
+             "compare.md": (tmp_path / "cmp.md").read_text()}
     for name, text in texts.items():
         assert "\x1b" not in text and "\x9b" not in text and "\x07" not in text, name
     assert "evil" in texts["terminal"] and "evil" in texts["report.md"]  # the name shown, its controls gone
-    assert "<script>" not in texts["report.md"] and "<script>alert" not in texts["report.html"]
+    assert "evil" in texts["compare.md"] and "evil" in texts["vendor-eval.md"]
+    for name in ("report.md", "vendor-eval.md", "compare.md"):
+        assert "<script>" not in texts[name], name
+    assert "<script>alert" not in texts["report.html"]
+    json.loads((tmp_path / "cmp.json").read_text())  # JSON escapes what it holds: it stays valid
     cells = [cell for row in csv.reader(texts["csv"].splitlines()) for cell in row]
     assert "'=HYPERLINK(\"http://x\")" in cells and not [c for c in cells if c.startswith("=")]

@@ -97,14 +97,19 @@ def test_mi300x_is_swept_with_async_copy_and_a_verdict_flips(smoke_runs: dict) -
     assert "AT RISK" in row and f"{async_copy['resources']['shared']} > 65536" in row
 
 
-def test_warm_rerun_is_at_least_five_times_faster(smoke_runs: dict) -> None:
-    cold, warm = smoke_runs["timings"]["cold"], smoke_runs["timings"]["warm"]
-    assert warm * 5 <= cold, f"cold {cold:.1f} s, warm {warm:.1f} s"
+def test_warm_rerun_is_served_by_the_caches(smoke_runs: dict) -> None:
+    # what makes a re-run fast is that nothing is compiled again: judged by Triton's own cache outcome per build,
+    # not by the wall clock (a loaded CI runner makes any time ratio a coin toss)
     cold_records = json.loads((smoke_runs["dir"] / "cold" / "results.json").read_text())["records"]
     warm_records = json.loads((smoke_runs["dir"] / "warm" / "results.json").read_text())["records"]
     strip = lambda rs: sorted(json.dumps({k: r[k] for k in ("kernel", "target", "config", "resources", "flags")},
                                          sort_keys=True) for r in rs if r["mode"] == "compile")  # noqa: E731
     assert strip(cold_records) == strip(warm_records)  # the cache changes the time, not the answer
+    built = lambda rs: [r for r in rs if r["mode"] == "compile" and r["status"] == "ok"]  # noqa: E731
+    assert {r["compile_cache"] for r in built(cold_records)} == {"miss"}
+    assert {r["compile_cache"] for r in built(warm_records)} == {"hit"}
+    cold, warm = smoke_runs["timings"]["cold"], smoke_runs["timings"]["warm"]
+    print(f"smoke matrix: cold {cold:.1f} s, warm {warm:.1f} s")  # shown with -s; README quotes measured runs
 
 
 def test_validate_counts_the_builds_a_run_makes(smoke_runs: dict) -> None:

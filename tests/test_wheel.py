@@ -34,11 +34,11 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
     (wheel,) = (root / "dist").glob("*.whl")
     venv = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=600)
     site = Path(subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()"
                                 "['purelib'])"], capture_output=True, text=True, check=True).stdout.strip())
     done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site),
-                           str(wheel)], capture_output=True, text=True, timeout=300)
+                           str(wheel)], capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     # torch, triton, pyyaml, pytest from this environment; a path line adds no .pth of it (no editable checkout)
     (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
@@ -90,9 +90,9 @@ def test_a_copy_inside_another_repository_does_not_record_that_repositorys_commi
     code = ("import harness; from harness.records import run_info; print(harness.__file__); "
             "print(repr(run_info('m', 'p', 'h', None)['commit']))")
     proc = subprocess.run([sys.executable, "-c", code], cwd=outer / "vendored", capture_output=True, text=True,
-                          timeout=120)
+                          timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert str(outer) in proc.stdout.splitlines()[0] and theirs not in proc.stdout, proc.stdout
-    mine = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    mine = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=600)
     own = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     assert own and own in mine.stdout  # the harness's own checkout still records its commit

@@ -115,6 +115,8 @@ class HarnessSession:
         self._workers: Any = None
         self._lock: rundir.RunLock | None = None
         self.guard = InterruptGuard()
+        self.write_error: str | None = None   # the first failed write of the run's files (the run then stops)
+        self._session: pytest.Session | None = None
         self._parsed: list[Any] | None = None
         self._stored: dict[tuple[str, str, str, str], dict[str, Any]] | None = None
         self.selected: list[dict[str, Any]] | None = None   # the compile cases this run is to build
@@ -240,9 +242,22 @@ class HarnessSession:
         # taken out of every phase's report before the JUnit writer sees them (it writes the teardown's): the XML
         # carries ids and outcomes, results.json the records
         report.user_properties = [(n, v) for n, v in report.user_properties if n != RECORD_PROPERTY]
-        if batch:
-            self._ensure_writer()
-            self.writer.add_many(batch)
+        if batch and self.write_error is None:
+            try:
+                self._ensure_writer()
+                self.writer.add_many(batch)
+            except OSError as exc:  # disk full, a quota, a file size limit: the run stops, said in one line
+                self._write_failed(exc)
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self._session = session
+
+    def _write_failed(self, exc: OSError) -> None:
+        if self.write_error is None:
+            self.write_error = f"cannot write this run's files in {self.out}: {exc.strerror or exc}; the run " \
+                               "stopped (--resume finishes it once there is room)"
+            if self._session is not None:
+                self._session.shouldstop = self.write_error
 
     def _ensure_writer(self) -> None:
         if self.writer is None:
@@ -278,16 +293,24 @@ class HarnessSession:
         interrupted = self.guard.interrupted or exitstatus == pytest.ExitCode.INTERRUPTED
         if self.writer is None and (self.previous is not None or (interrupted and self._lock is not None)):
             self._ensure_writer()  # a resume with nothing left to run, or a run cut before its first record
-        if self.writer is not None:
-            self.writer.run["interrupted"] = interrupted
-            self.writer.finish()
-            from harness.reports.html_page import html_report
-            from harness.safe_files import write_atomic
+        try:
+            if self.writer is not None:
+                self.writer.run["interrupted"] = interrupted or self.write_error is not None
+                self.writer.finish()
+                from harness.reports.html_page import html_report
+                from harness.safe_files import write_atomic
 
-            write_atomic(self.out / "report.md", tables.markdown_report(self.writer.run, self.writer.records))
-            write_atomic(self.out / "report.html", html_report([self.writer.run], self.writer.records))
+                write_atomic(self.out / "report.md", tables.markdown_report(self.writer.run, self.writer.records))
+                write_atomic(self.out / "report.html", html_report([self.writer.run], self.writer.records))
+        except OSError as exc:
+            self._write_failed(exc)
         if self._lock is not None:
             self._lock.release()
+        if self.write_error is not None and not self.is_worker:
+            import sys
+
+            print(f"harness: {self.write_error}", file=sys.stderr, flush=True)
+            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.guard.uninstall()

@@ -174,3 +174,34 @@ def test_every_interrupt_however_many_leaves_the_run_marked_interrupted(tmp_path
     assert doc["run"]["interrupted"] is True and doc["records"], output[-3000:]
     assert "**INCOMPLETE**" in (out / "report.md").read_text()
     assert "Traceback" not in output
+
+
+def test_a_full_disk_stops_the_run_in_one_line_and_resume_finishes_it(tmp_path: Path) -> None:
+    """The write failures of a full disk, made real with a file-size limit (RLIMIT_FSIZE: a write past it fails
+    with EFBIG, as one on a full disk fails with ENOSPC, on any machine and without root)."""
+    import resource
+
+    matrix = write_matrix(tmp_path / "m.yaml", LONG)
+    out = tmp_path / "run"
+    env = dict(os.environ, PYTHONPATH=str(REPO), HARNESS_COMPILE_WORKERS="1", **_env(tmp_path))
+    env.pop("TRITON_INTERPRET", None)
+    limit = 60 << 10  # results.json passes this after a dozen records; every artifact of vector_add stays under it
+    proc = subprocess.run([sys.executable, "-m", "harness", "run", str(matrix), "--out", str(out), "-n", "0"],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=1800,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
+    text = proc.stdout + proc.stderr
+    assert proc.returncode == 3, text[-3000:]
+    assert "cannot write this run's files" in proc.stderr and "File too large" in proc.stderr, text[-3000:]
+    assert "INTERNALERROR" not in text and "Traceback" not in text, text[-3000:]
+    assert not [p for p in out.rglob("*.tmp")], "a temporary file was left behind"
+    resumed = run_cli("run", str(matrix), "--resume", str(out), "-n", "0", env=_env(tmp_path))
+    assert resumed.returncode in (0, 1), resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    doc = json.loads((out / "results.json").read_text())
+    pairs = [(r["case_id"], r["config_id"]) for r in doc["records"]]
+    from harness.cases import expand
+    from harness.matrix import parse
+    from harness.tritoncompat import installed_triton_version
+
+    cases = {c.id for c in expand(parse(matrix), installed_triton_version())}
+    assert len(pairs) == len(set(pairs)) and {c for c, _ in pairs} == cases
+    assert doc["run"]["interrupted"] is False

@@ -155,6 +155,13 @@ CLI: dict[str, tuple[list[str], int, str]] = {
     "history_add_into_fifo": (["history", "add", "--db", "{fifo}", "{good}"], 2, "a FIFO"),
     "history_add_into_dev_null": (["history", "add", "--db", "/dev/null", "{good}"], 2, "a device"),
     "history_add_damaged_run": (["history", "add", "--db", "{tmp}/h.db", "{damaged}"], 2, "field"),
+    "history_show_corrupt": (["history", "show", "--db", "{corrupt}"], 2, "{corrupt}"),
+    "history_show_proc": (["history", "show", "--db", "/proc"], 2, "is a directory"),
+    "history_add_into_proc_file": (["history", "add", "--db", "/proc/version", "{good}"], 2, "/proc/version"),
+    # documented forms that once failed: each now works (exit 0, nothing on stderr)
+    "report_names_results_json": (["report", "{good}/results.json"], 0, ""),
+    "report_csv_into_a_new_folder": (["report", "{good}", "--csv", "{tmp}/new/deeper/out.csv"], 0, ""),
+    "compare_markdown_into_a_new_folder": (["compare", "{good}", "{good}", "--markdown", "{tmp}/new2/c.md"], 0, ""),
     "unknown_command": (["bogus"], 2, "invalid choice"),
     "validate_nothing": (["validate"], 2, "validate"),
 }
@@ -192,6 +199,14 @@ def places(tmp_path: Path) -> dict[str, str]:
     fifo = tmp_path / "a.fifo"
     os.mkfifo(fifo)
     (tmp_path / "not.db").write_text("not a database at all, just text\n" * 20)
+    corrupt = sqlite3.connect(tmp_path / "corrupt.db")
+    corrupt.execute("CREATE TABLE t (x)")
+    corrupt.executemany("INSERT INTO t VALUES (?)", [("x" * 500,)] * 200)
+    corrupt.commit()
+    corrupt.close()
+    blob = bytearray((tmp_path / "corrupt.db").read_bytes())
+    blob[100:4096] = b"\xff" * (4096 - 100)  # the schema page overwritten: a header that says SQLite, then garbage
+    (tmp_path / "corrupt.db").write_bytes(bytes(blob))
     other = sqlite3.connect(tmp_path / "other.db")
     other.execute("CREATE TABLE nights (a, b)")
     other.commit()
@@ -204,7 +219,7 @@ def places(tmp_path: Path) -> dict[str, str]:
     matrix = tmp_path / "m.yaml"
     matrix.write_text(BASE.replace("[h100, mi300x]", "[h100]"))
     return {"good": str(good), "damaged": str(damaged), "fifo": str(fifo), "tmp": str(tmp_path),
-            "notdb": str(tmp_path / "not.db"), "otherdb": str(tmp_path / "other.db"), "empty": str(tmp_path / "empty"),
+            "notdb": str(tmp_path / "not.db"), "corrupt": str(tmp_path / "corrupt.db"), "otherdb": str(tmp_path / "other.db"), "empty": str(tmp_path / "empty"),
             "userdir": str(user), "dangling": str(tmp_path / "dangling"), "matrix": str(matrix)}
 
 

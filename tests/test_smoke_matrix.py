@@ -106,8 +106,10 @@ def test_warm_rerun_is_served_by_the_caches(smoke_runs: dict) -> None:
                                          sort_keys=True) for r in rs if r["mode"] == "compile")  # noqa: E731
     assert strip(cold_records) == strip(warm_records)  # the cache changes the time, not the answer
     built = lambda rs: [r for r in rs if r["mode"] == "compile" and r["status"] == "ok"]  # noqa: E731
-    assert {r["compile_cache"] for r in built(cold_records)} == {"miss"}
-    assert {r["compile_cache"] for r in built(warm_records)} == {"hit"}
+    # cold: every binary compiled from source at least once (later builds of the same binary in the run may hit)
+    missed = {r["cache_key"] for r in built(cold_records) if r["compile_cache"] == "miss"}
+    assert missed == {r["cache_key"] for r in built(cold_records)} and "" not in missed
+    assert {r["compile_cache"] for r in built(warm_records)} == {"hit"}  # warm: nothing compiled again
     cold, warm = smoke_runs["timings"]["cold"], smoke_runs["timings"]["warm"]
     print(f"smoke matrix: cold {cold:.1f} s, warm {warm:.1f} s")  # shown with -s; README quotes measured runs
 

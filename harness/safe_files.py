@@ -109,7 +109,9 @@ def open_nofollow(path: Path, mode: str) -> IO[str]:
 
 
 def make_dirs(root: Path, rel: Path) -> Path:
-    """``root/rel``, each level created as a real directory: a level that is a symbolic link is refused."""
+    """``root/rel``, each level below ``root`` created as a real directory: a level that is a symbolic link is
+    refused (``root`` itself, the run directory the user named, is made with its parents)."""
+    root.mkdir(parents=True, exist_ok=True)
     current = root
     for part in rel.parts:
         current = current / part

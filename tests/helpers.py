@@ -49,3 +49,9 @@ def compile_one(kernel: str, dtype: str, shape: dict[str, Any], target: str, con
 def write_matrix(path: Path, text: str) -> Path:
     path.write_text(text)
     return path
+
+
+def small_matrix(name: str, targets: str = "[h100, mi300x]") -> str:
+    """The smallest real matrix the tests start from: one vector_add build per target, no interpreter check."""
+    return (f"name: {name}\ntargets: {targets}\nkernels:\n  vector_add:\n    dtypes: [fp32]\n    shapes: [{{N: 4096}}]\n"
+            "    configs: [{BLOCK: 1024, num_warps: 4}]\n    interpret: false\n")

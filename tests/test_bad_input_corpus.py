@@ -7,18 +7,9 @@ import re
 import time
 from pathlib import Path
 
-from helpers import DATA, run_cli
+from helpers import DATA, run_cli, small_matrix
 
-BASE = """\
-name: corpus
-targets: [h100, mi300x]
-kernels:
-  vector_add:
-    dtypes: [fp32]
-    shapes: [{N: 4096}]
-    configs: [{BLOCK: 1024, num_warps: 4}]
-    interpret: false
-"""
+BASE = small_matrix("corpus")
 CFG = "configs: [{BLOCK: 1024, num_warps: 4}]"
 IMPORTS = DATA / "bad_imports"
 

@@ -12,18 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import DATA, REPO, run_cli, write_matrix
+from helpers import DATA, REPO, run_cli, small_matrix, write_matrix
 
-SMALL = """\
-name: safety
-targets: [h100]
-kernels:
-  vector_add:
-    dtypes: [fp32]
-    shapes: [{N: 4096}]
-    configs: [{BLOCK: 1024, num_warps: 4}]
-    interpret: false
-"""
+SMALL = small_matrix("safety", "[h100]")
 # long enough to be interrupted in the middle with one compile worker
 LONG = """\
 name: safety-long
@@ -66,67 +57,67 @@ def test_an_archived_run_or_a_users_folder_is_refused_even_with_force(tmp_path: 
     (mine / "report.md").write_text("my notes\n")
     (mine / "draft.txt").write_text("draft\n")
     before = _digest(tmp_path)
-    for target in (archived, emptied, mine):
-        for extra in ((), ("--force",), ("--resume",)):
-            args = ("--resume", str(target)) if extra == ("--resume",) else ("--out", str(target), *extra)
-            proc = run_cli("run", str(matrix), *args, "-n", "0", env=_env(tmp_path))
-            assert proc.returncode == 2, (target.name, extra, proc.stdout[-800:], proc.stderr[-800:])
-            message = proc.stderr.strip().splitlines()[-1]
-            assert "Traceback" not in proc.stdout + proc.stderr
-            assert message.startswith("harness: --out") and "did not write" in message, message
+    for target, extra in ((archived, ()), (archived, ("--force",)), (emptied, ("--resume",)), (mine, ()),
+                          (mine, ("--force",))):
+        args = ("--resume", str(target)) if extra == ("--resume",) else ("--out", str(target), *extra)
+        proc = run_cli("run", str(matrix), *args, "-n", "0", env=_env(tmp_path))
+        assert proc.returncode == 2, (target.name, extra, proc.stdout[-800:], proc.stderr[-800:])
+        message = proc.stderr.strip().splitlines()[-1]
+        assert "Traceback" not in proc.stdout + proc.stderr
+        assert message.startswith("harness: --out") and "did not write" in message, message
     assert _digest(tmp_path) == before
 
 
-def test_force_removes_only_what_a_run_wrote(tmp_path: Path) -> None:
-    matrix = write_matrix(tmp_path / "m.yaml", SMALL)
-    out = tmp_path / "run"
-    assert run_cli("run", str(matrix), "--out", str(out), "-n", "0", env=_env(tmp_path)).returncode == 0
-    (out / "my-notes.txt").write_text("kept\n")
-    stale = out / "artifacts" / "stale" / "kernel.ptx"
-    stale.parent.mkdir(parents=True)
-    stale.write_text("from an earlier run\n")
-    assert run_cli("run", str(matrix), "--out", str(out), "-n", "0", "--force", env=_env(tmp_path)).returncode == 0
-    assert (out / "my-notes.txt").read_text() == "kept\n"
-    assert not stale.exists()
-    assert json.loads((out / "results.json").read_text())["records"]
-
-
-@pytest.mark.parametrize("name", ["report.md", "report.html", "records.jsonl", "results.json",
-                                  "artifacts"])
-def test_a_link_planted_in_a_run_directory_is_never_written_through(tmp_path: Path, name: str) -> None:
+def test_links_planted_in_a_run_directory_are_never_written_through_and_force_removes_only_run_files(
+        tmp_path: Path) -> None:
     matrix = write_matrix(tmp_path / "m.yaml", SMALL)
     out = tmp_path / "run"
     assert run_cli("run", str(matrix), "--out", str(out), "-n", "0", env=_env(tmp_path)).returncode == 0
     victim = tmp_path / "victim"
     victim.mkdir()
-    (victim / "precious").write_text("do not touch\n")
-    planted = out / name
-    if planted.is_dir():
-        import shutil
-
-        shutil.rmtree(planted)
-    else:
-        planted.unlink()
-    planted.symlink_to(victim if name == "artifacts" else victim / "precious")
+    for name in ("md", "html", "jsonl", "json", "lock"):
+        (victim / name).write_text(f"precious {name}\n")
+    (victim / "dir").mkdir()
     before = _digest(victim)
-    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0", "--force", env=_env(tmp_path))
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+
+    def plant(name: str, target: Path) -> None:
+        path = out / name
+        if path.is_dir() and not path.is_symlink():
+            import shutil
+
+            shutil.rmtree(path)
+        elif path.exists() or path.is_symlink():
+            path.unlink()
+        path.symlink_to(target)
+
+    # a resume rewrites the records, results and both reports: each link is replaced, none followed
+    for name, target in (("report.md", "md"), ("report.html", "html"), ("records.jsonl", "jsonl")):
+        plant(name, victim / target)
+    resumed = run_cli("run", str(matrix), "--resume", str(out), "-n", "0", env=_env(tmp_path))
+    assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr[-2000:]
     assert _digest(victim) == before
-    assert not (out / name).is_symlink()
-
-
-def test_a_lock_file_that_is_a_link_is_refused(tmp_path: Path) -> None:
-    matrix = write_matrix(tmp_path / "m.yaml", SMALL)
-    out = tmp_path / "run"
-    assert run_cli("run", str(matrix), "--out", str(out), "-n", "0", env=_env(tmp_path)).returncode == 0
-    victim = tmp_path / "precious"
-    victim.write_text("do not touch\n")
+    assert not any((out / n).is_symlink() for n in ("report.md", "report.html", "records.jsonl"))
+    # --force: links where results and artifacts were are removed (not followed), a user's own file is kept
+    plant("results.json", victim / "json")
+    plant("artifacts", victim / "dir")
+    (out / "my-notes.txt").write_text("kept\n")
+    forced = run_cli("run", str(matrix), "--out", str(out), "-n", "0", "--force", env=_env(tmp_path))
+    assert forced.returncode == 0, forced.stdout[-2000:] + forced.stderr[-2000:]
+    assert _digest(victim) == before
+    assert (out / "my-notes.txt").read_text() == "kept\n"
+    assert json.loads((out / "results.json").read_text())["records"] and not (out / "artifacts").is_symlink()
+    stale = out / "artifacts" / "stale" / "kernel.ptx"  # an earlier run's artifact: --force removes it
+    stale.parent.mkdir(parents=True)
+    stale.write_text("from an earlier run\n")
+    # a lock file that is a link is refused outright
+    plant(".harness.lock", victim / "lock")
+    locked = run_cli("run", str(matrix), "--out", str(out), "-n", "0", "--force", env=_env(tmp_path))
+    assert locked.returncode == 2 and "cannot use the lock file" in locked.stdout + locked.stderr
+    assert "Traceback" not in locked.stdout + locked.stderr
+    assert _digest(victim) == before
     (out / ".harness.lock").unlink()
-    (out / ".harness.lock").symlink_to(victim)
-    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0", "--force", env=_env(tmp_path))
-    assert proc.returncode == 2 and "cannot use the lock file" in proc.stdout + proc.stderr
-    assert "Traceback" not in proc.stdout + proc.stderr
-    assert victim.read_text() == "do not touch\n"
+    assert run_cli("run", str(matrix), "--out", str(out), "-n", "0", "--force", env=_env(tmp_path)).returncode == 0
+    assert not stale.exists() and (out / "my-notes.txt").is_file()
 
 
 def test_a_relative_out_holds_when_a_kernel_module_changes_directory_at_import(tmp_path: Path) -> None:

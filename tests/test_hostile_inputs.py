@@ -15,20 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import DATA, run_cli
+from helpers import DATA, run_cli, small_matrix
 
 from harness import cli
 
-BASE = """\
-name: hostile
-targets: [h100, mi300x]
-kernels:
-  vector_add:
-    dtypes: [fp32]
-    shapes: [{N: 4096}]
-    configs: [{BLOCK: 1024, num_warps: 4}]
-    interpret: false
-"""
+BASE = small_matrix("hostile")
 BIG = "9" * 5000  # past Python's 4300-digit limit for int(str)
 CALLBACKS = DATA / "bad_callbacks.py"
 
@@ -108,7 +99,7 @@ def test_matrices_bad_in_every_new_way_are_each_one_line_and_exit_2(tmp_path: Pa
         files[path] = fragment
     files.update({path: fragment for path, fragment in _special_files(tmp_path).values()})
     proc = run_cli("validate", *map(str, files), env={"HARNESS_IMPORT_TIMEOUT_S": "120",
-                                                       "HARNESS_CALLBACK_TIMEOUT_S": "10"}, timeout=900)
+                                                       "HARNESS_CALLBACK_TIMEOUT_S": "5"}, timeout=900)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stdout + proc.stderr, (proc.stdout + proc.stderr)[-3000:]
     lines = proc.stdout.splitlines()
@@ -241,15 +232,22 @@ def test_command_line_values_and_paths_out_of_bounds(places: dict[str, str], cap
         assert fragment.format(**places) in _first_line(err), (name, _first_line(err))
 
 
-def test_run_refuses_each_bad_argument_before_any_case_runs(places: dict[str, str]) -> None:
+def test_run_refuses_each_bad_argument_before_any_case_runs(places: dict[str, str], capsys: pytest.CaptureFixture[str],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    import pytest as pytest_module
+
+    def no_run(*args: object, **kwargs: object) -> int:
+        raise AssertionError("a case was about to run: the bad argument was not refused")
+
+    monkeypatch.setattr(pytest_module, "main", no_run)  # every refusal comes before pytest starts
     for name, (argv, fragment) in RUN.items():
         args = _fill(argv, places)
         matrix = [] if args and args[0] == places["fifo"] else [places["matrix"]]
-        proc = run_cli("run", *matrix, *args, "--static-only", timeout=300)
-        assert proc.returncode == 2, (name, proc.stdout[-800:], proc.stderr[-800:])
-        assert "Traceback" not in proc.stdout + proc.stderr, name
-        first = _first_line(proc.stderr)
-        assert fragment in first, (name, first)
+        got = cli.main(["run", *matrix, *args, "--static-only"])
+        out, err = capsys.readouterr()
+        assert got == 2, (name, got, out[-800:], err[-800:])
+        assert "Traceback" not in out + err, name
+        assert fragment in _first_line(err), (name, _first_line(err))
 
 
 # ---- damaged results: (where, the value put there, what the error names)

@@ -93,9 +93,9 @@ def _autotune_pruned(spec: Any, shape: Any, dtype: str, configs: tuple[ConfigEnt
     records say whether it did: :func:`harness.compile.autotune_facts`)."""
     if spec.decorations is None or "early_config_prune" not in spec.decorations.prune:
         return configs
-    from harness.decorated import prune, stand_in_nargs
+    from harness.decorated import prune
 
-    kept, _ = prune(spec.decorated, [c.as_dict() for c in configs], stand_in_nargs(spec, dict(shape), dtype))
+    kept, _ = prune(spec.decorated, [c.as_dict() for c in configs], spec.stand_in_nargs(dict(shape), dtype))
     keys = {repr(sorted(c.items())) for c in kept}
     return tuple(c for c in configs if repr(sorted(c.as_dict().items())) in keys)
 

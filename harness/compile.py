@@ -163,12 +163,12 @@ def autotune_facts(spec: Any, values: dict[str, Any], shape: dict[str, Any], dty
 
 def _prune_note(spec: Any, shape: dict[str, Any], dtype: str) -> str:
     """Whether the autotuner's pruning ran here (and kept how many of the list), or why not."""
-    from harness.decorated import prune, stand_in_nargs
+    from harness.decorated import prune
 
     d = spec.decorations
     if "early_config_prune" not in d.prune:
         return f"{d.prune}: needs timings, not applied without a GPU"
-    _, note = prune(spec.decorated, list(d.autotune_configs), stand_in_nargs(spec, shape, dtype))
+    _, note = prune(spec.decorated, list(d.autotune_configs), spec.stand_in_nargs(shape, dtype))
     return note
 
 

@@ -117,15 +117,6 @@ def heuristic_values(decorations: Decorations | None, args: Mapping[str, Any]) -
     return out
 
 
-def stand_in_nargs(spec: Any, shape: Mapping[str, Any], dtype: str) -> dict[str, Any]:
-    """What an ``early_config_prune`` rule reads as ``nargs`` on a CPU: each scalar's value, each constexpr the
-    spec fixes, and None for a tensor (a rule that needs one cannot run here, and says so)."""
-    from harness.spec import Scalar
-
-    runtime, fixed = spec.args_for(dict(shape), dtype)
-    return {**{k: (v.value if isinstance(v, Scalar) else None) for k, v in runtime.items()}, **dict(fixed)}
-
-
 def prune(fn: Any, configs: list[dict[str, Any]], nargs: Mapping[str, Any]) -> tuple[list[dict[str, Any]], str]:
     """The autotuner's own ``early_config_prune`` applied to ``configs`` (harness dicts) where it runs on these
     stand-in arguments; (configs, note) — the note says it was applied, or why not."""

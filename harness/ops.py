@@ -57,7 +57,7 @@ def is_op(ref: str) -> bool:
 
 
 def _attr(ref: str) -> Callable[..., Any]:
-    from harness.loader import import_attr
+    from harness.importing import import_attr
 
     return import_attr(ref)
 

@@ -29,11 +29,11 @@ from harness.naming import config_id
 from harness.records import (
     Record,
     ResultsFileError,
-    ResultsWriter,
     load_results,
     mark_duplicates,
     run_info,
 )
+from harness.results_writer import ResultsWriter
 from harness.reports import tables
 from harness.targets import catalogue
 

@@ -19,7 +19,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -238,51 +237,6 @@ def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], list[int]]:
     return good, torn
 
 
-class ResultsWriter:
-    """Writes records as they arrive; lives in the pytest controller process only.
-
-    ``previous``: the records of an interrupted run being resumed. They are kept,
-    and ``records.jsonl`` is first rewritten (atomically) without any torn line,
-    so an appended record never joins a fragment.
-    """
-
-    def __init__(self, out_dir: Path, run: dict[str, Any], previous: list[Record] | None = None) -> None:
-        self.out_dir = out_dir
-        self.run = run
-        self.records: list[Record] = list(previous or [])
-        out_dir.mkdir(parents=True, exist_ok=True)
-        self._last_write = 0.0
-        jsonl = out_dir / "records.jsonl"
-        if previous is not None:
-            safe_files.write_atomic(jsonl, "".join(json.dumps(r.to_dict()) + "\n" for r in self.records))
-        self._jsonl = safe_files.open_nofollow(jsonl, "a" if previous is not None else "w")
-        self._write()
-
-    def add(self, record: Record) -> None:
-        self.add_many([record])
-
-    def add_many(self, records: list[Record]) -> None:
-        """One case's records, appended to the JSONL in a single write (a kill leaves all or a torn tail)."""
-        self.records.extend(records)
-        self._jsonl.write("".join(json.dumps(r.to_dict()) + "\n" for r in records))
-        self._jsonl.flush()
-        if time.monotonic() - self._last_write >= 1.0:
-            self._write()
-
-    def _write(self) -> None:
-        from harness.verdicts import judge, to_json
-
-        doc = {"schema_version": SCHEMA_VERSION, "run": self.run, **to_json(judge(self.records)),
-               "records": [r.to_dict() for r in self.records]}
-        safe_files.write_atomic(self.out_dir / "results.json", json.dumps(doc, indent=1))
-        self._last_write = time.monotonic()
-
-    def finish(self) -> None:
-        self.run["end"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        self._write()
-        self._jsonl.close()
-
-
 class ResultsFileError(Exception):
     pass
 
@@ -341,7 +295,7 @@ def load_results(path: Path) -> tuple[dict[str, Any], list[Record]]:
         if not isinstance(raw, list) or not all(isinstance(r, dict) for r in raw):
             raise TypeError("records must be a list of objects")
         for i, r in enumerate(raw):
-            problem = record_problem(r)
+            problem = record_problem(r, Record)
             if problem:
                 raise ResultsFileError(f"{file}: record {i} ({str(r.get('kernel'))[:40]} {str(r.get('target'))[:20]} "
                                        f"{str(r.get('config_id'))[:60]}): {problem}")

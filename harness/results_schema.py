@@ -3,8 +3,9 @@
 A damaged or hand-edited ``results.json`` (``"run": []``, an ``error`` that is a number, ``baselines``
 a list, ``status: "weird"``, ``fits: "yes"``) is refused naming the field, whatever its type, instead
 of failing somewhere inside a renderer. The record's own fields are checked against the
-:class:`~harness.records.Record` annotations, so a field added there is checked here without a second
-list to keep; the nested ``runtime`` and ``run`` objects the reports read are spelled out below.
+annotations of the record class the caller passes (:class:`~harness.records.Record`), so a field added there
+is checked here without a second list to keep, and this module imports nothing of the harness; the nested
+``runtime`` and ``run`` objects the reports read are spelled out below.
 """
 from __future__ import annotations
 
@@ -64,10 +65,8 @@ def _fields_problem(data: dict[str, Any], types: dict[str, tuple[type, ...]], wh
     return ""
 
 
-def _record_types() -> dict[str, tuple[type, ...]]:
-    from harness.records import Record
-
-    return {f.name: _allowed(str(f.type)) for f in dataclasses.fields(Record)}
+def _record_types(record_class: type) -> dict[str, tuple[type, ...]]:
+    return {f.name: _allowed(str(f.type)) for f in dataclasses.fields(record_class)}
 
 
 def _runtime_problem(runtime: dict[str, Any]) -> str:
@@ -91,9 +90,9 @@ def _runtime_problem(runtime: dict[str, Any]) -> str:
     return ""
 
 
-def record_problem(data: dict[str, Any]) -> str:
-    """Why a stored record cannot be read as one ('' when it can)."""
-    types = _record_types()
+def record_problem(data: dict[str, Any], record_class: type) -> str:
+    """Why a stored record cannot be read as an instance of ``record_class`` ('' when it can)."""
+    types = _record_types(record_class)
     for name in ("kernel", "dtype", "target", "arch", "vendor", "triton", "config_id", "origin", "mode", "status"):
         if not isinstance(data.get(name), str):
             return f"field {name!r} must be a string, got {_type_name(data.get(name))}"

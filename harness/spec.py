@@ -280,6 +280,12 @@ class KernelSpec:
         return (_with_context(self.runtime_args, shape, dtype, target, config),
                 _with_context(self.fixed_constexprs, shape, dtype, target, config))
 
+    def stand_in_nargs(self, shape: Shape, dtype: str) -> dict[str, Any]:
+        """What an ``early_config_prune`` rule reads as ``nargs`` on a CPU: each scalar's value, each constexpr the
+        spec fixes, and None for a tensor (a rule that needs one cannot run here, and says so)."""
+        runtime, fixed = self.args_for(dict(shape), dtype)
+        return {**{k: (v.value if isinstance(v, Scalar) else None) for k, v in runtime.items()}, **dict(fixed)}
+
     def split_config(self, config: Config) -> tuple[dict[str, Any], dict[str, Any]]:
         """Split a config into (constexpr meta-parameters, compile options)."""
         meta = {k: v for k, v in config.items() if k in self.tunables}

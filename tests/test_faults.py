@@ -17,7 +17,8 @@ from harness.reports import tables
 from harness.cases import expand
 from harness.matrix import parse
 from harness.naming import config_id
-from harness.records import Record, ResultsWriter
+from harness.records import Record
+from harness.results_writer import ResultsWriter
 from harness.tritoncompat import installed_triton_version
 
 # vector_add at several sizes on two targets: 24 cases of 5 configs, enough to interrupt half-way

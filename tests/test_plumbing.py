@@ -8,7 +8,8 @@ import pytest
 
 from harness.reports import tables
 from harness.naming import config_id, contained_path, safe_component, shape_id
-from harness.records import Record, ResultsWriter, load_results
+from harness.records import Record, load_results
+from harness.results_writer import ResultsWriter
 from harness.resources import amd_occupancy, nvidia_occupancy, parse_cuobjdump, parse_ptxas_verbose
 from harness.targets import catalogue, get
 

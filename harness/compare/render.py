@@ -9,7 +9,7 @@ from tabulate import tabulate
 
 from harness.compare.diff import Change, Comparison
 from harness.compare.timings import JudgedTiming
-from harness.reports.tables import md, plain
+from harness.escaping import md, plain
 
 EXIT_MEANING = {0: "nothing worse", 1: "performance regression only",
                 2: "worse: new compile, correctness or limit failures, or builds missing in new",

@@ -13,8 +13,8 @@ import csv
 import io
 from typing import Any, Iterator
 
+from harness.escaping import CONTROL
 from harness.records import Record
-from harness.reports import tables
 from harness.roofline import roof_of
 
 COLUMNS = ("kernel", "dtype", "shape", "target", "environment", "triton", "config_id", "mode", "host", "metric",
@@ -79,4 +79,4 @@ def _inert(cell: Any) -> Any:
         return cell
     if cell[:1] in ("=", "+", "-", "@", "\t", "\r"):
         cell = "'" + cell
-    return tables.CONTROL.sub("", cell)
+    return CONTROL.sub("", cell)

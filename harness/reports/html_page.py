@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 from harness import history, verdicts
 from harness.compare.render import EXIT_MEANING
+from harness.escaping import CONTROL
 from harness.records import Record
 from harness.reports import figures, stability, svg, tables, vendor_eval, versions
 from harness.timing import STABLE_IQR
@@ -35,7 +36,7 @@ CLASS = {"fits": "fits", "at risk": "at-risk", "exceeds": "exceeds", "failed": "
 
 def _e(value: Any) -> str:
     """Escaped for HTML, control characters dropped (a page's text copied to a terminal stays inert)."""
-    return html.escape(tables.CONTROL.sub("", str(value)), quote=True)
+    return html.escape(CONTROL.sub("", str(value)), quote=True)
 
 
 def _runs(runs: list[dict[str, Any]]) -> list[str]:

@@ -8,7 +8,6 @@ GPUs and not the other's.
 from __future__ import annotations
 
 import json
-import re
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
@@ -16,6 +15,7 @@ from typing import Any, Callable, Iterable
 from tabulate import tabulate
 
 from harness import portability, verdicts
+from harness.escaping import md, plain
 from harness.naming import config_key
 from harness.records import Record
 from harness.reports.stability import stability_text, unstable_timings
@@ -42,30 +42,6 @@ class Row:
     @property
     def asymmetric(self) -> bool:
         return self.judged.asymmetric
-
-
-#: C0 controls but tab and newline, DEL, and the C1 controls (U+009B is a one-character CSI on many terminals)
-CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def no_controls(text: str) -> str:
-    """The text with every control character dropped (a newline made a space): spacing kept, for aligned lines."""
-    return CONTROL.sub("", text.replace("\n", " ").replace("\t", " "))
-
-
-def plain(text: Any) -> str:
-    """A string from a matrix or kernel on one terminal line: control characters dropped, whitespace collapsed."""
-    text = str(text).encode("utf-8", "replace").decode("utf-8")  # lone surrogates from YAML escapes
-    return " ".join(CONTROL.sub("", text).split())
-
-
-def md(text: Any) -> str:
-    """A string from a matrix or kernel, inert in markdown: it cannot end a table cell, open code, a tag,
-    a link or a heading, or break the line."""
-    out = plain(text).replace("\\", "\\\\")
-    for ch in "|`*[]#":
-        out = out.replace(ch, "\\" + ch)
-    return out.replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _table(body: list[list[Any]], headers: list[str], fmt: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from harness import verdicts
+from harness.escaping import CONTROL, no_controls
 from harness.records import Record
 from harness.reports import stability, tables
 from harness.roofline import roof_of
@@ -20,7 +21,7 @@ ORDER = verdicts.VERDICTS
 
 def _fit(line: str, width: int = WIDTH) -> str:
     """One terminal line, cut to ``width``; no control character of any string in it reaches the terminal."""
-    line = tables.no_controls(line)
+    line = no_controls(line)
     return line if len(line) <= width else line[:width - 1] + "…"
 
 
@@ -145,4 +146,4 @@ def final_lines(records: list[Record], wide: bool = False, runs: list[dict] | No
         out.append((False, f"harness: {expected} expected failure(s) (known_failures of the matrix), not counted"))
     out += [(False, "harness: known failure now passes: " + line) for line in tables.fixed_known_failures(records)]
     # nothing a kernel name, an error or a matrix string holds drives the terminal (lines and tables kept)
-    return [(section, tables.CONTROL.sub("", line)) for section, line in out]
+    return [(section, CONTROL.sub("", line)) for section, line in out]

@@ -1,0 +1,30 @@
+"""Text from matrices, kernels and compilers made inert for where it is shown: one terminal line, a markdown
+cell. Shared by every renderer (reports, compare), so it depends on nothing of the harness."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+
+#: C0 controls but tab and newline, DEL, and the C1 controls (U+009B is a one-character CSI on many terminals)
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def no_controls(text: str) -> str:
+    """The text with every control character dropped (a newline made a space): spacing kept, for aligned lines."""
+    return CONTROL.sub("", text.replace("\n", " ").replace("\t", " "))
+
+
+def plain(text: Any) -> str:
+    """A string from a matrix or kernel on one terminal line: control characters dropped, whitespace collapsed."""
+    text = str(text).encode("utf-8", "replace").decode("utf-8")  # lone surrogates from YAML escapes
+    return " ".join(CONTROL.sub("", text).split())
+
+
+def md(text: Any) -> str:
+    """A string from a matrix or kernel, inert in markdown: it cannot end a table cell, open code, a tag,
+    a link or a heading, or break the line."""
+    out = plain(text).replace("\\", "\\\\")
+    for ch in "|`*[]#":
+        out = out.replace(ch, "\\" + ch)
+    return out.replace("<", "&lt;").replace(">", "&gt;")

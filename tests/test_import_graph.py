@@ -1,0 +1,102 @@
+"""The harness's imports point one way: no module imports, directly or through others, a module that imports
+it back, and no package (``harness.compare``, ``harness.reports``) is in a cycle with another. Read from the
+source's syntax trees, imports inside functions included (a lazy import is still a dependency)."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+HARNESS = Path(__file__).resolve().parent.parent / "harness"
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in HARNESS.rglob("*.py"):
+        if "_bundled" in path.parts:
+            continue
+        parts = path.relative_to(HARNESS.parent).with_suffix("").parts
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+def _graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "harness":
+                for alias in node.names:
+                    full = f"{node.module}.{alias.name}"
+                    graph[name].add(full if full in modules else node.module)
+            elif isinstance(node, ast.Import):
+                graph[name].update(a.name for a in node.names if a.name in modules)
+        graph[name].discard(name)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one node (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        top = stack.pop()
+                        on_stack.discard(top)
+                        component.append(top)
+                        if top == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+            elif child not in graph:
+                continue
+            elif child not in index:
+                index[child] = low[child] = counter
+                counter += 1
+                stack.append(child)
+                on_stack.add(child)
+                work.append((child, iter(sorted(graph[child]))))
+            elif child in on_stack:
+                low[node] = min(low[node], index[child])
+    return found
+
+
+def _package(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[:2]) if len(parts) > 2 else module
+
+
+def test_no_module_is_in_an_import_cycle() -> None:
+    assert _cycles(_graph(_modules())) == []
+
+
+def test_no_package_is_in_an_import_cycle() -> None:
+    graph = _graph(_modules())
+    packages: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        packages.setdefault(_package(module), set()).update(_package(t) for t in targets)
+    for name, targets in packages.items():
+        targets.discard(name)
+    assert _cycles(packages) == []
+
+
+def test_the_check_finds_a_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

@@ -1,0 +1,46 @@
+"""What every command shares: exit codes, the one-line error, writing a requested output, reading a run."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from harness.records import ResultsFileError, load_results
+
+EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_INTERNAL, EXIT_NOTHING = 0, 1, 2, 3, 4
+_PYTEST_TO_EXIT = {0: EXIT_OK, 1: EXIT_FAILED, 2: EXIT_INTERNAL, 3: EXIT_INTERNAL, 4: EXIT_INPUT, 5: EXIT_NOTHING}
+
+
+def err(message: str) -> None:
+    print(f"harness: {message}", file=sys.stderr)
+
+
+def default_matrix() -> Path:
+    """``matrices/smoke.yaml`` of the checkout in the working directory, else of the harness's own tree."""
+    from harness.loader import REPO_MATRICES
+
+    here = Path.cwd() / "matrices" / "smoke.yaml"
+    return here if here.is_file() else REPO_MATRICES / "smoke.yaml"
+
+
+def write_output(path: Path, text: str, option: str) -> bool:
+    """Write a report file the user asked for (its folder made); False after a one-line error."""
+    from harness.safe_files import write_atomic
+
+    try:
+        if path.is_dir():
+            raise IsADirectoryError(21, "is a directory")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, text)
+    except OSError as exc:
+        err(f"{option} {path}: cannot write it: {exc.strerror or exc}")
+        return False
+    return True
+
+
+def load_run(d: str) -> tuple[dict, list] | None:
+    """A run directory's (or results.json's) run info and records; None after a one-line error."""
+    try:
+        return load_results(Path(d))
+    except ResultsFileError as exc:
+        err(str(exc))
+        return None

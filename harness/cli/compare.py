@@ -1,0 +1,56 @@
+"""``harness compare``: the regression gate between two stored runs."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from harness.cli.common import err, write_output
+from harness.records import ResultsFileError, load_results
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from harness.compare import CompareInputError, compare_runs, render
+
+    try:
+        import scipy.stats  # noqa: F401 - the timing family is judged with it
+    except ImportError:
+        err("harness compare needs scipy (a dependency of the harness: pip install 'scipy>=1.11')")
+        return 3
+    try:
+        base_run, base = load_results(Path(args.base))
+        new_run, new = load_results(Path(args.new))
+    except ResultsFileError as exc:
+        err(str(exc))
+        return 3
+    for warning in (base_run.get("read_warnings") or []) + (new_run.get("read_warnings") or []):
+        err(f"warning: {warning}")
+    try:
+        thresholds = {k: float(v) for k, v in (new_run.get("compare_thresholds") or {}).items()
+                      if isinstance(v, (int, float))}
+        noise = None
+        if args.history:
+            from harness import history
+
+            try:
+                noise = history.noise_reader(Path(args.history))
+            except history.HistoryError as exc:
+                err(str(exc))
+                return 3
+        cmp = compare_runs(base, new, threshold=args.threshold, alpha=args.alpha, min_us=args.min_us,
+                           normalise=not args.raw, thresholds=thresholds,
+                           compile_threshold=args.compile_threshold, base_run=base_run, new_run=new_run,
+                           allow_incomplete=args.allow_incomplete, fdr=args.fdr, history=noise,
+                           noise_floor=args.noise_floor)
+    except CompareInputError as exc:
+        for line in str(exc).splitlines():
+            err(line)
+        return 3
+    print(render.summary(cmp))
+    if args.markdown and not write_output(Path(args.markdown), render.markdown(cmp), "--markdown"):
+        return 3
+    if args.json:
+        import json
+
+        if not write_output(Path(args.json), json.dumps(render.to_json(cmp), indent=1), "--json"):
+            return 3
+    return cmp.exit_code

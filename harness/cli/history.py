@@ -1,0 +1,32 @@
+"""``harness history``: store nights of results, show trends and step changes."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from harness.cli.common import EXIT_INPUT, EXIT_OK, err, load_run
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from harness import history
+
+    db = Path(args.db)
+    try:
+        if args.action == "add":
+            for d in args.dirs:
+                found = load_run(d)
+                if found is None:
+                    return EXIT_INPUT
+                print(f"harness: {history.add(db, *found)} figure(s) of {d} stored in {db}")
+            return EXIT_OK
+        found = history.trends(db, args.k or "", args.threshold, args.hold)
+    except history.HistoryError as exc:
+        err(str(exc))
+        return EXIT_INPUT
+    for t in found:
+        if t.step is not None or not args.steps_only:
+            print(t.line())
+    steps = [t for t in found if t.step is not None]
+    print(f"harness: {len(found)} series, {len(steps)} step change(s) (a shift beyond {100 * args.threshold:g}% "
+          f"held for the last {args.hold} nights)")
+    return EXIT_OK

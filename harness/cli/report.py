@@ -1,0 +1,70 @@
+"""``harness report``: render one or several stored runs (terminal, report.md, report.html, vendor-eval, CSV)."""
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from harness.cli.common import EXIT_INPUT, EXIT_OK, err, load_run, write_output
+from harness.reports import tables
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    loaded = []
+    for d in args.dirs:
+        found = load_run(d)
+        if found is None:
+            return EXIT_INPUT
+        run, records = found
+        for warning in run.get("read_warnings") or []:
+            err(f"warning: {warning}")
+        loaded.append((str(d), run, records))
+    first = Path(args.dirs[0])  # a run directory, or its results.json named directly
+    out = Path(args.out) if args.out else ((first if first.is_dir() else first.parent) / "report.md"
+                                           if len(args.dirs) == 1 else None)
+    if out:  # each run's directory as the page links it: relative to where the report goes
+        loaded = [(label, {**run, "dir": os.path.relpath(Path(label if Path(label).is_dir() else Path(label).parent),
+                                                         out.parent)}, records) for label, run, records in loaded]
+    runs, records, conflicts = tables.merge_runs(loaded)
+    if conflicts:
+        for line in conflicts:
+            err(f"cannot merge: {line}")
+        err("merge runs of one matrix content, or report them separately")
+        return EXIT_INPUT
+    text = tables.markdown_report(runs, records)
+    trends = None
+    db = Path(args.history) if args.history else None
+    if db is not None:
+        from harness import history
+
+        try:
+            trends = history.trends(db)
+        except history.HistoryError as exc:
+            err(f"warning: {exc}; the report has no trends")
+    if out:
+        from harness.reports.html_page import html_report
+
+        if not write_output(out, text, "--out") \
+                or not write_output(out.with_suffix(".html"), html_report(runs, records, trends), "--out"):
+            return EXIT_INPUT
+    if args.vendor_eval:
+        from harness.reports import vendor_eval
+
+        evaluation = vendor_eval.markdown(vendor_eval.evaluate(records))
+        if out:
+            if not write_output(out.parent / "vendor-eval.md", evaluation, "--vendor-eval"):
+                return EXIT_INPUT
+        else:
+            print(evaluation)
+    if args.csv:
+        from harness.reports import csv_export
+
+        if not write_output(Path(args.csv), csv_export.to_csv(records), "--csv"):
+            return EXIT_INPUT
+    from harness.reports import terminal
+
+    for _, line in terminal.final_lines(records, args.wide, runs):  # the run's own summary; --wide: the full tables
+        print(line)
+    if out:
+        print(f"\nharness: report written to {out}")
+    return EXIT_OK

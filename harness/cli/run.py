@@ -1,0 +1,108 @@
+"""``harness run``: check the matrix and the arguments, then run the cases through pytest and the plugin."""
+from __future__ import annotations
+
+import argparse
+import sys
+from importlib import metadata
+from pathlib import Path
+
+from harness import rundir, tritoncompat
+from harness.cli.common import (
+    _PYTEST_TO_EXIT,
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    default_matrix,
+    err,
+)
+from harness.matrix import MatrixError, parse
+from harness.records import ResultsFileError, load_results
+from harness.targets import catalogue
+
+
+def _plugin_autoloaded() -> bool:
+    return any(ep.value.startswith("harness.plugin") for ep in metadata.entry_points(group="pytest11"))
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    # every path is made absolute before the matrix is read: a kernel module may chdir when it is imported
+    matrix_path = Path(args.matrix) if args.matrix else default_matrix()
+    matrix_abs = matrix_path.absolute()
+    for name in ("out", "resume", "winners_from"):
+        if getattr(args, name):
+            setattr(args, name, str(Path(getattr(args, name)).absolute()))
+    out = Path(args.resume or args.out) if (args.resume or args.out) else rundir.default_name().absolute()
+    try:
+        matrix = parse(matrix_path)
+    except MatrixError as exc:
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        return EXIT_INPUT
+    if args.targets is not None:
+        named = [t.strip() for t in args.targets.split(",")]
+        unknown = [t for t in named if t not in catalogue()]
+        if unknown:
+            err(f"--targets: unknown target(s) {', '.join(repr(t) for t in unknown)} (known: "
+                 f"{', '.join(catalogue())})")
+            return EXIT_INPUT
+        if len(set(named)) != len(named):
+            err(f"--targets: a target is named twice in {args.targets!r}")
+            return EXIT_INPUT
+    if args.device_as:
+        unknown = [t for t in args.device_as.split(",") if t.strip() not in catalogue()]
+        if unknown:
+            err(f"--device-as: unknown target(s) {', '.join(unknown)} (known: {', '.join(catalogue())})")
+            return EXIT_INPUT
+    if args.resume and args.out and Path(args.resume) != Path(args.out):
+        err("--resume DIR and --out name different directories: --resume alone says where")
+        return EXIT_INPUT
+    if args.resume and args.force:
+        err("--resume keeps a run's records and --force replaces them: choose one")
+        return EXIT_INPUT
+    try:
+        rundir.check_usable(out)
+    except rundir.RunDirError as exc:
+        err(str(exc))
+        return EXIT_INPUT
+    import pytest
+
+    argv = [str(matrix_abs), "--harness-out", str(out), "-p", "no:cacheprovider", "-q", "-rfEs",
+            "-W", "ignore::pytest.PytestAssertRewriteWarning"]
+    if not _plugin_autoloaded():
+        argv += ["-p", "harness.plugin"]
+    if args.targets:
+        argv += ["--harness-targets", args.targets]
+    argv += ["--harness-resume"] if args.resume else []
+    argv += ["--harness-force"] if args.force else []
+    if args.k:
+        argv += ["-k", args.k]
+    if args.device_as:
+        argv += ["--harness-device-as", args.device_as]
+    if args.wide:
+        argv += ["--harness-wide"]
+    argv += [flag for on, flag in ((args.static_only, "--harness-static-only"), (args.retune, "--harness-retune"))
+             if on]
+    if args.winners_from:
+        try:
+            load_results(Path(args.winners_from))
+        except ResultsFileError as exc:
+            print(f"harness: --winners-from: {exc}", file=sys.stderr)
+            return EXIT_INPUT
+        argv += ["--harness-winners-from", str(Path(args.winners_from).resolve())]
+    if args.n and args.n != "0":
+        argv += ["-n", args.n]
+    argv += args.pytest_args
+    print(f"harness: matrix {matrix.name} ({matrix_path}), triton {tritoncompat.installed_triton_version()}, "
+          f"out {out}", flush=True)
+    targets = [t.strip() for t in args.targets.split(",")] if args.targets else list(matrix.targets)
+    if any(catalogue()[t].vendor == "amd" for t in targets if t in catalogue()):
+        from harness import hiplinker
+        from harness.compile import cache_dir
+
+        _, note = hiplinker.provide(tritoncompat.installed_triton_version(), cache_dir() / "tools")
+        if note:
+            print(f"harness: {note}", flush=True)
+    code = int(pytest.main(argv))  # SIGTERM, a scheduler's stop, ends it like Ctrl-C (harness.interrupts)
+    if code == 5 and args.resume:
+        return EXIT_OK  # nothing was left to run: the resumed run is complete
+    return _PYTEST_TO_EXIT.get(code, EXIT_INTERNAL)

@@ -140,7 +140,7 @@ def gpu_sustained(job: dict[str, Any]) -> dict[str, Any]:
 
 def _known_kernels(job: dict[str, Any], baseline: str, call: Any) -> list[str]:
     """The baseline's device kernels, profiled once per (kernel, baseline, dtype, shape, torch, device) and kept in
-    the harness cache: starting torch's profiler costs 3.5–6 s per case on the H200 (run AL), and which library
+    the harness cache: starting torch's profiler costs 3.5–6 s per case on the H200 (docs/performance.md), and which library
     kernel cuBLAS or cuDNN picks for a shape changes only with torch or the device."""
     import hashlib
     import json

@@ -8,7 +8,7 @@ divided by ``L``; ``L`` is chosen so a batch lasts about ``BATCH_MS``.
 
 After about ``HEAT_MS`` of all the batches back to back (the clocks and power then sit where a
 steady stream of work holds them: on the H200 a 4096³ GEMM runs 8–14% slower there than in a
-short burst, docs/performance.md run AL), the items are timed in ``ROUNDS`` rounds with no
+short burst, docs/performance.md), the items are timed in ``ROUNDS`` rounds with no
 synchronisation between them, the order rotated each round, one discarded batch before each
 item's samples in a round. Their per-round medians give a ratio with its own
 spread: the winner and the baseline share every round's clocks and temperature, so their ratio

@@ -5,7 +5,7 @@ by a short spin before it, so each sample sees a cold cache and no host gap — 
 when it runs alone after unrelated work. ``sustained``: launches back to back over rotated inputs
 larger than the last-level cache, captured in one CUDA/HIP graph of many launches where the kernel
 allows it — what it costs inside a model's steady stream of work, and the figure rates are taken
-from. On the H200 the two differ by 4–12% for large GEMMs (docs/performance.md, run AJ).
+from. On the H200 the two differ by 4–12% for large GEMMs (docs/performance.md).
 
 Clean samples: every CUDA event is created (recorded once) before sampling — torch creates an
 event lazily on its first ``record()``, which used to land in sample 0 — and the first

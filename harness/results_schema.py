@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from functools import lru_cache
 from typing import Any
 
 NUMBER = (int, float)
@@ -65,6 +66,7 @@ def _fields_problem(data: dict[str, Any], types: dict[str, tuple[type, ...]], wh
     return ""
 
 
+@lru_cache(maxsize=4)
 def _record_types(record_class: type) -> dict[str, tuple[type, ...]]:
     return {f.name: _allowed(str(f.type)) for f in dataclasses.fields(record_class)}
 

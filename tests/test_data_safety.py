@@ -172,7 +172,10 @@ def test_a_full_disk_stops_the_run_in_one_line_and_resume_finishes_it(tmp_path: 
     with EFBIG, as one on a full disk fails with ENOSPC, on any machine and without root)."""
     import resource
 
-    matrix = write_matrix(tmp_path / "m.yaml", LONG)
+    # eight cases of five builds: results.json passes the limit after a few of them
+    matrix = write_matrix(tmp_path / "m.yaml", LONG.replace(
+        "[{N: 4096}, {N: 8192}, {N: 12288}, {N: 16384}, {N: 20480}, {N: 24576}]", "[{N: 4096}, {N: 8192}]").replace(
+        "kernels:", "environments:\n  mi300x: [{name: default, env: {}}]\nkernels:"))
     out = tmp_path / "run"
     env = dict(os.environ, PYTHONPATH=str(REPO), HARNESS_COMPILE_WORKERS="1", **_env(tmp_path))
     env.pop("TRITON_INTERPRET", None)

@@ -99,7 +99,7 @@ def test_matrices_bad_in_every_new_way_are_each_one_line_and_exit_2(tmp_path: Pa
         files[path] = fragment
     files.update({path: fragment for path, fragment in _special_files(tmp_path).values()})
     proc = run_cli("validate", *map(str, files), env={"HARNESS_IMPORT_TIMEOUT_S": "120",
-                                                       "HARNESS_CALLBACK_TIMEOUT_S": "5"}, timeout=900)
+                                                       "HARNESS_CALLBACK_TIMEOUT_S": "3"}, timeout=900)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stdout + proc.stderr, (proc.stdout + proc.stderr)[-3000:]
     lines = proc.stdout.splitlines()

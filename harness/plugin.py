@@ -459,7 +459,7 @@ class CaseItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, CaseFailed):
-            from harness.reports.tables import CONTROL
+            from harness.escaping import CONTROL
 
             return CONTROL.sub("", str(excinfo.value))  # a compiler's or kernel's text must not drive the terminal
         return super().repr_failure(excinfo)  # type: ignore[return-value]

@@ -100,3 +100,19 @@ def test_no_package_is_in_an_import_cycle() -> None:
 
 def test_the_check_finds_a_cycle() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_every_name_imported_from_the_harness_exists() -> None:
+    """A lazy ``from harness.x import name`` inside a function fails only when that line runs (a linter cannot
+    see a name that moved): every such import, at any depth, names something its module defines."""
+    import importlib
+
+    modules = _modules()
+    missing = []
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "harness":
+                target = importlib.import_module(node.module)
+                missing += [f"{path.name}:{node.lineno}: {node.module}.{a.name}" for a in node.names
+                            if not hasattr(target, a.name) and f"{node.module}.{a.name}" not in modules]
+    assert missing == []

@@ -89,7 +89,7 @@ def claim(out: Path) -> None:
 
 def clear_run_files(out: Path) -> None:
     """``--force``: remove what an earlier run wrote (its records, results, reports, artifacts); nothing else."""
-    for name in RUN_FILES[1:]:
+    for name in (n for n in RUN_FILES if n != LOCK_NAME):  # the lock is held by this very run
         path = out / name
         if path.is_symlink() or path.is_file():
             path.unlink()

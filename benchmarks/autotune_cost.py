@@ -29,7 +29,7 @@ AUTOTUNE_CHILD = r"""
 import json, sys, time
 import torch, triton
 sys.path.insert(0, sys.argv[1])
-from harness import loader
+from harness.matrix import loader
 spec = loader.load(loader.resolve("matmul", None))
 configs = []
 for cfg in list(spec.nvidia_configs) + list(spec.amd_configs):
@@ -71,7 +71,7 @@ def main() -> int:
         return 1
     auto = json.loads(child.stdout.strip().splitlines()[-1])
 
-    from harness.device import local_gpus
+    from harness.device.detection import local_gpus
 
     arch = local_gpus()[0]["arch"]
     target = {"sm_90": "h200", "sm_80": "a100", "sm_100": "b200", "gfx942": "mi300x", "gfx90a": "mi250x",

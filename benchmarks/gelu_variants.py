@@ -20,7 +20,7 @@ import torch
 import triton
 import triton.language as tl
 
-from harness.timing import Flusher, bench, measure_copy_tbps
+from harness.device.timing import Flusher, bench, measure_copy_tbps
 from kernels.fused_activation import HI, LO, SCALE, normal_cdf
 
 VARIANTS = {"libdevice_erf": 0, "fitted_phi": 1, "fitted_phi_streaming": 3, "no_gelu": 2}

@@ -3,7 +3,7 @@
 Usage (on the GPU host, after a run): ``python3 benchmarks/sustained_vs_do_bench.py RUN_DIR [kernel ...]``.
 For every tuned case of the named kernels (default: matmul, matmul_tma, flash_attention, softmax) the winner
 config, and the case's first baseline (``torch.matmul`` for the GEMMs), are timed on the same inputs four ways:
-``sustained`` and ``isolated`` as the harness times them (:mod:`harness.sustained`, :func:`harness.timing.bench`),
+``sustained`` and ``isolated`` as the harness times them (:mod:`harness.device.sustained`, :func:`harness.device.timing.bench`),
 ``triton.testing.do_bench`` and ``do_bench_cudagraph`` (median). The whole set is taken twice (the second time
 in reverse order) and the medians of the two passes are printed as a markdown table, with sustained's difference from each of Triton's figures.
 """
@@ -16,10 +16,11 @@ from pathlib import Path
 import torch
 import triton.testing
 
-from harness import gpu_run, loader
-from harness.records import load_results
-from harness.sustained import Item, interleaved
-from harness.timing import bench
+from harness.device import operations
+from harness.matrix import loader
+from harness.results.store import load_results
+from harness.device.sustained import Item, interleaved
+from harness.device.timing import bench
 
 KERNELS = ("matmul", "matmul_tma", "flash_attention", "softmax")
 
@@ -30,7 +31,7 @@ def _four_ways(name: str, make_call, n_buffers: int, backwards: bool) -> dict[st
     call = make_call(0)
     ways = {
         "sustained": lambda: interleaved([Item(name, make_call, n_buffers)])[name].median_us,
-        "isolated": lambda: bench(make_call, n_buffers, gpu_run._flusher(), settle_ms=50.0).median_us,
+        "isolated": lambda: bench(make_call, n_buffers, operations._flusher(), settle_ms=50.0).median_us,
         "do_bench": lambda: 1000.0 * triton.testing.do_bench(call, return_mode="median"),
         "do_bench_cudagraph": lambda: 1000.0 * triton.testing.do_bench_cudagraph(call, return_mode="median"),
     }
@@ -47,8 +48,8 @@ def main(argv: list[str]) -> int:
         for r in tunes:
             ref = loader.resolve(r.kernel, None)
             job = {"ref": ref, "dtype": r.dtype, "shape": r.shape, "seed": 0}
-            state = gpu_run._case(job)
-            spec, rotated = state["spec"], gpu_run._rotated(state)
+            state = operations._case(job)
+            spec, rotated = state["spec"], operations._rotated(state)
             label = f"{r.kernel} {r.dtype} {r.shape_id}"
             rows.setdefault((label, f"winner {r.config_id}"), []).append(
                 _four_ways("w", lambda i, c=dict(r.config): (lambda: spec.run(rotated[i], r.shape, c)),

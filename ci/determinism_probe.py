@@ -15,7 +15,9 @@ MODES = ["plain", "torch", "cuda", "jit"]
 def child(mode: str) -> None:
     import triton
 
-    from harness import launchspec, loader, tritoncompat
+    from harness.build import launchspec
+    from harness.matrix import loader
+    from harness.support import tritoncompat
 
     if mode in ("torch", "cuda", "jit"):
         import torch

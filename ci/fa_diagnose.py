@@ -7,7 +7,7 @@ import math
 
 import torch
 
-from harness import loader
+from harness.matrix import loader
 
 spec = loader.load(loader.resolve("flash_attention", None))
 torch.backends.cuda.matmul.allow_tf32 = False

@@ -11,7 +11,7 @@ import sys
 
 import torch
 
-from harness import loader
+from harness.matrix import loader
 
 mm = loader.load(loader.resolve("matmul", None))
 fa = loader.load(loader.resolve("fused_activation", None))

@@ -36,8 +36,9 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = No
 def compile_one(kernel: str, dtype: str, shape: dict[str, Any], target: str, config: dict[str, Any],
                 out: Path, **extra: Any) -> dict[str, Any]:
     """A real cross-compile through the same code path the workers run."""
-    from harness import loader, targets
-    from harness.compile import compile_job
+    from harness.matrix import loader
+    from harness.model import targets
+    from harness.build.compile import compile_job
 
     ref = loader.resolve(kernel, None)
     spec = loader.load(ref)

@@ -10,8 +10,9 @@ import pytest
 
 from helpers import DATA, run_cli, write_matrix
 
-from harness.compare import compare_runs, compile_time, stats
-from harness.records import Record, load_results
+from harness.analysis.compare import compare_runs, compile_time, stats
+from harness.model.records import Record
+from harness.results.store import load_results
 
 DEVICE_RUN = DATA / "h200_run_m"  # matmul 1024^3 from run M on the H200 (docs/performance.md): real samples
 

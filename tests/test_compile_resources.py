@@ -18,7 +18,10 @@ def _metadata_shared(target: str, config: dict) -> int:
     """metadata.shared from an independent triton.compile of the same kernel."""
     import triton
 
-    from harness import launchspec, loader, targets, tritoncompat
+    from harness.build import launchspec
+    from harness.matrix import loader
+    from harness.model import targets
+    from harness.support import tritoncompat
 
     spec = loader.load(loader.resolve("matmul", None))
     t = targets.get(target)
@@ -121,7 +124,7 @@ def test_options_a_backend_does_not_know_are_recorded_as_ignored(tmp_path: Path,
     ("flash_attention", "bf16", {"B": 1, "H": 2, "N": 300, "D": 128, "causal": True}),
 ])
 def test_every_kernel_cross_compiles_for_both_vendors(tmp_path: Path, kernel: str, dtype: str, shape: dict) -> None:
-    from harness import loader
+    from harness.matrix import loader
 
     spec = loader.load(loader.resolve(kernel, None))
     for target, config in (("h100", spec.nvidia_configs[0]), ("mi300x", spec.amd_configs[0])):
@@ -140,7 +143,8 @@ def test_blackwell_tensor_core_and_tensor_memory_are_counted(tmp_path: Path) -> 
 
 
 def test_tensor_memory_over_the_targets_columns_cannot_launch() -> None:
-    from harness import limits, targets
+    from harness.build import limits
+    from harness.model import targets
 
     b200, h100 = targets.get("b200"), targets.get("h100")
     flags = limits.check(b200, {"tmem_columns": 640}, 4)
@@ -181,8 +185,9 @@ kernels:
 def _compile_poly(out: Path, target: str) -> dict:
     from helpers import DATA
 
-    from harness import loader, targets
-    from harness.compile import compile_job
+    from harness.matrix import loader
+    from harness.model import targets
+    from harness.build.compile import compile_job
 
     ref = loader.resolve("noinline_poly", f"{DATA / 'noinline_kernel.py'}:SPEC")
     spec = loader.load(ref)
@@ -199,7 +204,8 @@ def test_spill_figures_are_those_of_the_recorded_binary(tmp_path: Path, isolated
     import hashlib
     import subprocess
 
-    from harness import ptxas, resources, tritoncompat
+    from harness.build import ptxas, resources
+    from harness.support import tritoncompat
 
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
     monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "0")

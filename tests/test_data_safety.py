@@ -192,9 +192,9 @@ def test_a_full_disk_stops_the_run_in_one_line_and_resume_finishes_it(tmp_path: 
     assert resumed.returncode in (0, 1), resumed.stdout[-3000:] + resumed.stderr[-3000:]
     doc = json.loads((out / "results.json").read_text())
     pairs = [(r["case_id"], r["config_id"]) for r in doc["records"]]
-    from harness.cases import expand
-    from harness.matrix import parse
-    from harness.tritoncompat import installed_triton_version
+    from harness.matrix.cases import expand
+    from harness.matrix.reading import parse
+    from harness.support.tritoncompat import installed_triton_version
 
     cases = {c.id for c in expand(parse(matrix), installed_triton_version())}
     assert len(pairs) == len(set(pairs)) and {c for c, _ in pairs} == cases

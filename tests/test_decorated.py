@@ -11,7 +11,7 @@ import triton.language as tl
 
 from helpers import DATA, run_cli, write_matrix
 
-from harness.decorated import unwrap
+from harness.authoring.decorated import unwrap
 
 
 def test_both_decorator_orders_unwrap_to_the_jit_function() -> None:

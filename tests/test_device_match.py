@@ -1,9 +1,9 @@
 """Which local GPU runs which target's cases: by model, not by architecture alone (fake devices, real catalogue)."""
 from __future__ import annotations
 
-from harness.device import match, parse_rocminfo
-from harness.ondevice import winner_key
-from harness.targets import catalogue
+from harness.device.detection import match, parse_rocminfo
+from harness.pytest_plugin.gpu_phase import winner_key
+from harness.model.targets import catalogue
 
 CAT = catalogue()
 

@@ -6,13 +6,15 @@ from pathlib import Path
 
 from helpers import run_cli, write_matrix
 
-from harness import loader, targets, verdicts
-from harness.cases import Case, compile_job
-from harness.environments import DEFAULT_ENV, Environment, worker_env
-from harness.matrix import ConfigEntry
-from harness.naming import config_id
-from harness.records import Record
-from harness.workers import Workers
+from harness.matrix import loader
+from harness.model import targets
+from harness.analysis import verdicts
+from harness.matrix.cases import Case, compile_job
+from harness.model.environments import DEFAULT_ENV, Environment, worker_env
+from harness.matrix.reading import ConfigEntry
+from harness.model.ids import config_id
+from harness.model.records import Record
+from harness.execution.pool import Workers
 
 ASYNC = Environment("async-copy", (("TRITON_HIP_USE_ASYNC_COPY", "1"),))
 # A pipelined GEMM tile that needs exactly MI300X's 64 KiB by default and more with async copy (triton 3.6).

@@ -7,8 +7,8 @@ import io
 
 from helpers import DATA
 
-from harness.reports import csv_export as export
-from harness.records import load_results
+from harness.render import csv_export as export
+from harness.results.store import load_results
 
 
 def test_every_figure_is_a_row_and_reads_back() -> None:

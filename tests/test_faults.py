@@ -13,13 +13,13 @@ from pathlib import Path
 
 from helpers import REPO, run_cli, write_matrix
 
-from harness.reports import tables
-from harness.cases import expand
-from harness.matrix import parse
-from harness.naming import config_id
-from harness.records import Record
-from harness.results_writer import ResultsWriter
-from harness.tritoncompat import installed_triton_version
+from harness.render import tables
+from harness.matrix.cases import expand
+from harness.matrix.reading import parse
+from harness.model.ids import config_id
+from harness.model.records import Record
+from harness.pytest_plugin.writer import ResultsWriter
+from harness.support.tritoncompat import installed_triton_version
 
 # vector_add at several sizes on two targets: 24 cases of 5 configs, enough to interrupt half-way
 MATRIX = """\
@@ -152,7 +152,7 @@ def _record(kernel: str, median: float | None = 100.0, **extra: object) -> Recor
 
 
 def test_resume_trusts_only_cases_whose_every_record_is_present() -> None:
-    from harness.records import complete_cases
+    from harness.results.store import complete_cases
 
     whole = [_record("a", case_id="A", case_records=2), _record("a", case_id="A", case_records=2)]
     cut = [_record("b", case_id="B", case_records=3)]  # a kill cut this case's batch after one record

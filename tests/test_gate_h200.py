@@ -18,8 +18,10 @@ import pytest
 
 from helpers import DATA
 
-from harness.compare import compare_runs, stats
-from harness.records import Record, load_results
+from harness.analysis import trends
+from harness.analysis.compare import compare_runs, stats
+from harness.model.records import Record
+from harness.results.store import load_results
 
 SESSIONS = {"AM": ("g1", "g2", "g3"), "AN": ("g4", "g5", "g6", "g7")}
 RUNS = {name: load_results(DATA / "h200_gate" / name) for names in SESSIONS.values() for name in names}
@@ -116,7 +118,7 @@ def test_no_stored_sample_set_starts_slow() -> None:
 def test_history_gives_each_figure_its_own_noise(tmp_path) -> None:
     """With five stored nights a figure is judged against its own night-to-night spread, not the floor; the CLI
     takes the history file and says where each figure's noise came from."""
-    from harness import history
+    from harness.results import history
 
     from helpers import run_cli
 
@@ -128,7 +130,7 @@ def test_history_gives_each_figure_its_own_noise(tmp_path) -> None:
             if r.mode == "compile" and isinstance(r.runtime, dict) and isinstance(r.runtime.get("sustained"), dict):
                 r.runtime["sustained"]["median_us"] *= 1 + 0.002 * (night % 3 - 1)
         history.add(db, {**run, "start": f"2026-11-0{night + 1}T00:00:00"}, nightly)
-    noise = history.noise_reader(db)
+    noise = trends.noise_reader(db)
     (brun, b), (nrun, n) = RUNS["g2"], RUNS["g3"]
     cmp = compare_runs(b, n, base_run=brun, new_run=nrun, history=noise)
     sources = {t.judgement.noise_source for t in cmp.judged}

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import hiplinker
+from harness.build import hiplinker
 
 
 def _fake_lld(path: Path, version: str) -> Path:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from helpers import DATA, run_cli
 
-from harness.history import step_of
+from harness.analysis.trends import step_of
 
 
 def _night(doc: dict, day: int, tmp: Path, slower: set[str]) -> Path:
@@ -70,8 +70,8 @@ def test_the_key_keeps_both_tritons_and_trends_stay_per_host(tmp_path: Path) -> 
     form their own series, never one trend with the first's."""
     import gzip
 
-    from harness import history
-    from harness.records import Record
+    from harness.results import history
+    from harness.model.records import Record
 
     doc = json.loads(gzip.decompress((DATA / "h200_gate" / "g2" / "results.json.gz").read_bytes()))
     records = [Record.from_dict(r) for r in doc["records"]]
@@ -85,13 +85,16 @@ def test_the_key_keeps_both_tritons_and_trends_stay_per_host(tmp_path: Path) -> 
     with sqlite3.connect(db) as con:
         assert con.execute("SELECT COUNT(*) FROM nights").fetchone()[0] == 3 * n
         assert {r[0] for r in con.execute("SELECT DISTINCT device FROM nights")} >= {"", "NVIDIA H200"}
-    found = history.trends(db, "winner")
+    from harness.analysis.trends import trends
+    from harness.render.terminal import trend_line
+
+    found = trends(db, "winner")
     hosts = {(t.series, t.metric): set() for t in found}
     for t in found:
         hosts[(t.series, t.metric)].add(t.host)
     assert found and all(v == {doc["run"]["host"], "other-host"} for v in hosts.values())
     assert all(len(t.nights) == (2 if t.host == doc["run"]["host"] else 1) for t in found)
-    assert "on NVIDIA H200" in found[0].line()
+    assert "on NVIDIA H200" in trend_line(found[0])
 
 
 def test_a_file_that_is_not_a_history_is_a_one_line_error(tmp_path: Path) -> None:
@@ -118,8 +121,8 @@ def test_a_schema_1_file_is_read_and_carried_over(tmp_path: Path) -> None:
     import gzip
     import sqlite3
 
-    from harness import history
-    from harness.records import Record
+    from harness.results import history
+    from harness.model.records import Record
 
     db = tmp_path / "old.sqlite"
     with sqlite3.connect(db) as con:  # the layout before torch and device joined the key
@@ -127,7 +130,9 @@ def test_a_schema_1_file_is_read_and_carried_over(tmp_path: Path) -> None:
                     "TEXT NOT NULL, series TEXT NOT NULL, metric TEXT NOT NULL, value REAL NOT NULL, "
                     "PRIMARY KEY (night, host, series, metric))")
         con.execute("INSERT INTO figures VALUES ('2026-10-01', 'h', '3.5.1', 'c', 'old series', 'median_us', 1.5)")
-    assert [t.values for t in history.trends(db, "old series")] == [(1.5,)]
+    from harness.analysis.trends import trends
+
+    assert [t.values for t in trends(db, "old series")] == [(1.5,)]
     doc = json.loads(gzip.decompress((DATA / "h200_gate" / "g2" / "results.json.gz").read_bytes()))
     history.add(db, doc["run"], [Record.from_dict(r) for r in doc["records"]])
     with sqlite3.connect(db) as con:

@@ -1,6 +1,7 @@
-"""The harness's imports point one way: no module imports, directly or through others, a module that imports
-it back, and no package (``harness.compare``, ``harness.reports``) is in a cycle with another. Read from the
-source's syntax trees, imports inside functions included (a lazy import is still a dependency)."""
+"""The harness's imports point one way: each stage package imports only the stages README's architecture map puts
+below it, no module imports (directly or through others) a module that imports it back, and no package is in a cycle
+with another. Read from the source's syntax trees, imports inside functions included (a lazy import is still a
+dependency)."""
 from __future__ import annotations
 
 import ast
@@ -84,18 +85,53 @@ def _package(module: str) -> str:
     return ".".join(parts[:2]) if len(parts) > 2 else module
 
 
+#: what each stage may import besides itself (README, "Architecture"): the pipeline
+#: matrix -> build -> device -> execution -> pytest_plugin, the store (results) and the findings (analysis) beside it,
+#: renderers above analysis, the command line above everything.
+BASE = {"harness.support", "harness.model"}
+ALLOWED: dict[str, set[str]] = {
+    "harness.support": set(),
+    "harness.model": {"harness.support"},
+    "harness.authoring": BASE,
+    "harness.results": BASE,
+    "harness.matrix": BASE | {"harness.authoring"},
+    "harness.build": BASE | {"harness.authoring", "harness.matrix"},
+    "harness.device": BASE | {"harness.authoring", "harness.matrix", "harness.build"},
+    "harness.execution": BASE | {"harness.authoring", "harness.matrix", "harness.build", "harness.device"},
+    "harness.analysis": BASE | {"harness.results"},
+    "harness.render": BASE | {"harness.results", "harness.analysis"},
+    "harness.pytest_plugin": BASE | {"harness.authoring", "harness.matrix", "harness.build", "harness.device",
+                                     "harness.execution", "harness.results", "harness.analysis", "harness.render"},
+    "harness.cli": {"*"},  # nothing imports it
+    # the package's own face: harness (its version), python -m harness, and the two names kernel files import
+    "harness": set(), "harness.__main__": {"harness.cli"},
+    "harness.spec": {"harness.authoring"}, "harness.torchutil": {"harness.authoring"},
+}
+
+
+def _package_edges() -> dict[str, set[str]]:
+    packages: dict[str, set[str]] = {}
+    for module, targets in _graph(_modules()).items():
+        packages.setdefault(_package(module), set()).update(_package(t) for t in targets)
+    for name, targets in packages.items():
+        targets.discard(name)
+    return packages
+
+
+def test_every_stage_imports_only_the_stages_below_it() -> None:
+    edges = _package_edges()
+    assert set(edges) == set(ALLOWED), "a package the map does not know (add it to ALLOWED and README)"
+    wrong = sorted(f"{a} imports {b}" for a, targets in edges.items() for b in targets
+                   if "*" not in ALLOWED[a] and b not in ALLOWED[a])
+    assert wrong == []
+
+
 def test_no_module_is_in_an_import_cycle() -> None:
     assert _cycles(_graph(_modules())) == []
 
 
 def test_no_package_is_in_an_import_cycle() -> None:
-    graph = _graph(_modules())
-    packages: dict[str, set[str]] = {}
-    for module, targets in graph.items():
-        packages.setdefault(_package(module), set()).update(_package(t) for t in targets)
-    for name, targets in packages.items():
-        targets.discard(name)
-    assert _cycles(packages) == []
+    assert _cycles(_package_edges()) == []
 
 
 def test_the_check_finds_a_cycle() -> None:

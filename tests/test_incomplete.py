@@ -157,7 +157,7 @@ def test_the_selection_is_recorded_under_xdist_too(tmp_path: Path) -> None:
 
 
 def test_a_damaged_selection_is_refused_in_one_line(tmp_path: Path) -> None:
-    from harness.compare import CompareInputError, compare_runs
+    from harness.analysis.compare import CompareInputError, compare_runs
 
     with pytest.raises(CompareInputError, match=r"run.selected\[1\] is not"):
         compare_runs([], [], new_run={"end": "x", "selected": [

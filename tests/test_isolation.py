@@ -7,13 +7,13 @@ from pathlib import Path
 
 from helpers import DATA, REPO, run_cli, write_matrix
 
-from harness.workers import Worker
+from harness.execution.pool import Worker
 
 MISBEHAVING = f"{DATA / 'misbehaving_kernel.py'}:SPEC"
 
 
 def _job(n: int, out: Path) -> dict:
-    from harness import targets
+    from harness.model import targets
 
     return {"ref": MISBEHAVING, "dtype": "fp32", "shape": {"N": n}, "target": targets.get("h100").to_dict(),
             "config": {"BLOCK": 128, "num_warps": 4}, "out": str(out), "artifact_parts": ["a", str(n)]}

@@ -18,9 +18,9 @@ import pytest
 
 from helpers import DATA, REPO, run_cli, write_matrix
 
-from harness import loader
-from harness.interpret import compare_outputs
-from harness.workers import Worker
+from harness.matrix import loader
+from harness.device.interpret import compare_outputs
+from harness.execution.pool import Worker
 
 USER_TREE = DATA / "user_tree"
 

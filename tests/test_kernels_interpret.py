@@ -8,10 +8,10 @@ import pytest
 
 from helpers import DATA, REPO
 
-from harness import loader
-from harness.cases import interpret_configs
-from harness.matrix import ConfigEntry
-from harness.workers import Worker
+from harness.matrix import loader
+from harness.matrix.cases import interpret_configs
+from harness.matrix.reading import ConfigEntry
+from harness.execution.pool import Worker
 
 KERNELS = sorted(p.stem for p in (REPO / "kernels").glob("*.py"))  # every kernel the project ships
 torch = pytest.importorskip("torch")
@@ -60,7 +60,7 @@ def test_a_wrong_reference_is_caught(tmp_path: Path) -> None:
 
 
 def test_compare_never_passes_nan_and_respects_tolerances() -> None:
-    from harness.interpret import compare
+    from harness.device.interpret import compare
 
     ref = torch.ones(8)
     assert compare(ref.clone(), ref, 0.0, 0.0)["status"] == "ok"

@@ -18,7 +18,7 @@ import pytest
 
 from helpers import compile_one
 
-from harness import loader
+from harness.matrix import loader
 
 # one real shape per kernel (the default matrix's, aligned where it has one)
 SHAPES = {
@@ -103,7 +103,7 @@ def test_gfx942_compile_matches_the_hip_launcher(kernel: str, dtype: str, tmp_pa
 
 def test_large_integers_and_sizes_follow_the_launcher(tmp_path: Path) -> None:
     """An i32-declared scalar past 2^31 is i64 at launch; a tensor over 2 GiB gets no pointer range."""
-    from harness import launchspec
+    from harness.build import launchspec
     from harness.spec import Pointer, Scalar
 
     spec = loader.load(loader.resolve("vector_add", None))
@@ -124,8 +124,8 @@ def test_large_integers_and_sizes_follow_the_launcher(tmp_path: Path) -> None:
 def test_none_arguments_and_constexpr_defaults_as_at_launch(tmp_path: Path) -> None:
     from helpers import DATA
 
-    from harness import targets
-    from harness.compile import compile_job
+    from harness.model import targets
+    from harness.build.compile import compile_job
 
     for target in ("h100", "mi300x"):
         job = {"ref": f"{DATA / 'optional_kernel.py'}:SPEC", "dtype": "fp32", "shape": {"N": 4096},
@@ -146,7 +146,7 @@ def test_packing_for_releases_without_pack_args_equals_tritons_own(kernel: str, 
     from triton.compiler import make_backend
     from triton.runtime.jit import create_function_from_signature
 
-    from harness.launchspec import _pack_args_34
+    from harness.build.launchspec import _pack_args_34
 
     spec = loader.load(loader.resolve(kernel, None))
     shape = spec.normalize_shape(SHAPES[kernel])

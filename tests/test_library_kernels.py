@@ -38,7 +38,7 @@ def test_the_autotune_list_is_every_targets_space(run: dict) -> None:
     from fla.modules.norm.l2norm import l2norm_fwd_kernel_row
     from torchao.prototype.quantized_training.int8_mm import _scaled_int8_mm_kernel
 
-    from harness.decorated import config_dict
+    from harness.authoring.decorated import config_dict
 
     for kernel, decorated in (("fla_l2norm", l2norm_fwd_kernel_row), ("torchao_int8_mm", _scaled_int8_mm_kernel)):
         listed = {json.dumps(config_dict(c), sort_keys=True) for c in decorated.configs}
@@ -85,7 +85,7 @@ def test_forced_config_reaches_the_launch(tmp_path: Path) -> None:
     import triton
     import triton.language as tl
 
-    from harness.decorated import forced
+    from harness.authoring.decorated import forced
 
     @triton.autotune(configs=[triton.Config({"B": 1}), triton.Config({"B": 2})], key=["x"])
     @triton.jit

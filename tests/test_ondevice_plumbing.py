@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from harness import ondevice
-from harness.reports import tables
-from harness.cases import Case
-from harness.device import pick_device, pinned_env
-from harness.matrix import ConfigEntry
-from harness.records import Record
+from harness.pytest_plugin import gpu_phase
+from harness.render import tables
+from harness.matrix.cases import Case
+from harness.device.detection import pick_device, pinned_env
+from harness.matrix.reading import ConfigEntry
+from harness.model.records import Record
 
 
 def _sustained(us: float) -> dict:
@@ -64,7 +64,7 @@ def test_winner_baselines_portability_and_cache(tmp_path: Path, monkeypatch: pyt
     records = [_rec(1, "nvidia"), _rec(2, "amd"), _rec(3, "amd"), _rec(4, "nvidia", fits=False), _rec(5, "nvidia")]
     worker = FakeGpuWorker()
     gpu = {"index": "0", "uuid": "GPU-x", "name": "fake", "arch": "sm_90"}
-    tune = ondevice.run_case(_case(), records, worker, gpu, ["mi300x", "h100"])
+    tune = gpu_phase.run_case(_case(), records, worker, gpu, ["mi300x", "h100"])
     screened = [job["config"]["BLOCK"] for op, job in worker.requests if job.get("stage") == "screen"]
     assert screened == [1, 2, 3, 5]  # the config over the limit is never launched
     # full timings: the fastest (5 is 30% slower: not a finalist) and the best of each vendor's space
@@ -90,16 +90,16 @@ def test_winner_baselines_portability_and_cache(tmp_path: Path, monkeypatch: pyt
     # a later run reuses the cached winner and launches only it
     worker2 = FakeGpuWorker()
     fresh = [_rec(1, "nvidia"), _rec(2, "amd"), _rec(3, "amd"), _rec(4, "nvidia", fits=False), _rec(5, "nvidia")]
-    tune2 = ondevice.run_case(_case(), fresh, worker2, gpu, ["mi300x"])
+    tune2 = gpu_phase.run_case(_case(), fresh, worker2, gpu, ["mi300x"])
     # the cached winner and each space's best from the tuning run: the portability column survives reuse
     assert [j["config"]["BLOCK"] for op, j in worker2.requests if op == "gpu_config"] == [1, 2]
     assert tune2.runtime["winner_source"] == "cache"
     assert tune2.runtime["portability"]["mi300x"]["slowdown"] == pytest.approx(1.5)
-    tune3 = ondevice.run_case(_case(), fresh, FakeGpuWorker(), gpu, ["mi300x"], retune=True)
+    tune3 = gpu_phase.run_case(_case(), fresh, FakeGpuWorker(), gpu, ["mi300x"], retune=True)
     assert tune3.runtime["winner_source"] == "tuned"
     # another target's winner comes from a stored run the user names, never from this host's cache
     stored = {("k", "fp16", "N8", "mi300x"): {"config": {"BLOCK": 2, "num_warps": 4}, "source": "stored run"}}
-    tune4 = ondevice.run_case(_case(), fresh, FakeGpuWorker(), gpu, ["mi300x"], retune=True, stored=stored)
+    tune4 = gpu_phase.run_case(_case(), fresh, FakeGpuWorker(), gpu, ["mi300x"], retune=True, stored=stored)
     assert tune4.runtime["portability"]["mi300x"]["source"].startswith("its winner in the stored run")
     assert tune4.runtime["portability"]["mi300x"]["timing_method"] == "sustained"
 
@@ -162,7 +162,7 @@ def test_timings_never_share_a_gpu_and_two_gpus_run_at_once(tmp_path: Path,
         gpu = pick_device(f"gw{slot}", gpus)  # gw0, gw2 -> GPU 0; gw1, gw3 -> GPU 1
         records = [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia")]
         barrier.wait()
-        tune = ondevice.run_case(_case(), records, SlowFakeGpuWorker(), gpu, [], retune=True)
+        tune = gpu_phase.run_case(_case(), records, SlowFakeGpuWorker(), gpu, [], retune=True)
         assert all(r.runtime["gpu"]["uuid"] == gpu["uuid"] for r in records)  # each record names its device
         tunes.append(tune)
 
@@ -200,7 +200,7 @@ def test_launch_parity_compares_the_launched_binary_with_the_static_artifact() -
     unseen = rec({"status": "ok", "launched_binary": {"note": "no new JIT kernel"}})
     failed = rec({"status": "launch_error"})
     for r in (same, other, unseen, failed):
-        ondevice._launch_parity(r)
+        gpu_phase._launch_parity(r)
     assert [r.runtime.get("launch_parity") for r in (same, other, unseen, failed)] == \
         ["identical", "differs", "not observed", None]
 
@@ -209,16 +209,16 @@ def test_a_baseline_that_changes_the_process_retires_the_gpu_worker(monkeypatch:
     """torch.compile sets variables that change later Triton compiles in its process: such a worker retires."""
     import os
 
-    from harness import gpu_baselines
+    from harness.device import baselines
 
     before = dict(os.environ)
-    assert gpu_baselines._process_changes(before, True) == ""
+    assert baselines._process_changes(before, True) == ""
     monkeypatch.setenv("TRITON_CACHE_DIR", "/tmp/torchinductor_x/triton/0")
-    assert gpu_baselines._process_changes(before, True) == "environment variables changed: TRITON_CACHE_DIR"
+    assert baselines._process_changes(before, True) == "environment variables changed: TRITON_CACHE_DIR"
 
 
 def test_a_kernel_reused_from_an_earlier_launch_is_found_by_its_cache_key() -> None:
-    from harness import gpu_run
+    from harness.device import operations
 
     class Kernel:
         def __init__(self, key: str, cubin: bytes) -> None:
@@ -226,11 +226,11 @@ def test_a_kernel_reused_from_an_earlier_launch_is_found_by_its_cache_key() -> N
 
     a, b = Kernel("ka", b"A"), Kernel("kb", b"B")
     cache = {id(a): a, id(b): b}
-    fresh = gpu_run._launched_binary({id(a): a}, cache)
+    fresh = operations._launched_binary({id(a): a}, cache)
     assert fresh["cache_key"] == "kb" and fresh["kind"] == "cubin" and "note" not in fresh
-    reused = gpu_run._launched_binary(cache, cache, "ka")
+    reused = operations._launched_binary(cache, cache, "ka")
     assert reused["cache_key"] == "ka" and reused["note"].startswith("reused")
-    assert "sha256" not in gpu_run._launched_binary(cache, cache)  # nothing new, no key: not observed
+    assert "sha256" not in operations._launched_binary(cache, cache)  # nothing new, no key: not observed
 
 
 def test_a_duplicate_build_is_not_launched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -239,7 +239,7 @@ def test_a_duplicate_build_is_not_launched(tmp_path: Path, monkeypatch: pytest.M
     records = [_rec(1, "nvidia"), _rec(2, "amd")]
     records[1].duplicate_of = "BLOCK1"
     worker = FakeGpuWorker()
-    ondevice.run_case(_case(), records, worker, {"index": "0", "uuid": "", "name": "fake", "arch": "sm_90"}, [])
+    gpu_phase.run_case(_case(), records, worker, {"index": "0", "uuid": "", "name": "fake", "arch": "sm_90"}, [])
     assert {job["config"]["BLOCK"] for op, job in worker.requests if op == "gpu_config"} == {1}
     assert records[1].runtime["status"] == "not_launched"
     assert "same binary as BLOCK1" in records[1].runtime["reason"]
@@ -262,20 +262,20 @@ def test_a_config_added_to_the_space_is_tried_without_retune(tmp_path: Path, mon
                         "stage": job.get("stage", "full")}
             return super().request(op, job, timeout)
 
-    first = ondevice.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia")], Faster6(), gpu, [])
+    first = gpu_phase.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia")], Faster6(), gpu, [])
     assert first.config["BLOCK"] == 1 and first.runtime["tuned_because"] == "no cached winner"
-    same = ondevice.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia")], Faster6(), gpu, [])
+    same = gpu_phase.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia")], Faster6(), gpu, [])
     assert same.runtime["winner_source"] == "cache"
     worker = Faster6()
-    grown = ondevice.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia"), _rec(6, "nvidia")],
+    grown = gpu_phase.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia"), _rec(6, "nvidia")],
                               worker, gpu, [])
     assert grown.runtime["winner_source"] == "tuned" and "config_space changed" in grown.runtime["tuned_because"]
     assert grown.config["BLOCK"] == 6 and 6 in {j["config"]["BLOCK"] for op, j in worker.requests if op == "gpu_config"}
     # another device model, another driver: the cached winner is not reused
-    other = ondevice.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia"), _rec(6, "nvidia")],
+    other = gpu_phase.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia"), _rec(6, "nvidia")],
                               Faster6(), {**gpu, "name": "other"}, [])
     assert "device_model changed" in other.runtime["tuned_because"]
-    driver = ondevice.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia"), _rec(6, "nvidia")],
+    driver = gpu_phase.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia"), _rec(6, "nvidia")],
                                Faster6(), {**gpu, "name": "other", "driver": "999.1"}, [])
     assert "driver changed" in driver.runtime["tuned_because"]
     # an entry written before the context was recorded
@@ -283,7 +283,7 @@ def test_a_config_added_to_the_space_is_tried_without_retune(tmp_path: Path, mon
         entry = json.loads(path.read_text())
         path.write_text(json.dumps({k: v for k, v in entry.items() if k not in ("config_space", "torch",
                                                                                "device_model")}))
-    old = ondevice.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia"), _rec(6, "nvidia")],
+    old = gpu_phase.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia"), _rec(6, "nvidia")],
                             Faster6(), {**gpu, "name": "other"}, [])
     assert old.runtime["winner_source"] == "tuned" and "config_space" in old.runtime["tuned_because"]
 
@@ -293,7 +293,7 @@ def test_a_gpu_phase_that_raises_leaves_the_builds_their_records() -> None:
     the reason) and the case gets an error tune record, rather than losing everything the compiles found."""
     records = [_rec(1, "nvidia"), _rec(2, "amd")]
     records[1].runtime = {"status": "ok", "timing": {"median_us": 5.0}}  # measured before the failure: kept
-    tune = ondevice.failed_tune(_case(), records, "the GPU phase failed: RuntimeError: driver gone")
+    tune = gpu_phase.failed_tune(_case(), records, "the GPU phase failed: RuntimeError: driver gone")
     assert tune.mode == "tune" and tune.status == "error" and "driver gone" in tune.error
     assert records[0].runtime == {"status": "not_launched", "reason": "the GPU phase failed: RuntimeError: driver gone"}
     assert records[1].runtime["status"] == "ok"

@@ -6,12 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.reports import tables
-from harness.naming import config_id, contained_path, safe_component, shape_id
-from harness.records import Record, load_results
-from harness.results_writer import ResultsWriter
-from harness.resources import amd_occupancy, nvidia_occupancy, parse_cuobjdump, parse_ptxas_verbose
-from harness.targets import catalogue, get
+from harness.render import tables
+from harness.model.ids import config_id, contained_path, safe_component, shape_id
+from harness.model.records import Record
+from harness.results.store import load_results
+from harness.pytest_plugin.writer import ResultsWriter
+from harness.build.resources import amd_occupancy, nvidia_occupancy, parse_cuobjdump, parse_ptxas_verbose
+from harness.model.targets import catalogue, get
 
 
 def test_names_from_a_matrix_cannot_escape_the_output_dir(tmp_path: Path) -> None:
@@ -110,7 +111,7 @@ def test_verdicts() -> None:
 
 
 def test_opt_in_environments_only_add_risk_and_vendors_say_which_targets() -> None:
-    from harness import verdicts
+    from harness.analysis import verdicts
 
     # fits mi300x by default, exceeds under async copy: fits, at risk; never "NVIDIA only"
     row = verdicts.judge_row([_record("h100", "nvidia", 65536, None), _record("mi300x", "amd", 65536, None),
@@ -149,8 +150,8 @@ def test_a_config_in_both_vendor_spaces_is_compiled_once(tmp_path: Path) -> None
     """tests/data/optional_kernel.py lists {num_warps: 4} in both spaces: one entry, both origins."""
     from helpers import DATA
 
-    from harness.cases import expand
-    from harness.matrix import parse
+    from harness.matrix.cases import expand
+    from harness.matrix.reading import parse
 
     path = tmp_path / "m.yaml"
     path.write_text("name: both\ntargets: [h100, mi300x]\nkernels:\n  opt:\n"

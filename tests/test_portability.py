@@ -2,8 +2,8 @@
 order its case ran in; a stored run the user named wins; nothing comes from a host's winner cache."""
 from __future__ import annotations
 
-from harness import portability
-from harness.records import Record
+from harness.analysis import portability
+from harness.model.records import Record
 
 
 def _timing(us: float) -> dict:

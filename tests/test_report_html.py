@@ -6,10 +6,10 @@ import re
 
 from helpers import DATA, run_cli
 
-from harness.records import load_results
-from harness.reports import tables
-from harness.reports.html_page import html_report
-from harness.reports import vendor_eval
+from harness.results.store import load_results
+from harness.render import tables
+from harness.render.html_page import html_report
+from harness.render import vendor_eval
 
 
 def test_a_real_device_run_renders_tables_and_a_chart(tmp_path) -> None:

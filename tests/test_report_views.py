@@ -8,9 +8,10 @@ from pathlib import Path
 
 from helpers import DATA, run_cli
 
-from harness.records import load_results
-from harness.reports import vendor_eval, versions
-from harness.roofline import roof_of
+from harness.results.store import load_results
+from harness.render import vendor_eval
+from harness.analysis import versions
+from harness.analysis.roofline import roof_of
 
 
 def test_vendor_evaluation_of_a_device_run(tmp_path: Path) -> None:

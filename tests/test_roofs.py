@@ -13,9 +13,10 @@ import pytest
 
 from helpers import DATA, run_cli
 
-from harness.records import load_results
-from harness.reports import csv_export, figures, terminal, vendor_eval
-from harness.roofline import roof_of
+from harness.results.store import load_results
+from harness.render import csv_export, terminal, vendor_eval
+from harness.analysis import figures
+from harness.analysis.roofline import roof_of
 
 NIGHTLY = DATA / "h200_nightly"   # harness run matrices/nightly.yaml --targets h200 on the H200, 2026-12-01
 H200_HBM_GBPS, H200_FP16, H200_FP8 = 4800.0, 989.4, 1978.9   # the catalogue's H200 entry (datasheet)

@@ -90,7 +90,7 @@ def test_junit_xml_through_pytest_flag(run_dir: tuple[Path, str]) -> None:
 
 
 def _installed() -> str:
-    from harness.tritoncompat import installed_triton_version
+    from harness.support.tritoncompat import installed_triton_version
 
     return str(installed_triton_version())
 
@@ -145,7 +145,7 @@ kernels:"""))
 
 
 def test_a_short_pin_matches_its_releases_and_xdist_still_says_what_it_deselected(tmp_path: Path) -> None:
-    from harness.tritoncompat import pin_matches
+    from harness.support.tritoncompat import pin_matches
 
     assert pin_matches("3.7", "3.7.1") and pin_matches("3.6.0", "3.6.0+git1a2b") and not pin_matches("3.7", "3.70.0")
     assert not pin_matches("3.6.0+gitaaaa", "3.6.0+gitbbbb") and not pin_matches("3.7", None)
@@ -168,7 +168,7 @@ def test_plain_pytest_collects_a_matrix_with_readable_ids(tmp_path: Path) -> Non
     from harness.cli import _plugin_autoloaded
 
     matrix = write_matrix(tmp_path / "m.yaml", MATRIX)
-    plugin = [] if _plugin_autoloaded() else ["-p", "harness.plugin"]
+    plugin = [] if _plugin_autoloaded() else ["-p", "harness.pytest_plugin"]
     proc = subprocess.run([sys.executable, "-m", "pytest", str(matrix), "--collect-only", "-q", *plugin,
                            "--harness-out", str(tmp_path / "run")], cwd=REPO, capture_output=True, text=True)
     assert f"m.yaml::matmul[fp16-M256xN256xK256-h100-triton{_installed()}]" in proc.stdout, proc.stdout + proc.stderr

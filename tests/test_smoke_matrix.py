@@ -49,7 +49,10 @@ def test_every_kernel_has_ptx_and_amdgcn_for_both_targets(smoke_runs: dict) -> N
 def test_table_shows_an_h100_config_over_mi300x_lds_with_the_metadata_count(smoke_runs: dict) -> None:
     import triton
 
-    from harness import launchspec, loader, targets, tritoncompat
+    from harness.build import launchspec
+    from harness.matrix import loader
+    from harness.model import targets
+    from harness.support import tritoncompat
 
     out = smoke_runs["dir"] / "cold"
     records = json.loads((out / "results.json").read_text())["records"]
@@ -70,7 +73,7 @@ def test_table_shows_an_h100_config_over_mi300x_lds_with_the_metadata_count(smok
                               target=tritoncompat.gpu_target(t.backend, t.arch, t.warp_size), options=launch.options)
     shared = int(compiled.metadata.shared)
     assert rec["resources"]["shared"] == shared > 65536
-    from harness.naming import shape_id
+    from harness.model.ids import shape_id
 
     row = next(line for line in smoke_runs["stdout"]["cold"].splitlines()
                if f" {rec['config_id']} " in line and f" {shape_id(rec['shape'])} " in line)
@@ -80,7 +83,7 @@ def test_table_shows_an_h100_config_over_mi300x_lds_with_the_metadata_count(smok
 
 def test_mi300x_is_swept_with_async_copy_and_a_verdict_flips(smoke_runs: dict) -> None:
     """Issue acceptance: a config that fits MI300X by default and exceeds it with async copy, in the table."""
-    from harness.naming import shape_id
+    from harness.model.ids import shape_id
 
     records = json.loads((smoke_runs["dir"] / "cold" / "results.json").read_text())["records"]
     by_key: dict[tuple, dict[str, dict]] = {}

@@ -53,7 +53,7 @@ def _python(venv: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[st
 
 def test_the_installed_harness_runs_its_default_matrix_from_another_directory(installed: Path,
                                                                               tmp_path: Path) -> None:
-    where = _python(installed, "-c", "import harness, harness.loader as l; print(harness.__file__); "
+    where = _python(installed, "-c", "import harness, harness.matrix.loader as l; print(harness.__file__); "
                     "print(l.REPO_KERNELS)", cwd=tmp_path)
     module, kernels = where.stdout.split()
     assert str(installed) in module and not module.startswith(str(REPO)), where.stdout + where.stderr
@@ -87,7 +87,7 @@ def test_a_copy_inside_another_repository_does_not_record_that_repositorys_commi
     subprocess.run(git + ["add", "-A"], check=True)
     subprocess.run(git + ["commit", "-qm", "theirs"], check=True)
     theirs = subprocess.run(git[:3] + ["rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-    code = ("import harness; from harness.records import run_info; print(harness.__file__); "
+    code = ("import harness; from harness.pytest_plugin.provenance import run_info; print(harness.__file__); "
             "print(repr(run_info('m', 'p', 'h', None)['commit']))")
     proc = subprocess.run([sys.executable, "-c", code], cwd=outer / "vendored", capture_output=True, text=True,
                           timeout=600)

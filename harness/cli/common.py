@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from harness.records import ResultsFileError, load_results
+from harness.results.store import ResultsFileError, load_results
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_INTERNAL, EXIT_NOTHING = 0, 1, 2, 3, 4
 _PYTEST_TO_EXIT = {0: EXIT_OK, 1: EXIT_FAILED, 2: EXIT_INTERNAL, 3: EXIT_INTERNAL, 4: EXIT_INPUT, 5: EXIT_NOTHING}
@@ -16,7 +16,7 @@ def err(message: str) -> None:
 
 def default_matrix() -> Path:
     """``matrices/smoke.yaml`` of the checkout in the working directory, else of the harness's own tree."""
-    from harness.loader import REPO_MATRICES
+    from harness.matrix.loader import REPO_MATRICES
 
     here = Path.cwd() / "matrices" / "smoke.yaml"
     return here if here.is_file() else REPO_MATRICES / "smoke.yaml"
@@ -24,7 +24,7 @@ def default_matrix() -> Path:
 
 def write_output(path: Path, text: str, option: str) -> bool:
     """Write a report file the user asked for (its folder made); False after a one-line error."""
-    from harness.safe_files import write_atomic
+    from harness.support.safe_files import write_atomic
 
     try:
         if path.is_dir():

@@ -5,11 +5,12 @@ import argparse
 from pathlib import Path
 
 from harness.cli.common import err, write_output
-from harness.records import ResultsFileError, load_results
+from harness.results.store import ResultsFileError, load_results
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from harness.compare import CompareInputError, compare_runs, render
+    from harness.analysis.compare import CompareInputError, compare_runs
+    from harness.render import compare as render
 
     try:
         import scipy.stats  # noqa: F401 - the timing family is judged with it
@@ -29,10 +30,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
                       if isinstance(v, (int, float))}
         noise = None
         if args.history:
-            from harness import history
+            from harness.analysis.trends import noise_reader
+            from harness.results import history
 
             try:
-                noise = history.noise_reader(Path(args.history))
+                noise = noise_reader(Path(args.history))
             except history.HistoryError as exc:
                 err(str(exc))
                 return 3

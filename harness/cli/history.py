@@ -8,7 +8,9 @@ from harness.cli.common import EXIT_INPUT, EXIT_OK, err, load_run
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    from harness import history
+    from harness.analysis import trends
+    from harness.render.terminal import trend_line
+    from harness.results import history
 
     db = Path(args.db)
     try:
@@ -19,13 +21,13 @@ def cmd_history(args: argparse.Namespace) -> int:
                     return EXIT_INPUT
                 print(f"harness: {history.add(db, *found)} figure(s) of {d} stored in {db}")
             return EXIT_OK
-        found = history.trends(db, args.k or "", args.threshold, args.hold)
+        found = trends.trends(db, args.k or "", args.threshold, args.hold)
     except history.HistoryError as exc:
         err(str(exc))
         return EXIT_INPUT
     for t in found:
         if t.step is not None or not args.steps_only:
-            print(t.line())
+            print(trend_line(t))
     steps = [t for t in found if t.step is not None]
     print(f"harness: {len(found)} series, {len(steps)} step change(s) (a shift beyond {100 * args.threshold:g}% "
           f"held for the last {args.hold} nights)")

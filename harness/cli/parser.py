@@ -10,7 +10,7 @@ from typing import Any, NoReturn
 
 
 def stats_floor() -> float:
-    from harness.compare.stats import NOISE_FLOOR
+    from harness.analysis.compare.stats import NOISE_FLOOR
 
     return NOISE_FLOOR
 

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from harness.cli.common import EXIT_INPUT, EXIT_OK, err, load_run, write_output
-from harness.reports import tables
+from harness.render import tables
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -35,20 +35,21 @@ def cmd_report(args: argparse.Namespace) -> int:
     trends = None
     db = Path(args.history) if args.history else None
     if db is not None:
-        from harness import history
+        from harness.analysis.trends import trends as read_trends
+        from harness.results import history
 
         try:
-            trends = history.trends(db)
+            trends = read_trends(db)
         except history.HistoryError as exc:
             err(f"warning: {exc}; the report has no trends")
     if out:
-        from harness.reports.html_page import html_report
+        from harness.render.html_page import html_report
 
         if not write_output(out, text, "--out") \
                 or not write_output(out.with_suffix(".html"), html_report(runs, records, trends), "--out"):
             return EXIT_INPUT
     if args.vendor_eval:
-        from harness.reports import vendor_eval
+        from harness.render import vendor_eval
 
         evaluation = vendor_eval.markdown(vendor_eval.evaluate(records))
         if out:
@@ -57,11 +58,11 @@ def cmd_report(args: argparse.Namespace) -> int:
         else:
             print(evaluation)
     if args.csv:
-        from harness.reports import csv_export
+        from harness.render import csv_export
 
         if not write_output(Path(args.csv), csv_export.to_csv(records), "--csv"):
             return EXIT_INPUT
-    from harness.reports import terminal
+    from harness.render import terminal
 
     for _, line in terminal.final_lines(records, args.wide, runs):  # the run's own summary; --wide: the full tables
         print(line)

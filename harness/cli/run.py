@@ -6,7 +6,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from harness import rundir, tritoncompat
+from harness.results import rundir
+from harness.support import tritoncompat
 from harness.cli.common import (
     _PYTEST_TO_EXIT,
     EXIT_INPUT,
@@ -15,13 +16,13 @@ from harness.cli.common import (
     default_matrix,
     err,
 )
-from harness.matrix import MatrixError, parse
-from harness.records import ResultsFileError, load_results
-from harness.targets import catalogue
+from harness.matrix.reading import MatrixError, parse
+from harness.results.store import ResultsFileError, load_results
+from harness.model.targets import catalogue
 
 
 def _plugin_autoloaded() -> bool:
-    return any(ep.value.startswith("harness.plugin") for ep in metadata.entry_points(group="pytest11"))
+    return any(ep.value.startswith("harness.pytest_plugin") for ep in metadata.entry_points(group="pytest11"))
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -69,7 +70,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     argv = [str(matrix_abs), "--harness-out", str(out), "-p", "no:cacheprovider", "-q", "-rfEs",
             "-W", "ignore::pytest.PytestAssertRewriteWarning"]
     if not _plugin_autoloaded():
-        argv += ["-p", "harness.plugin"]
+        argv += ["-p", "harness.pytest_plugin"]
     if args.targets:
         argv += ["--harness-targets", args.targets]
     argv += ["--harness-resume"] if args.resume else []
@@ -96,13 +97,13 @@ def cmd_run(args: argparse.Namespace) -> int:
           f"out {out}", flush=True)
     targets = [t.strip() for t in args.targets.split(",")] if args.targets else list(matrix.targets)
     if any(catalogue()[t].vendor == "amd" for t in targets if t in catalogue()):
-        from harness import hiplinker
-        from harness.compile import cache_dir
+        from harness.build import hiplinker
+        from harness.support.cache import cache_dir
 
         _, note = hiplinker.provide(tritoncompat.installed_triton_version(), cache_dir() / "tools")
         if note:
             print(f"harness: {note}", flush=True)
-    code = int(pytest.main(argv))  # SIGTERM, a scheduler's stop, ends it like Ctrl-C (harness.interrupts)
+    code = int(pytest.main(argv))  # SIGTERM, a scheduler's stop, ends it like Ctrl-C (harness.pytest_plugin.interrupts)
     if code == 5 and args.resume:
         return EXIT_OK  # nothing was left to run: the resumed run is complete
     return _PYTEST_TO_EXIT.get(code, EXIT_INTERNAL)

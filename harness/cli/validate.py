@@ -4,16 +4,16 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from harness import tritoncompat
+from harness.support import tritoncompat
 from harness.cli.common import EXIT_INPUT, EXIT_OK
-from harness.matrix import MatrixError, parse
-from harness.targets import catalogue
+from harness.matrix.reading import MatrixError, parse
+from harness.model.targets import catalogue
 
 
 def _compile_count(matrix: Any) -> int:
     """Builds a run makes per Triton version: the compile cases' configs (each shape's valid ones, per dtype,
     per target column of the compile-environment sweep), counted from the very cases a run expands."""
-    from harness.cases import expand
+    from harness.matrix.cases import expand
 
     cases = [c for c in expand(matrix, "installed") if not c.is_interpret]
     return sum(len(c.configs) for c in cases) // max(1, len(matrix.triton))
@@ -29,7 +29,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 print(problem)
             status = EXIT_INPUT
             continue
-        from harness.agreement import disagreements as launch_disagreements
+        from harness.execution.agreement import disagreements as launch_disagreements
 
         disagreements = launch_disagreements(matrix)
         for line in disagreements:

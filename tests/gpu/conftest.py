@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.device import local_gpus
+from harness.device.detection import local_gpus
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -70,8 +70,8 @@ CONFIGS = [({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": 32, "GROUP_M": 8, "num_war
 
 
 def test_figures_and_occupancy_are_the_drivers(tmp_path: Path) -> None:
-    from harness.resources import nvidia_occupancy
-    from harness.targets import catalogue
+    from harness.build.resources import nvidia_occupancy
+    from harness.model.targets import catalogue
 
     cuda = _driver()
     target = catalogue()["h200"]

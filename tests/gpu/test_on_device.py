@@ -19,16 +19,16 @@ sys.path.insert(0, str(REPO / "tests"))
 from helpers import DATA, run_cli, write_matrix  # noqa: E402
 
 from harness import loader  # noqa: E402
-from harness.device import local_gpus, pick_device, pinned_env  # noqa: E402
-from harness.workers import Worker  # noqa: E402
+from harness.device.detection import local_gpus, pick_device, pinned_env  # noqa: E402
+from harness.execution.pool import Worker  # noqa: E402
 
 FAULTY = f"{DATA / 'faulty_kernel.py'}:SPEC"
 
 
 def _local_target(gpu: dict) -> str:
     """The catalogue target this GPU is (by model); a GPU the catalogue does not know skips the test."""
-    from harness.device import match
-    from harness.targets import catalogue
+    from harness.device.detection import match
+    from harness.model.targets import catalogue
 
     found = [t.name for t in catalogue().values() if match(t, gpu)[0]]
     if not found:
@@ -303,7 +303,7 @@ kernels:
 def test_cases_run_only_on_their_own_model_unless_mapped(tmp_path: Path) -> None:
     """Two targets of the local GPU's architecture: the local model's cases run on it; the other model's stay
     static and say why; --device-as runs them too and records the mapping."""
-    from harness.targets import catalogue
+    from harness.model.targets import catalogue
 
     gpu = pick_device(None, local_gpus())
     here = _local_target(gpu)

@@ -1,0 +1,270 @@
+"""What changed between two runs, record by record: status, verdicts, resources, code, timings, winners.
+
+Records are matched by case × target column × config, ignoring the Triton version, so
+a run under pin X compares with a run under pin Y. Static changes need no GPU;
+timings are judged only where both runs timed a config in full (see :mod:`.stats`).
+
+Only what both runs completed is judged: a case cut on either side (fewer records than
+it produced) and a target without its deciding build are listed as not compared. A build
+the new run selected (its ``run["selected"]``) but does not hold is lost work: worse.
+A run that was interrupted cannot be compared (exit 3) unless the caller allows it, and
+then its missing builds are left out, not called worse.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.analysis import verdicts
+from harness.analysis.compare import compile_time, stats, timings
+from harness.model.ids import config_key, shape_id
+from harness.model.records import Record
+from harness.results.store import complete_cases
+
+#: resource figures whose change is reported (informational: verdicts decide the exit code)
+RESOURCES = ("registers", "spill_bytes", "shared", "scratch_bytes", "occupancy", "mma", "wgmma", "tcgen05_mma",
+             "mfma", "ds_ops")
+VERDICT_RANK = {"fits": 0, "at risk": 1, "exceeds": 2, "failed": 3}
+EXIT_SAME, EXIT_SLOWER, EXIT_WORSE, EXIT_INCOMPARABLE = 0, 1, 2, 3
+
+
+class CompareInputError(Exception):
+    """A timed record whose median cannot be compared; ``str()`` names each one."""
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: str          # "status" | "verdict" | "correctness" | "resource" | "code" | "timing" | "winner"
+    label: str         # kernel dtype shape column config
+    what: str
+    base: Any
+    new: Any
+    worse: bool = False
+    better: bool = False
+    detail: str = ""
+
+
+@dataclass
+class Comparison:
+    matched: int
+    only_base: list[str] = field(default_factory=list)
+    only_new: list[str] = field(default_factory=list)
+    missing_in_new: list[str] = field(default_factory=list)  # builds the new run selected and does not hold
+    not_compared: list[str] = field(default_factory=list)    # cut cases, incomplete verdicts, interrupted runs' gaps
+    changes: list[Change] = field(default_factory=list)
+    timings_judged: int = 0
+    judged: list[timings.JudgedTiming] = field(default_factory=list)  # every timing figure considered
+    largest_insignificant: float | None = None   # largest |ratio - 1| among judged timings not called a change
+    compile_time: compile_time.CompileTimeJudgement | None = None  # cold lowering time, judged like with like
+    reason: str = ""                             # why the runs cannot be compared, when they cannot
+
+    @property
+    def exit_code(self) -> int:
+        if self.reason:
+            return EXIT_INCOMPARABLE
+        if self.missing_in_new or any(c.worse and c.kind in ("status", "verdict", "correctness")
+                                      for c in self.changes):
+            return EXIT_WORSE
+        if any(c.worse and c.kind == "timing" for c in self.changes) or \
+                (self.compile_time is not None and self.compile_time.worse):
+            return EXIT_SLOWER
+        return EXIT_SAME
+
+
+_label = timings.label
+
+
+def _index(records: list[Record], mode: str) -> dict[tuple[str, ...], Record]:
+    return {r.key()[:-2]: r for r in records if r.mode == mode}
+
+
+def _median(r: Record) -> float | None:
+    timing = r.runtime.get("timing") if isinstance(r.runtime, dict) else None
+    value = timing.get("median_us") if isinstance(timing, dict) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        return None
+    return float(value)
+
+
+def _timed(r: Record) -> bool:
+    """Timed in full on a device (a config seen only in the tuner's short screen is not judged)."""
+    return isinstance(r.runtime, dict) and r.runtime.get("status") == "ok" and r.runtime.get("stage") != "screen" \
+        and isinstance(r.runtime.get("timing"), dict)
+
+
+def check_timings(records: list[Record], side: str) -> None:
+    """Refuse timed records whose median is NaN, zero, negative or missing, naming each."""
+    bad = []
+    for r in records:
+        if r.mode == "compile" and _timed(r) and _median(r) is None:
+            value = r.runtime["timing"].get("median_us")
+            bad.append(f"{side}: {_label(r)}: timed 'ok' but its median is {value!r}")
+        elif r.mode == "compile" and isinstance(r.runtime, dict) and r.runtime.get("status") == "ok" \
+                and r.runtime.get("stage") != "screen" and not isinstance(r.runtime.get("timing"), dict):
+            bad.append(f"{side}: {_label(r)}: timed 'ok' but its median is 'missing'")
+    if bad:
+        raise CompareInputError("\n".join(bad))
+
+
+def _case_of(key: tuple[str, ...]) -> tuple[str, ...]:
+    """A build's case, Triton-agnostic: kernel, dtype, shape, target, environment."""
+    return key[:5]
+
+
+def _cut_cases(records: list[Record]) -> set[tuple[str, ...]]:
+    """Cases with fewer records than they produced (a kill cut their batch)."""
+    done, _ = complete_cases(records)
+    return {_case_of(r.key()) for r in records if r.case_id and r.case_id not in done}
+
+
+def _selected(run: dict[str, Any] | None) -> set[tuple[str, ...]] | None:
+    """The build keys a run's matrix selected, or None where the run does not record them (older harness)."""
+    entries = (run or {}).get("selected")
+    if not entries:
+        return None
+    keys = set()
+    for i, e in enumerate(entries if isinstance(entries, list) else [entries]):
+        if not (isinstance(e, dict) and all(isinstance(e.get(k), str) for k in ("kernel", "dtype", "target",
+                                                                                 "environment"))
+                and isinstance(e.get("shape"), dict) and isinstance(e.get("configs"), list)
+                and all(isinstance(c, dict) for c in e["configs"])):
+            raise CompareInputError(f"new: run.selected[{i}] is not {{kernel, dtype, shape, target, environment, "
+                                    f"configs}}: {str(e)[:120]}")
+        keys |= {(e["kernel"], e["dtype"], json.dumps(e["shape"], sort_keys=True), e["target"], e["environment"],
+                  config_key(c)) for c in e["configs"]}
+    return keys
+
+
+def _unfinished(run: dict[str, Any] | None) -> bool:
+    return bool(run) and (bool(run.get("interrupted")) or not run.get("end"))
+
+
+def compare_runs(base: list[Record], new: list[Record], threshold: float = 0.05, alpha: float = 0.001,
+                 min_us: float = 20.0, normalise: bool = True,
+                 thresholds: dict[str, float] | None = None, compile_threshold: float = 0.25,
+                 base_run: dict[str, Any] | None = None, new_run: dict[str, Any] | None = None,
+                 allow_incomplete: bool = False, fdr: float = 0.05, history: Any = None,
+                 noise_floor: float = stats.NOISE_FLOOR) -> Comparison:
+    """``thresholds``: per-kernel thresholds (the matrix's ``compare_threshold``), overriding ``threshold``;
+    ``alpha``: the compile-time sign test's level; ``fdr``: the false-discovery rate the timing family is held
+    to; ``history``: ``(series, method, normalised) -> sigma or None``, the night-to-night noise of a figure;
+    ``noise_floor``: the between-run noise assumed without history;
+    ``compile_threshold``: the geometric-mean change of cold lowering time beyond which it may be called slower;
+    ``base_run`` / ``new_run``: the runs' info (interrupted? what did the new one select?);
+    ``allow_incomplete``: judge the complete cases of interrupted runs instead of refusing them."""
+    check_timings(base, "base")
+    check_timings(new, "new")
+    cut = _cut_cases(base) | _cut_cases(new)
+    a_all, b_all = _index(base, "compile"), _index(new, "compile")
+    a = {k: r for k, r in a_all.items() if _case_of(k) not in cut}
+    b = {k: r for k, r in b_all.items() if _case_of(k) not in cut}
+    matched = sorted(a.keys() & b.keys())
+    new_cut = _unfinished(new_run)
+    selected = _selected(new_run)
+    lost = {k for k in a.keys() - b.keys() if selected is not None and k in selected}
+    cmp = Comparison(matched=len(matched), only_base=sorted(_label(a[k]) for k in a.keys() - b.keys() - lost),
+                     only_new=sorted(_label(b[k]) for k in b.keys() - a.keys()))
+    cmp.not_compared = sorted(f"case cut mid-way: {c[0]} {c[1]} {shape_id(json.loads(c[2]))} {c[3]}"
+                              + (f"@{c[4]}" if c[4] != "default" else "") for c in cut)
+    if new_cut:
+        cmp.not_compared += [f"not run (the new run was interrupted): {_label(a[k])}" for k in sorted(lost)]
+    else:
+        cmp.missing_in_new = sorted(_label(a[k]) for k in lost)
+    unfinished = [side for side, run in (("base", base_run), ("new", new_run)) if _unfinished(run)]
+    if unfinished and not allow_incomplete:
+        cmp.reason = (f"the {' and '.join(unfinished)} run{'s were' if len(unfinished) > 1 else ' was'} interrupted "
+                      "before every case ran; `harness run --resume DIR` finishes a run, --allow-incomplete judges "
+                      "only the cases both runs completed")
+        return cmp
+    if not matched:
+        cmp.reason = "no record of one run matches a record of the other (different matrices or targets?)"
+        return cmp
+    for key in matched:
+        _static(a[key], b[key], cmp.changes)
+    cmp.compile_time = compile_time.judge([(a[k], b[k]) for k in matched], compile_threshold, alpha)
+    _verdict_changes(list(a.values()), list(b.values()), cmp.changes, cmp.not_compared)
+    _timing_changes(base, new, a, b, matched, cmp, threshold, fdr, min_us, normalise, thresholds or {}, history,
+                    noise_floor)
+    _winner_changes(base, new, cmp.changes)
+    return cmp
+
+
+def _static(ra: Record, rb: Record, out: list[Change]) -> None:
+    label = _label(ra)
+    if (ra.status == "ok") != (rb.status == "ok"):
+        expected = f"expected: {rb.expected_failure}; " if rb.expected_failure else ""
+        out.append(Change("status", label, "compile", ra.status, rb.status,
+                          worse=rb.status != "ok" and not rb.expected_failure, better=rb.status == "ok",
+                          detail=(expected + (rb.error if rb.status != "ok" else ra.error))[:200]))
+    qa, qb = (ra.runtime or {}).get("status"), (rb.runtime or {}).get("status")
+    if qa in ("ok", "mismatch") and qb in ("ok", "mismatch") and qa != qb:
+        out.append(Change("correctness", label, "on device", qa, qb, worse=qb == "mismatch", better=qb == "ok"))
+    if ra.status == "ok" and rb.status == "ok":
+        for name in RESOURCES:
+            va, vb = ra.resources.get(name), rb.resources.get(name)
+            if va != vb and (va is not None or vb is not None):
+                out.append(Change("resource", label, name, va, vb))
+        kind = next((k for k in ("cubin", "hsaco") if k in ra.artifacts and k in rb.artifacts), None)
+        if kind and ra.artifacts[kind].get("sha256") != rb.artifacts[kind].get("sha256"):
+            out.append(Change("code", label, kind, ra.artifacts[kind].get("sha256", "")[:12],
+                              rb.artifacts[kind].get("sha256", "")[:12]))
+
+
+def _verdict_changes(base: list[Record], new: list[Record], out: list[Change], not_compared: list[str]) -> None:
+    """Per (config row, target): the target verdict under Triton's defaults, with at-risk from other environments.
+    A target incomplete on either side (no deciding build) is listed in ``not_compared``, never ranked."""
+    def by_target(records: list[Record]) -> dict[tuple[str, ...], verdicts.TargetVerdict]:
+        rows = verdicts.judge(r for r in records if r.mode == "compile")
+        return {(k[0], k[1], k[2], k[3], t): tv for k, row in rows.items() for t, tv in row.targets.items()}
+
+    va, vb = by_target(base), by_target(new)
+    for key in sorted(va.keys() & vb.keys()):
+        ta, tb = va[key], vb[key]
+        if not (ta.complete and tb.complete):
+            side = " and ".join(s for s, tv in (("base", ta), ("new", tb)) if not tv.complete)
+            rec = next(r for r in (ta.decided_by, tb.decided_by, *ta.others, *tb.others) if r is not None)
+            not_compared.append(f"verdict incomplete in {side}: {rec.kernel} {rec.dtype} {rec.shape_id} {key[4]} "
+                                f"{rec.config_id}")
+        elif ta.verdict != tb.verdict:
+            rec = tb.decided_by
+            out.append(Change("verdict", f"{rec.kernel} {rec.dtype} {rec.shape_id} {tb.target} {rec.config_id}",
+                              tb.target, ta.verdict, tb.verdict,
+                              worse=VERDICT_RANK[tb.verdict] > VERDICT_RANK[ta.verdict],
+                              better=VERDICT_RANK[tb.verdict] < VERDICT_RANK[ta.verdict],
+                              detail="; ".join(tb.reasons)[:200]))
+
+
+def _timing_changes(base: list[Record], new: list[Record], a: dict[tuple[str, ...], Record],
+                    b: dict[tuple[str, ...], Record], matched: list[tuple[str, ...]], cmp: Comparison,
+                    threshold: float, fdr: float, min_us: float, normalise: bool,
+                    thresholds: dict[str, float], history: Any = None, floor: float = stats.NOISE_FLOOR) -> None:
+    pairs = [(a[k], b[k]) for k in matched if _timed(a[k]) and _timed(b[k])
+             and max(_median(a[k]) or 0.0, _median(b[k]) or 0.0) >= min_us]  # below min_us launch noise dominates
+    cmp.judged = timings.judge(pairs, base, new, threshold, fdr, normalise, thresholds, history, floor)
+    largest = None
+    for t in cmp.judged:
+        j = t.judgement
+        if j.verdict == "not judged":
+            continue
+        cmp.timings_judged += 1
+        if j.verdict in ("slower", "faster"):
+            cmp.changes.append(Change("timing", t.label, f"median ({t.method})", round(t.base_us, 2),
+                                      round(t.new_us, 2), worse=j.worse, better=j.verdict == "faster",
+                                      detail=t.detail()))
+        elif math.isfinite(j.ratio) and (largest is None or abs(j.ratio - 1) > largest):
+            largest = abs(j.ratio - 1)
+    cmp.largest_insignificant = largest
+
+
+def _winner_changes(base: list[Record], new: list[Record], out: list[Change]) -> None:
+    def cases(records: list[Record]) -> dict[tuple[str, ...], Record]:
+        return {(r.kernel, r.dtype, r.shape_id, r.target): r for r in records if r.mode == "tune"}
+
+    wa, wb = cases(base), cases(new)
+    for key in sorted(wa.keys() & wb.keys()):
+        if wa[key].config_id != wb[key].config_id:
+            r = wb[key]
+            out.append(Change("winner", f"{r.kernel} {r.dtype} {r.shape_id} {r.target}", "tuned config",
+                              wa[key].config_id or wa[key].status, r.config_id or r.status))

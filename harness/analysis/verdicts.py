@@ -1,0 +1,229 @@
+"""Verdicts: does a config launch on a target, and on which of each vendor's targets.
+
+Semantics (README, "Verdicts"):
+
+- Per target, ``fits`` / ``exceeds`` / ``failed`` is decided by the build under
+  Triton's defaults (the environment named ``default``; a matrix that sweeps
+  only its own environments for a target decides by the first one it lists:
+  each record names it, ``Record.deciding_environment``).
+- A target whose deciding build is not among the records (a run cut mid-case, a
+  ``-k`` that selected only an opt-in environment's builds) is ``incomplete``:
+  an opt-in environment never decides in its place, and an incomplete target
+  counts neither as fitting nor as not fitting its vendor.
+- Other swept environments (opt-in codegen knobs such as async copy) can only
+  add ``at risk`` to a config that fits: it launches as built by default, but
+  not under that knob. Their outcomes, a compile error included, are reported
+  beside the deciding verdict, never instead of it.
+- Per vendor: the config fits ``all``, ``some`` (which) or ``none`` of the
+  vendor's targets in the row; the row's text says so, and is marked
+  asymmetric when the vendors differ.
+
+Pure functions of records: the results writer stores them in ``results.json``
+and the report renders them; nobody re-derives them differently.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from harness.model.environments import DEFAULT
+from harness.model.ids import config_key
+from harness.model.records import Record
+
+VENDOR_LABEL = {"nvidia": "NVIDIA", "amd": "AMD"}
+FITTING = ("fits", "at risk")
+INCOMPLETE = "incomplete"
+#: every target verdict, best first (compare ranks by it; ``incomplete`` is never ranked: it is not compared)
+VERDICTS = ("fits", "at risk", "exceeds", "failed", INCOMPLETE)
+
+
+@dataclass(frozen=True)
+class TargetVerdict:
+    target: str
+    vendor: str
+    verdict: str                    # "fits" | "at risk" | "exceeds" | "failed" | "incomplete"
+    decided_by: Record | None       # the deciding environment's build; None when it is missing (incomplete)
+    reasons: tuple[str, ...] = ()   # why it exceeds / failed / is at risk
+    beside: tuple[str, ...] = ()    # other environments' outcomes, when they do not change the verdict
+    others: tuple[Record, ...] = field(default=(), compare=False)
+
+    @property
+    def fits(self) -> bool:
+        return self.verdict in FITTING
+
+    @property
+    def complete(self) -> bool:
+        return self.decided_by is not None
+
+    @property
+    def duplicate_of(self) -> str:
+        """The config whose binary this target's deciding build is ('' when it is its own): counted once."""
+        return self.decided_by.duplicate_of if self.decided_by is not None else ""
+
+    @property
+    def column(self) -> str:
+        """The deciding build's column (``mi300x``), or the target's name when that build is missing."""
+        return self.decided_by.column if self.decided_by is not None else self.target
+
+
+@dataclass(frozen=True)
+class RowVerdict:
+    """One (kernel, dtype, shape, config, Triton) across the row's targets."""
+
+    targets: dict[str, TargetVerdict]
+    vendors: dict[str, dict[str, Any]]     # vendor -> {"fits": "all"|"some"|"none", "fitting": [...], "not": [...]}
+    text: str
+    asymmetric: bool
+    category: str                          # for summaries: "fits both", "NVIDIA only", "mixed", "failed", ...
+
+    @property
+    def duplicate(self) -> bool:
+        """Every target built this config into another config's binary: the row adds no config to a count."""
+        return all(tv.duplicate_of for tv in self.targets.values())
+
+
+def group_key(r: Record) -> tuple[str, ...]:
+    return (r.kernel, r.dtype, r.shape_id, config_key(r.config), r.triton)
+
+
+def _env_text(env: dict[str, str]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(env.items())) or "Triton defaults"
+
+
+def limit_text(r: Record) -> str:
+    """The error flags of a record as ``resource value > limit``."""
+    return "; ".join(f"{f['resource']} {f['value']:g} > {f['limit']:g}" for f in r.flags if f["severity"] == "error")
+
+
+def outcome(r: Record) -> str:
+    """What one build says on its own: ``fits``, ``exceeds`` or ``failed``."""
+    if r.status != "ok":
+        return "failed"
+    return "fits" if r.fits is not False and not any(f["severity"] == "error" for f in r.flags) else "exceeds"
+
+
+def _outcome_text(r: Record) -> str:
+    where = f"under {r.environment} ({_env_text(r.env)})"
+    kind = outcome(r)
+    if kind == "failed":
+        return f"{where}: compile {r.status}: {' '.join(r.error.split())[:160]}"
+    if kind == "exceeds":
+        return f"{where}: {limit_text(r)}"
+    return f"{where}: fits"
+
+
+def judge_target(builds: list[Record]) -> TargetVerdict:
+    """The verdict for one target from its builds under each swept environment."""
+    deciding = builds[0].deciding_environment or DEFAULT
+    decider = next((r for r in builds if r.environment == deciding), None)
+    if decider is None:
+        return TargetVerdict(builds[0].target, builds[0].vendor, INCOMPLETE, None,
+                             (f"no build under {deciding}, the environment that decides: the run did not build it "
+                              "(cut mid-case, or not selected)",), tuple(_outcome_text(o) for o in builds),
+                             tuple(builds))
+    others = tuple(r for r in builds if r is not decider)
+    kind = outcome(decider)
+    reasons: list[str] = []
+    beside = [_outcome_text(o) for o in others]
+    if kind == "failed":
+        reasons.append(f"{decider.status}: {' '.join(decider.error.split())[:200]}")
+    elif kind == "exceeds":
+        reasons.append(limit_text(decider))
+    else:
+        risky = [o for o in others if outcome(o) != "fits"]
+        if risky:
+            kind = "at risk"
+            reasons = [_outcome_text(o) for o in risky]
+            beside = [_outcome_text(o) for o in others if o not in risky]
+    return TargetVerdict(decider.target, decider.vendor, kind, decider, tuple(reasons), tuple(beside), others)
+
+
+def judge_row(builds: Iterable[Record]) -> RowVerdict:
+    by_target: dict[str, list[Record]] = defaultdict(list)
+    for r in builds:
+        by_target[r.target].append(r)
+    targets = {t: judge_target(rs) for t, rs in sorted(by_target.items())}
+    vendors: dict[str, dict[str, Any]] = {}
+    for tv in targets.values():
+        entry = vendors.setdefault(tv.vendor, {"fitting": [], "not": [], "incomplete": []})
+        entry["incomplete" if not tv.complete else "fitting" if tv.fits else "not"].append(tv.target)
+    for entry in vendors.values():
+        entry["fits"] = INCOMPLETE if not entry["fitting"] and not entry["not"] else \
+            "all" if not entry["not"] else ("none" if not entry["fitting"] else "some")
+    return RowVerdict(targets, vendors, *_text(targets, vendors))
+
+
+def _text(targets: dict[str, TargetVerdict], vendors: dict[str, dict[str, Any]]) -> tuple[str, bool, str]:
+    failed = [t for t, v in targets.items() if v.verdict == "failed"]
+    risky = [t for t, v in targets.items() if v.verdict == "at risk"]
+    missing = [t for t, v in targets.items() if not v.complete]
+    states = {v: e["fits"] for v, e in vendors.items() if e["fits"] != INCOMPLETE}
+    label = {v: VENDOR_LABEL.get(v, v) for v in vendors}
+    if not states:
+        return f"incomplete: no deciding build on {', '.join(missing)}", False, INCOMPLETE
+    if len(states) == 1:
+        (vendor, state), = states.items()
+        if state == "all":
+            text, category = "fits", "fits"
+        elif state == "none":
+            text, category = "exceeds a limit", "exceeds a limit"
+        else:
+            text, category = f"fits {', '.join(vendors[vendor]['fitting'])} only", "fits some"
+        asymmetric = False
+    elif all(s == "all" for s in states.values()):
+        text, category, asymmetric = "fits both", "fits both", False
+    elif all(s == "none" for s in states.values()):
+        text, category, asymmetric = "fits neither", "fits neither", False
+    elif sorted(states.values()) == ["all", "none"]:
+        good = next(v for v, s in states.items() if s == "all")
+        text, category, asymmetric = f"{label[good]} only", f"{label[good]} only", True
+    else:
+        parts = []
+        for vendor, state in sorted(states.items(), key=lambda kv: (kv[0] != "nvidia", kv[0])):
+            e = vendors[vendor]
+            parts.append(f"{label[vendor]} " + ("all" if state == "all" else "none" if state == "none"
+                                                 else f"{', '.join(e['fitting'])} only"))
+        text, category, asymmetric = "; ".join(parts), "mixed", True
+    if failed:
+        text += f"; failed on {', '.join(failed)}"
+        category = "failed"
+    if risky:
+        text += f" (at risk on {', '.join(risky)})"
+    if missing:  # what the complete targets say, and that the row is not whole: never a portability finding
+        text += f"; incomplete on {', '.join(missing)}"
+        category, asymmetric = INCOMPLETE, False
+    return text, asymmetric, category
+
+
+def judge(records: Iterable[Record]) -> dict[tuple[str, ...], RowVerdict]:
+    """Every compile row of ``records``, by :func:`group_key`."""
+    groups: dict[tuple[str, ...], list[Record]] = defaultdict(list)
+    for r in records:
+        if r.mode == "compile":
+            groups[group_key(r)].append(r)
+    return {k: judge_row(v) for k, v in groups.items()}
+
+
+def to_json(rows: dict[tuple[str, ...], RowVerdict]) -> dict[str, list[dict[str, Any]]]:
+    """``verdicts``: one entry per case x config x target column; ``portability``: one per config row."""
+    entries: list[dict[str, Any]] = []
+    portability: list[dict[str, Any]] = []
+    for row in rows.values():
+        first = next(tv.decided_by or tv.others[0] for tv in row.targets.values())
+        ident = {"kernel": first.kernel, "dtype": first.dtype, "shape": first.shape, "triton": first.triton,
+                 "config_id": first.config_id, "origin": first.origin}
+        for tv in row.targets.values():
+            deciding = tv.decided_by
+            entries.append({**ident, "target": tv.target, "environment": deciding.environment if deciding else None,
+                            "column": tv.column, "deciding": True, "verdict": tv.verdict,
+                            "reasons": list(tv.reasons), "beside": list(tv.beside),
+                            "flags": deciding.flags if deciding else []})
+            for o in tv.others:
+                entries.append({**ident, "target": tv.target, "environment": o.environment, "column": o.column,
+                                "deciding": False, "verdict": outcome(o), "reasons": [_outcome_text(o)],
+                                "beside": [], "flags": o.flags})
+        portability.append({**ident, "verdict": row.text, "asymmetric": row.asymmetric, "category": row.category,
+                            "vendors": row.vendors,
+                            "targets": {t: v.verdict for t, v in row.targets.items()}})
+    return {"verdicts": entries, "portability": portability}

@@ -1,0 +1,58 @@
+"""Checks of one compile's resource usage against one target's limits.
+
+A flag names the resource, the value and the limit. ``error`` flags mean the
+kernel cannot launch on that target (Triton raises OutOfResources, or no block
+can be resident); ``warn`` flags mean it launches but pays for it (spills to
+memory: SGPR spills on AMD go to VGPR lanes and are not flagged).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Iterable
+
+from harness.model.targets import Target
+
+
+@dataclass(frozen=True)
+class Flag:
+    resource: str
+    value: float
+    limit: float
+    severity: str  # "error" | "warn"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def check(target: Target, resources: dict[str, Any], num_warps: int) -> list[Flag]:
+    flags: list[Flag] = []
+    # the driver refuses a launch whose static + dynamic shared memory exceeds the per-block opt-in maximum
+    # (the 1 KiB reserve an sm_90 binary carries is outside it: ``reserved_shared``, not ``static_shared``)
+    shared = int(resources.get("shared", 0)) + int(resources.get("static_shared", 0))
+    if shared > target.shared_per_block:
+        flags.append(Flag("shared", shared, target.shared_per_block, "error"))
+    threads = num_warps * target.warp_size
+    if threads > target.max_threads_per_block:
+        flags.append(Flag("threads", threads, target.max_threads_per_block, "error"))
+    regs = int(resources.get("registers", 0))
+    if regs > target.max_regs_per_thread:
+        flags.append(Flag("registers", regs, target.max_regs_per_thread, "error"))
+    tmem = resources.get("tmem_columns")
+    if target.tmem_columns is not None and tmem is not None and int(tmem) > target.tmem_columns:
+        flags.append(Flag("tmem", int(tmem), target.tmem_columns, "error"))  # Triton refuses it at launch
+    spill_bytes = int(resources.get("spill_bytes") or 0)  # None: not known (no log of this binary)
+    if spill_bytes > 0:
+        flags.append(Flag("spills", spill_bytes, 0, "warn"))
+    blocks = resources.get("blocks_per_sm")
+    if blocks is not None and blocks < 1 and not any(f.resource in ("shared", "threads") for f in flags):
+        flags.append(Flag("occupancy", blocks, 1, "error"))
+    return flags
+
+
+def fits(flags: Iterable[dict[str, Any] | Flag]) -> bool:
+    """True when no flag stops the kernel from launching."""
+    for f in flags:
+        sev = f.severity if isinstance(f, Flag) else f.get("severity")
+        if sev == "error":
+            return False
+    return True

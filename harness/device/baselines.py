@@ -1,0 +1,206 @@
+"""On-device work beside the configs': the kernel's baselines and the sustained, interleaved timings.
+
+Requests of the same GPU worker as :mod:`harness.device.operations` (its case state, rotated inputs and
+fault handling are shared): ``gpu_baselines`` checks and times each baseline in isolation,
+refusing one that synchronises with the host; ``gpu_sustained`` times finalists and baselines
+back to back in interleaved rounds (:mod:`harness.device.sustained`).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Any
+
+from harness.device.operations import _PERSIST, _case, _check_fault, _flusher, _rates, _restore, _rotated, _settle_ms
+from harness.device.interpret import compare_outputs
+
+
+def gpu_baselines(job: dict[str, Any]) -> dict[str, Any]:
+    """Time the kernel's baselines on the case's inputs; measure copy bandwidth once per worker."""
+    import torch
+
+    from harness.device.detection import device_info
+    from harness.device.timing import bench, measure_copy_tbps
+
+    persist = _PERSIST
+    spent: dict[str, float] = {}
+    clock = time.perf_counter()
+
+    def lap(what: str) -> None:  # where the request's time goes, returned as ``spent_s``
+        nonlocal clock
+        now = time.perf_counter()
+        spent[what] = round(spent.get(what, 0.0) + now - clock, 3)
+        clock = now
+
+    state = _case(job)
+    lap("inputs")
+    if "device" not in persist:
+        persist["device"] = device_info()
+        lap("device info")
+        persist["copy_tbps"] = measure_copy_tbps(flusher=_flusher())
+        lap("copy bandwidth")
+    spec, shape = state["spec"], job["shape"]
+    results: dict[str, Any] = {}
+    env_before, inductor_before = dict(os.environ), "torch._inductor" in sys.modules
+    for name, fn in spec.baselines.items():
+        try:
+            _restore(state, state["inputs"])
+            out = fn(state["inputs"], shape)
+            torch.cuda.synchronize()
+            lap("first call")
+            synced = _synchronises(lambda fn=fn: fn(state["inputs"], shape))
+            lap("sync check")
+            if synced:
+                results[name] = {"status": "error", "error": "synchronises with the host inside its timed region "
+                                 f"(torch.cuda sync debug mode: {synced}); a baseline must only enqueue work"}
+                continue
+            check = compare_outputs(out, state["reference"], spec, job["dtype"], floor=(1e-2, 1e-2), subset=True)
+            rotated = _rotated(state)
+            prepare = (lambda i: _restore(state, rotated[i])) if state["pristine"] else None
+            lap("check")
+            timing = bench(lambda i, fn=fn: (lambda: fn(rotated[i], shape)), len(rotated), _flusher(),
+                           settle_ms=_settle_ms(state), prepare=prepare)
+            lap("isolated timing")
+            kernels = _known_kernels(job, name, lambda fn=fn: fn(state["inputs"], shape))
+            lap("profiler")
+            results[name] = {"status": "ok", "matches_reference": check["status"] == "ok", "kernels": kernels,
+                             **({"outputs_compared": sorted(check["outputs"])} if "outputs" in check else {}),
+                             "timing": timing.to_dict(), **_rates(spec, shape, job["dtype"], timing.median_us)}
+        except Exception as exc:  # noqa: BLE001
+            _check_fault(exc)
+            results[name] = {"status": "error", "error": f"{type(exc).__name__}: {str(exc)[:500]}"}
+    out = {"status": "ok", "device": persist["device"], "copy_tbps": persist["copy_tbps"], "baselines": results,
+           "torch_settings": _torch_settings(), "spent_s": spent}
+    tainted = _process_changes(env_before, inductor_before)
+    if tainted:
+        # e.g. torch.compile: Inductor points TRITON_CACHE_DIR at its own cache and sets variables that change
+        # Triton's code generation for every later compile in this process, while Triton's cache key for the
+        # same request stays the same (measured: ci/inductor_probe.py). Later kernels here would not be the
+        # ones the static phase built, so this worker retires after replying and the next case gets a fresh one.
+        out["retire_worker"] = tainted
+    return out
+
+
+def _synchronises(call: Any) -> str:
+    """'' when ``call`` only enqueues work; else what torch's sync debug mode caught (``.tolist()``, ``.item()``,
+    a blocking copy): such a baseline's time would include host launch and defeat the spin lead."""
+    import torch
+
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        call()
+        return ""
+    except RuntimeError as exc:
+        if "synchroniz" not in str(exc):
+            raise
+        return str(exc).splitlines()[0][:200]
+    finally:
+        torch.cuda.set_sync_debug_mode(0)
+        torch.cuda.synchronize()
+
+
+def gpu_sustained(job: dict[str, Any]) -> dict[str, Any]:
+    """Time ``job["configs"]`` (name -> config) and ``job["baselines"]`` (names) back to back, in interleaved
+    rounds (:mod:`harness.device.sustained`). An in-place kernel's inputs are not restored between launches here (each
+    launch reads the last one's output, in place), and its timings say so."""
+    from harness.device.sustained import Item, interleaved
+
+    state = _case(job)
+    spec, shape = state["spec"], job["shape"]
+    rotated = _rotated(state)
+    items = [Item(f"config {name}", lambda i, c=config: (lambda: spec.run(rotated[i], shape, c)), len(rotated))
+             for name, config in job.get("configs", {}).items()]
+    items += [Item(f"baseline {name}", lambda i, fn=spec.baselines[name]: (lambda: fn(rotated[i], shape)),
+                   len(rotated)) for name in job.get("baselines", []) if name in spec.baselines]
+    env_before, inductor_before = dict(os.environ), "torch._inductor" in sys.modules
+    started = time.perf_counter()
+    try:
+        timed = interleaved(items)
+    except Exception as exc:  # noqa: BLE001
+        _check_fault(exc)
+        return {"status": "error", "error": f"{type(exc).__name__}: {str(exc)[:500]}"}
+    note = "in place: inputs not restored between launches" if state["pristine"] else ""
+    out: dict[str, Any] = {}
+    for name, t in timed.items():
+        if isinstance(t, str):
+            out[name] = {"status": "error", "error": t}
+        else:
+            d = t.to_dict()
+            if note:
+                d["note"] = "; ".join(x for x in (d["note"], note) if x)
+            out[name] = {"status": "ok", "timing": d}
+    reply: dict[str, Any] = {"status": "ok", "timings": out,
+                             "spent_s": {"sustained": round(time.perf_counter() - started, 3)}}
+    tainted = _process_changes(env_before, inductor_before)
+    if tainted:  # as after gpu_baselines: a torch.compile baseline retires this worker
+        reply["retire_worker"] = tainted
+    return reply
+
+
+def _known_kernels(job: dict[str, Any], baseline: str, call: Any) -> list[str]:
+    """The baseline's device kernels, profiled once per (kernel, baseline, dtype, shape, torch, device) and kept in
+    the harness cache: starting torch's profiler costs 3.5–6 s per case on the H200 (docs/performance.md), and which library
+    kernel cuBLAS or cuDNN picks for a shape changes only with torch or the device."""
+    import hashlib
+    import json
+
+    import torch
+
+    from harness.support.cache import cache_dir
+
+    raw = json.dumps([job["ref"], baseline, job["dtype"], sorted(job["shape"].items()), torch.__version__,
+                      torch.cuda.get_device_name()], default=str)
+    path = cache_dir() / "baseline_kernels" / f"{hashlib.sha256(raw.encode()).hexdigest()}.json"
+    try:
+        return list(json.loads(path.read_text()))
+    except (OSError, ValueError):
+        pass
+    names = _device_kernels(call)
+    if names and not names[0].startswith("(not profiled"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(names))
+        tmp.replace(path)
+    return names
+
+
+def _device_kernels(call: Any, limit: int = 8) -> list[str]:
+    """The device kernels one call launches, by name (torch's profiler): which library kernel a baseline ran
+    (cuBLAS ``nvjet_*`` / ``sm90_xmma_*``, cuDNN or flash ``*fprop*``, Inductor's ``triton_*``)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    try:
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            call()
+            torch.cuda.synchronize()
+        names = [e.name for e in prof.events() if str(getattr(e, "device_type", "")).endswith("CUDA")]
+    except Exception as exc:  # noqa: BLE001 - a profiler that cannot start costs the names, not the baseline
+        return [f"(not profiled: {type(exc).__name__}: {str(exc)[:120]})"]
+    seen: list[str] = []
+    for name in names:
+        if name not in seen:
+            seen.append(name[:200])
+    return seen[:limit]
+
+
+def _torch_settings() -> dict[str, Any]:
+    """torch's precision switches the baselines ran under (they change which library kernels run, and how)."""
+    import torch
+
+    matmul = torch.backends.cuda.matmul
+    return {"matmul.allow_tf32": bool(matmul.allow_tf32),
+            "matmul.allow_fp16_reduced_precision_reduction": bool(matmul.allow_fp16_reduced_precision_reduction),
+            "matmul.allow_bf16_reduced_precision_reduction": bool(matmul.allow_bf16_reduced_precision_reduction),
+            "cudnn.allow_tf32": bool(torch.backends.cudnn.allow_tf32),
+            "float32_matmul_precision": torch.get_float32_matmul_precision()}
+
+
+def _process_changes(env_before: dict[str, str], inductor_before: bool) -> str:
+    """What a baseline changed in this process that later Triton compiles would inherit ('' for nothing)."""
+    changed = sorted(k for k in set(env_before) | set(os.environ) if env_before.get(k) != os.environ.get(k))
+    parts = [f"environment variables changed: {', '.join(changed)}"] if changed else []
+    if not inductor_before and "torch._inductor" in sys.modules:
+        parts.append("torch._inductor imported")
+    return "; ".join(parts)

@@ -1,0 +1,250 @@
+"""On-device work, inside a GPU worker pinned to one GPU: check, time, compare with baselines.
+
+One request is one config (``gpu_config``) or a case's baselines (``gpu_baselines``),
+so a kernel that faults (an illegal address poisons the whole CUDA context) costs
+only its own request: the worker answers ``fault`` and exits, and the next
+request gets a fresh process. Inputs are drawn fresh per case and reused across
+that case's configs; every launch writes into a NaN-poisoned output.
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+from harness.matrix import loader
+from harness.device.interpret import compare_outputs, reference_first
+
+_STATE: dict[str, Any] = {}      # the current case: inputs, reference, rotated copies
+_PERSIST: dict[str, Any] = {}    # for the worker's lifetime: L2 flusher, device details, copy bandwidth
+_FAULT_MARKERS = ("illegal memory access", "illegal address", "unspecified launch failure", "misaligned address",
+                  "device-side assert", "an illegal instruction", "hipErrorIllegalAddress", "HSA_STATUS_ERROR")
+
+
+class ContextLost(Exception):
+    """The device context is unusable; the worker must be replaced after replying."""
+
+
+def _case(job: dict[str, Any]) -> dict[str, Any]:
+    import torch
+
+    key = repr((job["ref"], job["dtype"], sorted(job["shape"].items()), job.get("seed", 0), job.get("target")))
+    if _STATE.get("key") != key:
+        _STATE.clear()
+        torch.cuda.empty_cache()
+        spec = loader.load(job["ref"])
+        if job.get("target"):  # a spec whose fn is a function of the target: this device's kernel
+            from harness.model.targets import get
+
+            spec = spec.for_target(get(job["target"]))
+        gen = torch.Generator(device="cuda").manual_seed(int(job.get("seed", 0)))
+        inputs = spec.make_inputs(job["shape"], job["dtype"], "cuda", gen)
+        reference = reference_first(spec, inputs, job["shape"])
+        pristine = {i: inputs[i].clone() for i in spec.inplace}  # what an in-place kernel overwrites, kept
+        torch.cuda.synchronize()
+        _STATE.update(key=key, spec=spec, inputs=inputs, reference=reference, rotated=None, settled=False,
+                      pristine=pristine, cache_bytes=job.get("cache_bytes"))
+    return _STATE
+
+
+def _settle_ms(state: dict[str, Any]) -> float:
+    """Settle the clocks once per case: its later configs follow back to back, the GPU never idles between."""
+    if state["settled"]:
+        return 25.0
+    state["settled"] = True
+    return 200.0
+
+
+def gpu_warmup(job: dict[str, Any]) -> dict[str, Any]:
+    """Import torch and create the CUDA context without launching anything.
+
+    Sent while the case's configs compile, so process start and context creation
+    overlap the compiles; safe outside the GPU lock because it runs no kernel.
+    """
+    import torch
+
+    started = time.perf_counter()
+    torch.cuda.init()
+    torch.empty(1, device="cuda")
+    torch.cuda.current_blas_handle()  # cuBLAS start-up (references and baselines use it); no kernel runs
+    from triton.runtime import driver
+
+    driver.active.get_current_device()  # Triton's driver helpers (built on first use into its cache)
+
+    return {"status": "ok", "warmup_s": round(time.perf_counter() - started, 3)}
+
+
+def _l2_bytes() -> int:
+    import torch
+
+    return int(getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) or 50 << 20)
+
+
+def _cache_bytes() -> int:
+    """The caches a cold sample must not find its data in: the device's L2 as torch reports it, or the target's
+    catalogue figure when larger — MI300X / MI355X report a 4 MB L2 (one XCD's) but keep 256 MB of Infinity
+    Cache behind it (catalogue ``cache_bytes``; written for ROCm, unverified on an AMD GPU)."""
+    return max(_l2_bytes(), int(_STATE.get("cache_bytes") or 0))
+
+
+def _flusher() -> Any:
+    from harness.device.timing import Flusher
+
+    size = _cache_bytes()
+    if _PERSIST.get("flusher_bytes") != size:
+        _PERSIST.pop("flusher", None)
+        _PERSIST["flusher"], _PERSIST["flusher_bytes"] = Flusher(size), size
+    return _PERSIST["flusher"]
+
+
+def _rotated(state: dict[str, Any]) -> list[tuple]:
+    """Input copies to cycle through when the inputs fit in L2 (so no sample reads a warm L2)."""
+    if state["rotated"] is None:
+        nbytes = sum(t.numel() * t.element_size() for t in state["inputs"] if hasattr(t, "numel"))
+        cache = _cache_bytes()
+        copies = 1 if nbytes >= 2 * cache else min(8, math.ceil(2 * cache / max(nbytes, 1)))
+        # tensors are copied; anything else an input tuple holds (None for an optional argument, a Python
+        # scale factor) is shared
+        state["rotated"] = [state["inputs"]] + [tuple(t.clone() if hasattr(t, "clone") else t
+                                                      for t in state["inputs"]) for _ in range(copies - 1)]
+    return state["rotated"]
+
+
+def _restore(state: dict[str, Any], inputs: tuple) -> None:
+    """Put back what an in-place kernel overwrote (a copy on the stream, before the flush and the timed launch)."""
+    for i, saved in state["pristine"].items():
+        inputs[i].copy_(saved)
+
+
+def _poisoned_out(spec: Any, reference: Any) -> dict[str, Any]:
+    from harness.device.interpret import poisoned_out
+
+    return poisoned_out(spec, reference)
+
+
+def _check_fault(exc: BaseException) -> None:
+    import torch
+
+    text = str(exc)
+    broken = any(m in text for m in _FAULT_MARKERS)
+    if not broken:
+        try:
+            torch.cuda.synchronize()
+        except Exception:  # noqa: BLE001
+            broken = True
+    if broken:
+        raise ContextLost(f"{type(exc).__name__}: {text[:1000]}") from exc
+
+
+def _rates(spec: Any, shape: dict[str, Any], dtype: str, median_us: float) -> dict[str, float]:
+    seconds = median_us * 1e-6
+    flops, nbytes = float(spec.flops(shape, dtype)), float(spec.min_bytes(shape, dtype))
+    # the models themselves travel with the rates: the analysis decides the roof (harness.analysis.roofline)
+    return {"tflops": flops / seconds / 1e12, "gbps": nbytes / seconds / 1e9, "model": {"flops": flops, "bytes": nbytes}}
+
+
+# Screening: enough samples to rank configs (medians of 10+ flushed samples move ~1-2%), a
+# tenth of the full budget; the finalists are then timed in full (see harness.pytest_plugin.gpu_phase.run_case).
+SCREEN = {"target_ms": 10.0, "min_reps": 10, "max_reps": 25}
+
+
+def gpu_config(job: dict[str, Any]) -> dict[str, Any]:
+    """Check one config at full size against the reference, then time it.
+
+    ``job["stage"]``: ``"screen"`` (check, then a short timing), ``"final"`` (a config that
+    passed its screen: full timing only) or ``"full"`` (check and full timing; the default).
+    """
+    from harness.device.timing import bench
+
+    state = _case(job)
+    spec, shape, config = state["spec"], job["shape"], job["config"]
+    stage = job.get("stage", "full")
+    result: dict[str, Any] = {"status": "ok", "stage": stage}
+    if stage != "final":
+        checked = _check_config(spec, state, shape, config, job["dtype"], str(job.get("cache_key") or ""))
+        if checked["status"] != "ok":
+            return checked
+        result.update(checked)
+    rotated = _rotated(state)
+    prepare = (lambda i: _restore(state, rotated[i])) if state["pristine"] else None
+    timing = bench(lambda i: (lambda: spec.run(rotated[i], shape, config)), len(rotated), _flusher(),
+                   settle_ms=_settle_ms(state), prepare=prepare, **(SCREEN if stage == "screen" else {}))
+    result["timing"] = {**timing.to_dict(), "flush_bytes": _PERSIST.get("flusher_bytes")}
+    result.update(_rates(spec, shape, job["dtype"], timing.median_us))
+    return result
+
+
+def _check_config(spec: Any, state: dict[str, Any], shape: dict[str, Any], config: dict[str, Any],
+                  dtype: str, cache_key: str = "") -> dict[str, Any]:
+    """One launch into a poisoned output, compared with the reference; a failure is the config's result."""
+    import torch
+
+    kwargs = _poisoned_out(spec, state["reference"])
+    _restore(state, state["inputs"])
+    before = _jit_kernels(spec.fn)
+    started = time.perf_counter()
+    try:
+        out = spec.run(state["inputs"], shape, config, **kwargs)
+        torch.cuda.synchronize()
+        first_launch_s = time.perf_counter() - started  # includes a JIT compile if the static one missed
+        launched = _launched_binary(before, _jit_kernels(spec.fn), cache_key)
+    except Exception as exc:  # noqa: BLE001 - each failure becomes this config's result
+        _check_fault(exc)
+        # refused at launch: Triton's resource check, or the driver through Triton's launcher
+        # ("Triton Error [CUDA]: invalid argument" for a grid axis over its limit)
+        refused = "OutOfResources" in type(exc).__name__ or "out of resource" in str(exc) \
+            or str(exc).startswith(("Triton Error [CUDA]", "Triton Error [HIP]"))
+        status = "launch_error" if refused else "error"
+        return {"status": status, "error": f"{type(exc).__name__}: {str(exc)[:1000]}"}
+    check = compare_outputs(out, state["reference"], spec, dtype)
+    del out, kwargs
+    if check["status"] != "ok":
+        return {"status": "mismatch", "error": check.get("error", ""), "correctness": check}
+    return {"status": "ok", "correctness": check, "first_launch_s": first_launch_s, "launched_binary": launched}
+
+
+def _jit_kernels(fn: Any) -> dict[int, Any]:
+    """The kernels Triton's JIT holds for ``fn`` (all devices), by identity."""
+    found: dict[int, Any] = {}
+    for caches in getattr(fn, "device_caches", {}).values():
+        kernel_cache = caches[0] if isinstance(caches, tuple) else {}
+        for kernel in list(kernel_cache.values()):
+            found[id(kernel)] = kernel
+    return found
+
+
+def _launched_binary(before: dict[int, Any], after: dict[int, Any], cache_key: str = "") -> dict[str, Any]:
+    """The binary Triton's JIT compiled (or loaded from its cache) for the launch just made.
+
+    The static phase's artifact is compared with it (launch parity): the same
+    sha256 means the static figures describe the kernel that really ran. A launch
+    that found its kernel already in this worker's JIT cache (an earlier case with
+    the same specialisation) is matched by Triton's cache key, ``cache_key``.
+    """
+    import hashlib
+
+    new = [k for i, k in after.items() if i not in before]
+    reused = ""
+    if not new and cache_key:
+        new = [k for k in after.values() if str(getattr(k, "hash", "")) == cache_key]
+        reused = "reused from an earlier launch in this worker"
+    if len(new) != 1:
+        return {"note": "no new JIT kernel for this launch (already compiled in this worker)" if not new
+                else f"{len(new)} JIT kernels compiled by one launch"}
+    kernel = new[0].result() if hasattr(new[0], "result") else new[0]
+    asm = kernel.asm
+    kind = next((k for k in ("cubin", "hsaco") if asm.get(k) is not None), None)
+    if kind is None:
+        return {"note": "the JIT kernel holds no cubin or hsaco"}
+
+    def sha(blob: Any) -> str:  # as compile.write_artifacts hashes an artifact
+        return hashlib.sha256(blob if isinstance(blob, bytes) else str(blob).encode()).hexdigest()
+
+    out: dict[str, Any] = {"kind": kind, "sha256": sha(asm[kind]), "cache_key": str(getattr(kernel, "hash", "") or "")}
+    if reused:
+        out["note"] = reused
+    if asm.get("ttir") is not None:  # its hash and signature line (types, tt.* attributes) for a parity diagnosis
+        out["ttir_sha256"] = sha(asm["ttir"])
+        out["ttir_func"] = next((line.strip()[:800] for line in str(asm["ttir"]).splitlines()
+                                 if "tt.func public" in line), "")
+    return out

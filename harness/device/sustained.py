@@ -1,0 +1,139 @@
+"""The ``sustained`` timing: launches back to back, several items timed in interleaved rounds.
+
+Each item (a finalist config, a baseline) becomes a *batch*: ``L`` launches cycling over input
+copies larger than the last-level cache, captured in one CUDA/HIP graph so no host gap falls
+between them (eager back to back, marked ``graph: false`` with the reason, where capture fails —
+a baseline that synchronises, an op graphs refuse). A sample is one batch between two events,
+divided by ``L``; ``L`` is chosen so a batch lasts about ``BATCH_MS``.
+
+After about ``HEAT_MS`` of all the batches back to back (the clocks and power then sit where a
+steady stream of work holds them: on the H200 a 4096³ GEMM runs 8–14% slower there than in a
+short burst, docs/performance.md), the items are timed in ``ROUNDS`` rounds with no
+synchronisation between them, the order rotated each round, one discarded batch before each
+item's samples in a round. Their per-round medians give a ratio with its own
+spread: the winner and the baseline share every round's clocks and temperature, so their ratio
+carries the noise of one run, and two runs' ratios can be compared against it.
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from harness.device.timing import events, settle, summarize
+from harness.model.timings import Timing
+
+ROUNDS = 5          # interleaved rounds: the ratio of two items has this many paired estimates
+PER_ROUND = 3       # timed batches per item per round (after one discarded)
+BATCH_MS = 2.0      # a batch's target duration
+MAX_LAUNCHES = 512  # per batch (short kernels: ~4 us each fills 2 ms)
+HEAT_MS = 200.0     # continuous load before the first timed batch (about what do_bench_cudagraph runs)
+
+
+@dataclass(frozen=True)
+class Item:
+    """One thing to time: ``make_call(i)`` launches it on rotated input copy ``i``."""
+    name: str
+    make_call: Callable[[int], Callable[[], Any]]
+    n_buffers: int
+
+
+@dataclass
+class _Batch:
+    run: Callable[[], Any]
+    launches: int
+    graph: bool
+    note: str
+
+
+def _launches(one_ms: float, n_buffers: int) -> int:
+    wanted = max(1, min(MAX_LAUNCHES, round(BATCH_MS / max(one_ms, 1e-4))))
+    if wanted >= n_buffers:  # whole turns over the input copies, so every copy is read equally often
+        wanted = max(n_buffers, (wanted // n_buffers) * n_buffers)
+    return wanted
+
+
+def _capture(calls: list[Callable[[], Any]], launches: int) -> _Batch:
+    """A graph of ``launches`` launches; eager back to back (with the reason) where capture fails."""
+    import torch
+
+    n = len(calls)
+    try:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # the libraries' lazy set-up (cuBLAS workspaces) happens outside capture
+            for c in calls:
+                c()
+        torch.cuda.current_stream().wait_stream(side)
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for j in range(launches):
+                calls[j % n]()
+        torch.cuda.synchronize()
+        return _Batch(graph.replay, launches, True, "")
+    except Exception as exc:  # noqa: BLE001 - the item is then timed eagerly, and says why
+        torch.cuda.synchronize()
+        note = f"not graph-captured ({type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''})"
+
+        def eager() -> None:
+            for j in range(launches):
+                calls[j % n]()
+
+        return _Batch(eager, launches, False, note)
+
+
+def interleaved(items: list[Item], settle_ms: float = 10.0, rounds: int = ROUNDS,
+                per_round: int = PER_ROUND) -> dict[str, Timing | str]:
+    """The sustained timing of each item (or the error that stopped it), all timed in the same rounds."""
+    import torch
+
+    from harness.device.timing import probe_ms
+
+    batches: dict[str, _Batch] = {}
+    failed: dict[str, str] = {}
+    for item in items:
+        try:
+            calls = [item.make_call(i) for i in range(item.n_buffers)]
+            settle(calls, settle_ms)
+            batches[item.name] = _capture(calls, _launches(probe_ms(calls[0]), item.n_buffers))
+        except Exception as exc:  # noqa: BLE001 - one item's failure is its own result
+            failed[item.name] = f"{type(exc).__name__}: {str(exc)[:300]}"
+    names = [i.name for i in items if i.name in batches]
+    per_item = 2 * (per_round + 1) * rounds
+    marks = {name: events(per_item) for name in names}
+    used = {name: 0 for name in names}
+    pairs: dict[str, list[list[tuple[Any, Any]]]] = {name: [] for name in names}
+    # One continuous stream of work from here to the end: the heat phase brings clocks and power to the level
+    # they hold under steady load, and the rounds follow without a synchronisation (the GPU never idles, so
+    # no sample starts on a boosting, cooled-down chip). Only graph replays are enqueued: the host runs ahead.
+    torch.cuda._sleep(int(2e9 * 200e-6))
+    heated = 0.0
+    while names and heated < HEAT_MS:
+        for name in names:
+            batches[name].run()
+            heated += BATCH_MS
+    for r in range(rounds):
+        order = names[r % len(names):] + names[:r % len(names)] if names else []
+        for name in order:
+            batch, ev = batches[name], marks[name]
+            taken = []
+            for s in range(per_round + 1):
+                start, end = ev[used[name]], ev[used[name] + 1]
+                used[name] += 2
+                start.record()
+                batch.run()
+                end.record()
+                if s:  # the first batch of each item in a round is discarded, by rule
+                    taken.append((start, end))
+            pairs[name].append(taken)
+    torch.cuda.synchronize()
+    out: dict[str, Timing | str] = dict(failed)
+    for name in names:
+        batch = batches[name]
+        per_round_us = [[s.elapsed_time(e) * 1000.0 / batch.launches for s, e in rnd] for rnd in pairs[name]]
+        samples = [x for rnd in per_round_us for x in rnd]
+        out[name] = summarize(samples, "sustained", items[[i.name for i in items].index(name)].n_buffers,
+                              batch.graph, rounds, batch.launches,
+                              [statistics.median(rnd) for rnd in per_round_us], batch.note)
+    return out

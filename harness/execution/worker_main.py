@@ -1,0 +1,97 @@
+"""Entry point of a worker process: JSON requests in on stdin, JSON results out.
+
+The protocol channel is a private duplicate of the original stdout; file
+descriptor 1 is pointed at stderr so that anything a compiler or kernel prints
+cannot corrupt it. A request that raises gets an ``error`` reply and the
+worker lives on; one that kills the process is reported by the parent.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import traceback
+
+
+def _handle(request: dict) -> dict:
+    op = request["op"]
+    if op == "compile":
+        from harness.build.compile import compile_job
+
+        return compile_job(request["job"])
+    if op == "interpret":
+        from harness.device.interpret import interpret_job
+
+        return interpret_job(request["job"])
+    if op == "agreement":
+        from harness.execution.agreement import agreement_job
+
+        return agreement_job(request["job"])
+    if op in ("gpu_config", "gpu_warmup"):
+        from harness.device import operations
+
+        return getattr(operations, op)(request["job"])
+    if op in ("gpu_baselines", "gpu_sustained"):
+        from harness.device import baselines
+
+        return getattr(baselines, op)(request["job"])
+    if op == "ping":
+        return {"pid": os.getpid()}
+    if op == "warm":  # pay the imports a compile needs before the first compile arrives
+        import triton  # noqa: F401
+
+        from harness.build import compile  # noqa: F401
+
+        return {"pid": os.getpid()}
+    raise ValueError(f"unknown op {op!r}")
+
+
+def describe(exc: BaseException) -> str:
+    """One error text that keeps the cause: Triton's CompilationError names the call site while the
+    reason sits in its chained cause (e.g. ``AttributeError`` in a helper); the root cause comes first."""
+    chain = [exc]
+    while len(chain) < 8:
+        nxt = chain[-1].__cause__ or (None if chain[-1].__suppress_context__ else chain[-1].__context__)
+        if nxt is None or nxt in chain:
+            break
+        chain.append(nxt)
+    root = chain[-1]
+    head = f"{type(root).__name__}: {str(root).strip()}" if len(chain) > 1 else ""
+    if type(root).__name__ == "CompilationError" and root.args:
+        # its message is the source excerpt; its last argument is the error it wraps (an exception, or its repr)
+        wrapped = root.args[-1]
+        found = re.match(r"^(\w+)\((['\"])(.*)\2\)$", str(wrapped), re.S) if isinstance(wrapped, str) else None
+        if isinstance(wrapped, BaseException):
+            head = f"{type(wrapped).__name__}: {wrapped}"
+        elif found:
+            head = f"{found.group(1)}: {found.group(3)}"
+        elif wrapped:
+            head = str(wrapped)
+    text = f"{type(exc).__name__}: {exc}".strip()
+    return ((head + "\n" if head else "") + text)[:3000]
+
+
+def main() -> None:
+    channel = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        lost = False
+        try:
+            reply = {"ok": True, "result": _handle(json.loads(line))}
+            lost = bool(reply["result"].get("retire_worker")) if isinstance(reply["result"], dict) else False
+        except Exception as exc:  # noqa: BLE001 - every failure becomes that request's record
+            lost = type(exc).__name__ == "ContextLost"
+            reply = {"ok": True, "result": {"status": "fault", "error": str(exc)[:2000]}} if lost else \
+                {"ok": False, "error": describe(exc), "traceback": traceback.format_exc()[-8000:]}
+        channel.write(json.dumps(reply) + "\n")
+        channel.flush()
+        if lost:  # a poisoned GPU context (or a process a baseline changed) cannot serve another request
+            os._exit(3)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+"""Importing the module a kernel reference names, and the one error every failure to do so becomes.
+
+Kept apart from :mod:`harness.matrix.loader` (which dispatches a reference to a spec file, a module or a captured op)
+so that the op capture can import a library's function without importing the loader back.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+
+
+class KernelLoadError(Exception):
+    """A kernel reference that cannot be resolved or does not yield a KernelSpec."""
+
+
+def import_attr(ref: str) -> object:
+    """Import the module a canonical reference names (``/abs/file.py:ATTR`` or ``module:ATTR``) and return the
+    attribute. Raises :class:`KernelLoadError` with the reason in one line."""
+    location, _, attr = ref.rpartition(":")
+    try:
+        if location.endswith(".py"):
+            path = Path(location)
+            if not path.is_file():
+                raise KernelLoadError(f"kernel file {path} does not exist")
+            mod_name = "harness_kernel_" + hashlib.sha256(str(path).encode()).hexdigest()[:12]
+            module = sys.modules.get(mod_name)
+            if str(path.parent) not in sys.path:  # its sibling modules import as they do when it runs as a script
+                sys.path.insert(0, str(path.parent))
+            if module is None:
+                spec = importlib.util.spec_from_file_location(mod_name, path)
+                assert spec is not None and spec.loader is not None
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[mod_name] = module
+                spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(location)
+    except KernelLoadError:
+        raise
+    except SystemExit as exc:  # a module that calls sys.exit() at import must not end the harness
+        raise KernelLoadError(f"cannot import kernel {location}: it calls sys.exit({exc.code!r}) at import") from None
+    except Exception as exc:  # noqa: BLE001 - a user's module may raise anything on import
+        raise KernelLoadError(f"cannot import kernel {location}: {type(exc).__name__}: {exc}") from exc
+    if not hasattr(module, attr):
+        raise KernelLoadError(f"{location} has no attribute {attr!r}")
+    return getattr(module, attr)

@@ -1,0 +1,128 @@
+"""Results: one record per (kernel, dtype, shape, target, config), and the run they came from.
+
+``results.json`` carries a schema version, the run's provenance and the records.
+Records are appended to ``records.jsonl`` the moment they exist and
+``results.json`` is rewritten atomically at most once a second and at the end;
+a run killed half-way keeps every finished record (``harness report`` reads the
+JSONL when it holds more records than the JSON). Merging several runs keys records by
+:meth:`Record.key` plus the host they ran on.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.model.ids import config_key, shape_id
+
+#: 2: AMD registers are the compiler's unified total, ``spill_bytes`` / ``occupancy_frac`` added, the
+#: launch specialisation and the verdicts stored. 3: ``deciding_environment`` and ``incomplete`` verdicts, the
+#: run's ``selected`` builds, ``duplicate_of`` by binary, sm_90's 1 KiB reserve as ``reserved_shared`` (no longer
+#: in ``static_shared``), ``spill_bytes`` null where no log of the binary could be had, ``runtime.model`` instead
+#: of shares of a peak. Older files are read (their figures as they were).
+SCHEMA_VERSION = 3
+READABLE_SCHEMAS = (1, 2, 3)
+
+
+@dataclass
+class Record:
+    kernel: str
+    dtype: str
+    shape: dict[str, Any]
+    target: str
+    arch: str
+    vendor: str
+    triton: str
+    config: dict[str, Any]
+    config_id: str
+    meta: dict[str, Any]             # the config's constexpr tunables (what the interpreter sees)
+    origin: str                      # "nvidia" | "amd" | "matrix": which space the config came from
+    mode: str                        # "compile" | "interpret" | "tune" (one per case run on a GPU)
+    status: str                      # "ok" | "mismatch" | "error" | "crash" | "timeout"
+    error: str = ""
+    traceback: str = ""              # where an error came from: the worker's traceback and compiler output
+    host: str = ""
+    fits: bool | None = None
+    resources: dict[str, Any] = field(default_factory=dict)
+    flags: list[dict[str, Any]] = field(default_factory=list)
+    artifacts: dict[str, dict[str, str]] = field(default_factory=dict)
+    compile_s: float | None = None
+    compile_cache: str | None = None         # "miss": compiled from source (cold); "hit": loaded from Triton's cache
+    compile_stages_s: dict[str, float] = field(default_factory=dict)  # Triton's own time per lowering stage
+    correctness: dict[str, Any] | None = None
+    ignored_options: list[str] = field(default_factory=list)
+    kernel_hash: str = ""
+    runtime: dict[str, Any] | None = None
+    launcher: str = ""                       # "prebuilt" when the compile also built Triton's launcher (GPU host)
+    environment: str = "default"             # compile environment name (see harness/model/environments.py)
+    deciding_environment: str = "default"    # the target's environment whose build decides its verdict
+    env: dict[str, str] = field(default_factory=dict)   # the environment's variables
+    specialisation: dict[str, Any] = field(default_factory=dict)  # per parameter: type, attrs, constexpr value
+    assumptions: list[str] = field(default_factory=list)          # what the launch specialisation had to assume
+    cache_key: str = ""              # Triton's compile hash (source, options, target, environment): its cache key
+    duplicate_of: str = ""           # an earlier config of the case built into the same binary, launched alike
+    case_id: str = ""                # the pytest item that produced it (what --resume skips)
+    case_records: int = 0            # how many records that item produced: a resume trusts only complete cases
+    expected_failure: str = ""       # the matrix's known-failure reason that covers this failed build
+    known_failure_fixed: str = ""    # a known failure's reason that covers this build, which now passes
+    autotune: dict[str, Any] = field(default_factory=dict)  # a decorated kernel: its layers, key values, list size
+    captured: dict[str, Any] = field(default_factory=dict)  # an op's kernel: the op, where and how it was captured
+    import_env: dict[str, str] = field(default_factory=dict)  # variables set before the kernel's module was imported
+
+    @property
+    def column(self) -> str:
+        """Target plus environment: ``mi300x`` or ``mi300x@async-copy``."""
+        return self.target if self.environment == "default" else f"{self.target}@{self.environment}"
+
+    @property
+    def shape_id(self) -> str:
+        return shape_id(self.shape)
+
+    def key(self) -> tuple[str, ...]:
+        """The merge key: what was compiled, for which target, with which Triton."""
+        return (self.kernel, self.dtype, json.dumps(self.shape, sort_keys=True), self.target, self.environment,
+                config_key(self.config), self.triton, self.mode)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Record:
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+BINARY_KINDS = ("cubin", "hsaco")
+
+
+def launch_identity(r: Record) -> tuple[Any, ...] | None:
+    """What the GPU would run for a build: the binary (sha256) and the launch parameters Triton passes with it
+    (warps, dynamic shared bytes, CTAs per cluster, grid). None for a build without a binary."""
+    kind = next((k for k in BINARY_KINDS if k in r.artifacts), None)
+    if r.status != "ok" or kind is None or not r.artifacts[kind].get("sha256"):
+        return None
+    res = r.resources
+    return (kind, r.artifacts[kind]["sha256"], res.get("num_warps"), res.get("shared"), res.get("num_ctas", 1),
+            json.dumps(res.get("grid")))
+
+
+def mark_duplicates(records: list[Record]) -> None:
+    """Builds of one case and target that are one binary launched the same way point at the first of them.
+
+    Options that change nothing (``num_stages`` on a kernel without a loop, an AMD option on NVIDIA, gfx950
+    rewriting kpack 2 to 1) give another cache key but the same bytes: such a build is one config, launched
+    and timed once (the GPU phase skips it) and counted once in every fit count.
+    """
+    first: dict[tuple[str, ...], str] = {}
+    for r in records:
+        ident = launch_identity(r)
+        if ident is None:
+            continue
+        ident = (r.target, r.environment, *ident)
+        if ident in first:
+            r.duplicate_of = first[ident]
+        else:
+            first[ident] = r.config_id
+
+

@@ -1,0 +1,47 @@
+"""What a stored timing is: its figures and raw samples, the spread beyond which it cannot support a gate, the
+figure a report quotes from a runtime entry, and the paired ratios of two timings' interleaved rounds.
+
+The device stage produces these; analysis and the reports read them (neither imports the device stage).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+#: a timing whose middle half spans more than this share of its median cannot support a 5% gate
+STABLE_IQR = 0.05
+
+
+@dataclass(frozen=True)
+class Timing:
+    method: str                 # "isolated" | "sustained"
+    samples_us: list[float]     # per launch (a sustained sample: one graph replay / its launches)
+    median_us: float
+    p20_us: float
+    p80_us: float
+    reps: int
+    rotated_buffers: int
+    graph: bool
+    warmup_discarded: int
+    iqr_over_median: float
+    stable: bool
+    launches_per_sample: int = 1
+    round_medians_us: list[float] = field(default_factory=list)   # sustained: one median per interleaved round
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def headline(runtime: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The timing a figure quotes from a runtime entry: ``sustained`` where it was measured, else ``isolated``."""
+    sustained = runtime.get("sustained")
+    if isinstance(sustained, dict) and sustained.get("median_us"):
+        return sustained, "sustained"
+    return runtime.get("timing") or {}, "isolated"
+
+
+def round_ratios(num: list[float], den: list[float]) -> list[float]:
+    """Per interleaved round, ``num`` / ``den`` from two timings' ``round_medians_us`` (the winner over a
+    baseline: their paired estimates)."""
+    return [a / b for a, b in zip(num, den) if b > 0]

@@ -1,0 +1,82 @@
+"""Results in long format for the tools CI systems and notebooks have: one CSV row per record × metric.
+
+Long rather than wide so that a new resource or runtime figure is a new row, never a new column
+that breaks a reader: ``kernel, dtype, shape, target, environment, triton, config_id, mode, host,
+metric, value``. Static metrics come from the build (status, fits, every resource, compile time);
+on-device metrics from the runtime (status, median and quantiles, rates, launch parity) and, for a
+tuned case, its roof (harness.analysis.roofline: bound, rate, share of the peak) and each baseline's median and
+the speedup over it.
+"""
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any, Iterator
+
+from harness.render.escaping import CONTROL
+from harness.model.records import Record
+from harness.analysis.roofline import roof_of
+
+COLUMNS = ("kernel", "dtype", "shape", "target", "environment", "triton", "config_id", "mode", "host", "metric",
+           "value")
+RUNTIME = ("status", "launch_parity", "tflops", "gbps", "median_us")
+TIMING = ("median_us", "p20_us", "p80_us", "reps")
+
+
+def _metrics(r: Record) -> Iterator[tuple[str, Any]]:
+    yield "status", r.status
+    if r.mode == "compile":
+        yield "fits", r.fits
+        yield "compile_s", r.compile_s
+        yield "compile_cache", r.compile_cache
+        for name, value in sorted(r.resources.items()):
+            yield f"resource.{name}", value
+    rt = r.runtime if isinstance(r.runtime, dict) else {}
+    for name in RUNTIME:
+        if rt.get(name) is not None:
+            yield f"runtime.{name}", rt[name]
+    for name in TIMING:
+        value = (rt.get("timing") or {}).get(name) if isinstance(rt.get("timing"), dict) else None
+        if value is not None:
+            yield f"timing.{name}", value
+    roof = roof_of(r)
+    if roof is not None:  # the analysis's roof: the same figure every report shows
+        yield "roof.bound", roof.bound
+        yield "roof.rate", roof.rate
+        yield "roof.unit", roof.unit
+        yield "roof.peak", roof.peak
+        yield "roof.pct_of_peak", roof.pct
+        yield "roof.pct_of_copy_bw", roof.copy_pct
+        yield "roof.device", roof.device
+        yield "roof.math", roof.math
+    for base, b in sorted((rt.get("baselines") or {}).items()):
+        if isinstance(b, dict) and b.get("status") == "ok":
+            yield f"baseline.{base}.median_us", (b.get("timing") or {}).get("median_us")
+            yield f"baseline.{base}.speedup", b.get("speedup")
+
+
+def rows(records: list[Record]) -> Iterator[list[Any]]:
+    for r in sorted(records, key=lambda r: (r.kernel, r.dtype, r.shape_id, r.column, r.triton, r.config_id, r.mode)):
+        head = [r.kernel, r.dtype, r.shape_id, r.target, r.environment, r.triton, r.config_id, r.mode, r.host]
+        for metric, value in _metrics(r):
+            if value is not None:
+                yield head + [metric, value]
+
+
+def to_csv(records: list[Record]) -> str:
+    """The whole table as CSV text (quoting by the csv module: names with commas, quotes or newlines survive)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    writer.writerows([_inert(c) for c in row] for row in rows(records))
+    return buf.getvalue()
+
+
+def _inert(cell: Any) -> Any:
+    """A text cell without control characters; one a spreadsheet would run as a formula (``=``, ``+``, ``-``,
+    ``@``, tab, CR first) gets a leading apostrophe, as spreadsheets expect; numbers stay numbers."""
+    if not isinstance(cell, str):
+        return cell
+    if cell[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        cell = "'" + cell
+    return CONTROL.sub("", cell)

@@ -1,0 +1,422 @@
+"""Comparison tables: one row per (kernel, dtype, shape, config), a column group per target.
+
+Rendering only: takes records, returns text. Verdicts come from
+:mod:`harness.analysis.verdicts` (the same ones ``results.json`` stores); the verdict
+column is the point of the product: it marks configs that fit one vendor's
+GPUs and not the other's.
+"""
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from tabulate import tabulate
+
+from harness.analysis import portability, verdicts
+from harness.render.escaping import md, plain
+from harness.model.ids import config_key
+from harness.model.records import Record
+from harness.analysis.stability import stability_text, unstable_timings
+from harness.analysis.roofline import roof_of
+from harness.model.timings import STABLE_IQR, headline
+
+
+@dataclass(frozen=True)
+class Row:
+    kernel: str
+    dtype: str
+    shape_id: str
+    config_id: str
+    origin: str
+    triton: str
+    cells: dict[str, Record]        # target[@environment] -> record
+    interpret: Record | None
+    judged: verdicts.RowVerdict
+
+    @property
+    def verdict(self) -> str:
+        return self.judged.text
+
+    @property
+    def asymmetric(self) -> bool:
+        return self.judged.asymmetric
+
+
+def _table(body: list[list[Any]], headers: list[str], fmt: str) -> str:
+    """A table whose cells are escaped for its format (markdown for ``github``, one line each otherwise)."""
+    clean = md if fmt == "github" else plain
+    return tabulate([[clean(c) for c in row] for row in body], headers=[clean(h) for h in headers], tablefmt=fmt,
+                    disable_numparse=True)
+
+
+def merge(record_sets: Iterable[list[Record]]) -> list[Record]:
+    """Union of several runs, in key order; for the same key and host the last set's record wins (callers pass
+    the sets oldest first: see :func:`merge_runs`)."""
+    merged: dict[tuple[str, ...], Record] = {}
+    for records in record_sets:
+        for r in records:
+            merged[r.key() + (r.host,)] = r
+    return [merged[k] for k in sorted(merged)]
+
+
+def _case_content(r: Record) -> str:
+    """What a matrix puts into one case beyond its key: the environment's variables, the interpreter's shapes."""
+    shapes = [c.get("shape") for c in (r.correctness or {}).get("checks", [])] if r.mode == "interpret" else []
+    return json.dumps([sorted((r.env or {}).items()), shapes], sort_keys=True, default=str)
+
+
+def merge_runs(loaded: list[tuple[str, dict[str, Any], list[Record]]]) -> tuple[list[dict[str, Any]], list[Record],
+                                                                                 list[str]]:
+    """Runs (label, run info, records) merged the same way whatever order they are given in: oldest first by the
+    run's start, then host and label. Returns (runs, records, conflicts): a conflict is one case (same key and
+    host) that two runs' matrices defined differently (other environment variables, other interpreter shapes) —
+    such runs are not mixed; the caller reports them."""
+    ordered = sorted(loaded, key=lambda t: (str(t[1].get("start") or ""), str(t[1].get("host") or ""), t[0]))
+    seen: dict[tuple[str, ...], tuple[str, str]] = {}
+    conflicts = []
+    for label, _, records in ordered:
+        for r in records:
+            key, content = r.key() + (r.host,), _case_content(r)
+            if key in seen and seen[key][1] != content:
+                conflicts.append(f"{seen[key][0]} and {label} both hold {r.kernel} {r.dtype} {r.shape_id} {r.column} "
+                                 f"{r.config_id} (triton {r.triton}, {r.mode}), defined differently by their matrices "
+                                 "(environment variables or interpreter shapes)")
+                break
+            seen[key] = (label, content)
+    return [run for _, run, _ in ordered], merge(records for _, _, records in ordered), conflicts
+
+
+def build_rows(records: list[Record]) -> list[Row]:
+    interp: dict[tuple[str, ...], Record] = {}
+    groups: dict[tuple[str, ...], dict[str, Record]] = defaultdict(dict)
+    for r in records:
+        if r.mode == "interpret":
+            interp[(r.kernel, r.dtype, r.triton, config_key(r.meta))] = r
+        elif r.mode == "compile":
+            groups[verdicts.group_key(r)][r.column] = r
+    judged = verdicts.judge(r for cells in groups.values() for r in cells.values())
+    rows = []
+    for key, cells in groups.items():
+        first = next(iter(cells.values()))
+        rows.append(Row(first.kernel, first.dtype, first.shape_id, first.config_id, first.origin, first.triton,
+                        cells, interp.get((first.kernel, first.dtype, first.triton, config_key(first.meta))),
+                        judged[key]))
+    return rows
+
+
+def _cell(rec: Record | None, tv: verdicts.TargetVerdict | None) -> list[str]:
+    """One target column's cells; the verdict of a ``target@env`` column is that build's own outcome."""
+    if rec is None:
+        return ["", "", "", "", ""]
+    if rec.status != "ok":
+        return [rec.status, "", "", "", ""]
+    res = rec.resources
+    limit = next((f["limit"] for f in rec.flags if f["resource"] == "shared"), None)
+    static = res.get("static_shared") or 0
+    smem = f"{res.get('shared', 0)}" + (f"+{static}" if static else "") + (f" > {limit:g}" if limit is not None else "")
+    frac = res.get("occupancy_frac")
+    kind = tv.verdict if tv is not None and tv.decided_by is rec else verdicts.outcome(rec)
+    label = {"fits": "yes", "at risk": "yes, AT RISK", "exceeds": "NO"}.get(kind, kind)
+    if rec.duplicate_of:
+        label += f" (same binary as {rec.duplicate_of})"
+    occ = "" if res.get("occupancy") is None else f"{res['occupancy']:g}" + ("" if frac is None else f" ({frac:.0%})")
+    spill = res.get("spill_bytes", "")
+    return [label, smem, str(res.get("registers", "")), "n/a" if spill is None else str(spill), occ]
+
+
+def _interp_cell(rec: Record | None) -> str:
+    if rec is None:
+        return "-"
+    return "pass" if rec.status == "ok" else rec.status
+
+
+def comparison_table(records: list[Record], fmt: str = "github") -> str:
+    rows = build_rows(records)
+    targets = sorted({t for row in rows for t in row.cells}, key=lambda t: (_vendor_of(rows, t), t))
+    multi_triton = len({row.triton for row in rows}) > 1
+    headers = ["kernel", "dtype", "shape", "config", "space"] + (["triton"] if multi_triton else []) + ["cpu interp"]
+    for t in targets:
+        headers += [f"{t} fits", f"{t} smem B", f"{t} regs", f"{t} spill B", f"{t} occ"]
+    headers.append("verdict")
+    body = []
+    for row in sorted(rows, key=lambda r: (r.kernel, r.dtype, r.shape_id, r.triton, r.origin, r.config_id)):
+        line = [row.kernel, row.dtype, row.shape_id, row.config_id, row.origin]
+        line += ([row.triton] if multi_triton else []) + [_interp_cell(row.interpret)]
+        for t in targets:
+            rec = row.cells.get(t)
+            line += _cell(rec, row.judged.targets.get(rec.target) if rec is not None else None)
+        line.append(("⚠ " if row.asymmetric else "") + row.verdict)
+        body.append(line)
+    return _table(body, headers, fmt)
+
+
+def _vendor_of(rows: list[Row], target: str) -> str:
+    for row in rows:
+        if target in row.cells:
+            return row.cells[target].vendor
+    return ""
+
+
+SUMMARY_COLUMNS = ("fits both", "NVIDIA only", "AMD only", "mixed", "fits neither", "fits", "fits some",
+                   "exceeds a limit", "failed", verdicts.INCOMPLETE)
+
+
+def summary_table(records: list[Record], fmt: str = "github") -> str:
+    """Per kernel (and Triton version, when several): how many configs fall in each portability category."""
+    rows = build_rows(records)
+    multi = len({row.triton for row in rows}) > 1
+    counts: dict[tuple[str, ...], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for row in rows:
+        if not row.judged.duplicate:  # a config whose every build is another's binary is counted once
+            counts[(row.kernel, row.triton) if multi else (row.kernel,)][row.judged.category] += 1
+    used = [c for c in SUMMARY_COLUMNS if any(c in v for v in counts.values())]
+    body = [list(k) + [counts[k].get(c, 0) for c in used] for k in sorted(counts)]
+    return _table(body, ["kernel"] + (["triton"] if multi else []) + used, fmt)
+
+
+def target_summary(records: list[Record], fmt: str = "github") -> str:
+    """Per kernel and target column: configs that fit, are at risk, exceed a limit, failed (each binary once:
+    a build that is another config's binary counts under ``same binary`` only).
+
+    The deciding column of a target (Triton's defaults) counts target verdicts; an
+    opt-in environment's column counts its own builds' outcomes.
+    """
+    rows = build_rows(records)
+    multi = len({row.triton for row in rows}) > 1  # one count per Triton version: never summed across versions
+    counts: dict[tuple[str, ...], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for row in rows:
+        version = (row.triton,) if multi else ()
+        for tv in row.judged.targets.values():
+            counts[(row.kernel, *version, tv.column)]["same binary" if tv.duplicate_of else tv.verdict] += 1
+            for o in tv.others:
+                counts[(row.kernel, *version, o.column)]["same binary" if o.duplicate_of else verdicts.outcome(o)] += 1
+    cols = [v for v in (*verdicts.VERDICTS, "same binary") if v in ("fits", "at risk", "exceeds", "failed")
+            or any(v in c for c in counts.values())]
+    body = [list(k) + [c.get(v, 0) for v in cols] for k, c in sorted(counts.items())]
+    return _table(body, ["kernel"] + (["triton"] if multi else []) + ["target"] + cols, fmt)
+
+
+def incomplete_verdicts(records: list[Record]) -> int:
+    """How many (config row, target) verdicts lack their deciding build."""
+    return sum(1 for row in build_rows(records) for tv in row.judged.targets.values() if not tv.complete)
+
+
+def risk_lines(records: list[Record]) -> list[str]:
+    """One line per (config, target) that fits under Triton's defaults but not under a swept environment."""
+    out, tag = [], _version_tag(records)
+    for row in sorted(build_rows(records), key=lambda r: (r.kernel, r.dtype, r.shape_id, r.config_id, r.triton)):
+        for tv in row.judged.targets.values():
+            if tv.verdict == "at risk" and tv.decided_by is not None:
+                shared = tv.decided_by.resources.get("shared")
+                out.append(f"{row.kernel} {row.dtype} {row.shape_id} {row.config_id}{tag(row.triton)} on {tv.target} "
+                           f"(shared {shared} B by default): " + "; ".join(tv.reasons))
+    return out
+
+
+def failures(records: list[Record]) -> list[str]:
+    """One line per record that did not compile or did not match its reference."""
+    out, tag = [], _version_tag(records)
+    for r in sorted(records, key=lambda r: (r.kernel, r.dtype, r.target, r.config_id, r.triton)):
+        where = ("interpreter" if r.mode == "interpret" else r.column) + tag(r.triton)
+        if r.status == "interpret-unsupported":
+            continue  # not the kernel's failure: listed by interpreter_gaps
+        if r.status != "ok":
+            expected = f" [expected: {r.expected_failure}]" if r.expected_failure else ""
+            out.append(f"{r.kernel} {r.dtype} {r.shape_id} {where} {r.config_id}: {r.status}{expected}: "
+                       f"{r.error[:300]}")
+        elif r.mode == "compile" and r.runtime and r.runtime.get("status") not in ("ok", "not_launched"):
+            out.append(f"{r.kernel} {r.dtype} {r.shape_id} {where} {r.config_id}: on device: "
+                       f"{r.runtime.get('status')}: {str(r.runtime.get('error', ''))[:300]}")
+    return out
+
+
+def interpreter_gaps(records: list[Record]) -> list[str]:
+    """Interpreter checks that could not run (a limitation of Triton's interpreter), with the reason."""
+    return [f"{r.kernel} {r.dtype} {r.config_id}: {r.error[:300]}" for r in records
+            if r.mode == "interpret" and r.status == "interpret-unsupported"]
+
+
+def traceback_blocks(records: list[Record], limit: int = 20, lines: int = 40) -> list[str]:
+    """Folded ``<details>`` blocks with the traceback (and compiler output) of failed builds, HTML-escaped."""
+    import html
+
+    out = []
+    failed = [r for r in sorted(records, key=lambda r: (r.kernel, r.dtype, r.target, r.config_id))
+              if r.status != "ok" and r.traceback]
+    for r in failed[:limit]:
+        where = "interpreter" if r.mode == "interpret" else r.column
+        title = html.escape(f"{r.kernel} {r.dtype} {r.shape_id} {where} {r.config_id}: {r.error.splitlines()[0][:160]}"
+                            if r.error else f"{r.kernel} {r.config_id}")
+        body = html.escape("\n".join(r.traceback.strip().splitlines()[-lines:]))
+        out.append(f"<details><summary>{title}</summary>\n\n<pre>{body}</pre>\n</details>")
+    if len(failed) > limit:
+        out.append(f"({len(failed) - limit} more in results.json, field `traceback`)")
+    return out
+
+
+def fixed_known_failures(records: list[Record]) -> list[str]:
+    return [f"{r.kernel} {r.dtype} {r.shape_id} {r.column} {r.config_id} compiles now (entry: {r.known_failure_fixed})"
+            for r in sorted(records, key=lambda r: (r.kernel, r.dtype, r.shape_id, r.column, r.config_id))
+            if r.known_failure_fixed]
+
+
+def _version_tag(records: list[Record]) -> Callable[[str], str]:
+    """`` [triton X]`` after a finding when the records hold several Triton versions, else nothing."""
+    several = len({r.triton for r in records}) > 1
+    return lambda version: f" [triton {version}]" if several else ""
+
+
+def limit_findings(records: list[Record]) -> list[str]:
+    """One line per error flag: the resource, the value, the limit."""
+    out, tag = [], _version_tag(records)
+    for r in sorted(records, key=lambda r: (r.kernel, r.dtype, r.shape_id, r.config_id, r.target, r.triton)):
+        for f in r.flags:
+            if f["severity"] == "error":
+                out.append(f"{r.kernel} {r.dtype} {r.shape_id} {r.config_id}{tag(r.triton)}: {r.column} ({r.arch}) "
+                           f"{f['resource']} {f['value']:g} exceeds limit {f['limit']:g}")
+    return out
+
+
+def _us(value: float | None) -> str:
+    return "" if value is None else (f"{value:.1f}" if value < 1000 else f"{value:.0f}")
+
+
+def device_table(records: list[Record], fmt: str = "github") -> str:
+    """One row per case run on a GPU: winner, its time and rates, baselines, portability penalty."""
+    body = []
+    for r in sorted((r for r in records if r.mode == "tune"), key=lambda r: (r.kernel, r.dtype, r.shape_id, r.target)):
+        rt = r.runtime or {}
+        timing = rt.get("timing") or {}
+        base = rt.get("baselines") or {}
+        base_txt = "; ".join(f"{n} {_us(headline(b)[0].get('median_us'))} µs ({b['speedup']:.2f}x)"
+                             if b.get("status") == "ok" else f"{n} {b.get('status')}" for n, b in base.items())
+        port = []
+        for t, p in portability.of(r, records).items():
+            if p.get("slowdown") is not None:
+                port.append(f"{t} {p['config_id']} +{100 * (p['slowdown'] - 1):.0f}%"
+                            + (" (proxy)" if str(p.get("source", "")).startswith("proxy") else ""))
+            else:
+                port.append(f"{t} {p.get('note') or p.get('status') or 'n/a'}")
+        roof = roof_of(r)
+        gpu = rt.get("gpu") or {}
+        body.append([r.kernel, r.dtype, r.shape_id, r.target, str(gpu.get("index", "")),
+                     r.status if r.status != "ok" else r.config_id,
+                     _us(timing.get("median_us")),
+                     f"{_us(timing.get('p20_us'))}–{_us(timing.get('p80_us'))}" if timing else "",
+                     stability_text(timing, str(rt.get("timing_method") or timing.get("method") or "isolated"))
+                     if timing else "",
+                     f"{roof.rate:.4g} {roof.unit}" if roof else "", f"{roof.bound}-bound" if roof else "",
+                     roof.share_text if roof else "", base_txt,
+                     "/".join(str(rt.get(k, 0)) for k in ("configs_launched", "configs_failed",
+                                                          "configs_not_launched")),
+                     "; ".join(port)])
+    headers = ["kernel", "dtype", "shape", "target", "gpu", "winner", "median µs", "p20–p80 µs", "timed", "rate", "roof",
+               "of peak", "baselines (speedup)", "run/failed/not launched", "portability penalty"]
+    return _table(body, headers, fmt)
+
+
+def launch_parity_lines(records: list[Record]) -> list[str]:
+    """Whether the binaries launched on the device were the ones the static phase recorded (sha256)."""
+    counts: dict[str, int] = defaultdict(int)
+    differ = []
+    for r in records:
+        parity = (r.runtime or {}).get("launch_parity") if r.mode == "compile" else None
+        if parity:
+            counts[parity] += 1
+            if parity == "differs":
+                differ.append(f"{r.kernel} {r.dtype} {r.shape_id} {r.column} {r.config_id}")
+    if not counts:
+        return []
+    out = ["launch parity (launched binary vs the static artifact, sha256): "
+           + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))]
+    out += [f"launched binary differs from the static build: {d}" for d in differ]
+    return out
+
+
+def gpu_overlaps(records: list[Record]) -> list[str]:
+    """Cases whose GPU windows overlap on one device (same host, same GPU UUID): timings that shared a GPU.
+
+    The per-GPU lock makes this empty; the audit is what shows it for a given run.
+    """
+    spans: dict[tuple[str, str], list[tuple[float, float, str]]] = {}
+    for r in records:
+        rt = r.runtime or {}
+        if r.mode == "tune" and rt.get("gpu_window") and rt.get("gpu"):
+            gpu = rt["gpu"].get("uuid") or rt["gpu"].get("index") or ""
+            start, end = rt["gpu_window"]
+            spans.setdefault((r.host, gpu), []).append((start, end, f"{r.kernel} {r.dtype} {r.shape_id} {r.column}"))
+    found = []
+    for (host, gpu), items in spans.items():
+        items.sort()
+        for (s1, e1, a), (s2, e2, b) in zip(items, items[1:]):
+            if s2 < e1:
+                found.append(f"{a} and {b} held GPU {gpu} on {host or 'this host'} at once ({e1 - s2:.3f} s)")
+    return found
+
+
+def markdown_report(run: dict[str, Any] | list[dict[str, Any]], records: list[Record]) -> str:
+    runs = run if isinstance(run, list) else [run]
+    parts = ["# Triton portability report", ""]
+    for info in runs:
+        parts.append(md(f"matrix {info.get('matrix', {}).get('name')} on {info.get('host')}: triton "
+                        f"{info.get('triton')}, torch {info.get('torch')}, python {info.get('python')}, "
+                        f"GPUs: {', '.join(info.get('gpus') or []) or 'none'}, commit {info.get('commit') or '-'}, "
+                        f"{info.get('start')} → {info.get('end') or 'unfinished'}").join(("- ", "")))
+        if info.get("interrupted") or not info.get("end"):
+            parts.append("- **INCOMPLETE**: this run was interrupted before every case finished; "
+                         "`harness run --resume DIR` runs only the missing cases")
+        parts += [f"- resumed {md(t)}" for t in info.get("resumed") or []]
+    missing = incomplete_verdicts(records)
+    if missing:
+        parts.append(f"- **INCOMPLETE**: {missing} config × target verdict(s) have no build under the deciding "
+                     "environment (Triton's defaults): marked `incomplete`, never decided by an opt-in environment")
+    parts += ["", "## Comparison", "", comparison_table(records), "", "## Summary per kernel", "",
+              summary_table(records), "", "## Per target and compile environment", "", target_summary(records), ""]
+    at_risk = risk_lines(records)
+    if at_risk:
+        parts += ["## At risk", "", "Configs that fit under Triton's defaults, but not under another swept "
+                  "compile environment:", ""] + [f"- {md(line)}" for line in at_risk] + [""]
+    if any(r.mode == "tune" for r in records):
+        devices = {json.dumps(r.runtime.get("device"), sort_keys=True) for r in records
+                   if r.mode == "tune" and r.runtime and r.runtime.get("device")}
+        parts += ["## On the device", "", device_table(records), ""]
+        parts += [f"- device: {md(d)}" for d in sorted(devices)] + [""]
+        parts += [f"- {md(line)}" for line in launch_parity_lines(records)] + [""]
+        parts += ["Timed: `sustained` (back to back in one graph of many launches, over inputs larger than the "
+                  "last-level cache: the winner's figure, its rates and the baselines' speedups) or `isolated` (one "
+                  "launch per sample after an L2 flush: the tuner's ranking). See `harness/device/timing.py`.", ""]
+        unstable = unstable_timings(records)
+        if unstable:
+            parts += [f"Unstable timings (IQR over {100 * STABLE_IQR:.0f}% of the median):", ""] + \
+                [f"- {md(line)}" for line in unstable] + [""]
+    gaps = interpreter_gaps(records)
+    if gaps:
+        parts += ["## Not checked by the interpreter", "", "Triton's CPU interpreter could not run these configs "
+                  "(`interpret-unsupported`: not the kernel's failure; the GPU path checks them):", ""] + \
+            [f"- {md(line)}" for line in gaps] + [""]
+    findings = limit_findings(records)
+    if findings:
+        parts += ["## Limits exceeded", ""] + [f"- {md(line)}" for line in findings] + [""]
+    fails = failures(records)
+    if fails:
+        parts += ["## Failures", ""] + [f"- {md(line)}" for line in fails] + [""]
+        blocks = traceback_blocks(records)
+        if blocks:
+            parts += ["Where each came from (traceback and compiler output, folded):", ""] + blocks + [""]
+    fixed = fixed_known_failures(records)
+    if fixed:
+        parts += ["## Known failures that now pass", "", "Their `known_failures` entries can be removed:", ""]
+        parts += [f"- {md(line)}" for line in fixed] + [""]
+    parts += ["Columns: `smem B` is the dynamic shared memory / LDS the launch requests (`metadata.shared`), "
+              "plus the static bytes the binary declares where it has any (`+1024`: cuobjdump's SHARED), "
+              "with the limit when it is exceeded; `regs` is registers per thread (AMD: the compiler's unified "
+              "VGPR + AGPR total, `.vgpr_count`); `spill B` is bytes per thread spilled to memory (NVIDIA: ptxas "
+              "spill stores; AMD: 4 bytes per spilled VGPR); `occ` is resident warps per SM sub-partition "
+              "(NVIDIA) or waves per SIMD (AMD: the compiler's figure capped by LDS), with the fraction of the "
+              "target's maximum; `space` is the config space a config came from (`nvidia+amd`: both). "
+              "A target's verdict is decided by its build under Triton's defaults; a column `target@name` is the "
+              "build under the opt-in compile environment `name`, which can only add `AT RISK` (fits by default, "
+              "not under that environment). docs/figures.md says how each figure is read.", ""]
+    return "\n".join(parts)

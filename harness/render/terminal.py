@@ -1,0 +1,161 @@
+"""What `harness run` prints at the end: readable at a glance, within 100 columns.
+
+One line per kernel with its verdict counts per target (under Triton's defaults; at risk includes
+the swept compile environments), one line per kernel that ran on a GPU (winner against the primary
+baseline), then the worst few findings, then where the full report is. The wide tables of report.md
+are printed only on request (``harness run --wide``).
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+from harness.analysis import verdicts
+from harness.render.escaping import CONTROL, no_controls
+from harness.model.records import Record
+from harness.analysis import stability
+from harness.render import tables
+from harness.analysis.roofline import roof_of
+from harness.analysis.trends import Trend
+
+WIDTH = 100
+ORDER = verdicts.VERDICTS
+
+
+def _fit(line: str, width: int = WIDTH) -> str:
+    """One terminal line, cut to ``width``; no control character of any string in it reaches the terminal."""
+    line = no_controls(line)
+    return line if len(line) <= width else line[:width - 1] + "…"
+
+
+def kernel_lines(records: list[Record]) -> list[str]:
+    """``matmul    h100 12 fit · mi300x 6 fit, 2 at risk, 4 exceed`` — one per kernel, targets in matrix order."""
+    counts: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(int)))
+    rows = tables.build_rows(records)
+    multi = len({row.triton for row in rows}) > 1  # merged versions: one line per kernel and version
+    for row in rows:
+        name = f"{row.kernel} (triton {row.triton})" if multi else row.kernel
+        for target, tv in row.judged.targets.items():
+            counts[name][target]["same binary" if tv.duplicate_of else tv.verdict] += 1
+    width = max((len(k) for k in counts), default=0)
+    out = []
+    for kernel in sorted(counts):
+        parts = []
+        for target, c in counts[kernel].items():
+            words = [f"{c[v]} {'fit' if v == 'fits' else 'exceed' if v == 'exceeds' else v}" for v in ORDER if c[v]]
+            words += [f"({c['same binary']} same binary as another)"] if c["same binary"] else []
+            parts.append(f"{tables.plain(target)} " + ", ".join(words))
+        out.append(_fit(f"{tables.plain(kernel):<{width}}  " + " · ".join(parts)))
+    return out
+
+
+def device_lines(records: list[Record]) -> list[str]:
+    """One line per kernel tuned on a GPU: cases, and the range of speedups over the primary baseline."""
+    by_kernel: dict[str, list[Record]] = defaultdict(list)
+    for r in records:
+        if r.mode == "tune":
+            by_kernel[r.kernel].append(r)
+    out = []
+    for kernel, tunes in sorted(by_kernel.items()):
+        ok = [t for t in tunes if t.status == "ok" and t.runtime]
+        speedups = []
+        for t in ok:
+            first = next(iter((t.runtime.get("baselines") or {}).items()), None)
+            if first and isinstance(first[1], dict) and first[1].get("speedup"):
+                speedups.append((first[1]["speedup"], first[0]))
+        text = f"{tables.plain(kernel)}: {len(ok)} of {len(tunes)} case(s) tuned on {tunes[0].target}"
+        if speedups:
+            lo, hi = min(speedups)[0], max(speedups)[0]
+            text += f", {lo:.2f}–{hi:.2f}× {speedups[0][1]}" if lo != hi else f", {lo:.2f}× {speedups[0][1]}"
+        roofs = [roof for roof in (roof_of(t) for t in ok) if roof is not None and roof.pct is not None]
+        for bound in ("memory", "compute"):
+            shares = [x.pct for x in roofs if x.bound == bound]
+            if shares:
+                what = "HBM" if bound == "memory" else "/".join(sorted({x.math for x in roofs if x.bound == bound}))
+                lo, hi = f"{min(shares):.0f}", f"{max(shares):.0f}"
+                text += f"; {what} {lo if lo == hi else lo + '–' + hi}%"
+        out.append(_fit(text))
+    return out
+
+
+def worst(records: list[Record], limit: int = 6) -> list[str]:
+    """Failures first, then limits exceeded, then configs at risk: the first few of each, one line each."""
+    lines = [("failed: ", x) for x in tables.failures(records)] + \
+        [("exceeds: ", x) for x in tables.limit_findings(records)] + \
+        [("at risk: ", x) for x in tables.risk_lines(records)]
+    out = [_fit(kind + tables.plain(text.splitlines()[0]) if text else kind) for kind, text in lines[:limit]]
+    if len(lines) > limit:
+        out.append(f"... {len(lines) - limit} more in report.md")
+    return out
+
+
+def summary(records: list[Record]) -> list[str]:
+    """The lines `harness run` ends with (before the paths of results.json and report.md)."""
+    parts = ["portability (configs per target, Triton's defaults; at risk: a swept environment):"]
+    parts += ["  " + line for line in kernel_lines(records)]
+    device = device_lines(records)
+    if device:
+        parts += ["on the device (winner vs the first baseline; share of its roof's peak, HBM or the dtype's FLOP/s):"]
+        parts += ["  " + line for line in device]
+    found = worst(records)
+    if found:
+        parts += ["worst findings:"] + ["  " + line for line in found]
+    return [_fit(p) for p in parts]
+
+
+def incomplete_lines(runs: list[dict], records: list[Record]) -> list[str]:
+    """INCOMPLETE, first: runs that were interrupted (or never finished), and targets without a deciding build."""
+    out = [f"INCOMPLETE: the run on {tables.plain(info.get('host') or '?')} started {info.get('start')} was "
+           + ("interrupted" if info.get("interrupted") else "never finished")
+           + " before every case ran; `harness run --resume DIR` runs only the missing cases"
+           for info in runs if info.get("interrupted") or not info.get("end")]
+    missing = tables.incomplete_verdicts(records)
+    if missing:
+        out.append(f"INCOMPLETE: {missing} config x target verdict(s) have no build under the deciding environment "
+                   "(Triton's defaults): shown as incomplete, never decided by an opt-in environment")
+    return out
+
+
+def final_lines(records: list[Record], wide: bool = False, runs: list[dict] | None = None) -> list[tuple[bool, str]]:
+    """Everything `harness run` prints about its records, as (is_section_title, text): INCOMPLETE where the run
+    or a verdict is, the summary, or with ``wide`` report.md's full tables; then launch parity, shared-GPU
+    warnings and known failures."""
+    out: list[tuple[bool, str]] = []
+    head = [(False, "harness: " + line) for line in incomplete_lines(runs or [], records)]
+    tuned = any(r.mode == "tune" for r in records)
+    if wide:  # the full tables of report.md, as wide as they are
+        out.append((True, "triton portability: comparison"))
+        for table in (tables.comparison_table(records, fmt="simple"), tables.summary_table(records, fmt="simple"),
+                      tables.target_summary(records, fmt="simple")):
+            out += [(False, table), (False, "")]
+        at_risk = tables.risk_lines(records)
+        if at_risk:
+            out.append((False, f"harness: {len(at_risk)} config(s) at risk (reasons in report.md), e.g.: {at_risk[0]}"))
+        if tuned:
+            out += [(True, "triton portability: on the device"), (False, tables.device_table(records, fmt="simple"))]
+        out += [(False, "limit: " + line) for line in tables.limit_findings(records)]
+    else:
+        out.append((True, "triton portability"))
+        out += head + [(False, line) for line in summary(records)]
+        head = []
+    out += head
+    if tuned:
+        out += [(False, "harness: " + line) for line in tables.launch_parity_lines(records)]
+    out += [(False, "harness: WARNING timings shared a GPU: " + line) for line in tables.gpu_overlaps(records)]
+    unstable = stability.unstable_timings(records)
+    out += [(False, f"harness: WARNING unstable timing ({len(unstable)} in all): {line}") for line in unstable[:5]]
+    expected = sum(1 for r in records if r.expected_failure)
+    if expected:
+        out.append((False, f"harness: {expected} expected failure(s) (known_failures of the matrix), not counted"))
+    out += [(False, "harness: known failure now passes: " + line) for line in tables.fixed_known_failures(records)]
+    # nothing a kernel name, an error or a matrix string holds drives the terminal (lines and tables kept)
+    return [(section, CONTROL.sub("", line)) for section, line in out]
+
+
+def trend_line(t: Trend) -> str:
+    """One series as ``harness history show`` prints it: the nights' values, the step if there is one."""
+    vals = " ".join(f"{v:.1f}" for v in t.values)
+    mark = "" if t.step is None else ("  STEP from zero over the last nights" if math.isinf(t.step)
+                                      else f"  STEP {100 * t.step:+.1f}% over the last nights")
+    where = " on ".join(x for x in (t.host, t.device) if x)
+    return f"{t.series} [{t.metric}]{' (' + where + ')' if where else ''}: {vals}{mark}"

@@ -1,0 +1,189 @@
+"""A run directory is owned by one run at a time, and a finished one is never overwritten by accident.
+
+- A lock file (``.harness.lock``, an ``fcntl`` lock held for the run's lifetime) refuses a
+  second run into the same directory, naming the other run's pid, host and start.
+- A directory that already holds records is refused unless the run resumes it (keeping
+  every finished record and running only the missing cases) or is forced (starting over).
+- Default directory names carry the UTC time and a random suffix, so two runs started in
+  the same second never share one.
+- The harness writes only into a directory it created, an empty one, or one holding its
+  own run marker (``.harness-run``, written whole when the directory is claimed). Any other
+  directory, an archived run without the marker or a user's folder with a file called
+  ``report.md`` among others, is refused even with ``--force``; ``--force`` removes only
+  the files a run writes. Files are opened without following links (:mod:`harness.support.safe_files`).
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import secrets
+import shutil
+import socket
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO, Any
+
+from harness.support import safe_files
+from harness.model.records import Record
+from harness.results.store import complete_cases, load_results
+
+LOCK_NAME = ".harness.lock"
+MARKER_NAME = ".harness-run"
+MARKER_KIND = "triton-portability-harness run directory"
+#: what a run writes at the top of its directory (``--force`` removes these and ``artifacts/``, nothing else)
+RUN_FILES = (LOCK_NAME, "records.jsonl", "results.json", "report.md", "report.html")
+ARTIFACTS = "artifacts"
+
+
+class RunDirError(Exception):
+    """The directory cannot be used for this run; ``str()`` says why and what to do."""
+
+
+def default_name(root: Path = Path("runs")) -> Path:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    return root / f"{stamp}-{secrets.token_hex(3)}"
+
+
+def has_marker(out: Path) -> bool:
+    """Whether ``out`` holds the harness's own, complete run marker (a regular file, not a link)."""
+    marker = out / MARKER_NAME
+    if marker.is_symlink() or not marker.is_file():
+        return False
+    try:
+        info = json.loads(safe_files.read_bytes(marker, 1 << 16, "run marker"))
+    except (safe_files.InputFileError, ValueError):
+        return False
+    return isinstance(info, dict) and info.get("kind") == MARKER_KIND
+
+
+def check_usable(out: Path) -> None:
+    """``--out`` must be a new or empty directory, or one a harness run marked as its own."""
+    if out.is_symlink() and not out.exists():
+        raise RunDirError(f"--out {out} is a link to nothing")
+    if out.exists() and not out.is_dir():
+        raise RunDirError(f"--out {out} exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()) and not has_marker(out):
+        found = sorted(p.name for p in out.iterdir())[:3]
+        raise RunDirError(f"--out {out} holds files a harness run did not write ({', '.join(found)}, ...; no "
+                          f"{MARKER_NAME} marker): the harness writes only into a new or empty directory or one of "
+                          "its own runs, --force included")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RunDirError(f"--out {out}: cannot create it: {exc.strerror or exc}") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise RunDirError(f"--out {out}: not writable")
+
+
+def claim(out: Path) -> None:
+    """Mark ``out`` as this harness's run directory (kept across resumes)."""
+    if has_marker(out):
+        return
+    try:
+        safe_files.write_atomic(out / MARKER_NAME, json.dumps(
+            {"kind": MARKER_KIND, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+             "host": socket.gethostname(), "pid": os.getpid()}) + "\n")
+    except OSError as exc:
+        raise RunDirError(f"--out {out}: cannot write the run marker: {exc.strerror or exc}") from None
+
+
+def clear_run_files(out: Path) -> None:
+    """``--force``: remove what an earlier run wrote (its records, results, reports, artifacts); nothing else."""
+    for name in (n for n in RUN_FILES if n != LOCK_NAME):  # the lock is held by this very run
+        path = out / name
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+    for tmp in out.glob(".*.tmp"):
+        if tmp.is_symlink() or tmp.is_file():
+            tmp.unlink()
+    artifacts = out / ARTIFACTS
+    if artifacts.is_symlink():
+        artifacts.unlink()
+    elif artifacts.is_dir():
+        shutil.rmtree(artifacts)
+
+
+class RunLock:
+    """Holds ``out/.harness.lock`` for the lifetime of a run (released when the process ends, however it ends)."""
+
+    def __init__(self, out: Path) -> None:
+        self.path = out / LOCK_NAME
+        self._fh: IO[str] | None = None
+
+    def acquire(self) -> None:
+        try:
+            fh = safe_files.open_nofollow(self.path, "a+")  # held until release()
+        except OSError as exc:
+            raise RunDirError(f"{self.path}: cannot use the lock file: {exc.strerror or exc} (a link or "
+                              "something else is in its place)") from None
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            holder = fh.read().strip()
+            fh.close()
+            try:
+                info = json.loads(holder)
+                who = f"pid {info.get('pid')} on {info.get('host')}, started {info.get('start')}"
+            except (json.JSONDecodeError, AttributeError):
+                who = "another process"
+            raise RunDirError(f"{self.path.parent} is in use by another harness run ({who}); "
+                              "wait for it or choose another --out") from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                             "start": datetime.now(timezone.utc).isoformat(timespec="seconds")}))
+        fh.flush()
+        self._fh = fh
+
+    def release(self) -> None:
+        if self._fh is not None:
+            fcntl.flock(self._fh, fcntl.LOCK_UN)
+            self._fh.close()
+            self._fh = None
+
+
+def has_records(out: Path) -> bool:
+    jsonl = out / "records.jsonl"
+    return jsonl.is_file() and jsonl.stat().st_size > 0
+
+
+def resume_state(out: Path, matrix_hash: str | None) -> tuple[dict[str, Any], set[str], list[Record]]:
+    """The interrupted run in ``out``: its run info, the cases it finished and their records.
+
+    Refuses a resume under another matrix than the one the run started with (its cases
+    and ids would not line up). Records of a case a kill cut short are dropped, so
+    that case runs again.
+    """
+    run, records = load_results(out)
+    recorded = (run.get("matrix") or {}).get("sha256")
+    if matrix_hash and recorded and recorded != matrix_hash:
+        raise RunDirError(f"--resume {out}: the matrix {(run.get('matrix') or {}).get('path')} changed since that run "
+                          "started; resume with the same matrix, or start a new run")
+    done, kept = complete_cases(records)
+    return run, done, kept
+
+
+def prepare(out: Path, resume: bool, force: bool) -> RunLock:
+    """Check and lock ``out`` for a run; raise :class:`RunDirError` with the reason when it cannot be used."""
+    check_usable(out)
+    lock = RunLock(out)
+    lock.acquire()
+    try:
+        if resume and not has_records(out):
+            raise RunDirError(f"--resume {out}: no records to resume from (records.jsonl is missing or empty)")
+        started = has_records(out) or any((out / name).exists() for name in ("results.json", "report.md", ARTIFACTS))
+        if not resume and not force and started:
+            raise RunDirError(f"{out} already holds a run: use --resume to finish only what is missing, "
+                              "or --force to start over (its records, reports and artifacts are removed)")
+        claim(out)
+        if force and not resume:
+            try:
+                clear_run_files(out)
+            except OSError as exc:
+                raise RunDirError(f"--force {out}: cannot remove the earlier run's files: {exc}") from None
+    except RunDirError:
+        lock.release()
+        raise
+    return lock

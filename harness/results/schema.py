@@ -1,0 +1,127 @@
+"""What a stored run must look like before any report, gate or history reads it.
+
+A damaged or hand-edited ``results.json`` (``"run": []``, an ``error`` that is a number, ``baselines``
+a list, ``status: "weird"``, ``fits: "yes"``) is refused naming the field, whatever its type, instead
+of failing somewhere inside a renderer. The record's own fields are checked against the
+annotations of the record class the caller passes (:class:`~harness.model.records.Record`), so a field added there
+is checked here without a second list to keep, and this module imports nothing of the harness; the nested
+``runtime`` and ``run`` objects the reports read are spelled out below.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from functools import lru_cache
+from typing import Any
+
+NUMBER = (int, float)
+#: a record's status, and the mode that made it
+STATUSES = frozenset({"ok", "mismatch", "error", "crash", "timeout", "interpret-unsupported"})
+MODES = frozenset({"compile", "interpret", "tune"})
+
+_RUN_FIELDS: dict[str, tuple[type, ...]] = {
+    **dict.fromkeys(("triton", "torch", "numpy", "python", "host", "platform", "commit", "start", "end", "dir",
+                     "hip_lld"), (str, type(None))),
+    **dict.fromkeys(("gpus", "argv", "targets", "selected", "resumed", "read_warnings"), (list,)),
+    **dict.fromkeys(("matrix", "compare_thresholds"), (dict,)),
+    "interrupted": (bool, type(None)),
+}
+_TIMING_FIELDS: dict[str, tuple[type, ...]] = {
+    **dict.fromkeys(("median_us", "p20_us", "p80_us", "iqr_over_median"), (*NUMBER, type(None))),
+    **dict.fromkeys(("samples_us", "round_medians_us"), (list,)),
+    **dict.fromkeys(("method", "note"), (str,)),
+}
+_RUNTIME_DICTS = ("timing", "sustained", "isolated", "screen_timing", "model", "correctness", "gpu", "device",
+                  "phases_s", "portability", "torch_settings", "launched_binary", "baselines")
+_RUNTIME_NUMBERS = ("tflops", "gbps", "median_us", "first_launch_s", "copy_tbps", "speedup")
+
+
+def _type_name(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _allowed(annotation: str) -> tuple[type, ...]:
+    """The Python types a field's annotation admits in JSON (``float`` also takes an integer)."""
+    kinds: list[type] = []
+    for part in (p.strip() for p in annotation.split("|")):
+        base = part.split("[")[0]
+        kinds += {"str": [str], "bool": [bool], "int": [int], "float": [int, float], "dict": [dict],
+                  "list": [list], "None": [type(None)]}.get(base, [object])
+    return tuple(kinds)
+
+
+def _is(value: Any, kinds: tuple[type, ...]) -> bool:
+    if isinstance(value, bool) and bool not in kinds:
+        return False  # true is not a number of seconds
+    if isinstance(value, float) and not math.isfinite(value) and float in kinds:
+        return True   # NaN timings are judged where they are read (compare says which)
+    return isinstance(value, kinds)
+
+
+def _fields_problem(data: dict[str, Any], types: dict[str, tuple[type, ...]], where: str) -> str:
+    for name, kinds in types.items():
+        if name in data and not _is(data[name], kinds):
+            wanted = " or ".join(sorted({"null" if k is type(None) else k.__name__ for k in kinds}))
+            return f"field {where}{name!r} must be {wanted}, got {_type_name(data[name])}"
+    return ""
+
+
+@lru_cache(maxsize=4)
+def _record_types(record_class: type) -> dict[str, tuple[type, ...]]:
+    return {f.name: _allowed(str(f.type)) for f in dataclasses.fields(record_class)}
+
+
+def _runtime_problem(runtime: dict[str, Any]) -> str:
+    types = {"status": (str,), **dict.fromkeys(_RUNTIME_DICTS, (dict, type(None))),
+             **dict.fromkeys(_RUNTIME_NUMBERS, (*NUMBER, type(None))), "gpu_window": (list,),
+             **dict.fromkeys(("configs_launched", "configs_failed", "configs_not_launched"), (int,))}
+    problem = _fields_problem(runtime, types, "runtime.")
+    if problem:
+        return problem
+    for name in ("timing", "sustained", "isolated", "screen_timing"):
+        problem = _fields_problem(runtime.get(name) or {}, _TIMING_FIELDS, f"runtime.{name}.")
+        if problem:
+            return problem
+    for label, baseline in (runtime.get("baselines") or {}).items():
+        if not isinstance(baseline, dict):
+            return f"runtime.baselines[{str(label)[:40]!r}] must be an object, got {_type_name(baseline)}"
+        problem = _fields_problem(baseline, {"status": (str,), "timing": (dict, type(None)),
+                                             "sustained": (dict, type(None))}, f"runtime.baselines[{label!r}].")
+        if problem:
+            return problem[:200]
+    return ""
+
+
+def record_problem(data: dict[str, Any], record_class: type) -> str:
+    """Why a stored record cannot be read as an instance of ``record_class`` ('' when it can)."""
+    types = _record_types(record_class)
+    for name in ("kernel", "dtype", "target", "arch", "vendor", "triton", "config_id", "origin", "mode", "status"):
+        if not isinstance(data.get(name), str):
+            return f"field {name!r} must be a string, got {_type_name(data.get(name))}"
+    problem = _fields_problem(data, types, "")
+    if problem:
+        return problem
+    if data["status"] not in STATUSES:
+        return f"field 'status' must be one of {', '.join(sorted(STATUSES))}, got {data['status'][:40]!r}"
+    if data["mode"] not in MODES:
+        return f"field 'mode' must be one of {', '.join(sorted(MODES))}, got {data['mode'][:40]!r}"
+    for flag in data.get("flags", []):
+        if not isinstance(flag, dict) or not isinstance(flag.get("resource"), str) \
+                or not all(isinstance(flag.get(k), NUMBER) and not isinstance(flag.get(k), bool)
+                           for k in ("value", "limit")) or flag.get("severity") not in ("error", "warn"):
+            return f"a flag must be {{resource, value, limit, severity}}, got {flag!r}"[:200]
+    for kind, artifact in (data.get("artifacts") or {}).items():
+        if not isinstance(artifact, dict) or not all(isinstance(v, str) for v in artifact.values()):
+            return f"field artifacts[{str(kind)[:20]!r}] must be an object of strings"
+    return _runtime_problem(data["runtime"]) if isinstance(data.get("runtime"), dict) else ""
+
+
+def run_problem(run: Any) -> str:
+    """Why a stored run's ``run`` object cannot be read ('' when it can)."""
+    if not isinstance(run, dict):
+        return f"field 'run' must be an object, got {_type_name(run)}"
+    problem = _fields_problem(run, _RUN_FIELDS, "run.")
+    if problem:
+        return problem
+    return _fields_problem(run.get("matrix") or {}, dict.fromkeys(("name", "path", "sha256"), (str, type(None))),
+                           "run.matrix.")

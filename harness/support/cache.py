@@ -1,0 +1,12 @@
+"""The harness's own cache folder (``HARNESS_CACHE_DIR``): figures derived from artifacts, callback checks passed,
+tuning winners, tools fetched. Everything in it is keyed by content, so deleting it costs time, never a result."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def cache_dir() -> Path:
+    """``HARNESS_CACHE_DIR``, else ``~/.cache/triton-portability-harness``."""
+    root = os.environ.get("HARNESS_CACHE_DIR") or Path.home() / ".cache" / "triton-portability-harness"
+    return Path(root)

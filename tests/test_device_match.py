@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from harness.device.detection import match, parse_rocminfo
-from harness.pytest_plugin.gpu_phase import winner_key
+from harness.pytest_plugin.winners import winner_key
 from harness.model.targets import catalogue
 
 CAT = catalogue()

@@ -11,7 +11,7 @@ from harness.model import targets
 from harness.analysis import verdicts
 from harness.matrix.cases import Case, compile_job
 from harness.model.environments import DEFAULT_ENV, Environment, worker_env
-from harness.matrix.reading import ConfigEntry
+from harness.matrix.kernel_entries import ConfigEntry
 from harness.model.ids import config_id
 from harness.model.records import Record
 from harness.execution.pool import Workers

@@ -10,7 +10,7 @@ from helpers import DATA, REPO
 
 from harness.matrix import loader
 from harness.matrix.cases import interpret_configs
-from harness.matrix.reading import ConfigEntry
+from harness.matrix.kernel_entries import ConfigEntry
 from harness.execution.pool import Worker
 
 KERNELS = sorted(p.stem for p in (REPO / "kernels").glob("*.py"))  # every kernel the project ships

@@ -11,7 +11,7 @@ from harness.pytest_plugin import gpu_phase
 from harness.render import tables
 from harness.matrix.cases import Case
 from harness.device.detection import pick_device, pinned_env
-from harness.matrix.reading import ConfigEntry
+from harness.matrix.kernel_entries import ConfigEntry
 from harness.model.records import Record
 
 

@@ -16,7 +16,8 @@ from harness.matrix import loader
 from harness.model import targets
 from harness.model.environments import DEFAULT, DEFAULT_ENV, Environment
 from harness.matrix.known import KnownFailure
-from harness.matrix.reading import ConfigEntry, Matrix
+from harness.matrix.kernel_entries import ConfigEntry
+from harness.matrix.reading import Matrix
 from harness.model.ids import config_id, shape_id
 from harness.support.tritoncompat import pin_matches
 

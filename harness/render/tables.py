@@ -9,39 +9,17 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from tabulate import tabulate
 
 from harness.analysis import portability, verdicts
 from harness.render.escaping import md, plain
-from harness.model.ids import config_key
 from harness.model.records import Record
 from harness.analysis.stability import stability_text, unstable_timings
 from harness.analysis.roofline import roof_of
+from harness.analysis.rows import Row, build_rows
 from harness.model.timings import STABLE_IQR, headline
-
-
-@dataclass(frozen=True)
-class Row:
-    kernel: str
-    dtype: str
-    shape_id: str
-    config_id: str
-    origin: str
-    triton: str
-    cells: dict[str, Record]        # target[@environment] -> record
-    interpret: Record | None
-    judged: verdicts.RowVerdict
-
-    @property
-    def verdict(self) -> str:
-        return self.judged.text
-
-    @property
-    def asymmetric(self) -> bool:
-        return self.judged.asymmetric
 
 
 def _table(body: list[list[Any]], headers: list[str], fmt: str) -> str:
@@ -49,61 +27,6 @@ def _table(body: list[list[Any]], headers: list[str], fmt: str) -> str:
     clean = md if fmt == "github" else plain
     return tabulate([[clean(c) for c in row] for row in body], headers=[clean(h) for h in headers], tablefmt=fmt,
                     disable_numparse=True)
-
-
-def merge(record_sets: Iterable[list[Record]]) -> list[Record]:
-    """Union of several runs, in key order; for the same key and host the last set's record wins (callers pass
-    the sets oldest first: see :func:`merge_runs`)."""
-    merged: dict[tuple[str, ...], Record] = {}
-    for records in record_sets:
-        for r in records:
-            merged[r.key() + (r.host,)] = r
-    return [merged[k] for k in sorted(merged)]
-
-
-def _case_content(r: Record) -> str:
-    """What a matrix puts into one case beyond its key: the environment's variables, the interpreter's shapes."""
-    shapes = [c.get("shape") for c in (r.correctness or {}).get("checks", [])] if r.mode == "interpret" else []
-    return json.dumps([sorted((r.env or {}).items()), shapes], sort_keys=True, default=str)
-
-
-def merge_runs(loaded: list[tuple[str, dict[str, Any], list[Record]]]) -> tuple[list[dict[str, Any]], list[Record],
-                                                                                 list[str]]:
-    """Runs (label, run info, records) merged the same way whatever order they are given in: oldest first by the
-    run's start, then host and label. Returns (runs, records, conflicts): a conflict is one case (same key and
-    host) that two runs' matrices defined differently (other environment variables, other interpreter shapes) —
-    such runs are not mixed; the caller reports them."""
-    ordered = sorted(loaded, key=lambda t: (str(t[1].get("start") or ""), str(t[1].get("host") or ""), t[0]))
-    seen: dict[tuple[str, ...], tuple[str, str]] = {}
-    conflicts = []
-    for label, _, records in ordered:
-        for r in records:
-            key, content = r.key() + (r.host,), _case_content(r)
-            if key in seen and seen[key][1] != content:
-                conflicts.append(f"{seen[key][0]} and {label} both hold {r.kernel} {r.dtype} {r.shape_id} {r.column} "
-                                 f"{r.config_id} (triton {r.triton}, {r.mode}), defined differently by their matrices "
-                                 "(environment variables or interpreter shapes)")
-                break
-            seen[key] = (label, content)
-    return [run for _, run, _ in ordered], merge(records for _, _, records in ordered), conflicts
-
-
-def build_rows(records: list[Record]) -> list[Row]:
-    interp: dict[tuple[str, ...], Record] = {}
-    groups: dict[tuple[str, ...], dict[str, Record]] = defaultdict(dict)
-    for r in records:
-        if r.mode == "interpret":
-            interp[(r.kernel, r.dtype, r.triton, config_key(r.meta))] = r
-        elif r.mode == "compile":
-            groups[verdicts.group_key(r)][r.column] = r
-    judged = verdicts.judge(r for cells in groups.values() for r in cells.values())
-    rows = []
-    for key, cells in groups.items():
-        first = next(iter(cells.values()))
-        rows.append(Row(first.kernel, first.dtype, first.shape_id, first.config_id, first.origin, first.triton,
-                        cells, interp.get((first.kernel, first.dtype, first.triton, config_key(first.meta))),
-                        judged[key]))
-    return rows
 
 
 def _cell(rec: Record | None, tv: verdicts.TargetVerdict | None) -> list[str]:

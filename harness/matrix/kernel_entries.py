@@ -1,0 +1,298 @@
+"""One ``kernels:`` entry of a matrix, checked in full: its source or op, dtypes, shapes against the spec's
+parameters, configs against each backend's compile options and ranges, the variables set before its import, its
+timeout. Each problem is a ``file:line`` line (collected, never the first only)."""
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.matrix import loader
+from harness.support import tritoncompat
+from harness.support.checking import Checker, is_a, suggest
+from harness.authoring.spec import KernelSpec
+
+
+KERNEL_KEYS = {"source": str, "op": str, "inputs": str, "reference": str, "import_env": dict, "dtypes": list, "shapes": list, "configs": (list, str), "interpret": (list, bool),
+               "timeout_s": (int, float), "compare_threshold": (int, float)}
+
+
+CONFIG_SPACES = ("default", "nvidia", "amd")
+
+
+MAX_TIMEOUT_S = 24 * 3600
+
+
+#: accepted values of the compile options that have a range (what the backends accept and mean)
+OPTION_RANGES: dict[str, tuple[Any, str]] = {
+    "num_warps": ({1, 2, 4, 8, 16, 32, 64}, "a power of two from 1 to 64"),
+    "num_stages": (range(1, 17), "an integer from 1 to 16"),
+    "num_ctas": ({1, 2, 4, 8, 16}, "1, 2, 4, 8 or 16"),
+    "maxnreg": (range(16, 256), "an integer from 16 to 255"),
+    "waves_per_eu": (range(0, 11), "an integer from 0 (compiler's choice) to 10"),
+    "matrix_instr_nonkdim": ({0, 4, 16, 32}, "0 (compiler's choice), 4, 16 or 32"),
+    "kpack": ({1, 2}, "1 or 2"),
+}
+
+
+@dataclass(frozen=True)
+class ConfigEntry:
+    """A config and where it came from: ``nvidia`` / ``amd`` default space (``nvidia+amd``: both) or the matrix."""
+
+    values: tuple[tuple[str, Any], ...]
+    origin: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.values)
+
+
+@dataclass(frozen=True)
+class KernelEntry:
+    name: str
+    ref: str
+    dtypes: tuple[str, ...]
+    shapes: tuple[tuple[tuple[str, Any], ...], ...]
+    configs: tuple[ConfigEntry, ...]
+    interpret: tuple[tuple[tuple[str, Any], ...], ...]
+    timeout_s: float
+    compare_threshold: float | None = None   # harness compare's threshold for this kernel's timings
+    import_env: tuple[tuple[str, str], ...] = ()   # set in every process before the kernel's module is imported
+
+
+def _check_shape(chk: Checker, spec: KernelSpec, shape: Any, path: tuple[Any, ...]) -> dict[str, Any] | None:
+    if not isinstance(shape, dict):
+        chk.add(path, f"shape must be a mapping of {', '.join(spec.dims)}, got {shape!r}")
+        return None
+    ok = True
+    for key, value in shape.items():
+        if key in spec.dims:
+            if not is_a(value, int) or value <= 0:
+                chk.add(path + (key,), f"shape field {key!r} of {spec.name} must be a positive integer, got {value!r}")
+                ok = False
+        elif key in spec.flags:
+            if not isinstance(value, bool):
+                chk.add(path + (key,), f"shape flag {key!r} of {spec.name} must be true or false, got {value!r}")
+                ok = False
+        else:
+            chk.add(path + (key,), f"unknown shape field {key!r} for {spec.name} (fields: "
+                                   f"{', '.join(spec.dims + spec.flags)}){suggest(key, spec.dims + spec.flags)}")
+            ok = False
+    for dim in spec.dims:
+        if dim not in shape:
+            chk.add(path, f"shape of {spec.name} lacks {dim!r}")
+            ok = False
+    return spec.normalize_shape(shape) if ok else None
+
+
+def _option_type_problem(key: str, value: Any, types: set[type]) -> str:
+    """What is wrong with an option's value for the types the installed Triton declares ('' when nothing)."""
+    if not types:  # Triton not importable: the static list's options are integers or flags
+        return "" if isinstance(value, bool) or (is_a(value, int) and value >= 0) else \
+            f"{key} must be a non-negative integer or true/false, got {value!r}"
+    if bool in types and isinstance(value, bool):
+        return ""
+    if int in types and is_a(value, int):
+        return "" if value >= 0 else f"{key} must be a non-negative integer, got {value!r}"
+    if float in types and is_a(value, (int, float)) and math.isfinite(value):
+        return ""
+    if str in types and isinstance(value, str):
+        return ""
+    names = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+    return f"{key} must be {' or '.join(names[t] for t in sorted(types, key=str))}, got {value!r}"
+
+
+def config_problems(spec: KernelSpec, config: dict[str, Any], backends: set[str]) -> list[tuple[str | None, str]]:
+    """(key, message) for each problem in one config; key None for the config as a whole."""
+    known_options: set[str] = set()
+    for backend in backends:
+        known_options |= tritoncompat.backend_option_names(backend)
+    out: list[tuple[str | None, str]] = []
+    for key, value in config.items():
+        if key in spec.tunables:
+            if not is_a(value, int) or value < 0:  # 0 is a switch's "off" (softmax's CHUNK 0: whole rows)
+                out.append((key, f"{key} must be an integer >= 0, got {value!r}"))
+        elif key not in known_options:
+            every = set(spec.tunables) | known_options
+            out.append((key, f"unknown option {key!r} for {spec.name} on backend(s) {', '.join(sorted(backends))}"
+                             f"{suggest(key, every)}; Triton would drop it silently"))
+        elif key in OPTION_RANGES:
+            allowed, meaning = OPTION_RANGES[key]
+            if not is_a(value, int) or value not in allowed:
+                out.append((key, f"{key} must be {meaning}, got {value!r}"))
+        else:
+            types = set().union(*(tritoncompat.backend_option_types(b).get(key, ()) for b in backends))
+            problem = _option_type_problem(key, value, types)
+            if problem:
+                out.append((key, problem))
+    missing = [t for t in spec.tunables if t not in config]
+    if missing:
+        out.append((None, f"config lacks {', '.join(missing)} for {spec.name}"))
+    return out
+
+
+def entries_of(chk: Checker, name: str, entry: Any, backends: set[str], default_timeout: float,
+               kernels_dir: Path | None, base_dir: Path | None = None) -> list[KernelEntry]:
+    """The entries of one ``kernels:`` item: one for a spec, one per kernel the op launches for an ``op:``."""
+    path = ("kernels", name)
+    if not isinstance(entry, dict):
+        chk.add(path, f"kernel {name!r} must map to a mapping of {', '.join(KERNEL_KEYS)}")
+        return []
+    chk.keys(entry, path, KERNEL_KEYS, f"kernel {name!r}")
+    import_env = _import_env(chk, entry.get("import_env", {}), path + ("import_env",))
+    if import_env is None:
+        return []
+    with loader.environ(import_env):
+        if "op" in entry or "inputs" in entry or "reference" in entry:
+            from harness.matrix import ops_entries
+
+            refs = ops_entries.op_refs(chk, name, entry, path, base_dir, import_env)
+        else:
+            source = entry.get("source") if isinstance(entry.get("source"), str) else None
+            try:
+                refs = [(name, loader.resolve(name, source, kernels_dir, base_dir))]
+                loader.probe(refs[0][1], import_env)
+            except loader.KernelLoadError as exc:
+                chk.add(path + (("source",) if source else ()), str(exc))
+                return []
+        out = []
+        for kernel_name, ref in refs:
+            parsed = _kernel_entry(chk, kernel_name, ref, entry, path, backends, default_timeout)
+            if parsed:
+                out.append(dataclasses.replace(parsed, import_env=import_env))
+    return out
+
+
+#: variables the harness sets itself in its workers: an ``import_env`` may not override them
+_HARNESS_VARIABLES = ("TRITON_INTERPRET", "PYTHONPATH", "CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
+                      "ROCR_VISIBLE_DEVICES", "TRITON_CACHE_DIR")
+
+
+def _import_env(chk: Checker, raw: Any, path: tuple[Any, ...]) -> tuple[tuple[str, str], ...] | None:
+    """``import_env: {VAR: value}``: variables a library reads when it is imported (a vendor switch); never
+    Triton's codegen variables, which are what ``environments`` sweeps and records per build."""
+    from harness.model.environments import CODEGEN_VARIABLES
+
+    if not isinstance(raw, dict):
+        return None  # chk.keys said so
+    codegen = {k for names in CODEGEN_VARIABLES.values() for k in names}
+    out = []
+    for key, value in raw.items():
+        if not isinstance(key, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+            chk.add(path + (key,), f"import_env names an environment variable, got {key!r}")
+        elif key in codegen:
+            chk.add(path + (key,), f"{key} is a Triton codegen variable: sweep it under 'environments' (per target, "
+                                   "recorded per build), not 'import_env'")
+        elif key in _HARNESS_VARIABLES:
+            chk.add(path + (key,), f"{key} is set by the harness in its workers; import_env cannot change it")
+        elif not isinstance(value, (str, int, float)):
+            chk.add(path + (key,), f"import_env value of {key} must be a string or a number, got {value!r}")
+        else:
+            out.append((key, str(value)))
+    return None if len(out) != len(raw) else tuple(sorted(out))
+
+
+def _kernel_entry(chk: Checker, name: str, ref: str, entry: dict[str, Any], path: tuple[Any, ...],
+                  backends: set[str], default_timeout: float) -> KernelEntry | None:
+    try:
+        spec = loader.load(ref)
+    except loader.KernelLoadError as exc:
+        chk.add(path + (("source",) if "source" in entry else ("op",) if "op" in entry else ()), str(exc))
+        return None
+    dtypes = entry.get("dtypes")
+    if not dtypes:
+        chk.add(path, f"kernel {name!r} needs a non-empty 'dtypes' list")
+        dtypes = []
+    for i, dt in enumerate(dtypes if isinstance(dtypes, list) else []):
+        if dt in dtypes[:i]:
+            chk.add(path + ("dtypes", i), f"dtype {dt!r} is listed twice for {name!r}")
+        elif dt not in spec.dtypes:
+            chk.add(path + ("dtypes", i), f"dtype {dt!r} not supported by {spec.name} "
+                                          f"(supported: {', '.join(spec.dtypes)}){suggest(dt, spec.dtypes)}")
+    raw_shapes = entry.get("shapes") if isinstance(entry.get("shapes"), list) else []
+    if not raw_shapes:
+        chk.add(path, f"kernel {name!r} needs a non-empty 'shapes' list")
+    shapes = [_check_shape(chk, spec, s, path + ("shapes", i)) for i, s in enumerate(raw_shapes)]
+    for i, shape in enumerate(shapes):
+        if shape is not None and shape in shapes[:i]:
+            chk.add(path + ("shapes", i), f"shape {dict(shape)} is listed twice for {name!r}")
+    configs = _configs(chk, spec, entry.get("configs", "default"), path + ("configs",), backends)
+    if spec.captured and not (spec.decorations and spec.decorations.autotune_configs) and \
+            entry.get("configs", "default") != "default":
+        chk.add(path + ("configs",), f"the op launches {spec.name} with its own options and no autotuner: there is "
+                                     "no other config to force on it; leave 'configs' out")
+        return None
+    interp_raw = entry.get("interpret", True)
+    if spec.compile_only and isinstance(interp_raw, list) and interp_raw:
+        chk.add(path + ("interpret",), f"{spec.name} is compile-only (no make_inputs, launch or reference): "
+                                       "it has nothing to run in the interpreter")
+    if spec.compile_only:
+        interp = []
+    elif interp_raw is True:
+        interp = [spec.normalize_shape(s) for s in spec.interpret_shapes]
+    elif interp_raw is False:
+        interp = []
+    else:
+        interp = [_check_shape(chk, spec, s, path + ("interpret", i)) for i, s in enumerate(interp_raw)]
+    timeout = entry.get("timeout_s", default_timeout)
+    if is_a(timeout, (int, float)) and not (math.isfinite(timeout) and 0 < timeout <= MAX_TIMEOUT_S):
+        chk.add(path + ("timeout_s",), f"timeout_s must be a number of seconds in (0, {MAX_TIMEOUT_S}], "
+                                       f"got {timeout!r}")
+        timeout = default_timeout
+    if any(s is None for s in shapes + interp) or configs is None:
+        return None
+    threshold = entry.get("compare_threshold")
+    if is_a(threshold, (int, float)) and not (math.isfinite(threshold) and 0 < threshold < 10):
+        chk.add(path + ("compare_threshold",), f"compare_threshold is a relative change (0.05 = 5%), got {threshold!r}")
+        return None
+    return KernelEntry(name=name, ref=ref, dtypes=tuple(dtypes), configs=tuple(configs),
+                       shapes=tuple(tuple(s.items()) for s in shapes if s),
+                       interpret=tuple(tuple(s.items()) for s in interp if s), timeout_s=float(timeout),
+                       compare_threshold=float(threshold) if is_a(threshold, (int, float)) else None)
+
+
+def _configs(chk: Checker, spec: KernelSpec, raw: Any, path: tuple[Any, ...],
+             backends: set[str]) -> list[ConfigEntry] | None:
+    if isinstance(raw, str):
+        if raw not in CONFIG_SPACES:
+            chk.add(path, f"configs must be a list or one of {', '.join(CONFIG_SPACES)}, "
+                          f"got {raw!r}{suggest(raw, CONFIG_SPACES)}")
+            return None
+        spaces = [("nvidia", spec.nvidia_configs), ("amd", spec.amd_configs)]
+        chosen = [(o, c) for o, cs in spaces if raw in ("default", o) for c in cs]
+        bad = False
+        for origin, config in chosen:
+            for _key, msg in config_problems(spec, dict(config), {"cuda", "hip"}):
+                chk.add(path, f"default {origin} config {dict(config)} of {spec.name}: {msg}")
+                bad = True
+        if bad:
+            return None
+        # a config listed in both vendors' spaces is compiled once, with both origins ("nvidia+amd")
+        merged: dict[tuple[tuple[str, Any], ...], list[str]] = {}
+        for origin, config in chosen:
+            origins = merged.setdefault(tuple(sorted(dict(config).items())), [])
+            if origin not in origins:
+                origins.append(origin)
+        return [ConfigEntry(values, "+".join(origins)) for values, origins in merged.items()]
+    out: list[ConfigEntry] = []
+    bad = False
+    if not raw:
+        chk.add(path, f"configs is an empty list: nothing of {spec.name} would be built (leave it out for the "
+                      "default spaces)")
+        return None
+    for i, config in enumerate(raw):
+        if not isinstance(config, dict):
+            chk.add(path + (i,), f"config must be a mapping, got {config!r}")
+            bad = True
+            continue
+        if config in raw[:i]:
+            chk.add(path + (i,), f"config {config} is listed twice")
+            bad = True
+            continue
+        for key, msg in config_problems(spec, config, backends):
+            chk.add(path + (i,) + ((key,) if key else ()), msg)
+            bad = True
+        out.append(ConfigEntry(tuple(config.items()), "matrix"))
+    return None if bad else out

@@ -1,0 +1,176 @@
+"""Items: a matrix file collects one item per case; running an item builds (or interprets) every config of its case,
+runs the GPU phase where a GPU of the target is here, and hands its records to the controller in the report's
+``user_properties`` (written there, so results come from one place whether or not xdist is used)."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.device.interpret import UNSUPPORTED
+from harness.matrix import loader
+from harness.matrix.cases import Case, compile_job, expand, interpret_job, with_targets_option
+from harness.matrix.known import apply_known_failures
+from harness.matrix.reading import MatrixError, parse
+from harness.model.ids import config_id
+from harness.model.records import Record, mark_duplicates
+from harness.model.targets import catalogue
+from harness.support import tritoncompat
+
+
+RECORD_PROPERTY = "harness_record"
+
+
+def _session(config: pytest.Config) -> Any:
+    """This process's :class:`~harness.pytest_plugin.session.HarnessSession` (registered by the plugin)."""
+    return config.pluginmanager.get_plugin("harness-session")
+
+
+class MatrixFile(pytest.File):
+    def collect(self) -> Any:
+        try:
+            matrix = parse(self.path)
+        except MatrixError as exc:
+            raise self.CollectError(str(exc)) from None
+        matrix = with_targets_option(matrix, self.config.getoption("harness_targets"))
+        unknown = [t for t in matrix.targets if t not in catalogue()]
+        if unknown:
+            raise self.CollectError(f"--harness-targets: unknown target(s) {', '.join(unknown)}")
+        self.targets = matrix.targets
+        for case in expand(matrix, tritoncompat.installed_triton_version()):
+            yield CaseItem.from_parent(self, name=case.id, case=case)
+
+
+class CaseFailed(Exception):
+    pass
+
+
+class CaseItem(pytest.Item):
+    def __init__(self, *, case: Case, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+
+    def runtest(self) -> None:
+        case = self.case
+        if not case.configs:
+            pytest.skip("no config of the space applies to this shape")
+        if case.is_interpret:
+            reason = _interpreter_unavailable(case.triton)
+            if reason:
+                pytest.skip(reason)
+        session = _session(self.config)
+        spec = loader.load(case.ref)
+        if case.is_interpret and not spec.interpretable(case.dtype):
+            pytest.skip(f"{case.kernel} does not list {case.dtype} among its interpret_dtypes (Triton's CPU "
+                        "interpreter keeps bf16 as raw uint16 and has no fp8 matrix multiply); checked only on a GPU")
+        kernel_hash = loader.source_hash(case.ref)
+        # the GPU phase runs under Triton's defaults only: its JIT reads the GPU worker's environment
+        gpu, device_note = (None, "") if case.is_interpret or not case.environment.is_default or spec.compile_only \
+            else session.gpu_for(case.target)
+        if gpu is not None:  # the GPU worker starts while the configs compile; its next request waits for this
+            session.workers.get("gpu", import_env=case.import_env).request_in_background("gpu_warmup", {},
+                                                                                         case.timeout_s)
+        started = time.perf_counter()
+        records = self._run_configs(session, spec, kernel_hash, prebuild_launchers=gpu is not None)
+        compile_s = time.perf_counter() - started
+        mark_duplicates(records)
+        apply_known_failures(case.known_failures, records)
+        # under an opt-in environment a compile error is a finding (it puts the default build at risk, and
+        # report.md lists it), not a failure of the run: the verdict is decided under Triton's defaults;
+        # a failure the matrix declares known is recorded as expected
+        # an interpreter limitation (interpret-unsupported) is recorded with its reason, never the kernel's failure
+        bad = [f"{r.config_id}: {r.status}: {r.error[:500]}" for r in records
+               if r.status not in ("ok", UNSUPPORTED) and case.environment.is_default and not r.expected_failure]
+        if gpu is None and device_note:  # a GPU of this arch is here, but it is another model
+            for r in records:
+                r.runtime = {"status": "not_launched", "reason": device_note}
+        if gpu is not None:
+            from harness.pytest_plugin import gpu_phase
+
+            others = [t for t in session.matrix_targets(self) if t != case.target]
+            try:
+                tune = gpu_phase.run_case(case, records, session.workers.get("gpu", import_env=case.import_env), gpu,
+                                         others, retune=self.config.getoption("harness_retune"),
+                                         stored=session.stored_winners())
+            except Exception as exc:  # noqa: BLE001 - the GPU phase's failure is the case's, never its builds'
+                tune = gpu_phase.failed_tune(case, records, f"the GPU phase failed: {type(exc).__name__}: {exc}")
+            if device_note:
+                tune.runtime["device_as"] = device_note
+            tune.runtime.setdefault("phases_s", {})["compile"] = round(compile_s, 3)
+            bad += [f"{r.config_id}: on {gpu['name']}: {r.runtime['status']}: {r.runtime.get('error', '')[:500]}"
+                    for r in records if r.runtime and r.runtime.get("status") not in ("ok", "not_launched")]
+            if tune.status != "ok":
+                bad.append(f"on {gpu['name']}: {tune.error}")
+            records.append(tune)
+        for record in records:
+            record.case_id, record.case_records = case.id, len(records)
+            self.user_properties.append((RECORD_PROPERTY, json.dumps(record.to_dict())))
+        if bad:
+            raise CaseFailed(f"{len(bad)} of {len(case.configs)} config(s) failed:\n" + "\n".join(bad))
+
+    def _run_configs(self, session: Any, spec: Any, kernel_hash: str,
+                     prebuild_launchers: bool = False) -> list[Record]:
+        """Every config of the case: compiles in parallel over this process's share of the cores."""
+        case = self.case
+        if case.is_interpret:
+            kind, op, jobs, parallel = "interpret", "interpret", [interpret_job(case, e) for e in case.configs], 1
+            arch = vendor = "cpu"
+        else:
+            kind, op, parallel = "compile", "compile", compile_parallelism()
+            jobs = [{**compile_job(case, e, str(session.out)), "prebuild_launcher": prebuild_launchers}
+                    for e in case.configs]
+            target = catalogue()[case.target]
+            arch, vendor = target.arch, target.vendor
+        results = session.workers.map(kind, op, jobs, case.timeout_s, parallel, case.environment, case.import_env)
+        records = []
+        for entry, result in zip(case.configs, results):
+            cfg = entry.as_dict()
+            meta, _ = spec.split_config(cfg)
+            base = {"kernel": case.kernel, "dtype": case.dtype, "shape": {} if case.is_interpret else case.shape,
+                    "target": case.target, "arch": arch, "vendor": vendor, "triton": case.triton, "config": cfg,
+                    "config_id": config_id(cfg), "meta": meta, "origin": entry.origin,
+                    "mode": "interpret" if case.is_interpret else "compile", "kernel_hash": kernel_hash,
+                    "environment": case.environment.name, "env": case.environment.as_dict(), "case_id": case.id,
+                    "deciding_environment": case.deciding, "import_env": dict(case.import_env)}
+            fields = {k: v for k, v in result.items() if k not in ("triton", "run_s")}
+            records.append(Record.from_dict({**base, **fields}))
+        return records
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, CaseFailed):
+            from harness.render.escaping import CONTROL
+
+            return CONTROL.sub("", str(excinfo.value))  # a compiler's or kernel's text must not drive the terminal
+        return super().repr_failure(excinfo)  # type: ignore[return-value]
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, self.name
+
+
+def compile_parallelism() -> int:
+    """Compile workers per pytest process: this process's share of the cores (``HARNESS_COMPILE_WORKERS``)."""
+    forced = os.environ.get("HARNESS_COMPILE_WORKERS")
+    if forced and forced.isdigit():
+        return max(1, int(forced))
+    processes = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    return max(1, (os.cpu_count() or 1) // processes)
+
+
+def _interpreter_unavailable(triton_version: str) -> str | None:
+    if importlib.util.find_spec("torch") is None:
+        return "torch is not installed: the CPU interpreter check needs it (pip install '.[cpu]')"
+    try:
+        from importlib.metadata import version
+
+        numpy_version = tritoncompat.version_tuple(version("numpy"))
+    except Exception:  # noqa: BLE001
+        return "numpy is not installed: the Triton interpreter needs it"
+    if tritoncompat.version_tuple(triton_version) <= (3, 6, 99) and numpy_version >= (2, 4):
+        return f"numpy {'.'.join(map(str, numpy_version))} breaks triton {triton_version}'s interpreter; " \
+               "install numpy<2.4"
+    return None

@@ -1,0 +1,83 @@
+"""What the GPU phase remembers between cases and runs: one lock per GPU (no two timings share a device, whatever
+the number of pytest workers), tuned winners cached per (kernel, dtype, shape, target model, Triton, kernel source)
+with the context they were chosen under, and the winners a stored run holds (``--winners-from``)."""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from harness.model.ids import config_key
+from harness.model.records import Record
+from harness.model.targets import Target
+from harness.support.cache import cache_dir
+
+
+@contextmanager
+def gpu_lock(gpu: dict[str, str]) -> Iterator[None]:
+    name = (gpu.get("uuid") or gpu["index"]).replace("/", "_")
+    path = Path(os.environ.get("HARNESS_LOCK_DIR", "/tmp")) / f"triton-harness-gpu-{name}.lock"
+    with open(path, "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def winner_key(kernel: str, dtype: str, shape: dict[str, Any], target: Target, triton: str, kernel_hash: str) -> str:
+    """Winners belong to a model (the target: h100 and h200 share sm_90 but not their best configs)."""
+    raw = json.dumps([kernel, dtype, sorted(shape.items()), target.name, target.arch, triton, kernel_hash])
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def load_winner(key: str) -> dict[str, Any] | None:
+    path = cache_dir() / "winners" / f"{key}.json"
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def save_winner(key: str, entry: dict[str, Any]) -> None:
+    path = cache_dir() / "winners" / f"{key}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")  # unique per thread as well
+    tmp.write_text(json.dumps(entry))
+    tmp.replace(path)
+
+
+def tuning_context(records: list[Record], gpu: dict[str, str]) -> dict[str, str]:
+    """What a cached winner was chosen under: the config space (every build the case compiled, hashed), torch,
+    the GPU driver and the device model (Triton and the kernel source are in its key). A winner is reused only
+    when all are the same (a config added to the space is then tried without ``--retune``)."""
+    from importlib import metadata
+
+    try:
+        torch_version = metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        torch_version = ""
+    space = hashlib.sha256(json.dumps(sorted(config_key(r.config) for r in records)).encode()).hexdigest()[:16]
+    return {"config_space": space, "torch": torch_version, "driver": gpu.get("driver", ""),
+            "device_model": gpu.get("name", "")}
+
+
+def stored_winners(records: list[Record]) -> dict[tuple[str, str, str, str], dict[str, Any]]:
+    """The tuned winners a stored run holds, by (kernel, dtype, shape, target): what ``--winners-from`` names."""
+    return {(r.kernel, r.dtype, r.shape_id, r.target): {"config": r.config, "source": "stored run"}
+            for r in records if r.mode == "tune" and r.status == "ok" and r.config}
+
+
+def known_winners(case: Any, other_targets: list[str],
+                   stored: dict[tuple[str, str, str, str], dict[str, Any]]) -> dict[str, dict[str, Any] | None]:
+    """Each other target's winner as a stored run the user named holds it (``--winners-from``), or None: never
+    what this host's winner cache happens to hold from earlier runs (that would make the portability column
+    depend on which cases ran before)."""
+    from harness.model.ids import shape_id
+
+    return {name: stored.get((case.kernel, case.dtype, shape_id(case.shape), name)) for name in other_targets}

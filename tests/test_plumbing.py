@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.analysis.rows import build_rows
 from harness.render import tables
 from harness.model.ids import config_id, contained_path, safe_component, shape_id
 from harness.model.records import Record
@@ -102,9 +103,9 @@ def _record(target: str, vendor: str, shared: int, limit: int | None, config: di
 
 
 def test_verdicts() -> None:
-    rows = tables.build_rows([_record("h100", "nvidia", 90000, None), _record("mi300x", "amd", 90000, 65536)])
+    rows = build_rows([_record("h100", "nvidia", 90000, None), _record("mi300x", "amd", 90000, 65536)])
     assert rows[0].verdict == "NVIDIA only" and rows[0].asymmetric
-    rows = tables.build_rows([_record("h100", "nvidia", 10, None), _record("mi300x", "amd", 10, None)])
+    rows = build_rows([_record("h100", "nvidia", 10, None), _record("mi300x", "amd", 10, None)])
     assert rows[0].verdict == "fits both" and not rows[0].asymmetric
     summary = tables.summary_table([_record("h100", "nvidia", 1, None), _record("mi300x", "amd", 1, 65536)])
     assert "NVIDIA only" in summary

@@ -9,6 +9,7 @@ from helpers import DATA, run_cli
 from harness.results.store import load_results
 from harness.render import tables
 from harness.render.html_page import html_report
+from harness.analysis.vendor_eval import evaluate
 from harness.render import vendor_eval
 
 
@@ -39,7 +40,7 @@ def test_strings_from_matrices_and_kernels_are_escaped() -> None:
         assert f"<h2>{section}</h2>" in page
     assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert '"\nnext' not in page and "&quot;" in page
-    md_text = tables.markdown_report([info], odd) + vendor_eval.markdown(vendor_eval.evaluate(odd))
+    md_text = tables.markdown_report([info], odd) + vendor_eval.markdown(evaluate(odd))
     assert "<script>" not in md_text and "&lt;script&gt;" in md_text
     assert "|`x`" not in md_text and "\\|\\`x\\`" in md_text   # cannot end a cell or open code
     assert '"\nnext' not in md_text                                 # nor break a table row

@@ -9,7 +9,7 @@ from pathlib import Path
 from helpers import DATA, run_cli
 
 from harness.results.store import load_results
-from harness.render import vendor_eval
+from harness.analysis.vendor_eval import evaluate
 from harness.analysis import versions
 from harness.analysis.roofline import roof_of
 
@@ -21,7 +21,7 @@ def test_vendor_evaluation_of_a_device_run(tmp_path: Path) -> None:
     text = (tmp_path / "vendor-eval.md").read_text()
     _, records = load_results(DATA / "h200_run_m")
     tunes = [r for r in records if r.mode == "tune" and r.status == "ok"]
-    evals = vendor_eval.evaluate(records)
+    evals = evaluate(records)
     ran = [ev for ev in evals if ev.devices]
     assert len(ran) == len(tunes)
     for ev in ran:  # each device figure is the run's own record, carried through

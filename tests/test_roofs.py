@@ -14,6 +14,7 @@ import pytest
 from helpers import DATA, run_cli
 
 from harness.results.store import load_results
+from harness.analysis.vendor_eval import evaluate
 from harness.render import csv_export, terminal, vendor_eval
 from harness.analysis import figures
 from harness.analysis.roofline import roof_of
@@ -83,7 +84,7 @@ def test_device_as_takes_the_peaks_of_the_device_that_ran(tunes: list) -> None:
 def test_every_report_reads_the_same_figure(tunes: list, tmp_path: Path) -> None:
     _, records = load_results(NIGHTLY)
     measured = {(m.kernel, m.dtype, m.shape_id): m for m in figures.measured(records)}
-    evals = vendor_eval.markdown(vendor_eval.evaluate(records))
+    evals = vendor_eval.markdown(evaluate(records))
     rows = list(csv.DictReader(io.StringIO(csv_export.to_csv(records))))
     proc = run_cli("report", str(NIGHTLY), "--out", str(tmp_path / "report.md"), "--vendor-eval", "--wide")
     assert proc.returncode == 0, proc.stderr

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from harness.cli.common import EXIT_INPUT, EXIT_OK, err, load_run, write_output
+from harness.analysis.merge import merge_runs
 from harness.render import tables
 
 
@@ -25,7 +26,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if out:  # each run's directory as the page links it: relative to where the report goes
         loaded = [(label, {**run, "dir": os.path.relpath(Path(label if Path(label).is_dir() else Path(label).parent),
                                                          out.parent)}, records) for label, run, records in loaded]
-    runs, records, conflicts = tables.merge_runs(loaded)
+    runs, records, conflicts = merge_runs(loaded)
     if conflicts:
         for line in conflicts:
             err(f"cannot merge: {line}")
@@ -49,9 +50,10 @@ def cmd_report(args: argparse.Namespace) -> int:
                 or not write_output(out.with_suffix(".html"), html_report(runs, records, trends), "--out"):
             return EXIT_INPUT
     if args.vendor_eval:
+        from harness.analysis.vendor_eval import evaluate
         from harness.render import vendor_eval
 
-        evaluation = vendor_eval.markdown(vendor_eval.evaluate(records))
+        evaluation = vendor_eval.markdown(evaluate(records))
         if out:
             if not write_output(out.parent / "vendor-eval.md", evaluation, "--vendor-eval"):
                 return EXIT_INPUT

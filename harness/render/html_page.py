@@ -16,12 +16,14 @@ from typing import Any
 from urllib.parse import quote
 
 from harness.analysis.trends import Trend
+from harness.analysis.rows import Row, build_rows
+from harness.analysis.vendor_eval import evaluate
 from harness.analysis import verdicts
 from harness.render.compare import EXIT_MEANING
 from harness.render.escaping import CONTROL
 from harness.model.records import Record
 from harness.analysis import figures, stability, versions
-from harness.render import svg, tables, vendor_eval
+from harness.render import svg, tables
 from harness.model.timings import STABLE_IQR
 
 STYLE = """
@@ -52,7 +54,7 @@ def _runs(runs: list[dict[str, Any]]) -> list[str]:
     return out + ["</table>"]
 
 
-def _artifact_link(row: tables.Row, base: str | None) -> str:
+def _artifact_link(row: Row, base: str | None) -> str:
     """The config's cell: a link to its first build's artifact folder when the page belongs to one run
     (``base``: that run's directory relative to the page, "" when the page is inside it)."""
     if base is None:
@@ -66,11 +68,11 @@ def _artifact_link(row: tables.Row, base: str | None) -> str:
     return f"<td>{_e(row.config_id)}</td>"
 
 
-def _matrix(rows: list[tables.Row], base: str | None = None) -> list[str]:
+def _matrix(rows: list[Row], base: str | None = None) -> list[str]:
     out = ["<h2>Portability</h2>",
            "<p class=note>Per target, the verdict of its build under Triton's defaults; at risk: it fits by default "
            "but not under a swept compile environment. Hover a cell for the reasons.</p>"]
-    by_kernel: dict[str, list[tables.Row]] = defaultdict(list)
+    by_kernel: dict[str, list[Row]] = defaultdict(list)
     for row in rows:
         by_kernel[row.kernel].append(row)
     for kernel in sorted(by_kernel):
@@ -137,8 +139,8 @@ def _device_charts(records: list[Record]) -> list[str]:
     return out
 
 
-def _vendor_eval(records: list[Record], rows: list[tables.Row]) -> list[str]:
-    evals = vendor_eval.evaluate(records, rows)
+def _vendor_eval(records: list[Record], rows: list[Row]) -> list[str]:
+    evals = evaluate(records, rows)
     if not evals:
         return []
     out = ["<h2>Vendor evaluation</h2>",
@@ -221,7 +223,7 @@ def html_report(runs: list[dict[str, Any]], records: list[Record],
                 trends: list[Trend] | None = None) -> str:
     """The page. ``runs[i]["dir"]``, when set, is that run's directory relative to the page (links);
     ``trends``: the history file's series for the trend section."""
-    rows = tables.build_rows(records)
+    rows = build_rows(records)
     base = str(runs[0].get("dir") or "") if len(runs) == 1 else None  # one run: link each config's artifacts
     body = (["<h1>Triton portability report</h1>"] + _runs(runs) + _matrix(rows, base) + _device_charts(records)
             + _vendor_eval(records, rows) + _version_compare(records) + _trends(trends))

@@ -16,6 +16,7 @@ from harness.model.records import Record
 from harness.analysis import stability
 from harness.render import tables
 from harness.analysis.roofline import roof_of
+from harness.analysis.rows import build_rows
 from harness.analysis.trends import Trend
 
 WIDTH = 100
@@ -31,7 +32,7 @@ def _fit(line: str, width: int = WIDTH) -> str:
 def kernel_lines(records: list[Record]) -> list[str]:
     """``matmul    h100 12 fit · mi300x 6 fit, 2 at risk, 4 exceed`` — one per kernel, targets in matrix order."""
     counts: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(int)))
-    rows = tables.build_rows(records)
+    rows = build_rows(records)
     multi = len({row.triton for row in rows}) > 1  # merged versions: one line per kernel and version
     for row in rows:
         name = f"{row.kernel} (triton {row.triton})" if multi else row.kernel

@@ -11,6 +11,7 @@ On 8192 x 8192 bf16 (the issue's shape), each timed by the harness's own ``bench
 Also prints the device copy bandwidth measured in the same process and each variant's share of it.
 Run on a GPU host: ``PYTHONPATH=. python3 benchmarks/gelu_variants.py``.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,8 +28,9 @@ VARIANTS = {"libdevice_erf": 0, "fitted_phi": 1, "fitted_phi_streaming": 3, "no_
 
 
 @triton.jit
-def variant_kernel(x_ptr, bias_ptr, y_ptr, M, N, scale, lo, hi,
-                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, VARIANT: tl.constexpr):
+def variant_kernel(
+    x_ptr, bias_ptr, y_ptr, M, N, scale, lo, hi, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, VARIANT: tl.constexpr
+):
     rows = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
     cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
     mask = (rows[:, None] < M) & (cols < N)[None, :]
@@ -60,10 +62,23 @@ def main() -> int:
     flusher = Flusher(int(torch.cuda.get_device_properties(0).L2_cache_size))
     copy = measure_copy_tbps()
     nbytes = (2 * m * n + n) * 2
-    configs = [(8, 256, 4), (16, 256, 8), (32, 256, 8), (16, 512, 8), (32, 512, 16), (8, 1024, 8), (32, 1024, 16),
-               (64, 512, 16)]
-    out: dict = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
-                 "copy_tbps": copy, "variants": {}}
+    configs = [
+        (8, 256, 4),
+        (16, 256, 8),
+        (32, 256, 8),
+        (16, 512, 8),
+        (32, 512, 16),
+        (8, 1024, 8),
+        (32, 1024, 16),
+        (64, 512, 16),
+    ]
+    out: dict = {
+        "device": torch.cuda.get_device_name(),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "copy_tbps": copy,
+        "variants": {},
+    }
     for name, variant in VARIANTS.items():
         best = None
         for bm, bn, warps in configs:
@@ -71,17 +86,25 @@ def main() -> int:
 
             def call(y=y, bm=bm, bn=bn, warps=warps):
                 variant_kernel[(triton.cdiv(m, bm), triton.cdiv(n, bn))](
-                    x, bias, y, m, n, SCALE, LO, HI, BLOCK_M=bm, BLOCK_N=bn, VARIANT=variant, num_warps=warps)
+                    x, bias, y, m, n, SCALE, LO, HI, BLOCK_M=bm, BLOCK_N=bn, VARIANT=variant, num_warps=warps
+                )
+
             call()
             err = float((y.float() - ref).abs().max())
             timing = bench(lambda i: call, 1, flusher)
-            row = {"config": [bm, bn, warps], "median_us": timing.median_us, "max_abs_err": err,
-                   "pct_copy_bw": 100 * nbytes / (timing.median_us * 1e-6) / (copy * 1e12)}
+            row = {
+                "config": [bm, bn, warps],
+                "median_us": timing.median_us,
+                "max_abs_err": err,
+                "pct_copy_bw": 100 * nbytes / (timing.median_us * 1e-6) / (copy * 1e12),
+            }
             if best is None or row["median_us"] < best["median_us"]:
                 best = row
         out["variants"][name] = best
-        print(f"{name:14s} {best['median_us']:8.1f} us  {best['pct_copy_bw']:5.1f}% of copy BW  "
-              f"config {best['config']}  max|err| {best['max_abs_err']:.2e}")
+        print(
+            f"{name:14s} {best['median_us']:8.1f} us  {best['pct_copy_bw']:5.1f}% of copy BW  "
+            f"config {best['config']}  max|err| {best['max_abs_err']:.2e}"
+        )
     print(json.dumps(out))
     return 0
 

@@ -6,6 +6,7 @@ harness's flush now), and zero-then-read; against a reference with no flush at a
 construction: each sample reads operands no earlier sample touched (a ring of copies that exceeds the L2 many
 times over). Prints one line per size and method: median µs and the difference from the reference.
 """
+
 from __future__ import annotations
 
 import statistics

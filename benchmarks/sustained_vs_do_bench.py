@@ -7,6 +7,7 @@ config, and the case's first baseline (``torch.matmul`` for the GEMMs), are time
 ``triton.testing.do_bench`` and ``do_bench_cudagraph`` (median). The whole set is taken twice (the second time
 in reverse order) and the medians of the two passes are printed as a markdown table, with sustained's difference from each of Triton's figures.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -17,10 +18,10 @@ import torch
 import triton.testing
 
 from harness.device import operations
-from harness.matrix import loader
-from harness.results.store import load_results
 from harness.device.sustained import Item, interleaved
 from harness.device.timing import bench
+from harness.matrix import loader
+from harness.results.store import load_results
 
 KERNELS = ("matmul", "matmul_tma", "flash_attention", "softmax")
 
@@ -52,23 +53,32 @@ def main(argv: list[str]) -> int:
             spec, rotated = state["spec"], operations._rotated(state)
             label = f"{r.kernel} {r.dtype} {r.shape_id}"
             rows.setdefault((label, f"winner {r.config_id}"), []).append(
-                _four_ways("w", lambda i, c=dict(r.config): (lambda: spec.run(rotated[i], r.shape, c)),
-                           len(rotated), backwards))
+                _four_ways(
+                    "w", lambda i, c=dict(r.config): lambda: spec.run(rotated[i], r.shape, c), len(rotated), backwards
+                )
+            )
             name, fn = next(iter(spec.baselines.items()))
             rows.setdefault((label, name), []).append(
-                _four_ways("b", lambda i, fn=fn: (lambda: fn(rotated[i], r.shape)), len(rotated), backwards))
+                _four_ways("b", lambda i, fn=fn: lambda: fn(rotated[i], r.shape), len(rotated), backwards)
+            )
             torch.cuda.synchronize()
-    print(f"device {torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}, "
-          f"run {argv[0]} ({run.get('commit', '')[:10]})")
-    print("| case | timed | sustained µs | isolated µs | do_bench µs | do_bench_cudagraph µs | sustained vs do_bench "
-          "| sustained vs cudagraph | isolated vs cudagraph |")
+    print(
+        f"device {torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}, "
+        f"run {argv[0]} ({run.get('commit', '')[:10]})"
+    )
+    print(
+        "| case | timed | sustained µs | isolated µs | do_bench µs | do_bench_cudagraph µs | sustained vs do_bench "
+        "| sustained vs cudagraph | isolated vs cudagraph |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for (label, what), passes in rows.items():
         m = {k: statistics.median(p[k] for p in passes) for k in passes[0]}
-        print(f"| {label} | {what} | {m['sustained']:.1f} | {m['isolated']:.1f} | {m['do_bench']:.1f} | "
-              f"{m['do_bench_cudagraph']:.1f} | {100 * (m['sustained'] / m['do_bench'] - 1):+.1f}% | "
-              f"{100 * (m['sustained'] / m['do_bench_cudagraph'] - 1):+.1f}% | "
-              f"{100 * (m['isolated'] / m['do_bench_cudagraph'] - 1):+.1f}% |")
+        print(
+            f"| {label} | {what} | {m['sustained']:.1f} | {m['isolated']:.1f} | {m['do_bench']:.1f} | "
+            f"{m['do_bench_cudagraph']:.1f} | {100 * (m['sustained'] / m['do_bench'] - 1):+.1f}% | "
+            f"{100 * (m['sustained'] / m['do_bench_cudagraph'] - 1):+.1f}% | "
+            f"{100 * (m['isolated'] / m['do_bench_cudagraph'] - 1):+.1f}% |"
+        )
     return 0
 
 

@@ -18,6 +18,7 @@ Exit code: the worst of the comparisons' (``harness compare``: 0 nothing worse, 
 2 new failures, 3 not comparable), or 4 when the report itself could not be made. A night without a
 previous one compares nothing and exits 0.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -59,12 +60,12 @@ def main(argv: list[str] | None = None) -> int:
     summary = [f"# Nightly: {len(runs)} run(s)", ""]
     summary += [f"- `{r.relative_to(args.collected)}`" for r in runs]
 
-    report = harness("report", *map(str, runs), "--out", str(args.out / "report.md"),
-                     "--csv", str(args.out / "results.csv"))
+    report = harness(
+        "report", *map(str, runs), "--out", str(args.out / "report.md"), "--csv", str(args.out / "results.csv")
+    )
     if report.returncode != 0:
         message = (report.stderr or report.stdout).strip().splitlines()
-        print(f"nightly_merge: harness report failed: {message[-1] if message else report.returncode}",
-              file=sys.stderr)
+        print(f"nightly_merge: harness report failed: {message[-1] if message else report.returncode}", file=sys.stderr)
         summary += ["", "**The merged report could not be made:** " + (message[-1] if message else "")]
         _write_summary(args.out, summary)
         return 4

@@ -11,6 +11,7 @@ What it exercises in the harness: an argument kind that depends on the target
 that depends on the config (``runtime_args`` takes ``target`` and ``config``).
 N must be a multiple of both tiles (``config_ok``): a descriptor tile never straddles two heads.
 """
+
 from __future__ import annotations
 
 import math
@@ -32,8 +33,19 @@ def _tile(ref, row, offs_r, offs_d, HEAD_DIM: tl.constexpr, USE_DESC: tl.constex
 
 
 @triton.jit
-def attention_desc_kernel(Q, K, V, Out, N, sm_scale, HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr,
-                          USE_DESC: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+def attention_desc_kernel(
+    Q,
+    K,
+    V,
+    Out,
+    N,
+    sm_scale,
+    HEAD_DIM: tl.constexpr,
+    CAUSAL: tl.constexpr,
+    USE_DESC: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+):
     pid_m = tl.num_programs(0) - 1 - tl.program_id(0) if CAUSAL else tl.program_id(0)
     start_m = pid_m * BLOCK_M
     row0 = tl.program_id(1) * N  # this (batch, head)'s first row in the (B*H*N, D) view
@@ -74,21 +86,31 @@ def runtime_args(shape, dtype, target=None, config=None):
     rows, d = shape["B"] * shape["H"] * shape["N"], shape["D"]
     if target is not None and uses_descriptors(target.arch):
         qo, kv = (config["BLOCK_M"], d), (config["BLOCK_N"], d)
-        tensors = {"Q": TensorDesc(dtype, (rows, d), qo), "K": TensorDesc(dtype, (rows, d), kv),
-                   "V": TensorDesc(dtype, (rows, d), kv), "Out": TensorDesc(dtype, (rows, d), qo)}
+        tensors = {
+            "Q": TensorDesc(dtype, (rows, d), qo),
+            "K": TensorDesc(dtype, (rows, d), kv),
+            "V": TensorDesc(dtype, (rows, d), kv),
+            "Out": TensorDesc(dtype, (rows, d), qo),
+        }
     else:
         tensors = {name: Pointer(dtype, rows * d) for name in ("Q", "K", "V", "Out")}
     return {**tensors, "N": Scalar("i32", shape["N"]), "sm_scale": Scalar("fp32", 1.0 / math.sqrt(d))}
 
 
 def fixed_constexprs(shape, dtype, target=None):
-    return {"HEAD_DIM": shape["D"], "CAUSAL": bool(shape["causal"]),
-            "USE_DESC": target is not None and uses_descriptors(target.arch)}
+    return {
+        "HEAD_DIM": shape["D"],
+        "CAUSAL": bool(shape["causal"]),
+        "USE_DESC": target is not None and uses_descriptors(target.arch),
+    }
 
 
 def config_ok(shape, config):
-    return shape["N"] % config["BLOCK_M"] == 0 and shape["N"] % config["BLOCK_N"] == 0 and \
-        (not shape["causal"] or config["BLOCK_M"] % config["BLOCK_N"] == 0)
+    return (
+        shape["N"] % config["BLOCK_M"] == 0
+        and shape["N"] % config["BLOCK_N"] == 0
+        and (not shape["causal"] or config["BLOCK_M"] % config["BLOCK_N"] == 0)
+    )
 
 
 def grid(shape, config):
@@ -112,12 +134,14 @@ def launch(inputs, shape, config, out=None, use_desc=None):
     rows, d = q.numel() // shape["D"], shape["D"]
     if desc:
         qo, kv = [config["BLOCK_M"], d], [config["BLOCK_N"], d]
-        args = [TensorDescriptor(t.view(rows, d), [rows, d], [d, 1], blk) for t, blk in ((q, qo), (k, kv), (v, kv),
-                                                                                           (o, qo))]
+        args = [
+            TensorDescriptor(t.view(rows, d), [rows, d], [d, 1], blk) for t, blk in ((q, qo), (k, kv), (v, kv), (o, qo))
+        ]
     else:
         args = [q, k, v, o]
-    attention_desc_kernel[grid(shape, config)](*args, shape["N"], 1.0 / math.sqrt(d), HEAD_DIM=d,
-                                               CAUSAL=bool(shape["causal"]), USE_DESC=desc, **config)
+    attention_desc_kernel[grid(shape, config)](
+        *args, shape["N"], 1.0 / math.sqrt(d), HEAD_DIM=d, CAUSAL=bool(shape["causal"]), USE_DESC=desc, **config
+    )
     return o
 
 
@@ -147,8 +171,10 @@ SPEC = KernelSpec(
         {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 1, "waves_per_eu": 0},
     ),
     baselines={"torch SDPA": sdpa},
-    interpret_shapes=({"B": 1, "H": 2, "N": 128, "D": 64, "causal": True},
-                      {"B": 1, "H": 1, "N": 128, "D": 64, "causal": False}),
+    interpret_shapes=(
+        {"B": 1, "H": 2, "N": 128, "D": 64, "causal": True},
+        {"B": 1, "H": 1, "N": 128, "D": 64, "causal": False},
+    ),
     interpret_dtypes=("fp16",),  # computes in bf16 through tl.dot: the interpreter cannot (see README)
     tolerances={"fp16": (1e-2, 1e-2), "bf16": (2e-2, 2e-2)},
 )

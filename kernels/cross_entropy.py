@@ -13,6 +13,7 @@ the reference is computed from a copy taken before the kernel runs, and the logi
 restored before every check and every timed sample, outside the timed region), and two
 outputs of different dtypes (the fp32 loss, the gradient in the logits' dtype).
 """
+
 from __future__ import annotations
 
 import triton
@@ -26,8 +27,7 @@ GRAD_SCALE = 1.0  # a summed loss: gradients in [-1, 1], checkable with absolute
 
 
 @triton.jit
-def cross_entropy_kernel(x_ptr, target_ptr, loss_ptr, V, grad_scale, IGNORE_INDEX: tl.constexpr,
-                         BLOCK_V: tl.constexpr):
+def cross_entropy_kernel(x_ptr, target_ptr, loss_ptr, V, grad_scale, IGNORE_INDEX: tl.constexpr, BLOCK_V: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)
     x_row = x_ptr + row * V
     target = tl.load(target_ptr + row)
@@ -52,9 +52,13 @@ def cross_entropy_kernel(x_ptr, target_ptr, loss_ptr, V, grad_scale, IGNORE_INDE
 
 
 def runtime_args(shape, dtype):
-    return {"x_ptr": Pointer(dtype, shape["M"] * shape["V"]), "target_ptr": Pointer("i64", shape["M"]),
-            "loss_ptr": Pointer("fp32", shape["M"]), "V": Scalar("i32", shape["V"]),
-            "grad_scale": Scalar("fp32", GRAD_SCALE)}
+    return {
+        "x_ptr": Pointer(dtype, shape["M"] * shape["V"]),
+        "target_ptr": Pointer("i64", shape["M"]),
+        "loss_ptr": Pointer("fp32", shape["M"]),
+        "V": Scalar("i32", shape["V"]),
+        "grad_scale": Scalar("fp32", GRAD_SCALE),
+    }
 
 
 def fixed_constexprs(shape, dtype):
@@ -79,8 +83,7 @@ def launch(inputs, shape, config, out=None):
 
     x, target = inputs
     loss = out["loss"] if out is not None else torch.empty(shape["M"], device=x.device, dtype=torch.float32)
-    cross_entropy_kernel[grid(shape, config)](x, target, loss, shape["V"], GRAD_SCALE, IGNORE_INDEX=IGNORE,
-                                              **config)
+    cross_entropy_kernel[grid(shape, config)](x, target, loss, shape["V"], GRAD_SCALE, IGNORE_INDEX=IGNORE, **config)
     return {"loss": loss, "grad": x}
 
 

@@ -4,6 +4,7 @@ Q, K, V and O are (B, H, N, D) contiguous. One program owns BLOCK_M query rows o
 one (batch, head) and streams K/V in BLOCK_N blocks with a running max and sum
 (online softmax). Optional causal mask; N need not be a block multiple.
 """
+
 from __future__ import annotations
 
 import math
@@ -16,9 +17,24 @@ from harness.torchutil import attention_bytes, attention_flops, attention_refere
 
 
 @triton.jit
-def _attend_blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, lo, hi, N, qk_scale,
-                   HEAD_DIM: tl.constexpr, BLOCK_N: tl.constexpr, MASK_DIAGONAL: tl.constexpr,
-                   MASK_TAIL: tl.constexpr):
+def _attend_blocks(
+    acc,
+    l_i,
+    m_i,
+    q,
+    k_ptrs,
+    v_ptrs,
+    offs_m,
+    offs_n,
+    lo,
+    hi,
+    N,
+    qk_scale,
+    HEAD_DIM: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    MASK_DIAGONAL: tl.constexpr,
+    MASK_TAIL: tl.constexpr,
+):
     """Online softmax over the K/V blocks [lo, hi); masks are paid only where a caller asks for them."""
     for start_n in range(lo, hi, BLOCK_N):
         cols = start_n + offs_n
@@ -46,9 +62,18 @@ def _attend_blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, lo, hi, N, 
 
 
 @triton.jit
-def flash_attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, N, sm_scale,
-                           HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr,
-                           BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+def flash_attention_kernel(
+    q_ptr,
+    k_ptr,
+    v_ptr,
+    o_ptr,
+    N,
+    sm_scale,
+    HEAD_DIM: tl.constexpr,
+    CAUSAL: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+):
     # causal: the longest rows (the last query blocks) start first, so the tail of the grid is short work
     pid_m = tl.num_programs(0) - 1 - tl.program_id(0) if CAUSAL else tl.program_id(0)
     start_m = pid_m * BLOCK_M
@@ -67,22 +92,32 @@ def flash_attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, N, sm_scale,
     full_end = (N // BLOCK_N) * BLOCK_N
     if CAUSAL:
         full_end = tl.minimum(full_end, (start_m // BLOCK_N) * BLOCK_N)
-    acc, l_i, m_i = _attend_blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, 0, full_end, N, qk_scale,
-                                   HEAD_DIM, BLOCK_N, False, False)
+    acc, l_i, m_i = _attend_blocks(
+        acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, 0, full_end, N, qk_scale, HEAD_DIM, BLOCK_N, False, False
+    )
     # the rest: the diagonal blocks (causal) and the partial last block, masked
     hi = tl.minimum(start_m + BLOCK_M, N) if CAUSAL else N
-    acc, l_i, m_i = _attend_blocks(acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, full_end, hi, N, qk_scale,
-                                   HEAD_DIM, BLOCK_N, CAUSAL, True)
+    acc, l_i, m_i = _attend_blocks(
+        acc, l_i, m_i, q, k_ptrs, v_ptrs, offs_m, offs_n, full_end, hi, N, qk_scale, HEAD_DIM, BLOCK_N, CAUSAL, True
+    )
     out = acc / l_i[:, None]
-    tl.store(o_ptr + base + offs_m[:, None] * HEAD_DIM + offs_d[None, :], out.to(o_ptr.dtype.element_ty),
-             mask=offs_m[:, None] < N)
+    tl.store(
+        o_ptr + base + offs_m[:, None] * HEAD_DIM + offs_d[None, :],
+        out.to(o_ptr.dtype.element_ty),
+        mask=offs_m[:, None] < N,
+    )
 
 
 def runtime_args(shape, dtype):
     numel = shape["B"] * shape["H"] * shape["N"] * shape["D"]
-    return {"q_ptr": Pointer(dtype, numel), "k_ptr": Pointer(dtype, numel), "v_ptr": Pointer(dtype, numel),
-            "o_ptr": Pointer(dtype, numel), "N": Scalar("i32", shape["N"]),
-            "sm_scale": Scalar("fp32", 1.0 / math.sqrt(shape["D"]))}
+    return {
+        "q_ptr": Pointer(dtype, numel),
+        "k_ptr": Pointer(dtype, numel),
+        "v_ptr": Pointer(dtype, numel),
+        "o_ptr": Pointer(dtype, numel),
+        "N": Scalar("i32", shape["N"]),
+        "sm_scale": Scalar("fp32", 1.0 / math.sqrt(shape["D"])),
+    }
 
 
 def fixed_constexprs(shape, dtype):
@@ -107,8 +142,9 @@ def launch(inputs, shape, config, out=None):
 
     q, k, v = inputs
     o = torch.empty_like(q) if out is None else out
-    flash_attention_kernel[grid(shape, config)](q, k, v, o, shape["N"], 1.0 / math.sqrt(shape["D"]),
-                                                HEAD_DIM=shape["D"], CAUSAL=bool(shape["causal"]), **config)
+    flash_attention_kernel[grid(shape, config)](
+        q, k, v, o, shape["N"], 1.0 / math.sqrt(shape["D"]), HEAD_DIM=shape["D"], CAUSAL=bool(shape["causal"]), **config
+    )
     return o
 
 
@@ -117,8 +153,14 @@ def _nv(bm, bn, warps, stages):
 
 
 def _amd(bm, bn, warps, wpe, nonk):
-    return {"BLOCK_M": bm, "BLOCK_N": bn, "num_warps": warps, "num_stages": 1,
-            "waves_per_eu": wpe, "matrix_instr_nonkdim": nonk}
+    return {
+        "BLOCK_M": bm,
+        "BLOCK_N": bn,
+        "num_warps": warps,
+        "num_stages": 1,
+        "waves_per_eu": wpe,
+        "matrix_instr_nonkdim": nonk,
+    }
 
 
 SPEC = KernelSpec(
@@ -138,13 +180,13 @@ SPEC = KernelSpec(
     flops=attention_flops,
     min_bytes=attention_bytes,
     nvidia_configs=(
-        _nv(128, 128, 8, 3),   # H100-sized K/V pipeline: over 64 KiB at head dim 128
+        _nv(128, 128, 8, 3),  # H100-sized K/V pipeline: over 64 KiB at head dim 128
         _nv(128, 64, 4, 3),
         _nv(128, 64, 8, 4),
         _nv(64, 64, 4, 3),
         _nv(128, 128, 8, 2),
         _nv(128, 64, 4, 4),
-        _nv(256, 64, 16, 3),   # four warp groups of 64 rows: the K/V tile is shared by more rows
+        _nv(256, 64, 16, 3),  # four warp groups of 64 rows: the K/V tile is shared by more rows
         _nv(256, 128, 16, 2),
         _nv(64, 128, 4, 3),
     ),
@@ -155,10 +197,12 @@ SPEC = KernelSpec(
     ),
     baselines={"sdpa": sdpa},
     interpret_dtypes=("fp16",),  # bf16 arithmetic is not interpretable (see KernelSpec)
-    interpret_shapes=({"B": 1, "H": 2, "N": 77, "D": 64, "causal": True},
-                      {"B": 2, "H": 1, "N": 45, "D": 64, "causal": False},
-                      # several unmasked blocks, diagonal blocks and a partial last block
-                      {"B": 1, "H": 1, "N": 300, "D": 32, "causal": True},
-                      {"B": 1, "H": 1, "N": 300, "D": 32, "causal": False}),
+    interpret_shapes=(
+        {"B": 1, "H": 2, "N": 77, "D": 64, "causal": True},
+        {"B": 2, "H": 1, "N": 45, "D": 64, "causal": False},
+        # several unmasked blocks, diagonal blocks and a partial last block
+        {"B": 1, "H": 1, "N": 300, "D": 32, "causal": True},
+        {"B": 1, "H": 1, "N": 300, "D": 32, "causal": False},
+    ),
     tolerances={"fp16": (1e-2, 1e-2), "bf16": (3e-2, 3e-2)},
 )

@@ -12,6 +12,7 @@ largest error over all fp32 inputs is 1.3e-7 in Phi (4.1e-7 in GELU), the same
 order as fp32 erf's own (6e-8), so every dtype's tolerance keeps its fp32 margin.
 ``tests/test_gelu_fit.py`` checks the fit against float64 Phi on a dense grid.
 """
+
 from __future__ import annotations
 
 import triton
@@ -40,8 +41,7 @@ def normal_cdf(v):
 
 
 @triton.jit
-def fused_activation_kernel(x_ptr, bias_ptr, y_ptr, M, N, scale, lo, hi,
-                            BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+def fused_activation_kernel(x_ptr, bias_ptr, y_ptr, M, N, scale, lo, hi, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     rows = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
     cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
     col_mask = cols < N
@@ -57,9 +57,16 @@ def fused_activation_kernel(x_ptr, bias_ptr, y_ptr, M, N, scale, lo, hi,
 
 def runtime_args(shape, dtype):
     mn = shape["M"] * shape["N"]
-    return {"x_ptr": Pointer(dtype, mn), "bias_ptr": Pointer(dtype, shape["N"]), "y_ptr": Pointer(dtype, mn),
-            "M": Scalar("i32", shape["M"]), "N": Scalar("i32", shape["N"]),
-            "scale": Scalar("fp32", SCALE), "lo": Scalar("fp32", LO), "hi": Scalar("fp32", HI)}
+    return {
+        "x_ptr": Pointer(dtype, mn),
+        "bias_ptr": Pointer(dtype, shape["N"]),
+        "y_ptr": Pointer(dtype, mn),
+        "M": Scalar("i32", shape["M"]),
+        "N": Scalar("i32", shape["N"]),
+        "scale": Scalar("fp32", SCALE),
+        "lo": Scalar("fp32", LO),
+        "hi": Scalar("fp32", HI),
+    }
 
 
 def grid(shape, config):
@@ -67,8 +74,10 @@ def grid(shape, config):
 
 
 def make_inputs(shape, dtype, device, generator):
-    return (randn((shape["M"], shape["N"]), dtype, device, generator, scale=2.0),
-            randn((shape["N"],), dtype, device, generator))
+    return (
+        randn((shape["M"], shape["N"]), dtype, device, generator, scale=2.0),
+        randn((shape["N"],), dtype, device, generator),
+    )
 
 
 def launch(inputs, shape, config, out=None):
@@ -109,8 +118,15 @@ def compiled(inputs, shape):
 
 
 # Q's coefficients, highest power first: the same numbers as normal_cdf above, for the equal-formula baseline
-_Q = (-5.0672945839380645e-09, 3.8163318549777614e-07, -1.1439855370554142e-05, 0.0001595800422364846,
-      9.40489990171045e-05, -0.10483512282371521, -2.3022093772888184)
+_Q = (
+    -5.0672945839380645e-09,
+    3.8163318549777614e-07,
+    -1.1439855370554142e-05,
+    0.0001595800422364846,
+    9.40489990171045e-05,
+    -0.10483512282371521,
+    -2.3022093772888184,
+)
 
 
 def eager_fitted(inputs, shape):
@@ -151,7 +167,7 @@ SPEC = KernelSpec(
     flops=lambda shape, dtype: 8.0 * shape["M"] * shape["N"],
     min_bytes=lambda shape, dtype: (2.0 * shape["M"] * shape["N"] + shape["N"]) * element_size(dtype),
     nvidia_configs=(
-        {"BLOCK_M": 1, "BLOCK_N": 1024, "num_warps": 4, "num_stages": 2},   # row chunks, as vector_add streams
+        {"BLOCK_M": 1, "BLOCK_N": 1024, "num_warps": 4, "num_stages": 2},  # row chunks, as vector_add streams
         {"BLOCK_M": 2, "BLOCK_N": 2048, "num_warps": 8, "num_stages": 2},
         {"BLOCK_M": 8, "BLOCK_N": 256, "num_warps": 4, "num_stages": 2},
         {"BLOCK_M": 16, "BLOCK_N": 256, "num_warps": 8, "num_stages": 2},

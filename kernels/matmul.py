@@ -5,6 +5,7 @@ L2) and masks on M, N and K so sizes need not be tile multiples. The default
 NVIDIA space holds H100-tuned tiles whose pipelined buffers exceed MI300X's
 64 KiB of LDS on purpose: finding those is the harness's point.
 """
+
 from __future__ import annotations
 
 import triton
@@ -15,10 +16,24 @@ from harness.torchutil import element_size, randn
 
 
 @triton.jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
-                  stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                  GROUP_M: tl.constexpr):
+def matmul_kernel(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    stride_am,
+    stride_ak,
+    stride_bk,
+    stride_bn,
+    stride_cm,
+    stride_cn,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+):
     pid = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
@@ -50,10 +65,20 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
 def runtime_args(shape, dtype):
     M, N, K = shape["M"], shape["N"], shape["K"]
     i32 = lambda v: Scalar("i32", v)  # noqa: E731
-    return {"a_ptr": Pointer(dtype, M * K), "b_ptr": Pointer(dtype, K * N), "c_ptr": Pointer(dtype, M * N),
-            "M": i32(M), "N": i32(N), "K": i32(K),
-            "stride_am": i32(K), "stride_ak": i32(1), "stride_bk": i32(N), "stride_bn": i32(1),
-            "stride_cm": i32(N), "stride_cn": i32(1)}
+    return {
+        "a_ptr": Pointer(dtype, M * K),
+        "b_ptr": Pointer(dtype, K * N),
+        "c_ptr": Pointer(dtype, M * N),
+        "M": i32(M),
+        "N": i32(N),
+        "K": i32(K),
+        "stride_am": i32(K),
+        "stride_ak": i32(1),
+        "stride_bk": i32(N),
+        "stride_bn": i32(1),
+        "stride_cm": i32(N),
+        "stride_cn": i32(1),
+    }
 
 
 def grid(shape, config):
@@ -61,8 +86,10 @@ def grid(shape, config):
 
 
 def make_inputs(shape, dtype, device, generator):
-    return (randn((shape["M"], shape["K"]), dtype, device, generator),
-            randn((shape["K"], shape["N"]), dtype, device, generator))
+    return (
+        randn((shape["M"], shape["K"]), dtype, device, generator),
+        randn((shape["K"], shape["N"]), dtype, device, generator),
+    )
 
 
 def launch(inputs, shape, config, out=None):
@@ -70,9 +97,21 @@ def launch(inputs, shape, config, out=None):
 
     a, b = inputs
     c = torch.empty((shape["M"], shape["N"]), device=a.device, dtype=a.dtype) if out is None else out
-    matmul_kernel[grid(shape, config)](a, b, c, shape["M"], shape["N"], shape["K"],
-                                       a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-                                       c.stride(0), c.stride(1), **config)
+    matmul_kernel[grid(shape, config)](
+        a,
+        b,
+        c,
+        shape["M"],
+        shape["N"],
+        shape["K"],
+        a.stride(0),
+        a.stride(1),
+        b.stride(0),
+        b.stride(1),
+        c.stride(0),
+        c.stride(1),
+        **config,
+    )
     return c
 
 
@@ -97,13 +136,21 @@ def gemm_bytes(shape, dtype):
 
 
 def _nv(bm, bn, bk, warps, stages, group=8):
-    return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": group,
-            "num_warps": warps, "num_stages": stages}
+    return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": group, "num_warps": warps, "num_stages": stages}
 
 
 def _amd(bm, bn, bk, warps, stages, wpe, nonk, kpack, group=4):
-    return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": group, "num_warps": warps,
-            "num_stages": stages, "waves_per_eu": wpe, "matrix_instr_nonkdim": nonk, "kpack": kpack}
+    return {
+        "BLOCK_M": bm,
+        "BLOCK_N": bn,
+        "BLOCK_K": bk,
+        "GROUP_M": group,
+        "num_warps": warps,
+        "num_stages": stages,
+        "waves_per_eu": wpe,
+        "matrix_instr_nonkdim": nonk,
+        "kpack": kpack,
+    }
 
 
 SPEC = KernelSpec(
@@ -120,15 +167,15 @@ SPEC = KernelSpec(
     flops=gemm_flops,
     min_bytes=gemm_bytes,
     nvidia_configs=(
-        _nv(128, 256, 64, 8, 3),   # H100 workhorse: ~144 KiB of pipelined tiles
+        _nv(128, 256, 64, 8, 3),  # H100 workhorse: ~144 KiB of pipelined tiles
         _nv(256, 128, 64, 8, 3),
         _nv(128, 128, 64, 8, 4),
         _nv(128, 256, 32, 8, 4),
         _nv(64, 256, 32, 4, 4),
-        _nv(128, 64, 32, 4, 4),    # small enough for 64 KiB of LDS
-        _nv(128, 256, 64, 8, 4),   # ~192 KiB: deepest pipeline that fits Hopper's 227 KiB
-        _nv(16, 128, 128, 4, 4),   # decode-shaped (M=16): narrow M tile, deep K
-        _nv(16, 64, 256, 4, 3),    # decode: twice the programs (128 for N=8192 on 132 SMs)
+        _nv(128, 64, 32, 4, 4),  # small enough for 64 KiB of LDS
+        _nv(128, 256, 64, 8, 4),  # ~192 KiB: deepest pipeline that fits Hopper's 227 KiB
+        _nv(16, 128, 128, 4, 4),  # decode-shaped (M=16): narrow M tile, deep K
+        _nv(16, 64, 256, 4, 3),  # decode: twice the programs (128 for N=8192 on 132 SMs)
     ),
     amd_configs=(
         _amd(256, 256, 64, 8, 2, 2, 16, 1),

@@ -10,13 +10,14 @@ On AMD the same descriptors lower to ordinary buffer loads: one source for both 
 
 Same inputs, reference, FLOP and byte models as ``matmul``, so the two are compared case by case.
 """
+
 from __future__ import annotations
 
 import triton
 import triton.language as tl
+from matmul import gemm_bytes, gemm_flops, make_inputs, reference, torch_matmul  # the sibling kernel: same models
 
 from harness.spec import KernelSpec, Scalar, TensorDesc
-from matmul import gemm_bytes, gemm_flops, make_inputs, reference, torch_matmul  # the sibling kernel: same models
 
 
 @triton.jit
@@ -29,9 +30,20 @@ def _tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
 
 
 @triton.jit
-def matmul_tma_kernel(a_desc, b_desc, c_desc, M, N, K, NUM_PROGS,
-                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                      GROUP_M: tl.constexpr, EPI_SPLIT: tl.constexpr):
+def matmul_tma_kernel(
+    a_desc,
+    b_desc,
+    c_desc,
+    M,
+    N,
+    K,
+    NUM_PROGS,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+    EPI_SPLIT: tl.constexpr,
+):
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     k_tiles = tl.cdiv(K, BLOCK_K)
@@ -62,10 +74,15 @@ def runtime_args(shape, dtype, target=None, config=None):
     M, N, K = shape["M"], shape["N"], shape["K"]
     bm, bn, bk = config["BLOCK_M"], config["BLOCK_N"], config["BLOCK_K"]
     sm_count = target.sm_count if target is not None else 132
-    return {"a_desc": TensorDesc(dtype, (M, K), (bm, bk)), "b_desc": TensorDesc(dtype, (K, N), (bk, bn)),
-            "c_desc": TensorDesc(dtype, (M, N), (bm, bn // config.get("EPI_SPLIT", 1))),
-            "M": Scalar("i32", M), "N": Scalar("i32", N), "K": Scalar("i32", K),
-            "NUM_PROGS": Scalar("i32", _programs(shape, config, sm_count))}
+    return {
+        "a_desc": TensorDesc(dtype, (M, K), (bm, bk)),
+        "b_desc": TensorDesc(dtype, (K, N), (bk, bn)),
+        "c_desc": TensorDesc(dtype, (M, N), (bm, bn // config.get("EPI_SPLIT", 1))),
+        "M": Scalar("i32", M),
+        "N": Scalar("i32", N),
+        "K": Scalar("i32", K),
+        "NUM_PROGS": Scalar("i32", _programs(shape, config, sm_count)),
+    }
 
 
 def config_ok(shape, config):
@@ -95,13 +112,29 @@ def launch(inputs, shape, config, out=None):
 
 
 def _nv(bm, bn, bk, warps, stages, split=1, group=8):
-    return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": group, "EPI_SPLIT": split,
-            "num_warps": warps, "num_stages": stages}
+    return {
+        "BLOCK_M": bm,
+        "BLOCK_N": bn,
+        "BLOCK_K": bk,
+        "GROUP_M": group,
+        "EPI_SPLIT": split,
+        "num_warps": warps,
+        "num_stages": stages,
+    }
 
 
 def _amd(bm, bn, bk, warps, stages, wpe, nonk, group=4):
-    return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": group, "EPI_SPLIT": 1, "num_warps": warps,
-            "num_stages": stages, "waves_per_eu": wpe, "matrix_instr_nonkdim": nonk}
+    return {
+        "BLOCK_M": bm,
+        "BLOCK_N": bn,
+        "BLOCK_K": bk,
+        "GROUP_M": group,
+        "EPI_SPLIT": 1,
+        "num_warps": warps,
+        "num_stages": stages,
+        "waves_per_eu": wpe,
+        "matrix_instr_nonkdim": nonk,
+    }
 
 
 SPEC = KernelSpec(
@@ -119,15 +152,15 @@ SPEC = KernelSpec(
     flops=gemm_flops,
     min_bytes=gemm_bytes,
     nvidia_configs=(
-        _nv(128, 256, 64, 8, 3),            # 208 KiB: three K stages plus a whole-tile epilogue buffer
-        _nv(128, 256, 64, 8, 4, split=2),   # four stages fit once the epilogue stores in two halves
+        _nv(128, 256, 64, 8, 3),  # 208 KiB: three K stages plus a whole-tile epilogue buffer
+        _nv(128, 256, 64, 8, 4, split=2),  # four stages fit once the epilogue stores in two halves
         _nv(128, 256, 64, 8, 4, split=2, group=16),
         _nv(256, 128, 64, 8, 4, split=2),
         _nv(256, 128, 64, 8, 3),
         _nv(128, 128, 64, 8, 4),
         _nv(128, 128, 64, 4, 4),
         _nv(128, 128, 128, 8, 3),
-        _nv(64, 128, 128, 4, 4),            # more tiles than SMs for short-K and decode shapes
+        _nv(64, 128, 128, 4, 4),  # more tiles than SMs for short-K and decode shapes
         _nv(64, 64, 256, 4, 3),
     ),
     amd_configs=(

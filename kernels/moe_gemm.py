@@ -14,6 +14,7 @@ and MI355X but ``fp8e4b8`` on MI300X, so ``runtime_args`` takes ``target`` — a
 pointer argument. The interpreter checks the fp16 path (it has no fp8 matrix multiply);
 the GPU checks fp8.
 """
+
 from __future__ import annotations
 
 import math
@@ -28,8 +29,20 @@ CAPACITY_FACTOR = 1.25
 
 
 @triton.jit
-def moe_gemm_kernel(a_ptr, w_ptr, c_ptr, bias_ptr, expert_offsets_ptr, a_scale, w_scale, N, K,
-                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+def moe_gemm_kernel(
+    a_ptr,
+    w_ptr,
+    c_ptr,
+    bias_ptr,
+    expert_offsets_ptr,
+    a_scale,
+    w_scale,
+    N,
+    K,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+):
     expert = tl.program_id(2)
     first = tl.load(expert_offsets_ptr + expert)
     end = tl.load(expert_offsets_ptr + expert + 1)
@@ -67,11 +80,17 @@ def runtime_args(shape, dtype, target=None):
     arch = target.arch if target is not None else "sm_90"
     elem, out = _types(dtype, arch)
     t, e, n, k = shape["T"], shape["E"], shape["N"], shape["K"]
-    return {"a_ptr": Pointer(elem, t * k), "w_ptr": Pointer(elem, e * k * n), "c_ptr": Pointer(out, t * n),
-            "bias_ptr": Pointer(out, e * n) if shape["bias"] else None,
-            "expert_offsets_ptr": Pointer("i32", e + 1),
-            "a_scale": Scalar("fp32", 0.5), "w_scale": Scalar("fp32", 0.5), "N": Scalar("i32", n),
-            "K": Scalar("i32", k)}
+    return {
+        "a_ptr": Pointer(elem, t * k),
+        "w_ptr": Pointer(elem, e * k * n),
+        "c_ptr": Pointer(out, t * n),
+        "bias_ptr": Pointer(out, e * n) if shape["bias"] else None,
+        "expert_offsets_ptr": Pointer("i32", e + 1),
+        "a_scale": Scalar("fp32", 0.5),
+        "w_scale": Scalar("fp32", 0.5),
+        "N": Scalar("i32", n),
+        "K": Scalar("i32", k),
+    }
 
 
 def grid(shape, config):
@@ -96,7 +115,7 @@ def make_inputs(shape, dtype, device, generator):
     # route each token to one expert, at most `capacity` per expert (overflow goes to the least loaded)
     counts = torch.zeros(e, dtype=torch.int64)
     choice = torch.randint(0, e, (t,), generator=torch.Generator().manual_seed(int(generator.initial_seed())))
-    for i, c in enumerate(choice.tolist()):
+    for c in choice.tolist():
         if counts[c] >= capacity(shape):
             c = int(torch.argmin(counts))
         counts[c] += 1
@@ -104,8 +123,9 @@ def make_inputs(shape, dtype, device, generator):
     offsets[1:] = torch.cumsum(counts, 0).to(torch.int32)
     elem, out = _types(dtype, device_arch(device))
     a, a_scale = _quantize(torch.randn(t, k, generator=generator, device=gdev).to(device), torch_dtype(elem))
-    w, w_scale = _quantize(torch.randn(e, n, k, generator=generator, device=gdev).to(device) / math.sqrt(k),
-                           torch_dtype(elem))
+    w, w_scale = _quantize(
+        torch.randn(e, n, k, generator=generator, device=gdev).to(device) / math.sqrt(k), torch_dtype(elem)
+    )
     bias = torch.randn(e, n, generator=generator, device=gdev).to(device, torch_dtype(out)) if shape["bias"] else None
     # the expert bounds also as host integers: the reference and the baseline slice by them without reading the
     # device tensor back (a .tolist() inside a timed baseline would synchronise and time the host's launches)
@@ -181,10 +201,24 @@ SPEC = KernelSpec(
         {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3},
     ),
     amd_configs=(
-        {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 2, "waves_per_eu": 0,
-         "matrix_instr_nonkdim": 16},
-        {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 8, "num_stages": 2, "waves_per_eu": 0,
-         "matrix_instr_nonkdim": 16},
+        {
+            "BLOCK_M": 64,
+            "BLOCK_N": 128,
+            "BLOCK_K": 64,
+            "num_warps": 4,
+            "num_stages": 2,
+            "waves_per_eu": 0,
+            "matrix_instr_nonkdim": 16,
+        },
+        {
+            "BLOCK_M": 128,
+            "BLOCK_N": 128,
+            "BLOCK_K": 64,
+            "num_warps": 8,
+            "num_stages": 2,
+            "waves_per_eu": 0,
+            "matrix_instr_nonkdim": 16,
+        },
     ),
     baselines={"torch.matmul per expert": torch_grouped},
     interpret_shapes=({"T": 40, "E": 4, "N": 48, "K": 80, "bias": True}, {"T": 33, "E": 3, "N": 32, "K": 64}),

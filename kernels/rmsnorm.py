@@ -9,6 +9,7 @@ What it exercises in the harness: two named outputs with their own tolerances (`
 is fp32 whatever the input dtype), both poisoned with NaN before the check; an optional
 pointer argument.
 """
+
 from __future__ import annotations
 
 import triton
@@ -38,9 +39,15 @@ def rmsnorm_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, M, N, eps, BLOCK_M: tl.constex
 
 def runtime_args(shape, dtype):
     n = shape["M"] * shape["N"]
-    return {"x_ptr": Pointer(dtype, n), "w_ptr": Pointer(dtype, shape["N"]) if shape["affine"] else None,
-            "y_ptr": Pointer(dtype, n), "rstd_ptr": Pointer("fp32", shape["M"]),
-            "M": Scalar("i32", shape["M"]), "N": Scalar("i32", shape["N"]), "eps": Scalar("fp32", EPS)}
+    return {
+        "x_ptr": Pointer(dtype, n),
+        "w_ptr": Pointer(dtype, shape["N"]) if shape["affine"] else None,
+        "y_ptr": Pointer(dtype, n),
+        "rstd_ptr": Pointer("fp32", shape["M"]),
+        "M": Scalar("i32", shape["M"]),
+        "N": Scalar("i32", shape["N"]),
+        "eps": Scalar("fp32", EPS),
+    }
 
 
 def fixed_constexprs(shape, dtype):
@@ -65,10 +72,14 @@ def launch(inputs, shape, config, out=None):
     import torch
 
     x, w = inputs
-    y, rstd = (out["y"], out["rstd"]) if out is not None else \
-        (torch.empty_like(x), torch.empty(shape["M"], device=x.device, dtype=torch.float32))
-    rmsnorm_kernel[grid(shape, config)](x, w, y, rstd, shape["M"], shape["N"], EPS,
-                                        BLOCK_N=triton.next_power_of_2(shape["N"]), **config)
+    y, rstd = (
+        (out["y"], out["rstd"])
+        if out is not None
+        else (torch.empty_like(x), torch.empty(shape["M"], device=x.device, dtype=torch.float32))
+    )
+    rmsnorm_kernel[grid(shape, config)](
+        x, w, y, rstd, shape["M"], shape["N"], EPS, BLOCK_N=triton.next_power_of_2(shape["N"]), **config
+    )
     return {"y": y, "rstd": rstd}
 
 

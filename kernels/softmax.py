@@ -5,6 +5,7 @@ constant (next power of two of N), so the reduction stays in registers. Rows too
 that (a 32k vocabulary) take CHUNK-wide slices: an online max-and-sum pass, then a pass that
 re-reads each slice from L2 and writes it.
 """
+
 from __future__ import annotations
 
 import triton
@@ -39,8 +40,9 @@ def softmax_kernel(x_ptr, y_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.conste
         run_sum = tl.zeros((BLOCK_M,), tl.float32)
         for start in range(0, N, CHUNK):
             mask = (rows[:, None] < M) & ((start + cols)[None, :] < N)
-            x = tl.load(x_ptr + rows[:, None] * N + (start + cols)[None, :], mask=mask,
-                        other=-float("inf")).to(tl.float32)
+            x = tl.load(x_ptr + rows[:, None] * N + (start + cols)[None, :], mask=mask, other=-float("inf")).to(
+                tl.float32
+            )
             new_max = tl.where(rows < M, tl.maximum(run_max, tl.max(x, axis=1)), 0.0)
             run_sum = run_sum * tl.exp(run_max - new_max) + tl.sum(tl.exp(x - new_max[:, None]), axis=1)
             run_max = new_max
@@ -54,8 +56,12 @@ def softmax_kernel(x_ptr, y_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.conste
 
 
 def runtime_args(shape, dtype):
-    return {"x_ptr": Pointer(dtype, shape["M"] * shape["N"]), "y_ptr": Pointer(dtype, shape["M"] * shape["N"]),
-            "M": Scalar("i32", shape["M"]), "N": Scalar("i32", shape["N"])}
+    return {
+        "x_ptr": Pointer(dtype, shape["M"] * shape["N"]),
+        "y_ptr": Pointer(dtype, shape["M"] * shape["N"]),
+        "M": Scalar("i32", shape["M"]),
+        "N": Scalar("i32", shape["N"]),
+    }
 
 
 def fixed_constexprs(shape, dtype):
@@ -84,8 +90,9 @@ def launch(inputs, shape, config, out=None):
 
     (x,) = inputs
     y = torch.empty_like(x) if out is None else out
-    softmax_kernel[grid(shape, config)](x, y, shape["M"], shape["N"],
-                                        BLOCK_N=triton.next_power_of_2(shape["N"]), **config)
+    softmax_kernel[grid(shape, config)](
+        x, y, shape["M"], shape["N"], BLOCK_N=triton.next_power_of_2(shape["N"]), **config
+    )
     return y
 
 

@@ -1,4 +1,5 @@
 """vector_add: out = x + y over a 1-D tensor of any length (masked tail)."""
+
 from __future__ import annotations
 
 import triton
@@ -19,8 +20,12 @@ def vector_add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK: tl.constexpr):
 
 def runtime_args(shape, dtype):
     n = shape["N"]
-    return {"x_ptr": Pointer(dtype, n), "y_ptr": Pointer(dtype, n), "out_ptr": Pointer(dtype, n),
-            "n_elements": Scalar("i32", shape["N"])}
+    return {
+        "x_ptr": Pointer(dtype, n),
+        "y_ptr": Pointer(dtype, n),
+        "out_ptr": Pointer(dtype, n),
+        "n_elements": Scalar("i32", shape["N"]),
+    }
 
 
 def grid(shape, config):

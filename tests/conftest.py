@@ -1,4 +1,5 @@
 """Fixtures shared by the CPU tests (helpers live in helpers.py)."""
+
 from __future__ import annotations
 
 import sys

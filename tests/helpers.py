@@ -1,4 +1,5 @@
 """Shared test helpers: run the CLI as a user would, compile one real case in-process."""
+
 from __future__ import annotations
 
 import os
@@ -11,8 +12,9 @@ REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 
 
-def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
-            timeout: float = 1800) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 1800
+) -> subprocess.CompletedProcess[str]:
     """``python -m harness ARGS`` in a fresh process, output captured.
 
     The limit is a guard against a hang, not a speed test: generous, so a loaded CI runner only makes the
@@ -25,25 +27,42 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = No
     full_env.pop("TRITON_INTERPRET", None)
     full_env.update(env or {})
     try:
-        return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd or REPO, env=full_env,
-                              capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(
+            [sys.executable, "-m", "harness", *args],
+            cwd=cwd or REPO,
+            env=full_env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired as exc:
         tail = (exc.stdout or b"")[-2000:]
-        pytest.fail(f"harness {' '.join(args)[:200]} did not finish within {timeout:g} s (a hang, or a machine "
-                    f"far too loaded); its last output: {tail.decode(errors='replace') if isinstance(tail, bytes) else tail}")
+        pytest.fail(
+            f"harness {' '.join(args)[:200]} did not finish within {timeout:g} s (a hang, or a machine "
+            f"far too loaded); its last output: {tail.decode(errors='replace') if isinstance(tail, bytes) else tail}"
+        )
 
 
-def compile_one(kernel: str, dtype: str, shape: dict[str, Any], target: str, config: dict[str, Any],
-                out: Path, **extra: Any) -> dict[str, Any]:
+def compile_one(
+    kernel: str, dtype: str, shape: dict[str, Any], target: str, config: dict[str, Any], out: Path, **extra: Any
+) -> dict[str, Any]:
     """A real cross-compile through the same code path the workers run."""
+    from harness.build.compile import compile_job
     from harness.matrix import loader
     from harness.model import targets
-    from harness.build.compile import compile_job
 
     ref = loader.resolve(kernel, None)
     spec = loader.load(ref)
-    job = {"ref": ref, "dtype": dtype, "shape": spec.normalize_shape(shape), "target": targets.get(target).to_dict(),
-           "config": config, "out": str(out), "artifact_parts": ["artifacts", kernel, target, "cfg"], **extra}
+    job = {
+        "ref": ref,
+        "dtype": dtype,
+        "shape": spec.normalize_shape(shape),
+        "target": targets.get(target).to_dict(),
+        "config": config,
+        "out": str(out),
+        "artifact_parts": ["artifacts", kernel, target, "cfg"],
+        **extra,
+    }
     return compile_job(job)
 
 
@@ -54,5 +73,7 @@ def write_matrix(path: Path, text: str) -> Path:
 
 def small_matrix(name: str, targets: str = "[h100, mi300x]") -> str:
     """The smallest real matrix the tests start from: one vector_add build per target, no interpreter check."""
-    return (f"name: {name}\ntargets: {targets}\nkernels:\n  vector_add:\n    dtypes: [fp32]\n    shapes: [{{N: 4096}}]\n"
-            "    configs: [{BLOCK: 1024, num_warps: 4}]\n    interpret: false\n")
+    return (
+        f"name: {name}\ntargets: {targets}\nkernels:\n  vector_add:\n    dtypes: [fp32]\n    shapes: [{{N: 4096}}]\n"
+        "    configs: [{BLOCK: 1024, num_warps: 4}]\n    interpret: false\n"
+    )

@@ -1,4 +1,5 @@
 """``harness compare``: statistics on known distributions, static and timing changes on real records, exit codes."""
+
 from __future__ import annotations
 
 import copy
@@ -7,7 +8,6 @@ import random
 from pathlib import Path
 
 import pytest
-
 from helpers import DATA, run_cli, write_matrix
 
 from harness.analysis.compare import compare_runs, compile_time, stats
@@ -28,8 +28,12 @@ def _est(value: float, spread: float = 0.002, n: int = 50) -> stats.Estimate:
 
 def test_statistics_on_known_figures() -> None:
     """Judged against the between-run floor, not the within-run spread; asv's guard; the reason is given."""
-    family = [(_est(100), _est(120), 0.05, None), (_est(100), _est(103), 0.05, None),
-              (_est(100), _est(90), 0.05, None), (_est(100), _est(300, n=3), 0.05, None)]
+    family = [
+        (_est(100), _est(120), 0.05, None),
+        (_est(100), _est(103), 0.05, None),
+        (_est(100), _est(90), 0.05, None),
+        (_est(100), _est(300, n=3), 0.05, None),
+    ]
     slower, same, faster, few = stats.judge_family(family)
     assert slower.verdict == "slower" and slower.sigma == stats.NOISE_FLOOR and slower.noise_source == "floor"
     assert same.verdict == "same" and faster.verdict == "faster" and not faster.worse
@@ -92,7 +96,9 @@ def test_a_config_made_slower_is_a_regression() -> None:
 @pytest.fixture(scope="module")
 def static_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("cmp")
-    matrix = write_matrix(tmp / "m.yaml", """\
+    matrix = write_matrix(
+        tmp / "m.yaml",
+        """\
 name: cmp
 targets: [h100, mi300x]
 kernels:
@@ -103,10 +109,19 @@ kernels:
       - {BLOCK_M: 64, BLOCK_N: 64, BLOCK_K: 32, GROUP_M: 8, num_warps: 4, num_stages: 2}
       - {BLOCK_M: 128, BLOCK_N: 256, BLOCK_K: 64, GROUP_M: 8, num_warps: 8, num_stages: 3}
     interpret: false
-""")
+""",
+    )
     out = tmp / "run"
-    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0", "--static-only",
-                   env={"TRITON_CACHE_DIR": str(tmp / "triton-cache")})  # cold: every build compiled from source
+    proc = run_cli(
+        "run",
+        str(matrix),
+        "--out",
+        str(out),
+        "-n",
+        "0",
+        "--static-only",
+        env={"TRITON_CACHE_DIR": str(tmp / "triton-cache")},
+    )  # cold: every build compiled from source
     assert proc.returncode == 0, proc.stdout[-2000:]
     return out
 
@@ -120,8 +135,11 @@ def _variant(src: Path, dst: Path, change) -> Path:
 
 
 def _small(doc: dict) -> dict:
-    return next(r for r in doc["records"] if r["target"] == "h100" and r["config"]["BLOCK_M"] == 64
-                and r["environment"] == "default")
+    return next(
+        r
+        for r in doc["records"]
+        if r["target"] == "h100" and r["config"]["BLOCK_M"] == 64 and r["environment"] == "default"
+    )
 
 
 def test_exit_codes_on_real_static_records(static_run: Path, tmp_path: Path) -> None:
@@ -132,8 +150,16 @@ def test_exit_codes_on_real_static_records(static_run: Path, tmp_path: Path) -> 
         rec = _small(doc)
         rec["flags"] = [{"resource": "shared", "value": 300000, "limit": 232448, "severity": "error"}]
         rec["fits"] = False
-    worse = run_cli("compare", str(static_run), str(_variant(static_run, tmp_path / "exceeds", exceeds)),
-                    "--json", str(tmp_path / "diff.json"), "--markdown", str(tmp_path / "diff.md"))
+
+    worse = run_cli(
+        "compare",
+        str(static_run),
+        str(_variant(static_run, tmp_path / "exceeds", exceeds)),
+        "--json",
+        str(tmp_path / "diff.json"),
+        "--markdown",
+        str(tmp_path / "diff.md"),
+    )
     assert worse.returncode == 2 and "WORSE: verdict h100" in worse.stdout and "fits -> exceeds" in worse.stdout
     diff = json.loads((tmp_path / "diff.json").read_text())
     assert diff["exit_code"] == 2 and any(c["kind"] == "verdict" and c["worse"] for c in diff["changes"])
@@ -142,30 +168,49 @@ def test_exit_codes_on_real_static_records(static_run: Path, tmp_path: Path) -> 
     def fails(doc: dict) -> None:
         rec = _small(doc)
         rec["status"], rec["error"] = "error", "RuntimeError: PassManager::run failed"
+
     failed = run_cli("compare", str(static_run), str(_variant(static_run, tmp_path / "fails", fails)))
     assert failed.returncode == 2 and "WORSE: status compile" in failed.stdout
 
     def more_registers(doc: dict) -> None:
         _small(doc)["resources"]["registers"] += 8
+
     info = run_cli("compare", str(static_run), str(_variant(static_run, tmp_path / "regs", more_registers)))
     assert info.returncode == 0 and "resource: 1" in info.stdout  # a resource delta is shown, not a failure
 
     def schema(doc: dict) -> None:
         doc["schema_version"] = 99
+
     bad = run_cli("compare", str(static_run), str(_variant(static_run, tmp_path / "schema", schema)))
     assert bad.returncode == 3 and "schema_version 99" in bad.stderr
 
     def disjoint(doc: dict) -> None:
         for r in doc["records"]:
             r["kernel"] = "other"
+
     apart = run_cli("compare", str(static_run), str(_variant(static_run, tmp_path / "disjoint", disjoint)))
     assert apart.returncode == 3 and "no record of one run matches" in apart.stdout
 
 
 def _build(i: int, stages: dict[str, float], cache: str = "miss") -> Record:
-    return Record(kernel="k", dtype="fp16", shape={"N": i}, target="h100", arch="sm_90", vendor="nvidia",
-                  triton="x", config={"B": i}, config_id=f"B{i}", meta={}, origin="nvidia", mode="compile",
-                  status="ok", compile_s=sum(stages.values()) + 0.3, compile_cache=cache, compile_stages_s=stages)
+    return Record(
+        kernel="k",
+        dtype="fp16",
+        shape={"N": i},
+        target="h100",
+        arch="sm_90",
+        vendor="nvidia",
+        triton="x",
+        config={"B": i},
+        config_id=f"B{i}",
+        meta={},
+        origin="nvidia",
+        mode="compile",
+        status="ok",
+        compile_s=sum(stages.values()) + 0.3,
+        compile_cache=cache,
+        compile_stages_s=stages,
+    )
 
 
 def _stages(rng: random.Random, scale: dict[str, float] | None = None) -> dict[str, float]:
@@ -177,8 +222,7 @@ def test_compile_time_judged_like_with_like_on_known_distributions() -> None:
     rng = random.Random(7)
     same = compile_time.judge([(_build(i, _stages(rng)), _build(i, _stages(rng))) for i in range(40)])
     assert same.verdict in ("same", "noise") and not same.worse and same.pairs == 40
-    slower = compile_time.judge([(_build(i, _stages(rng)), _build(i, _stages(rng, {"cubin": 2.5})))
-                                 for i in range(40)])
+    slower = compile_time.judge([(_build(i, _stages(rng)), _build(i, _stages(rng, {"cubin": 2.5}))) for i in range(40)])
     assert slower.verdict == "slower" and slower.p_value < 1e-9 and 1.6 < slower.ratio < 2.4
     assert max(slower.stages, key=slower.stages.get) == "cubin" and "most in cubin" in slower.line()
     few = compile_time.judge([(_build(i, _stages(rng)), _build(i, _stages(rng, {"cubin": 3}))) for i in range(6)])
@@ -188,8 +232,9 @@ def test_compile_time_judged_like_with_like_on_known_distributions() -> None:
     # exact binomial: 10 of 10 one way is p = 2 / 2**10
     assert compile_time.sign_test_p(10, 0) == 2 / 1024 and compile_time.sign_test_p(5, 5) == 1.0
     # a judged slower compile is a performance regression: exit 1
-    cmp = compare_runs([_build(i, _stages(rng)) for i in range(30)],
-                       [_build(i, _stages(rng, {"llir": 4.0})) for i in range(30)])
+    cmp = compare_runs(
+        [_build(i, _stages(rng)) for i in range(30)], [_build(i, _stages(rng, {"llir": 4.0})) for i in range(30)]
+    )
     assert cmp.compile_time.worse and cmp.exit_code == 1
 
 
@@ -199,8 +244,16 @@ def test_a_warm_rerun_is_not_judged_for_compile_time(static_run: Path, tmp_path:
     assert {r["compile_cache"] for r in doc["records"]} == {"miss"}
     assert all(r["compile_stages_s"].get("llir", 0) > 0 for r in doc["records"])
     rerun = tmp_path / "rerun"
-    proc = run_cli("run", str(Path(doc["run"]["matrix"]["path"])), "--out", str(rerun), "-n", "0", "--static-only",
-                   env={"TRITON_CACHE_DIR": str(static_run.parent / "triton-cache")})
+    proc = run_cli(
+        "run",
+        str(Path(doc["run"]["matrix"]["path"])),
+        "--out",
+        str(rerun),
+        "-n",
+        "0",
+        "--static-only",
+        env={"TRITON_CACHE_DIR": str(static_run.parent / "triton-cache")},
+    )
     assert proc.returncode == 0, proc.stdout[-2000:]
     again = json.loads((rerun / "results.json").read_text())["records"]
     assert {r["compile_cache"] for r in again} == {"hit"}

@@ -1,11 +1,11 @@
 """Resource figures and limit flags from real cross-compiles (no GPU, no mocks)."""
+
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
 
 import pytest
-
 from helpers import compile_one
 
 # An H100-tuned GEMM tile: its pipelined buffers need more than MI300X's 64 KiB of LDS.
@@ -27,10 +27,14 @@ def _metadata_shared(target: str, config: dict) -> int:
     t = targets.get(target)
     meta, options = spec.split_config(config)
     options = {k: v for k, v in options.items() if k in tritoncompat.backend_option_names(t.backend)}
-    launch = launchspec.for_case(spec, SHAPE, "fp16", meta, options, launchspec.backend_for(t.backend, t.arch,
-                                                                                             t.warp_size))
-    compiled = triton.compile(launchspec.ast_source(spec.fn, launch),
-                              target=tritoncompat.gpu_target(t.backend, t.arch, t.warp_size), options=launch.options)
+    launch = launchspec.for_case(
+        spec, SHAPE, "fp16", meta, options, launchspec.backend_for(t.backend, t.arch, t.warp_size)
+    )
+    compiled = triton.compile(
+        launchspec.ast_source(spec.fn, launch),
+        target=tritoncompat.gpu_target(t.backend, t.arch, t.warp_size),
+        options=launch.options,
+    )
     return int(compiled.metadata.shared)
 
 
@@ -51,8 +55,9 @@ def test_launcher_prebuild_is_best_effort(tmp_path: Path, isolated_cache: Path) 
     """Asked for (a GPU host's local target), the launcher build never costs the compile its result."""
     import ctypes.util
 
-    rec = compile_one("vector_add", "fp32", {"N": 4096}, "h100", {"BLOCK": 1024, "num_warps": 4}, tmp_path,
-                      prebuild_launcher=True)
+    rec = compile_one(
+        "vector_add", "fp32", {"N": 4096}, "h100", {"BLOCK": 1024, "num_warps": 4}, tmp_path, prebuild_launcher=True
+    )
     assert rec["status"] == "ok"
     if ctypes.util.find_library("cuda") is None:  # no driver here: says why
         assert rec["launcher"].startswith("not prebuilt: ")
@@ -62,8 +67,10 @@ def test_launcher_prebuild_is_best_effort(tmp_path: Path, isolated_cache: Path) 
 
 
 def test_artifacts_are_written_with_their_hashes(tmp_path: Path, isolated_cache: Path) -> None:
-    for target, kinds in (("h100", {"ttir", "ttgir", "llir", "ptx", "cubin"}),
-                          ("mi300x", {"ttir", "ttgir", "llir", "amdgcn", "hsaco"})):
+    for target, kinds in (
+        ("h100", {"ttir", "ttgir", "llir", "ptx", "cubin"}),
+        ("mi300x", {"ttir", "ttgir", "llir", "amdgcn", "hsaco"}),
+    ):
         out = tmp_path / target
         rec = compile_one("matmul", "fp16", SHAPE, target, SMALL, out)
         assert set(rec["artifacts"]) == kinds
@@ -117,12 +124,15 @@ def test_options_a_backend_does_not_know_are_recorded_as_ignored(tmp_path: Path,
     assert rec["ignored_options"] == ["matrix_instr_nonkdim", "waves_per_eu"]
 
 
-@pytest.mark.parametrize("kernel,dtype,shape", [
-    ("vector_add", "bf16", {"N": 12345}),
-    ("fused_activation", "fp16", {"M": 100, "N": 300}),
-    ("softmax", "bf16", {"M": 100, "N": 3000}),
-    ("flash_attention", "bf16", {"B": 1, "H": 2, "N": 300, "D": 128, "causal": True}),
-])
+@pytest.mark.parametrize(
+    "kernel,dtype,shape",
+    [
+        ("vector_add", "bf16", {"N": 12345}),
+        ("fused_activation", "fp16", {"M": 100, "N": 300}),
+        ("softmax", "bf16", {"M": 100, "N": 3000}),
+        ("flash_attention", "bf16", {"B": 1, "H": 2, "N": 300, "D": 128, "causal": True}),
+    ],
+)
 def test_every_kernel_cross_compiles_for_both_vendors(tmp_path: Path, kernel: str, dtype: str, shape: dict) -> None:
     from harness.matrix import loader
 
@@ -159,7 +169,9 @@ def test_configs_triton_builds_into_one_kernel_are_marked_duplicates(tmp_path: P
 
     from helpers import run_cli, write_matrix
 
-    matrix = write_matrix(tmp_path / "m.yaml", """\
+    matrix = write_matrix(
+        tmp_path / "m.yaml",
+        """\
 name: kpack
 targets: [mi300x, mi355x]
 environments: {mi300x: [{name: default, env: {}}]}
@@ -171,7 +183,8 @@ kernels:
     configs:
       - {BLOCK_M: 128, BLOCK_N: 128, BLOCK_K: 64, GROUP_M: 8, num_warps: 8, num_stages: 2, kpack: 1}
       - {BLOCK_M: 128, BLOCK_N: 128, BLOCK_K: 64, GROUP_M: 8, num_warps: 8, num_stages: 2, kpack: 2}
-""")
+""",
+    )
     proc = run_cli("run", str(matrix), "--out", str(tmp_path / "run"), "-n", "0")
     assert proc.returncode == 0, proc.stdout[-3000:]
     records = json.loads((tmp_path / "run" / "results.json").read_text())["records"]
@@ -185,19 +198,28 @@ kernels:
 def _compile_poly(out: Path, target: str) -> dict:
     from helpers import DATA
 
+    from harness.build.compile import compile_job
     from harness.matrix import loader
     from harness.model import targets
-    from harness.build.compile import compile_job
 
     ref = loader.resolve("noinline_poly", f"{DATA / 'noinline_kernel.py'}:SPEC")
     spec = loader.load(ref)
-    return compile_job({"ref": ref, "dtype": "fp32", "shape": spec.normalize_shape({"N": 4096}),
-                        "target": targets.get(target).to_dict(), "config": {"BLOCK": 1024, "num_warps": 4},
-                        "out": str(out), "artifact_parts": ["a", target]})
+    return compile_job(
+        {
+            "ref": ref,
+            "dtype": "fp32",
+            "shape": spec.normalize_shape({"N": 4096}),
+            "target": targets.get(target).to_dict(),
+            "config": {"BLOCK": 1024, "num_warps": 4},
+            "out": str(out),
+            "artifact_parts": ["a", target],
+        }
+    )
 
 
-def test_spill_figures_are_those_of_the_recorded_binary(tmp_path: Path, isolated_cache: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_spill_figures_are_those_of_the_recorded_binary(
+    tmp_path: Path, isolated_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Under TRITON_DEFAULT_FP_FUSION=0 Triton assembles with --fmad=false: the figures come from that very
     assembly (cold: Triton's own ptxas run; warm: a re-run with its flags whose output is the recorded cubin),
     are the kernel's and not its noinline helper's, and are refused when no assembly of that binary is had."""
@@ -214,14 +236,22 @@ def test_spill_figures_are_those_of_the_recorded_binary(tmp_path: Path, isolated
     assert res["spill_source"] == ptxas.OWN_RUN and "--fmad=false" in res["ptxas_flags"].split()
     cubin = tmp_path / "cold" / cold["artifacts"]["cubin"]["path"]
     ptx = tmp_path / "cold" / cold["artifacts"]["ptx"]["path"]
-    dump = subprocess.run([tritoncompat.nvidia_tool("cuobjdump"), "--dump-resource-usage", str(cubin)],
-                          capture_output=True, text=True, check=True).stdout
+    dump = subprocess.run(
+        [tritoncompat.nvidia_tool("cuobjdump"), "--dump-resource-usage", str(cubin)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "Function poly_kernel:" in dump
     assert res["registers"] == resources.parse_cuobjdump(dump, "poly_kernel")["registers"]
     # the log has the helper's own block; the record holds the kernel's
     tool = tritoncompat.ptxas_for(90)
-    log = subprocess.run([tool, *res["ptxas_flags"].split(), "--gpu-name=sm_90a", str(ptx), "-o",
-                          str(tmp_path / "again.cubin")], capture_output=True, text=True, check=True).stderr
+    log = subprocess.run(
+        [tool, *res["ptxas_flags"].split(), "--gpu-name=sm_90a", str(ptx), "-o", str(tmp_path / "again.cubin")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stderr
     assert "Function properties for poly_kernel" in log and "poly_helper" in log
     assert res["ptxas_registers"] == resources.parse_ptxas_verbose(log, "poly_kernel")["ptxas_registers"]
     assert hashlib.sha256((tmp_path / "again.cubin").read_bytes()).hexdigest() == cold["artifacts"]["cubin"]["sha256"]
@@ -233,14 +263,28 @@ def test_spill_figures_are_those_of_the_recorded_binary(tmp_path: Path, isolated
     assert slow["resources"]["spill_source"] == ptxas.OWN_RUN
     assert {"--opt-level", "0", "-g"} <= set(slow["resources"]["ptxas_flags"].split())
     slow_ptx = tmp_path / "O0" / slow["artifacts"]["ptx"]["path"]
-    plain = subprocess.run([tool, "-v", "--gpu-name=sm_90a", str(slow_ptx), "-o", str(tmp_path / "other.cubin")],
-                           check=True, capture_output=True, text=True).stderr
+    plain = subprocess.run(
+        [tool, "-v", "--gpu-name=sm_90a", str(slow_ptx), "-o", str(tmp_path / "other.cubin")],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stderr
     assert hashlib.sha256((tmp_path / "other.cubin").read_bytes()).hexdigest() != slow["artifacts"]["cubin"]["sha256"]
-    slow_dump = subprocess.run([tritoncompat.nvidia_tool("cuobjdump"), "--dump-resource-usage",
-                                str(tmp_path / "O0" / slow["artifacts"]["cubin"]["path"])],
-                               capture_output=True, text=True, check=True).stdout
-    assert slow["resources"]["registers"] == resources.parse_cuobjdump(slow_dump, "poly_kernel")["registers"] \
+    slow_dump = subprocess.run(
+        [
+            tritoncompat.nvidia_tool("cuobjdump"),
+            "--dump-resource-usage",
+            str(tmp_path / "O0" / slow["artifacts"]["cubin"]["path"]),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert (
+        slow["resources"]["registers"]
+        == resources.parse_cuobjdump(slow_dump, "poly_kernel")["registers"]
         != resources.parse_ptxas_verbose(plain, "poly_kernel")["ptxas_registers"]
+    )
     monkeypatch.delenv("DISABLE_PTXAS_OPT")
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
     # warm: Triton loads the cubin from its cache (no ptxas run): the re-run with its flags must reproduce it

@@ -1,5 +1,6 @@
 """Nothing a user has is lost or written through: each loss case found against the harness, done for real
 (real runs of the CLI, real signals, real symbolic links), with every byte outside the run checked after."""
+
 from __future__ import annotations
 
 import hashlib
@@ -57,8 +58,13 @@ def test_an_archived_run_or_a_users_folder_is_refused_even_with_force(tmp_path: 
     (mine / "report.md").write_text("my notes\n")
     (mine / "draft.txt").write_text("draft\n")
     before = _digest(tmp_path)
-    for target, extra in ((archived, ()), (archived, ("--force",)), (emptied, ("--resume",)), (mine, ()),
-                          (mine, ("--force",))):
+    for target, extra in (
+        (archived, ()),
+        (archived, ("--force",)),
+        (emptied, ("--resume",)),
+        (mine, ()),
+        (mine, ("--force",)),
+    ):
         args = ("--resume", str(target)) if extra == ("--resume",) else ("--out", str(target), *extra)
         proc = run_cli("run", str(matrix), *args, "-n", "0", env=_env(tmp_path))
         assert proc.returncode == 2, (target.name, extra, proc.stdout[-800:], proc.stderr[-800:])
@@ -69,7 +75,8 @@ def test_an_archived_run_or_a_users_folder_is_refused_even_with_force(tmp_path: 
 
 
 def test_links_planted_in_a_run_directory_are_never_written_through_and_force_removes_only_run_files(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     matrix = write_matrix(tmp_path / "m.yaml", SMALL)
     out = tmp_path / "run"
     assert run_cli("run", str(matrix), "--out", str(out), "-n", "0", env=_env(tmp_path)).returncode == 0
@@ -123,10 +130,20 @@ def test_links_planted_in_a_run_directory_are_never_written_through_and_force_re
 def test_a_relative_out_holds_when_a_kernel_module_changes_directory_at_import(tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    matrix = write_matrix(tmp_path / "m.yaml", SMALL.replace(
-        "  vector_add:\n", f"  vector_add:\n    source: {DATA / 'chdir_kernel.py'}:SPEC\n"))
-    proc = run_cli("run", "m.yaml", "--out", "rel", "-n", "0", cwd=tmp_path,
-                   env={**_env(tmp_path), "HARNESS_TEST_CHDIR_TO": str(elsewhere)})
+    matrix = write_matrix(
+        tmp_path / "m.yaml",
+        SMALL.replace("  vector_add:\n", f"  vector_add:\n    source: {DATA / 'chdir_kernel.py'}:SPEC\n"),
+    )
+    proc = run_cli(
+        "run",
+        "m.yaml",
+        "--out",
+        "rel",
+        "-n",
+        "0",
+        cwd=tmp_path,
+        env={**_env(tmp_path), "HARNESS_TEST_CHDIR_TO": str(elsewhere)},
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert (tmp_path / "rel" / "results.json").is_file()
     assert list(elsewhere.iterdir()) == []
@@ -136,13 +153,20 @@ def test_a_relative_out_holds_when_a_kernel_module_changes_directory_at_import(t
 def _start(matrix: Path, out: Path, tmp: Path) -> subprocess.Popen[str]:
     env = dict(os.environ, PYTHONPATH=str(REPO), HARNESS_COMPILE_WORKERS="1", **_env(tmp))
     env.pop("TRITON_INTERPRET", None)
-    return subprocess.Popen([sys.executable, "-m", "harness", "run", str(matrix), "--out", str(out), "-n", "0"],
-                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "harness", "run", str(matrix), "--out", str(out), "-n", "0"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
 
 
-@pytest.mark.parametrize("how", ["sigterm-twice", "ctrl-c-twice-to-the-group", "sigterm-then-again-while-writing",
-                                 "three-kinds"])
+@pytest.mark.parametrize(
+    "how", ["sigterm-twice", "ctrl-c-twice-to-the-group", "sigterm-then-again-while-writing", "three-kinds"]
+)
 def test_every_interrupt_however_many_leaves_the_run_marked_interrupted(tmp_path: Path, how: str) -> None:
     matrix = write_matrix(tmp_path / "m.yaml", LONG)
     out = tmp_path / "run"
@@ -151,10 +175,12 @@ def test_every_interrupt_however_many_leaves_the_run_marked_interrupted(tmp_path
     while not ((out / "records.jsonl").is_file() and (out / "records.jsonl").stat().st_size):
         assert proc.poll() is None and time.monotonic() < deadline, proc.stdout.read() if proc.stdout else ""
         time.sleep(0.05)
-    sends = {"sigterm-twice": [(signal.SIGTERM, False, 0.0), (signal.SIGTERM, False, 0.0)],
-             "ctrl-c-twice-to-the-group": [(signal.SIGINT, True, 0.0), (signal.SIGINT, True, 0.05)],
-             "sigterm-then-again-while-writing": [(signal.SIGTERM, False, 0.0), (signal.SIGTERM, False, 0.3)],
-             "three-kinds": [(signal.SIGINT, False, 0.0), (signal.SIGTERM, False, 0.0), (signal.SIGINT, True, 0.1)]}
+    sends = {
+        "sigterm-twice": [(signal.SIGTERM, False, 0.0), (signal.SIGTERM, False, 0.0)],
+        "ctrl-c-twice-to-the-group": [(signal.SIGINT, True, 0.0), (signal.SIGINT, True, 0.05)],
+        "sigterm-then-again-while-writing": [(signal.SIGTERM, False, 0.0), (signal.SIGTERM, False, 0.3)],
+        "three-kinds": [(signal.SIGINT, False, 0.0), (signal.SIGTERM, False, 0.0), (signal.SIGINT, True, 0.1)],
+    }
     for sig, group, pause in sends[how]:
         time.sleep(pause)
         if proc.poll() is None:
@@ -173,16 +199,25 @@ def test_a_full_disk_stops_the_run_in_one_line_and_resume_finishes_it(tmp_path: 
     import resource
 
     # eight cases of five builds: results.json passes the limit after a few of them
-    matrix = write_matrix(tmp_path / "m.yaml", LONG.replace(
-        "[{N: 4096}, {N: 8192}, {N: 12288}, {N: 16384}, {N: 20480}, {N: 24576}]", "[{N: 4096}, {N: 8192}]").replace(
-        "kernels:", "environments:\n  mi300x: [{name: default, env: {}}]\nkernels:"))
+    matrix = write_matrix(
+        tmp_path / "m.yaml",
+        LONG.replace(
+            "[{N: 4096}, {N: 8192}, {N: 12288}, {N: 16384}, {N: 20480}, {N: 24576}]", "[{N: 4096}, {N: 8192}]"
+        ).replace("kernels:", "environments:\n  mi300x: [{name: default, env: {}}]\nkernels:"),
+    )
     out = tmp_path / "run"
     env = dict(os.environ, PYTHONPATH=str(REPO), HARNESS_COMPILE_WORKERS="1", **_env(tmp_path))
     env.pop("TRITON_INTERPRET", None)
     limit = 60 << 10  # results.json passes this after a dozen records; every artifact of vector_add stays under it
-    proc = subprocess.run([sys.executable, "-m", "harness", "run", str(matrix), "--out", str(out), "-n", "0"],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=1800,
-                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness", "run", str(matrix), "--out", str(out), "-n", "0"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)),
+    )
     text = proc.stdout + proc.stderr
     assert proc.returncode == 3, text[-3000:]
     assert "cannot write this run's files" in proc.stderr and "File too large" in proc.stderr, text[-3000:]

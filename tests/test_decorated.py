@@ -1,5 +1,6 @@
 """Decorated kernels without a library: unwrapping both decorator orders, the autotuner's own pruning applied
 on a CPU (and recorded), and a clear error for an ``fn`` that is no kernel."""
+
 from __future__ import annotations
 
 import json
@@ -8,7 +9,6 @@ from pathlib import Path
 import pytest
 import triton
 import triton.language as tl
-
 from helpers import DATA, run_cli, write_matrix
 
 from harness.authoring.decorated import unwrap
@@ -26,8 +26,10 @@ def test_both_decorator_orders_unwrap_to_the_jit_function() -> None:
     for decorated, layers in ((outer_tune, ("Autotuner", "Heuristics")), (outer_heur, ("Heuristics", "Autotuner"))):
         jit, found = unwrap(decorated)
         assert jit is k and found.layers == layers + ("JITFunction",)
-        assert found.autotune_configs == ({"B": 64, "num_warps": 2, "num_stages": 3},
-                                          {"B": 128, "num_warps": 8, "num_stages": 2})
+        assert found.autotune_configs == (
+            {"B": 64, "num_warps": 2, "num_stages": 3},
+            {"B": 128, "num_warps": 8, "num_stages": 2},
+        )
         assert found.autotune_key == ("n",) and [n for n, _ in found.heuristics] == ["E"]
     assert unwrap(k) == (k, None)
     with pytest.raises(TypeError, match="neither a triton.jit kernel"):
@@ -35,12 +37,15 @@ def test_both_decorator_orders_unwrap_to_the_jit_function() -> None:
 
 
 def test_the_autotuners_pruning_runs_on_a_cpu_and_is_recorded(tmp_path: Path) -> None:
-    matrix = write_matrix(tmp_path / "m.yaml", f"""\
+    matrix = write_matrix(
+        tmp_path / "m.yaml",
+        f"""\
 name: pruned
 targets: [h100]
 kernels:
-  pruned_copy: {{source: "{DATA / 'decorated_kernel.py'}:SPEC", dtypes: [fp32], shapes: [{{N: 300}}, {{N: 5000}}]}}
-""")
+  pruned_copy: {{source: "{DATA / "decorated_kernel.py"}:SPEC", dtypes: [fp32], shapes: [{{N: 300}}, {{N: 5000}}]}}
+""",
+    )
     out = tmp_path / "run"
     proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0", "--static-only")
     assert proc.returncode == 0, proc.stdout[-2000:]

@@ -1,9 +1,10 @@
 """Which local GPU runs which target's cases: by model, not by architecture alone (fake devices, real catalogue)."""
+
 from __future__ import annotations
 
 from harness.device.detection import match, parse_rocminfo
-from harness.pytest_plugin.winners import winner_key
 from harness.model.targets import catalogue
+from harness.pytest_plugin.winners import winner_key
 
 CAT = catalogue()
 
@@ -60,12 +61,15 @@ Agent 3
   Device Type:             GPU
 """
     gpus = parse_rocminfo(text)
-    assert [(g["index"], g["arch"], g["name"]) for g in gpus] == [("0", "gfx942", "AMD Instinct MI300X"),
-                                                                  ("1", "gfx942", "AMD Instinct MI300A")]
+    assert [(g["index"], g["arch"], g["name"]) for g in gpus] == [
+        ("0", "gfx942", "AMD Instinct MI300X"),
+        ("1", "gfx942", "AMD Instinct MI300A"),
+    ]
     assert match(CAT["mi300x"], gpus[0])[0] and not match(CAT["mi300x"], gpus[1])[0]
 
 
 def test_winners_are_keyed_by_model() -> None:
     shape = {"M": 4096, "N": 4096, "K": 4096}
-    assert winner_key("matmul", "fp16", shape, CAT["h100"], "3.6.0", "x") != \
-        winner_key("matmul", "fp16", shape, CAT["h200"], "3.6.0", "x")
+    assert winner_key("matmul", "fp16", shape, CAT["h100"], "3.6.0", "x") != winner_key(
+        "matmul", "fp16", shape, CAT["h200"], "3.6.0", "x"
+    )

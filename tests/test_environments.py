@@ -1,4 +1,5 @@
 """Compile environments: real compiles under Triton codegen knobs, 'at risk' verdicts, identity, validation."""
+
 from __future__ import annotations
 
 import json
@@ -6,15 +7,15 @@ from pathlib import Path
 
 from helpers import run_cli, write_matrix
 
-from harness.matrix import loader
-from harness.model import targets
 from harness.analysis import verdicts
+from harness.execution.pool import Workers
+from harness.matrix import loader
 from harness.matrix.cases import Case, compile_job
-from harness.model.environments import DEFAULT_ENV, Environment, worker_env
 from harness.matrix.kernel_entries import ConfigEntry
+from harness.model import targets
+from harness.model.environments import DEFAULT_ENV, Environment, worker_env
 from harness.model.ids import config_id
 from harness.model.records import Record
-from harness.execution.pool import Workers
 
 ASYNC = Environment("async-copy", (("TRITON_HIP_USE_ASYNC_COPY", "1"),))
 # A pipelined GEMM tile that needs exactly MI300X's 64 KiB by default and more with async copy (triton 3.6).
@@ -29,10 +30,25 @@ def _compile_under(env: Environment, out: Path, workers: Workers) -> Record:
     result = workers.map("compile", "compile", [compile_job(case, entry, str(out))], 300.0, 1, env)[0]
     assert result["status"] == "ok", result
     fields = {k: v for k, v in result.items() if k != "triton"}
-    return Record.from_dict({"kernel": "matmul", "dtype": "fp16", "shape": dict(SHAPE), "target": "mi300x",
-                             "arch": "gfx942", "vendor": "amd", "triton": "x", "config": GEMM,
-                             "config_id": config_id(GEMM), "meta": {}, "origin": "nvidia", "mode": "compile",
-                             "environment": env.name, "env": env.as_dict(), **fields})
+    return Record.from_dict(
+        {
+            "kernel": "matmul",
+            "dtype": "fp16",
+            "shape": dict(SHAPE),
+            "target": "mi300x",
+            "arch": "gfx942",
+            "vendor": "amd",
+            "triton": "x",
+            "config": GEMM,
+            "config_id": config_id(GEMM),
+            "meta": {},
+            "origin": "nvidia",
+            "mode": "compile",
+            "environment": env.name,
+            "env": env.as_dict(),
+            **fields,
+        }
+    )
 
 
 def test_async_copy_changes_lds_and_the_default_is_at_risk(tmp_path: Path) -> None:
@@ -64,7 +80,9 @@ def test_worker_environment_is_explicit() -> None:
 
 def test_catalogue_sweeps_mi300x_and_ids_show_the_environment(tmp_path: Path) -> None:
     assert [e.name for e in targets.get("mi300x").environments] == ["default", "async-copy"]
-    matrix = write_matrix(tmp_path / "m.yaml", """\
+    matrix = write_matrix(
+        tmp_path / "m.yaml",
+        """\
 name: envs
 targets: [mi300x]
 kernels:
@@ -73,7 +91,8 @@ kernels:
     shapes: [{N: 4096}]
     configs: [{BLOCK: 1024, num_warps: 4}]
     interpret: false
-""")
+""",
+    )
     out = tmp_path / "run"
     proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0", "--", "-rA")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
@@ -94,7 +113,9 @@ BAD_ENV = [
 
 def test_bad_environments_are_reported_with_their_line(tmp_path: Path) -> None:
     for name, text, fragment in BAD_ENV:
-        path = write_matrix(tmp_path / f"{name}.yaml", f"""\
+        path = write_matrix(
+            tmp_path / f"{name}.yaml",
+            f"""\
 name: t
 targets: [mi300x]
 environments:
@@ -103,12 +124,12 @@ kernels:
   vector_add:
     dtypes: [fp32]
     shapes: [{{N: 16}}]
-""")
+""",
+        )
         proc = run_cli("validate", str(path))
         assert proc.returncode == 2, (name, proc.stdout)
         assert f"{path}:4: " in proc.stdout and fragment in proc.stdout, (name, proc.stdout)
         assert "Traceback" not in proc.stdout + proc.stderr
-
 
 
 def test_a_compile_that_fails_only_under_a_knob_is_recorded(tmp_path: Path) -> None:
@@ -121,7 +142,9 @@ def test_a_compile_that_fails_only_under_a_knob_is_recorded(tmp_path: Path) -> N
 
         pytest.skip("pins a triton 3.6.0 behaviour")
     cfg = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 4}
-    matrix = write_matrix(tmp_path / "m.yaml", f"""\
+    matrix = write_matrix(
+        tmp_path / "m.yaml",
+        f"""\
 name: knob-failure
 targets: [mi300x]
 kernels:
@@ -130,7 +153,8 @@ kernels:
     shapes: [{{M: 2048, N: 2048, K: 2048}}]
     configs: [{json.dumps(cfg)}]
     interpret: false
-""")
+""",
+    )
     out = tmp_path / "run"
     proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0")
     assert proc.returncode == 0  # only under the opt-in knob: a finding (at risk), not a failure of the run
@@ -146,10 +170,32 @@ kernels:
 
 
 def test_a_compile_error_under_another_environment_is_a_risk() -> None:
-    ok = Record.from_dict({"kernel": "k", "dtype": "fp16", "shape": {"N": 1}, "target": "mi300x", "arch": "gfx942",
-                           "vendor": "amd", "triton": "x", "config": {"B": 1}, "config_id": "B1", "meta": {},
-                           "origin": "amd", "mode": "compile", "status": "ok", "resources": {"shared": 1}})
-    bad = Record.from_dict({**ok.to_dict(), "status": "error", "error": "PassManager::run failed",
-                            "environment": "async-copy", "env": {"TRITON_HIP_USE_ASYNC_COPY": "1"}})
+    ok = Record.from_dict(
+        {
+            "kernel": "k",
+            "dtype": "fp16",
+            "shape": {"N": 1},
+            "target": "mi300x",
+            "arch": "gfx942",
+            "vendor": "amd",
+            "triton": "x",
+            "config": {"B": 1},
+            "config_id": "B1",
+            "meta": {},
+            "origin": "amd",
+            "mode": "compile",
+            "status": "ok",
+            "resources": {"shared": 1},
+        }
+    )
+    bad = Record.from_dict(
+        {
+            **ok.to_dict(),
+            "status": "error",
+            "error": "PassManager::run failed",
+            "environment": "async-copy",
+            "env": {"TRITON_HIP_USE_ASYNC_COPY": "1"},
+        }
+    )
     judged = verdicts.judge_target([ok, bad])
     assert judged.verdict == "at risk" and "compile error: PassManager" in judged.reasons[0]

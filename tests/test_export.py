@@ -1,4 +1,5 @@
 """Long-format CSV of real records (an H200 run's): one row per record and metric, every string quoted safely."""
+
 from __future__ import annotations
 
 import csv
@@ -16,8 +17,9 @@ def test_every_figure_is_a_row_and_reads_back() -> None:
     rows = list(csv.reader(io.StringIO(export.to_csv(records))))
     assert tuple(rows[0]) == export.COLUMNS and all(len(r) == len(export.COLUMNS) for r in rows)
     final = next(r for r in records if r.mode == "compile" and (r.runtime or {}).get("stage") == "final")
-    median = [row for row in rows[1:] if row[6] == final.config_id and row[7] == "compile"
-              and row[9] == "timing.median_us"]
+    median = [
+        row for row in rows[1:] if row[6] == final.config_id and row[7] == "compile" and row[9] == "timing.median_us"
+    ]
     assert [float(row[10]) for row in median] == [final.runtime["timing"]["median_us"]]
     tune = next(r for r in records if r.mode == "tune")
     speedup = [row for row in rows if row[7] == "tune" and row[9] == "baseline.torch.matmul.speedup"]

@@ -1,5 +1,6 @@
 """Fault injection around a run: kill -9 and resume, a second run into the same directory, SIGTERM,
 torn JSONL lines, hostile names in reports, damaged timings for compare. Real runs of the CLI, no GPU."""
+
 from __future__ import annotations
 
 import json
@@ -13,12 +14,12 @@ from pathlib import Path
 
 from helpers import REPO, run_cli, write_matrix
 
-from harness.render import tables
 from harness.matrix.cases import expand
 from harness.matrix.reading import parse
 from harness.model.ids import config_id
 from harness.model.records import Record
 from harness.pytest_plugin.writer import ResultsWriter
+from harness.render import tables
 from harness.support.tritoncompat import installed_triton_version
 
 # vector_add at several sizes on two targets: 24 cases of 5 configs, enough to interrupt half-way
@@ -37,12 +38,23 @@ kernels:
 
 def _start(matrix: Path, out: Path, cache: Path) -> subprocess.Popen[str]:
     # one compile worker: the run lasts long enough to be interrupted half-way, whatever the machine
-    env = dict(os.environ, PYTHONPATH=str(REPO), TRITON_CACHE_DIR=str(cache), HARNESS_CACHE_DIR=str(cache / "h"),
-               HARNESS_COMPILE_WORKERS="1")
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(REPO),
+        TRITON_CACHE_DIR=str(cache),
+        HARNESS_CACHE_DIR=str(cache / "h"),
+        HARNESS_COMPILE_WORKERS="1",
+    )
     env.pop("TRITON_INTERPRET", None)
-    return subprocess.Popen([sys.executable, "-m", "harness", "run", str(matrix), "--out", str(out), "-n", "0"],
-                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "harness", "run", str(matrix), "--out", str(out), "-n", "0"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def _wait_for_lock(out: Path, proc: subprocess.Popen[str], timeout: float = 600) -> None:
@@ -85,8 +97,15 @@ def test_kill_9_then_resume_keeps_every_record_exactly_once(tmp_path: Path) -> N
         fh.write('{"kernel": "vector_add", "dtype": "fp3')
     before = json.loads(json.dumps(_jsonl_pairs(out)))
     assert 0 < len(before) < len(expected), "the kill came after the run finished: nothing to resume"
-    resumed = run_cli("run", str(matrix), "--resume", str(out), "-n", "0",
-                      env={"TRITON_CACHE_DIR": str(cache), "HARNESS_CACHE_DIR": str(cache / "h")})
+    resumed = run_cli(
+        "run",
+        str(matrix),
+        "--resume",
+        str(out),
+        "-n",
+        "0",
+        env={"TRITON_CACHE_DIR": str(cache), "HARNESS_CACHE_DIR": str(cache / "h")},
+    )
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
     assert "already finished there" in resumed.stdout
     doc = json.loads((out / "results.json").read_text())
@@ -109,8 +128,10 @@ def _jsonl_pairs(out: Path) -> list[list[str]]:
 
 
 def test_finished_directories_are_not_overwritten_and_out_is_checked(tmp_path: Path) -> None:
-    matrix = write_matrix(tmp_path / "m.yaml", MATRIX.replace("[fp32, fp16]", "[fp32]").replace(
-        "[{N: 4096}, {N: 8192}, {N: 12288}]", "[{N: 4096}]"))
+    matrix = write_matrix(
+        tmp_path / "m.yaml",
+        MATRIX.replace("[fp32, fp16]", "[fp32]").replace("[{N: 4096}, {N: 8192}, {N: 12288}]", "[{N: 4096}]"),
+    )
     out = tmp_path / "run"
     assert run_cli("run", str(matrix), "--out", str(out), "-n", "0").returncode == 0
     again = run_cli("run", str(matrix), "--out", str(out), "-n", "0")
@@ -146,9 +167,23 @@ def test_sigterm_ends_the_run_like_ctrl_c_and_marks_it_interrupted(tmp_path: Pat
 
 def _record(kernel: str, median: float | None = 100.0, **extra: object) -> Record:
     runtime = {"status": "ok", "timing": {"median_us": median}} if median is not None else {"status": "ok"}
-    return Record(kernel=kernel, dtype="fp16", shape={"N": 1}, target="h100", arch="sm_90", vendor="nvidia",
-                  triton="3.6.0", config={"BLOCK": 1}, config_id="BLOCK1", meta={}, origin="nvidia", mode="compile",
-                  status="ok", runtime=runtime, **extra)  # type: ignore[arg-type]
+    return Record(
+        kernel=kernel,
+        dtype="fp16",
+        shape={"N": 1},
+        target="h100",
+        arch="sm_90",
+        vendor="nvidia",
+        triton="3.6.0",
+        config={"BLOCK": 1},
+        config_id="BLOCK1",
+        meta={},
+        origin="nvidia",
+        mode="compile",
+        status="ok",
+        runtime=runtime,
+        **extra,
+    )  # type: ignore[arg-type]
 
 
 def test_resume_trusts_only_cases_whose_every_record_is_present() -> None:
@@ -183,17 +218,20 @@ def test_hostile_names_cannot_break_the_markdown_report() -> None:
 
 def test_a_run_with_hostile_names_writes_an_intact_report(tmp_path: Path) -> None:
     """Matrix and kernel names with table separators, code, headings, tags and newlines."""
-    matrix = write_matrix(tmp_path / "m.yaml", f"""\
+    matrix = write_matrix(
+        tmp_path / "m.yaml",
+        f"""\
 name: "evil | `name` \\n# heading <script>x</script>"
 targets: [h100]
 kernels:
   "k|`x`<b>":
-    source: {REPO / 'kernels' / 'vector_add.py'}:SPEC
+    source: {REPO / "kernels" / "vector_add.py"}:SPEC
     dtypes: [fp32]
     shapes: [{{N: 4096}}]
     configs: [{{BLOCK: 1024, num_warps: 4}}]
     interpret: false
-""")
+""",
+    )
     out = tmp_path / "run"
     proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -207,9 +245,12 @@ kernels:
 
 
 def test_damaged_results_are_refused_naming_the_record(tmp_path: Path) -> None:
-    for label, damage in (("flags", {"flags": "x"}), ("resources", {"resources": 5}), ("kernel", {"kernel": None}),
-                          ("flag_value", {"flags": [{"resource": "shared", "value": "big", "limit": 1,
-                                                     "severity": "error"}]})):
+    for label, damage in (
+        ("flags", {"flags": "x"}),
+        ("resources", {"resources": 5}),
+        ("kernel", {"kernel": None}),
+        ("flag_value", {"flags": [{"resource": "shared", "value": "big", "limit": 1, "severity": "error"}]}),
+    ):
         run = tmp_path / label
         writer = ResultsWriter(run, {"host": "h"})
         writer.add(_record("k"))

@@ -7,6 +7,7 @@ GPU): the gate must call no timing change in any of them, and still catch one co
 scaled by 1.08, as a real slowdown would move them). Pairs across the two sessions are not A/A: each session
 chose its own winners.
 """
+
 from __future__ import annotations
 
 import copy
@@ -15,7 +16,6 @@ import math
 import random
 
 import pytest
-
 from helpers import DATA
 
 from harness.analysis import trends
@@ -44,8 +44,14 @@ def _slowed(records: list[Record], kernel: str, factor: float) -> tuple[list[Rec
 def test_the_stored_runs_are_whole_and_sustained() -> None:
     for name, (run, records) in RUNS.items():
         tunes = [r for r in records if r.mode == "tune" and r.status == "ok"]
-        assert len(tunes) >= 20 and {r.kernel for r in tunes} >= {"matmul", "matmul_tma", "flash_attention",
-                                                                  "softmax", "moe_gemm", "cross_entropy"}, name
+        assert len(tunes) >= 20 and {r.kernel for r in tunes} >= {
+            "matmul",
+            "matmul_tma",
+            "flash_attention",
+            "softmax",
+            "moe_gemm",
+            "cross_entropy",
+        }, name
         assert all(r.runtime["timing_method"] == "sustained" for r in tunes) and run.get("end"), name
 
 
@@ -84,8 +90,9 @@ def test_family_control_over_200_figures_with_the_noise_of_real_runs() -> None:
     assert len(noise) >= 90 and 0.003 < stats.robust_sd(noise) < stats.NOISE_FLOOR
     rng = random.Random(20)
     est = stats.Estimate
-    family = [(est(100.0, 0.002, 15), est(100.0 * math.exp(rng.choice(noise)), 0.002, 15), 0.05, None)
-              for _ in range(200)]
+    family = [
+        (est(100.0, 0.002, 15), est(100.0 * math.exp(rng.choice(noise)), 0.002, 15), 0.05, None) for _ in range(200)
+    ]
     judged = stats.judge_family(family)
     assert not [j for j in judged if j.verdict in ("slower", "faster")]
     typical = sorted(noise)[len(noise) // 2]
@@ -118,9 +125,9 @@ def test_no_stored_sample_set_starts_slow() -> None:
 def test_history_gives_each_figure_its_own_noise(tmp_path) -> None:
     """With five stored nights a figure is judged against its own night-to-night spread, not the floor; the CLI
     takes the history file and says where each figure's noise came from."""
-    from harness.results import history
-
     from helpers import run_cli
+
+    from harness.results import history
 
     db = tmp_path / "h.sqlite"
     run, records = RUNS["g2"]
@@ -137,8 +144,13 @@ def test_history_gives_each_figure_its_own_noise(tmp_path) -> None:
     assert "floor" not in sources and "history" in sources, sources
     proc = run_cli("compare", str(DATA / "h200_gate" / "g2"), str(DATA / "h200_gate" / "g3"), "--history", str(db))
     assert "history" in proc.stdout and "timings judged" in proc.stdout
-    missing = run_cli("compare", str(DATA / "h200_gate" / "g2"), str(DATA / "h200_gate" / "g3"),
-                      "--history", str(tmp_path / "none.sqlite"))
+    missing = run_cli(
+        "compare",
+        str(DATA / "h200_gate" / "g2"),
+        str(DATA / "h200_gate" / "g3"),
+        "--history",
+        str(tmp_path / "none.sqlite"),
+    )
     assert missing.returncode == 3 and "no such history file" in missing.stderr and "Traceback" not in missing.stderr
 
 
@@ -152,5 +164,8 @@ def test_unstable_timings_are_shown_where_people_read(tmp_path) -> None:
     assert "WARNING unstable timing (4 in all)" in proc.stdout and "[isolated]: IQR" in proc.stdout
     assert "Unstable timings" in (tmp_path / "report.html").read_text()
     _, records = RUNS["g3"]
-    assert all(r.runtime["sustained"]["stable"] for r in records
-               if isinstance(r.runtime, dict) and isinstance(r.runtime.get("sustained"), dict))
+    assert all(
+        r.runtime["sustained"]["stable"]
+        for r in records
+        if isinstance(r.runtime, dict) and isinstance(r.runtime.get("sustained"), dict)
+    )

@@ -1,10 +1,10 @@
 """fused_activation's Phi (a fitted logistic, not libdevice erf) holds fp32-level accuracy everywhere."""
+
 from __future__ import annotations
 
 import os
 
 import pytest
-
 from helpers import DATA, REPO
 
 from harness.execution.pool import Worker
@@ -20,8 +20,13 @@ def test_normal_cdf_is_within_2e7_of_float64_phi_over_all_fp32_inputs() -> None:
     assert spec.tolerance("fp32") == (2e-7, 0.0)
     worker = Worker("interpret", dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(REPO)))
     try:
-        job = {"ref": PROBE, "dtype": "fp32", "shapes": [dict(s) for s in spec.interpret_shapes],
-               "config": {"BLOCK": 1 << 16}, "seed": 0}
+        job = {
+            "ref": PROBE,
+            "dtype": "fp32",
+            "shapes": [dict(s) for s in spec.interpret_shapes],
+            "config": {"BLOCK": 1 << 16},
+            "seed": 0,
+        }
         result = worker.request("interpret", job, timeout=900)
     finally:
         worker.close()

@@ -6,6 +6,7 @@ markdown, JSON). A change that moves code around must leave every byte as it was
 an output regenerates the files with ``HARNESS_UPDATE_GOLDEN=1 pytest tests/test_golden_outputs.py`` and says
 why in its commit message.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -20,8 +21,12 @@ from harness import cli
 
 GOLDEN = DATA / "golden"
 UPDATE = os.environ.get("HARNESS_UPDATE_GOLDEN") == "1"
-RUNS = {"static36": DATA / "static_triton36", "nightly": DATA / "h200_nightly", "gate_g1": DATA / "h200_gate" / "g1",
-        "gate_g2": DATA / "h200_gate" / "g2"}
+RUNS = {
+    "static36": DATA / "static_triton36",
+    "nightly": DATA / "h200_nightly",
+    "gate_g1": DATA / "h200_gate" / "g1",
+    "gate_g2": DATA / "h200_gate" / "g2",
+}
 
 
 def _copy_in(name: str, into: Path) -> Path:
@@ -51,27 +56,61 @@ def _check(produced: dict[str, str], folder: str) -> None:
 
 
 @pytest.mark.parametrize("run", ["static36", "nightly"])
-def test_report_outputs_are_unchanged(run: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_report_outputs_are_unchanged(
+    run: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.delenv("HARNESS_HISTORY", raising=False)
     monkeypatch.chdir(tmp_path)
     source = _copy_in(run, tmp_path)
     out = tmp_path / "out"
-    code = cli.main(["report", str(source.relative_to(tmp_path)), "--out", "out/report.md", "--vendor-eval",
-                     "--csv", "out/records.csv"])
+    code = cli.main(
+        [
+            "report",
+            str(source.relative_to(tmp_path)),
+            "--out",
+            "out/report.md",
+            "--vendor-eval",
+            "--csv",
+            "out/records.csv",
+        ]
+    )
     terminal = capsys.readouterr().out
     assert code == 0
-    _check({"terminal.txt": terminal, "report.md": (out / "report.md").read_text(),
-            "report.html": (out / "report.html").read_text(), "vendor-eval.md": (out / "vendor-eval.md").read_text(),
-            "records.csv": (out / "records.csv").read_text()}, run)
+    _check(
+        {
+            "terminal.txt": terminal,
+            "report.md": (out / "report.md").read_text(),
+            "report.html": (out / "report.html").read_text(),
+            "vendor-eval.md": (out / "vendor-eval.md").read_text(),
+            "records.csv": (out / "records.csv").read_text(),
+        },
+        run,
+    )
 
 
-def test_compare_outputs_are_unchanged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_compare_outputs_are_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.chdir(tmp_path)
     base, new = _copy_in("gate_g1", tmp_path), _copy_in("gate_g2", tmp_path)
-    code = cli.main(["compare", str(base.relative_to(tmp_path)), str(new.relative_to(tmp_path)), "--markdown",
-                     "compare.md", "--json", "compare.json"])
+    code = cli.main(
+        [
+            "compare",
+            str(base.relative_to(tmp_path)),
+            str(new.relative_to(tmp_path)),
+            "--markdown",
+            "compare.md",
+            "--json",
+            "compare.json",
+        ]
+    )
     terminal = capsys.readouterr().out
-    _check({"exit_code.txt": f"{code}\n", "terminal.txt": terminal, "compare.md": (tmp_path / "compare.md").read_text(),
-            "compare.json": (tmp_path / "compare.json").read_text()}, "compare_g1_g2")
+    _check(
+        {
+            "exit_code.txt": f"{code}\n",
+            "terminal.txt": terminal,
+            "compare.md": (tmp_path / "compare.md").read_text(),
+            "compare.json": (tmp_path / "compare.json").read_text(),
+        },
+        "compare_g1_g2",
+    )

@@ -1,4 +1,5 @@
 """Which ld.lld triton < 3.5 gets for AMD builds (the real link with triton 3.4.0 + ziglang is in README)."""
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """`harness history` over several nights built from a real H200 run: a lasting shift is a step, a blip is not."""
+
 from __future__ import annotations
 
 import copy
@@ -14,8 +15,9 @@ def _night(doc: dict, day: int, tmp: Path, slower: set[str]) -> Path:
     """The recorded run as night ``day``; configs in ``slower`` carry the slower config's real timing instead."""
     night = copy.deepcopy(doc)
     night["run"]["start"] = f"2026-11-{day:02d}T02:00:00+00:00"
-    finals = [r for r in night["records"]
-              if r["mode"] == "compile" and (r.get("runtime") or {}).get("stage") == "final"]
+    finals = [
+        r for r in night["records"] if r["mode"] == "compile" and (r.get("runtime") or {}).get("stage") == "final"
+    ]
     slow = max(finals, key=lambda r: r["runtime"]["timing"]["median_us"])
     for r in finals:
         if r["config_id"] in slower:
@@ -28,14 +30,19 @@ def _night(doc: dict, day: int, tmp: Path, slower: set[str]) -> Path:
 
 def test_a_step_is_flagged_and_a_blip_is_not(tmp_path: Path) -> None:
     doc = json.loads((DATA / "h200_run_m" / "results.json").read_text())
-    finals = sorted((r for r in doc["records"] if r["mode"] == "compile"
-                     and (r.get("runtime") or {}).get("stage") == "final"),
-                    key=lambda r: r["runtime"]["timing"]["median_us"])
+    finals = sorted(
+        (r for r in doc["records"] if r["mode"] == "compile" and (r.get("runtime") or {}).get("stage") == "final"),
+        key=lambda r: r["runtime"]["timing"]["median_us"],
+    )
     fast = finals[0]["config_id"]
-    nights = [_night(doc, 1, tmp_path, set()), _night(doc, 2, tmp_path, set()),
-              _night(doc, 3, tmp_path, {fast}),            # one slow night, then back: a blip
-              _night(doc, 4, tmp_path, set()), _night(doc, 5, tmp_path, set()),
-              _night(doc, 6, tmp_path, set())]
+    nights = [
+        _night(doc, 1, tmp_path, set()),
+        _night(doc, 2, tmp_path, set()),
+        _night(doc, 3, tmp_path, {fast}),  # one slow night, then back: a blip
+        _night(doc, 4, tmp_path, set()),
+        _night(doc, 5, tmp_path, set()),
+        _night(doc, 6, tmp_path, set()),
+    ]
     db = tmp_path / "history.sqlite"
     assert run_cli("history", "add", *map(str, nights[:3]), "--db", str(db)).returncode == 0
     assert run_cli("history", "add", *map(str, nights[3:]), "--db", str(db)).returncode == 0
@@ -58,11 +65,11 @@ def test_a_step_is_flagged_and_a_blip_is_not(tmp_path: Path) -> None:
 
 
 def test_step_rules_on_known_series() -> None:
-    assert step_of([10, 10.1, 9.9, 10, 12, 12.1]) is not None        # held for two nights
-    assert step_of([10, 10.1, 9.9, 12, 10, 10.1]) is None            # a blip
-    assert step_of([10, 10.2, 9.8, 10.1, 10.3, 9.9]) is None          # noise within 5%
-    assert step_of([10, 10, 12]) is None                              # too few nights
-    assert step_of([10, 10, 10, 8, 8]) < 0                            # faster is a step too, the other way
+    assert step_of([10, 10.1, 9.9, 10, 12, 12.1]) is not None  # held for two nights
+    assert step_of([10, 10.1, 9.9, 12, 10, 10.1]) is None  # a blip
+    assert step_of([10, 10.2, 9.8, 10.1, 10.3, 9.9]) is None  # noise within 5%
+    assert step_of([10, 10, 12]) is None  # too few nights
+    assert step_of([10, 10, 10, 8, 8]) < 0  # faster is a step too, the other way
 
 
 def test_the_key_keeps_both_tritons_and_trends_stay_per_host(tmp_path: Path) -> None:
@@ -70,8 +77,8 @@ def test_the_key_keeps_both_tritons_and_trends_stay_per_host(tmp_path: Path) -> 
     form their own series, never one trend with the first's."""
     import gzip
 
-    from harness.results import history
     from harness.model.records import Record
+    from harness.results import history
 
     doc = json.loads(gzip.decompress((DATA / "h200_gate" / "g2" / "results.json.gz").read_bytes()))
     records = [Record.from_dict(r) for r in doc["records"]]
@@ -101,8 +108,12 @@ def test_a_file_that_is_not_a_history_is_a_one_line_error(tmp_path: Path) -> Non
     import sqlite3
 
     run = str(DATA / "h200_gate" / "g2")
-    cases = {"not_sqlite": tmp_path / "text.sqlite", "a_directory": tmp_path / "dir.sqlite",
-             "other_schema": tmp_path / "other.sqlite", "missing": tmp_path / "missing.sqlite"}
+    cases = {
+        "not_sqlite": tmp_path / "text.sqlite",
+        "a_directory": tmp_path / "dir.sqlite",
+        "other_schema": tmp_path / "other.sqlite",
+        "missing": tmp_path / "missing.sqlite",
+    }
     cases["not_sqlite"].write_text("this is not a database\n" * 100)
     cases["a_directory"].mkdir()
     with sqlite3.connect(cases["other_schema"]) as con:
@@ -121,14 +132,16 @@ def test_a_schema_1_file_is_read_and_carried_over(tmp_path: Path) -> None:
     import gzip
     import sqlite3
 
-    from harness.results import history
     from harness.model.records import Record
+    from harness.results import history
 
     db = tmp_path / "old.sqlite"
     with sqlite3.connect(db) as con:  # the layout before torch and device joined the key
-        con.execute("CREATE TABLE figures (night TEXT NOT NULL, host TEXT NOT NULL, triton TEXT NOT NULL, commit_id "
-                    "TEXT NOT NULL, series TEXT NOT NULL, metric TEXT NOT NULL, value REAL NOT NULL, "
-                    "PRIMARY KEY (night, host, series, metric))")
+        con.execute(
+            "CREATE TABLE figures (night TEXT NOT NULL, host TEXT NOT NULL, triton TEXT NOT NULL, commit_id "
+            "TEXT NOT NULL, series TEXT NOT NULL, metric TEXT NOT NULL, value REAL NOT NULL, "
+            "PRIMARY KEY (night, host, series, metric))"
+        )
         con.execute("INSERT INTO figures VALUES ('2026-10-01', 'h', '3.5.1', 'c', 'old series', 'median_us', 1.5)")
     from harness.analysis.trends import trends
 
@@ -136,5 +149,6 @@ def test_a_schema_1_file_is_read_and_carried_over(tmp_path: Path) -> None:
     doc = json.loads(gzip.decompress((DATA / "h200_gate" / "g2" / "results.json.gz").read_bytes()))
     history.add(db, doc["run"], [Record.from_dict(r) for r in doc["records"]])
     with sqlite3.connect(db) as con:
-        assert con.execute("SELECT host, triton, torch, device FROM nights WHERE series = 'old series'").fetchall() \
-            == [("h", "3.5.1", "", "")]
+        assert con.execute("SELECT host, triton, torch, device FROM nights WHERE series = 'old series'").fetchall() == [
+            ("h", "3.5.1", "", "")
+        ]

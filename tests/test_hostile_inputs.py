@@ -3,6 +3,7 @@ matrices that are not regular files or carry numbers past Python's digit limit, 
 off the allow-list, spec callbacks that hang, crash or exit, command-line values out of range, unusable output
 paths and history files, and damaged results, field by field and type by type. Each input has its expected exit
 code and what its first line says; none may print a traceback."""
+
 from __future__ import annotations
 
 import copy
@@ -29,8 +30,10 @@ def _env(var: str, target: str = "mi300x") -> str:
 
 
 def _callback(attr: str) -> str:
-    return (f"name: cb\ntargets: [h100]\nkernels:\n  k:\n    source: {CALLBACKS}:{attr}\n    dtypes: [fp32]\n"
-            "    shapes: [{N: 16}]\n    configs: [{BLOCK: 16}]\n")
+    return (
+        f"name: cb\ntargets: [h100]\nkernels:\n  k:\n    source: {CALLBACKS}:{attr}\n    dtypes: [fp32]\n"
+        "    shapes: [{N: 16}]\n    configs: [{BLOCK: 16}]\n"
+    )
 
 
 # name -> (file contents, what the first line must say)
@@ -41,27 +44,43 @@ MATRICES: dict[str, tuple[str, str]] = {
     "digits_block": (BASE.replace("BLOCK: 1024", f"BLOCK: {BIG}"), "digits"),
     "digits_warps": (BASE.replace("num_warps: 4", f"num_warps: -{BIG}"), "digits"),
     "digits_kernel_timeout": (BASE.replace("interpret: false", f"interpret: false\n    timeout_s: {BIG}"), "digits"),
-    "digits_compare_threshold": (BASE.replace("interpret: false", f"interpret: false\n    compare_threshold: {BIG}"),
-                                 "digits"),
+    "digits_compare_threshold": (
+        BASE.replace("interpret: false", f"interpret: false\n    compare_threshold: {BIG}"),
+        "digits",
+    ),
     "digits_in_a_list": (BASE.replace("[fp32]", f"[{BIG}]"), "digits"),
     "digits_as_a_key": (BASE.replace("name: hostile", f"{BIG}: 1\nname: hostile"), "digits"),
-    "digits_import_env": (BASE.replace("interpret: false", f"interpret: false\n    import_env: {{LIB_MODE: {BIG}}}"),
-                          "digits"),
+    "digits_import_env": (
+        BASE.replace("interpret: false", f"interpret: false\n    import_env: {{LIB_MODE: {BIG}}}"),
+        "digits",
+    ),
 }
 # every variable that makes Triton import code, use another cache, drop what is recorded or write elsewhere, and
 # every variable that is no codegen knob: refused per backend
-for _var, _what in [("TRITON_CACHE_MANAGER", "import a class"), ("TRITON_REMOTE_CACHE_BACKEND", "import a class"),
-                    ("TRITON_STORE_BINARY_ONLY", "only the binary"), ("TRITON_REDIS_HOST", "remote server"),
-                    ("TRITON_REDIS_PORT", "remote server"), ("TRITON_REDIS_KEY_FORMAT", "remote server"),
-                    ("TRITON_HOME", "outside the run directory"), ("TRITON_OVERRIDE_DIR", "outside the run"),
-                    ("TRITON_KERNEL_OVERRIDE", "outside the run"), ("TRITON_ALWAYS_COMPILE", "set by the harness"),
-                    ("TRITON_INTERPRET", "set by the harness"), ("TRITON_KERNEL_DUMP", "outside the run"),
-                    ("CC", "not on the harness's list"), ("TRITON_LIBDEVICE_PATH", "not on the harness's list"),
-                    ("PTXAS_OPTIONS", "not on the harness's list"), ("TRITON_DEBUG", "not on the harness's list"),
-                    ("MLIR_ENABLE_DUMP", "not on the harness's list"), ("TRITON_ENABLE_ASAN", "not on the harness's"),
-                    ("TRITON_MOCK_PTX_VERSION", "not on the harness's list"),
-                    ("TRITON_OVERRIDE_ARCH", "not on the harness's list"), ("PYTHONPATH", "not on the harness's"),
-                    ("LD_PRELOAD", "not on the harness's list")]:
+for _var, _what in [
+    ("TRITON_CACHE_MANAGER", "import a class"),
+    ("TRITON_REMOTE_CACHE_BACKEND", "import a class"),
+    ("TRITON_STORE_BINARY_ONLY", "only the binary"),
+    ("TRITON_REDIS_HOST", "remote server"),
+    ("TRITON_REDIS_PORT", "remote server"),
+    ("TRITON_REDIS_KEY_FORMAT", "remote server"),
+    ("TRITON_HOME", "outside the run directory"),
+    ("TRITON_OVERRIDE_DIR", "outside the run"),
+    ("TRITON_KERNEL_OVERRIDE", "outside the run"),
+    ("TRITON_ALWAYS_COMPILE", "set by the harness"),
+    ("TRITON_INTERPRET", "set by the harness"),
+    ("TRITON_KERNEL_DUMP", "outside the run"),
+    ("CC", "not on the harness's list"),
+    ("TRITON_LIBDEVICE_PATH", "not on the harness's list"),
+    ("PTXAS_OPTIONS", "not on the harness's list"),
+    ("TRITON_DEBUG", "not on the harness's list"),
+    ("MLIR_ENABLE_DUMP", "not on the harness's list"),
+    ("TRITON_ENABLE_ASAN", "not on the harness's"),
+    ("TRITON_MOCK_PTX_VERSION", "not on the harness's list"),
+    ("TRITON_OVERRIDE_ARCH", "not on the harness's list"),
+    ("PYTHONPATH", "not on the harness's"),
+    ("LD_PRELOAD", "not on the harness's list"),
+]:
     for _target in ("h100", "mi300x"):
         MATRICES[f"env_{_var.lower()}_{_target}"] = (_env(_var, _target), _what)
 MATRICES["env_amd_dump_on_amd"] = (_env("AMDGCN_ENABLE_DUMP"), "not on the harness's list")
@@ -69,13 +88,18 @@ MATRICES["env_nvptx_dump_on_nvidia"] = (_env("NVPTX_ENABLE_DUMP", "h100"), "not 
 MATRICES["env_amd_knob_on_nvidia"] = (_env("AMDGCN_USE_BUFFER_OPS", "h100"), "another backend")
 MATRICES["env_ptxas_path_on_amd"] = (_env("TRITON_PTXAS_PATH"), "another backend")
 for _callback_name in ("CONFIG_OK", "FIXED", "GRID"):
-    for _how, _what in [("HANG", "did not return"), ("SEGFAULT", "killed the process (SIGSEGV)"),
-                        ("EXIT_ZERO", "ended the process (exit code 0)"),
-                        ("OS_EXIT_ZERO", "ended the process (exit code 0)"),
-                        ("EXIT_THREE", "ended the process (exit code 3)")]:
+    for _how, _what in [
+        ("HANG", "did not return"),
+        ("SEGFAULT", "killed the process (SIGSEGV)"),
+        ("EXIT_ZERO", "ended the process (exit code 0)"),
+        ("OS_EXIT_ZERO", "ended the process (exit code 0)"),
+        ("EXIT_THREE", "ended the process (exit code 3)"),
+    ]:
         _label = {"CONFIG_OK": "config_ok", "FIXED": "fixed_constexprs", "GRID": "grid"}[_callback_name]
-        MATRICES[f"callback_{_callback_name.lower()}_{_how.lower()}"] = (_callback(f"{_callback_name}_{_how}"),
-                                                                          f"{_label} (shape")
+        MATRICES[f"callback_{_callback_name.lower()}_{_how.lower()}"] = (
+            _callback(f"{_callback_name}_{_how}"),
+            f"{_label} (shape",
+        )
 
 
 def _special_files(tmp: Path) -> dict[str, tuple[Path, str]]:
@@ -86,9 +110,13 @@ def _special_files(tmp: Path) -> dict[str, tuple[Path, str]]:
     folder.mkdir()
     link = tmp / "zero_link.yaml"
     link.symlink_to("/dev/zero")
-    return {"fifo": (fifo, "a FIFO"), "dev_zero": (Path("/dev/zero"), "a device"),
-            "dev_null": (Path("/dev/null"), "a device"), "directory": (folder, "a directory"),
-            "link_to_dev_zero": (link, "a device")}
+    return {
+        "fifo": (fifo, "a FIFO"),
+        "dev_zero": (Path("/dev/zero"), "a device"),
+        "dev_null": (Path("/dev/null"), "a device"),
+        "directory": (folder, "a directory"),
+        "link_to_dev_zero": (link, "a device"),
+    }
 
 
 def test_matrices_bad_in_every_new_way_are_each_one_line_and_exit_2(tmp_path: Path) -> None:
@@ -98,8 +126,12 @@ def test_matrices_bad_in_every_new_way_are_each_one_line_and_exit_2(tmp_path: Pa
         path.write_text(body)
         files[path] = fragment
     files.update({path: fragment for path, fragment in _special_files(tmp_path).values()})
-    proc = run_cli("validate", *map(str, files), env={"HARNESS_IMPORT_TIMEOUT_S": "120",
-                                                       "HARNESS_CALLBACK_TIMEOUT_S": "3"}, timeout=900)
+    proc = run_cli(
+        "validate",
+        *map(str, files),
+        env={"HARNESS_IMPORT_TIMEOUT_S": "120", "HARNESS_CALLBACK_TIMEOUT_S": "3"},
+        timeout=900,
+    )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stdout + proc.stderr, (proc.stdout + proc.stderr)[-3000:]
     lines = proc.stdout.splitlines()
@@ -121,8 +153,11 @@ CLI: dict[str, tuple[list[str], int, str]] = {
     "compare_fdr_large": (["compare", "{good}", "{good}", "--fdr", "1.5"], 2, "--fdr"),
     "compare_noise_floor_negative": (["compare", "{good}", "{good}", "--noise-floor", "-0.1"], 2, "--noise-floor"),
     "compare_min_us_nan": (["compare", "{good}", "{good}", "--min-us", "nan"], 2, "--min-us"),
-    "compare_compile_threshold_text": (["compare", "{good}", "{good}", "--compile-threshold", "x"], 2,
-                                       "--compile-threshold"),
+    "compare_compile_threshold_text": (
+        ["compare", "{good}", "{good}", "--compile-threshold", "x"],
+        2,
+        "--compile-threshold",
+    ),
     "compare_base_fifo": (["compare", "{fifo}", "{good}"], 3, "a FIFO"),
     "compare_new_dev_zero": (["compare", "{good}", "/dev/zero"], 3, "a device"),
     "compare_base_missing": (["compare", "{tmp}/missing", "{good}"], 3, "cannot read"),
@@ -136,8 +171,7 @@ CLI: dict[str, tuple[list[str], int, str]] = {
     "report_empty_folder": (["report", "{empty}"], 2, "cannot read"),
     "report_out_is_a_folder": (["report", "{good}", "--out", "{tmp}"], 2, "--out"),
     "report_csv_is_a_folder": (["report", "{good}", "--csv", "{tmp}"], 2, "--csv"),
-    "report_history_fifo": (["report", "{good}", "--out", "{tmp}/r/report.md", "--history", "{fifo}"], 0,
-                            "warning"),
+    "report_history_fifo": (["report", "{good}", "--out", "{tmp}/r/report.md", "--history", "{fifo}"], 0, "warning"),
     "history_show_fifo": (["history", "show", "--db", "{fifo}"], 2, "a FIFO"),
     "history_show_folder": (["history", "show", "--db", "{tmp}"], 2, "is a directory"),
     "history_show_not_a_db": (["history", "show", "--db", "{notdb}"], 2, "{notdb}"),
@@ -209,9 +243,19 @@ def places(tmp_path: Path) -> dict[str, str]:
     (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
     matrix = tmp_path / "m.yaml"
     matrix.write_text(BASE.replace("[h100, mi300x]", "[h100]"))
-    return {"good": str(good), "damaged": str(damaged), "fifo": str(fifo), "tmp": str(tmp_path),
-            "notdb": str(tmp_path / "not.db"), "corrupt": str(tmp_path / "corrupt.db"), "otherdb": str(tmp_path / "other.db"), "empty": str(tmp_path / "empty"),
-            "userdir": str(user), "dangling": str(tmp_path / "dangling"), "matrix": str(matrix)}
+    return {
+        "good": str(good),
+        "damaged": str(damaged),
+        "fifo": str(fifo),
+        "tmp": str(tmp_path),
+        "notdb": str(tmp_path / "not.db"),
+        "corrupt": str(tmp_path / "corrupt.db"),
+        "otherdb": str(tmp_path / "other.db"),
+        "empty": str(tmp_path / "empty"),
+        "userdir": str(user),
+        "dangling": str(tmp_path / "dangling"),
+        "matrix": str(matrix),
+    }
 
 
 def _fill(argv: list[str], places: dict[str, str]) -> list[str]:
@@ -222,8 +266,9 @@ def _first_line(text: str) -> str:
     return next((line for line in text.splitlines() if line.strip()), "")
 
 
-def test_command_line_values_and_paths_out_of_bounds(places: dict[str, str], capsys: pytest.CaptureFixture[str]) \
-        -> None:
+def test_command_line_values_and_paths_out_of_bounds(
+    places: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
     for name, (argv, code, fragment) in CLI.items():
         got = cli.main(_fill(argv, places))
         out, err = capsys.readouterr()
@@ -232,8 +277,9 @@ def test_command_line_values_and_paths_out_of_bounds(places: dict[str, str], cap
         assert fragment.format(**places) in _first_line(err), (name, _first_line(err))
 
 
-def test_run_refuses_each_bad_argument_before_any_case_runs(places: dict[str, str], capsys: pytest.CaptureFixture[str],
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_run_refuses_each_bad_argument_before_any_case_runs(
+    places: dict[str, str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     import pytest as pytest_module
 
     def no_run(*args: object, **kwargs: object) -> int:
@@ -265,10 +311,14 @@ DAMAGE: dict[str, tuple[list[Any], Any, str]] = {
     "schema_text": (["schema_version"], "3", "schema_version"),
     "schema_float": (["schema_version"], 3.0, "schema_version"),
     "schema_missing": (["schema_version"], DELETE, "schema_version"),
-    "run_list": (["run"], [], "'run'"), "run_text": (["run"], "x", "'run'"), "run_number": (["run"], 5, "'run'"),
+    "run_list": (["run"], [], "'run'"),
+    "run_text": (["run"], "x", "'run'"),
+    "run_number": (["run"], 5, "'run'"),
     "run_null": (["run"], None, "'run'"),
-    "records_object": (["records"], {}, "'records'"), "records_text": (["records"], "x", "'records'"),
-    "records_number": (["records"], 5, "'records'"), "record_number": (["records", 0], 5, "list of objects"),
+    "records_object": (["records"], {}, "'records'"),
+    "records_text": (["records"], "x", "'records'"),
+    "records_number": (["records"], 5, "'records'"),
+    "record_number": (["records", 0], 5, "list of objects"),
     "record_list": (["records", 0], [], "list of objects"),
     "status_weird": (["records", 0, "status"], "weird", "'status'"),
     "mode_weird": (["records", 0, "mode"], "benchmark", "'mode'"),
@@ -294,32 +344,68 @@ DAMAGE: dict[str, tuple[list[Any], Any, str]] = {
     "artifact_text": (["records", 0, "artifacts", "ptx"], "kernel.ptx", "artifacts"),
     "artifact_path_number": (["records", 0, "artifacts", "ptx", "path"], 5, "artifacts"),
     "flag_text": (["records", 0, "flags"], ["shared"], "a flag must be"),
-    "flag_value_text": (["records", 0, "flags"], [{"resource": "shared", "value": "x", "limit": 1,
-                                                   "severity": "error"}], "a flag must be"),
-    "run_host_number": (["run", "host"], 5, "'host'"), "run_interrupted_text": (["run", "interrupted"], "no",
-                                                                              "'interrupted'"),
-    "run_matrix_list": (["run", "matrix"], [], "'matrix'"), "run_matrix_name_number": (["run", "matrix", "name"], 5,
-                                                                                      "'name'"),
-    "run_targets_text": (["run", "targets"], "h100", "'targets'"), "run_start_number": (["run", "start"], 5, "'start'"),
-    "run_end_list": (["run", "end"], [], "'end'"), "run_selected_object": (["run", "selected"], {}, "'selected'"),
+    "flag_value_text": (
+        ["records", 0, "flags"],
+        [{"resource": "shared", "value": "x", "limit": 1, "severity": "error"}],
+        "a flag must be",
+    ),
+    "run_host_number": (["run", "host"], 5, "'host'"),
+    "run_interrupted_text": (["run", "interrupted"], "no", "'interrupted'"),
+    "run_matrix_list": (["run", "matrix"], [], "'matrix'"),
+    "run_matrix_name_number": (["run", "matrix", "name"], 5, "'name'"),
+    "run_targets_text": (["run", "targets"], "h100", "'targets'"),
+    "run_start_number": (["run", "start"], 5, "'start'"),
+    "run_end_list": (["run", "end"], [], "'end'"),
+    "run_selected_object": (["run", "selected"], {}, "'selected'"),
     "run_thresholds_list": (["run", "compare_thresholds"], [], "'compare_thresholds'"),
-    "run_gpus_object": (["run", "gpus"], {}, "'gpus'"), "run_triton_number": (["run", "triton"], 3.6, "'triton'"),
+    "run_gpus_object": (["run", "gpus"], {}, "'gpus'"),
+    "run_triton_number": (["run", "triton"], 3.6, "'triton'"),
     "run_commit_list": (["run", "commit"], [], "'commit'"),
     "run_resumed_text": (["run", "resumed"], "yes", "'resumed'"),
 }
 # every field of a record, given a value of a type it does not take
 _WRONG = {"str": 5, "bool": "yes", "dict": [], "list": {}, "float": "slow", "int": "3"}
-for _name, _type in [("kernel", "str"), ("dtype", "str"), ("target", "str"), ("arch", "str"), ("vendor", "str"),
-                     ("triton", "str"), ("config_id", "str"), ("origin", "str"), ("error", "str"),
-                     ("traceback", "str"), ("host", "str"), ("fits", "bool"), ("resources", "dict"),
-                     ("flags", "list"), ("artifacts", "dict"), ("compile_s", "float"), ("compile_cache", "dict"),
-                     ("compile_stages_s", "dict"), ("correctness", "dict"), ("ignored_options", "list"),
-                     ("kernel_hash", "str"), ("launcher", "str"), ("environment", "str"),
-                     ("deciding_environment", "str"), ("env", "dict"), ("specialisation", "dict"),
-                     ("assumptions", "list"), ("cache_key", "str"), ("duplicate_of", "str"), ("case_id", "str"),
-                     ("case_records", "int"), ("expected_failure", "str"), ("known_failure_fixed", "str"),
-                     ("autotune", "dict"), ("captured", "dict"), ("import_env", "dict"), ("shape", "dict"),
-                     ("config", "dict"), ("meta", "dict")]:
+for _name, _type in [
+    ("kernel", "str"),
+    ("dtype", "str"),
+    ("target", "str"),
+    ("arch", "str"),
+    ("vendor", "str"),
+    ("triton", "str"),
+    ("config_id", "str"),
+    ("origin", "str"),
+    ("error", "str"),
+    ("traceback", "str"),
+    ("host", "str"),
+    ("fits", "bool"),
+    ("resources", "dict"),
+    ("flags", "list"),
+    ("artifacts", "dict"),
+    ("compile_s", "float"),
+    ("compile_cache", "dict"),
+    ("compile_stages_s", "dict"),
+    ("correctness", "dict"),
+    ("ignored_options", "list"),
+    ("kernel_hash", "str"),
+    ("launcher", "str"),
+    ("environment", "str"),
+    ("deciding_environment", "str"),
+    ("env", "dict"),
+    ("specialisation", "dict"),
+    ("assumptions", "list"),
+    ("cache_key", "str"),
+    ("duplicate_of", "str"),
+    ("case_id", "str"),
+    ("case_records", "int"),
+    ("expected_failure", "str"),
+    ("known_failure_fixed", "str"),
+    ("autotune", "dict"),
+    ("captured", "dict"),
+    ("import_env", "dict"),
+    ("shape", "dict"),
+    ("config", "dict"),
+    ("meta", "dict"),
+]:
     DAMAGE[f"record_{_name}_wrong_type"] = (["records", 0, _name], _WRONG[_type], f"'{_name}'")
 DAMAGE["record_case_records_bool"] = (["records", 0, "case_records"], True, "'case_records'")
 DAMAGE["record_fits_number"] = (["records", 0, "fits"], 1, "'fits'")
@@ -341,7 +427,8 @@ def _damaged(doc: dict[str, Any], where: list[Any], value: Any) -> Any:
 
 
 def test_damaged_results_are_refused_naming_the_field_by_report_compare_and_history(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     base = _base_doc()
     good = tmp_path / "good.json"
     good.write_text(json.dumps(base))
@@ -351,8 +438,11 @@ def test_damaged_results_are_refused_naming_the_field_by_report_compare_and_hist
         path = tmp_path / name / "results.json"
         path.parent.mkdir()
         path.write_text(json.dumps(_damaged(base, where, value)))
-        for argv, code in ((["report", str(path)], 2), (["compare", str(good), str(path)], 3),
-                           (["history", "add", "--db", str(tmp_path / "h.db"), str(path.parent)], 2)):
+        for argv, code in (
+            (["report", str(path)], 2),
+            (["compare", str(good), str(path)], 3),
+            (["history", "add", "--db", str(tmp_path / "h.db"), str(path.parent)], 2),
+        ):
             got = cli.main(argv)
             out, err = capsys.readouterr()
             assert got == code, (name, argv[0], got, err[-400:])

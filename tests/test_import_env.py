@@ -6,6 +6,7 @@ compiles: each target's artifacts are its own vendor's kernel, every config of b
 (portability), and the variable reached the compile workers before the import (the list they built is the wide
 one) and is recorded.
 """
+
 from __future__ import annotations
 
 import json
@@ -15,18 +16,21 @@ from helpers import DATA, run_cli, write_matrix
 
 
 def test_each_target_builds_its_vendors_kernel_under_the_import_env(tmp_path: Path) -> None:
-    matrix = write_matrix(tmp_path / "m.yaml", f"""\
+    matrix = write_matrix(
+        tmp_path / "m.yaml",
+        f"""\
 name: vendors
 targets: [h100, mi300x]
 environments:
   mi300x: [{{name: default, env: {{}}}}]
 kernels:
   copy:
-    source: {DATA / 'vendor_dispatch_spec.py'}:SPEC
+    source: {DATA / "vendor_dispatch_spec.py"}:SPEC
     import_env: {{TOYLIB_WIDE: 1}}
     dtypes: [fp32]
     shapes: [{{N: 8192}}]
-""")
+""",
+    )
     out = tmp_path / "run"
     proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

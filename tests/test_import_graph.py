@@ -2,6 +2,7 @@
 below it, no module imports (directly or through others) a module that imports it back, and no package is in a cycle
 with another. Read from the source's syntax trees, imports inside functions included (a lazy import is still a
 dependency)."""
+
 from __future__ import annotations
 
 import ast
@@ -100,12 +101,23 @@ ALLOWED: dict[str, set[str]] = {
     "harness.execution": BASE | {"harness.authoring", "harness.matrix", "harness.build", "harness.device"},
     "harness.analysis": BASE | {"harness.results"},
     "harness.render": BASE | {"harness.results", "harness.analysis"},
-    "harness.pytest_plugin": BASE | {"harness.authoring", "harness.matrix", "harness.build", "harness.device",
-                                     "harness.execution", "harness.results", "harness.analysis", "harness.render"},
+    "harness.pytest_plugin": BASE
+    | {
+        "harness.authoring",
+        "harness.matrix",
+        "harness.build",
+        "harness.device",
+        "harness.execution",
+        "harness.results",
+        "harness.analysis",
+        "harness.render",
+    },
     "harness.cli": {"*"},  # nothing imports it
     # the package's own face: harness (its version), python -m harness, and the two names kernel files import
-    "harness": set(), "harness.__main__": {"harness.cli"},
-    "harness.spec": {"harness.authoring"}, "harness.torchutil": {"harness.authoring"},
+    "harness": set(),
+    "harness.__main__": {"harness.cli"},
+    "harness.spec": {"harness.authoring"},
+    "harness.torchutil": {"harness.authoring"},
 }
 
 
@@ -121,8 +133,12 @@ def _package_edges() -> dict[str, set[str]]:
 def test_every_stage_imports_only_the_stages_below_it() -> None:
     edges = _package_edges()
     assert set(edges) == set(ALLOWED), "a package the map does not know (add it to ALLOWED and README)"
-    wrong = sorted(f"{a} imports {b}" for a, targets in edges.items() for b in targets
-                   if "*" not in ALLOWED[a] and b not in ALLOWED[a])
+    wrong = sorted(
+        f"{a} imports {b}"
+        for a, targets in edges.items()
+        for b in targets
+        if "*" not in ALLOWED[a] and b not in ALLOWED[a]
+    )
     assert wrong == []
 
 
@@ -145,10 +161,13 @@ def test_every_name_imported_from_the_harness_exists() -> None:
 
     modules = _modules()
     missing = []
-    for name, path in modules.items():
+    for path in modules.values():
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "harness":
                 target = importlib.import_module(node.module)
-                missing += [f"{path.name}:{node.lineno}: {node.module}.{a.name}" for a in node.names
-                            if not hasattr(target, a.name) and f"{node.module}.{a.name}" not in modules]
+                missing += [
+                    f"{path.name}:{node.lineno}: {node.module}.{a.name}"
+                    for a in node.names
+                    if not hasattr(target, a.name) and f"{node.module}.{a.name}" not in modules
+                ]
     assert missing == []

@@ -1,5 +1,6 @@
 """A run cut mid-way or narrowed by -k never lets an opt-in environment decide a verdict, and ``harness compare``
 judges only what both runs completed: real static runs, one cut by SIGTERM, one narrowed by -k, one losing builds."""
+
 from __future__ import annotations
 
 import json
@@ -11,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from helpers import REPO, run_cli, write_matrix
 
 # async-copy listed first: its case of a shape runs just before the default one, so a stop right after an
@@ -37,12 +37,23 @@ def _deciding(doc: dict) -> list[dict]:
 
 def _cut_run(matrix: Path, out: Path, cache: Path) -> str:
     """A real run stopped by SIGTERM as soon as an async-copy build is recorded, before its default build."""
-    env = dict(os.environ, PYTHONPATH=str(REPO), TRITON_CACHE_DIR=str(cache), HARNESS_CACHE_DIR=str(cache / "h"),
-               HARNESS_COMPILE_WORKERS="1")
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(REPO),
+        TRITON_CACHE_DIR=str(cache),
+        HARNESS_CACHE_DIR=str(cache / "h"),
+        HARNESS_COMPILE_WORKERS="1",
+    )
     env.pop("TRITON_INTERPRET", None)
-    proc = subprocess.Popen([sys.executable, "-m", "harness", "run", str(matrix), "--out", str(out), "-n", "0"],
-                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness", "run", str(matrix), "--out", str(out), "-n", "0"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     jsonl, deadline = out / "records.jsonl", time.monotonic() + 300
     while time.monotonic() < deadline:
         text = jsonl.read_text() if jsonl.is_file() else ""
@@ -88,8 +99,17 @@ def test_a_run_cut_mid_case_gives_incomplete_never_the_opt_in_verdict(cut_runs: 
 def test_a_k_selection_of_opt_in_builds_decides_nothing(tmp_path: Path) -> None:
     matrix = write_matrix(tmp_path / "m.yaml", MATRIX)
     out = tmp_path / "run"
-    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0", "-k", "async",
-                   env={"TRITON_CACHE_DIR": str(tmp_path / "cache")})
+    proc = run_cli(
+        "run",
+        str(matrix),
+        "--out",
+        str(out),
+        "-n",
+        "0",
+        "-k",
+        "async",
+        env={"TRITON_CACHE_DIR": str(tmp_path / "cache")},
+    )
     assert proc.returncode == 0, proc.stdout[-2000:]
     doc = json.loads((out / "results.json").read_text())
     assert {r["environment"] for r in doc["records"]} == {"async-copy"}
@@ -104,7 +124,8 @@ def test_a_k_selection_of_opt_in_builds_decides_nothing(tmp_path: Path) -> None:
 
 
 def test_compare_refuses_cut_runs_unless_allowed_and_then_names_what_it_left_out(
-        cut_runs: tuple[Path, Path, str], tmp_path: Path) -> None:
+    cut_runs: tuple[Path, Path, str], tmp_path: Path
+) -> None:
     a, b, _ = cut_runs
     refused = run_cli("compare", str(a), str(b))
     assert refused.returncode == 3 and "interrupted before every case ran" in refused.stdout
@@ -126,17 +147,20 @@ def test_compare_calls_builds_lost_by_the_new_run_worse(tmp_path: Path) -> None:
     assert same.returncode == 0 and "0 missing in new" in same.stdout
     doc = json.loads((base / "results.json").read_text())
     lost = [r for r in doc["records"] if r["shape"]["N"] == 8192 and r["target"] == "h100"]
-    doc["records"] = [r for r in doc["records"] if r not in lost]   # a kernel that silently dropped out
+    doc["records"] = [r for r in doc["records"] if r not in lost]  # a kernel that silently dropped out
     (tmp_path / "new").mkdir()
     (tmp_path / "new" / "results.json").write_text(json.dumps(doc))
     worse = run_cli("compare", str(base), str(tmp_path / "new"))
     assert worse.returncode == 2, worse.stdout
     assert f"{len(lost)} missing in new" in worse.stdout
-    assert f"WORSE: missing in new (selected by its matrix, not built): vector_add fp16 N8192 h100 " \
-           f"{lost[0]['config_id']}" in worse.stdout
+    assert (
+        f"WORSE: missing in new (selected by its matrix, not built): vector_add fp16 N8192 h100 "
+        f"{lost[0]['config_id']}" in worse.stdout
+    )
     # a matrix that no longer selects them: informational, not worse
-    doc["run"]["selected"] = [e for e in doc["run"]["selected"] if not (e["shape"]["N"] == 8192
-                                                                         and e["target"] == "h100")]
+    doc["run"]["selected"] = [
+        e for e in doc["run"]["selected"] if not (e["shape"]["N"] == 8192 and e["target"] == "h100")
+    ]
     (tmp_path / "new" / "results.json").write_text(json.dumps(doc))
     narrowed = run_cli("compare", str(base), str(tmp_path / "new"))
     assert narrowed.returncode == 0 and f"({len(lost)} only in base, " in narrowed.stdout
@@ -146,8 +170,17 @@ def test_the_selection_is_recorded_under_xdist_too(tmp_path: Path) -> None:
     """The xdist controller collects nothing: the selection comes from a worker's collection, after -k."""
     matrix = write_matrix(tmp_path / "m.yaml", MATRIX.replace("[fp32, fp16]", "[fp16]"))
     out = tmp_path / "run"
-    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "2", "-k", "N4096 and mi300x",
-                   env={"TRITON_CACHE_DIR": str(tmp_path / "cache")})
+    proc = run_cli(
+        "run",
+        str(matrix),
+        "--out",
+        str(out),
+        "-n",
+        "2",
+        "-k",
+        "N4096 and mi300x",
+        env={"TRITON_CACHE_DIR": str(tmp_path / "cache")},
+    )
     assert proc.returncode == 0, proc.stdout[-2000:]
     doc = json.loads((out / "results.json").read_text())
     selected = {(e["shape"]["N"], e["target"], e["environment"], len(e["configs"])) for e in doc["run"]["selected"]}
@@ -160,7 +193,21 @@ def test_a_damaged_selection_is_refused_in_one_line(tmp_path: Path) -> None:
     from harness.analysis.compare import CompareInputError, compare_runs
 
     with pytest.raises(CompareInputError, match=r"run.selected\[1\] is not"):
-        compare_runs([], [], new_run={"end": "x", "selected": [
-            {"kernel": "k", "dtype": "fp16", "shape": {}, "target": "h100", "environment": "default", "configs": []},
-            {"kernel": 3}]})
-
+        compare_runs(
+            [],
+            [],
+            new_run={
+                "end": "x",
+                "selected": [
+                    {
+                        "kernel": "k",
+                        "dtype": "fp16",
+                        "shape": {},
+                        "target": "h100",
+                        "environment": "default",
+                        "configs": [],
+                    },
+                    {"kernel": 3},
+                ],
+            },
+        )

@@ -1,4 +1,5 @@
 """A compile that aborts, hangs or raises costs only its own record."""
+
 from __future__ import annotations
 
 import json
@@ -15,8 +16,15 @@ MISBEHAVING = f"{DATA / 'misbehaving_kernel.py'}:SPEC"
 def _job(n: int, out: Path) -> dict:
     from harness.model import targets
 
-    return {"ref": MISBEHAVING, "dtype": "fp32", "shape": {"N": n}, "target": targets.get("h100").to_dict(),
-            "config": {"BLOCK": 128, "num_warps": 4}, "out": str(out), "artifact_parts": ["a", str(n)]}
+    return {
+        "ref": MISBEHAVING,
+        "dtype": "fp32",
+        "shape": {"N": n},
+        "target": targets.get("h100").to_dict(),
+        "config": {"BLOCK": 128, "num_warps": 4},
+        "out": str(out),
+        "artifact_parts": ["a", str(n)],
+    }
 
 
 def test_worker_is_reused_and_only_a_dead_one_is_replaced(tmp_path: Path) -> None:
@@ -49,7 +57,9 @@ def test_worker_is_reused_and_only_a_dead_one_is_replaced(tmp_path: Path) -> Non
 
 
 def test_run_keeps_every_other_record_when_one_compile_aborts(tmp_path: Path) -> None:
-    matrix = write_matrix(tmp_path / "m.yaml", f"""\
+    matrix = write_matrix(
+        tmp_path / "m.yaml",
+        f"""\
 name: isolation
 targets: [h100, mi300x]
 environments:
@@ -75,7 +85,8 @@ kernels:
       - {{BLOCK: 128, num_warps: 4}}
     shapes:
       - {{N: 32}}
-""")
+""",
+    )
     out = tmp_path / "out"
     proc = run_cli("run", str(matrix), "--out", str(out), "-n", "2")
     assert proc.returncode == 1, proc.stdout + proc.stderr

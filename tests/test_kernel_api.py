@@ -4,6 +4,7 @@ Each test reproduces a friction a user met wrapping production kernels, with a r
 (``kernels/rmsnorm.py``, ``kernels/cross_entropy.py``, ``tests/data/user_tree``) run through the
 interpreter or the CLI.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -15,12 +16,11 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from helpers import DATA, REPO, run_cli, write_matrix
 
-from harness.matrix import loader
 from harness.device.interpret import compare_outputs
 from harness.execution.pool import Worker
+from harness.matrix import loader
 
 USER_TREE = DATA / "user_tree"
 
@@ -33,18 +33,19 @@ def interpreter() -> Worker:
 
 
 def _interpret(worker: Worker, ref: str, dtype: str, shapes: list[dict], config: dict) -> dict:
-    return worker.request("interpret", {"ref": ref, "dtype": dtype, "shapes": shapes, "config": config, "seed": 0},
-                          300)
+    return worker.request("interpret", {"ref": ref, "dtype": dtype, "shapes": shapes, "config": config, "seed": 0}, 300)
 
 
 def _variant(tmp_path: Path, kernel: str, **changes) -> str:
     """A spec file that is the repository kernel's spec with some fields replaced."""
     body = ", ".join(f"{k}={v}" for k, v in changes.items())
     path = tmp_path / f"{kernel}_variant.py"
-    path.write_text(f"import dataclasses, importlib.util\n"
-                    f"_s = importlib.util.spec_from_file_location('_base_{kernel}', {str(REPO / 'kernels' / kernel)!r}"
-                    f" + '.py')\n_m = importlib.util.module_from_spec(_s)\n_s.loader.exec_module(_m)\n"
-                    f"SPEC = dataclasses.replace(_m.SPEC, {body})\n")
+    path.write_text(
+        f"import dataclasses, importlib.util\n"
+        f"_s = importlib.util.spec_from_file_location('_base_{kernel}', {str(REPO / 'kernels' / kernel)!r}"
+        f" + '.py')\n_m = importlib.util.module_from_spec(_s)\n_s.loader.exec_module(_m)\n"
+        f"SPEC = dataclasses.replace(_m.SPEC, {body})\n"
+    )
     return f"{path}:SPEC"
 
 
@@ -56,8 +57,9 @@ def test_two_named_outputs_are_checked_each_with_its_tolerance(interpreter: Work
     outputs = ok["correctness"]["checks"][0]["outputs"]
     assert set(outputs) == {"y", "rstd"} and outputs["rstd"]["atol"] == 1e-5 and outputs["y"]["atol"] == 4e-3
     # RSTD 0.1% off: inside fp16's tolerance, outside RSTD's own: the check names the output
-    off = _variant(tmp_path, "rmsnorm", reference="lambda i, s: {**_m.reference(i, s), "
-                                                   "'rstd': _m.reference(i, s)['rstd'] * 1.001}")
+    off = _variant(
+        tmp_path, "rmsnorm", reference="lambda i, s: {**_m.reference(i, s), 'rstd': _m.reference(i, s)['rstd'] * 1.001}"
+    )
     bad = _interpret(interpreter, off, "fp16", shapes[:1], {"BLOCK_M": 1})
     assert bad["status"] == "mismatch" and bad["error"].count("rstd: ") == 1 and "y: " not in bad["error"]
 
@@ -77,8 +79,9 @@ def test_structure_mismatch_and_a_tuple_of_outputs() -> None:
     assert compare_outputs({"z": y}, {"y": y, "rstd": rstd}, spec, "fp32", subset=True)["status"] == "mismatch"
 
 
-def test_an_in_place_kernel_is_checked_against_a_reference_taken_before_it_runs(interpreter: Worker,
-                                                                            tmp_path: Path) -> None:
+def test_an_in_place_kernel_is_checked_against_a_reference_taken_before_it_runs(
+    interpreter: Worker, tmp_path: Path
+) -> None:
     ref = loader.resolve("cross_entropy", None)
     shapes = [{"M": 9, "V": 5000}, {"M": 4, "V": 130}]
     ok = _interpret(interpreter, ref, "fp32", shapes, {"BLOCK_V": 2048})
@@ -91,23 +94,30 @@ def test_an_in_place_kernel_is_checked_against_a_reference_taken_before_it_runs(
 
 
 def test_compile_only_spec_is_compiled_and_judged_never_run(tmp_path: Path) -> None:
-    matrix = write_matrix(tmp_path / "m.yaml", f"""\
+    matrix = write_matrix(
+        tmp_path / "m.yaml",
+        f"""\
 name: static
 targets: [h100, mi300x]
 kernels:
   scale_static:
-    source: {USER_TREE / 'scale_spec.py'}:COMPILE_ONLY
+    source: {USER_TREE / "scale_spec.py"}:COMPILE_ONLY
     dtypes: [fp32]
     shapes: [{{N: 4096}}]
-""")
+""",
+    )
     proc = run_cli("run", str(matrix), "--out", str(tmp_path / "run"), "-n", "0")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     records = json.loads((tmp_path / "run" / "results.json").read_text())["records"]
     assert {r["mode"] for r in records} == {"compile"} and all(r["status"] == "ok" for r in records)
-    assert {(r["target"], r["environment"]) for r in records} == {("h100", "default"), ("mi300x", "default"),
-                                                                  ("mi300x", "async-copy")}
-    refused = write_matrix(tmp_path / "bad.yaml", matrix.read_text().replace("shapes:", "interpret: [{N: 8}]\n"
-                                                                                        "    shapes:"))
+    assert {(r["target"], r["environment"]) for r in records} == {
+        ("h100", "default"),
+        ("mi300x", "default"),
+        ("mi300x", "async-copy"),
+    }
+    refused = write_matrix(
+        tmp_path / "bad.yaml", matrix.read_text().replace("shapes:", "interpret: [{N: 8}]\n    shapes:")
+    )
     bad = run_cli("validate", str(refused))
     assert bad.returncode == 2 and "compile-only" in bad.stdout and "bad.yaml:" in bad.stdout
 
@@ -122,7 +132,9 @@ def _user_tree(tmp_path: Path) -> Path:
 def test_a_users_tree_imports_and_paths_work_as_written(tmp_path: Path) -> None:
     """A relative source resolves against the matrix file; the spec's sibling module imports."""
     tree = _user_tree(tmp_path)
-    matrix = write_matrix(tree / "matrices" / "team.yaml", """\
+    matrix = write_matrix(
+        tree / "matrices" / "team.yaml",
+        """\
 name: team
 targets: [h100]
 kernels:
@@ -130,7 +142,8 @@ kernels:
     source: ../kernels/scale_spec.py:SPEC
     dtypes: [fp32]
     shapes: [{N: 4096}]
-""")
+""",
+    )
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     proc = run_cli("run", str(matrix), "--out", str(tmp_path / "run"), "-n", "0", cwd=elsewhere)
@@ -143,8 +156,11 @@ def test_module_sources_import_from_the_working_directory_under_the_console_scri
     tree = _user_tree(tmp_path)
     (tree / "kernels" / "__init__.py").write_text("")
     (tree / "kernels" / "scale_spec.py").write_text(
-        (tree / "kernels" / "scale_spec.py").read_text().replace("from scale_jit import", "from .scale_jit import"))
-    matrix = write_matrix(tree / "matrices" / "team.yaml", """\
+        (tree / "kernels" / "scale_spec.py").read_text().replace("from scale_jit import", "from .scale_jit import")
+    )
+    matrix = write_matrix(
+        tree / "matrices" / "team.yaml",
+        """\
 name: team
 targets: [mi300x]
 kernels:
@@ -153,13 +169,20 @@ kernels:
     dtypes: [fp32]
     shapes: [{N: 4096}]
     interpret: false
-""")
+""",
+    )
     script = Path(sys.executable).parent / "harness"
     if not script.is_file():
         pytest.skip("the harness console script is not installed in this environment")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TRITON_INTERPRET")}
-    proc = subprocess.run([str(script), "run", str(matrix), "--out", str(tmp_path / "run"), "-n", "0"],
-                          cwd=tree, env=env, capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [str(script), "run", str(matrix), "--out", str(tmp_path / "run"), "-n", "0"],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
 
 
@@ -176,7 +199,9 @@ def test_the_kernel_hash_covers_the_modules_a_spec_imports(tmp_path: Path) -> No
 
 def test_options_come_from_the_installed_tritons_backend(tmp_path: Path) -> None:
     def validate(option: str) -> subprocess.CompletedProcess[str]:
-        matrix = write_matrix(tmp_path / "o.yaml", f"""\
+        matrix = write_matrix(
+            tmp_path / "o.yaml",
+            f"""\
 name: opts
 targets: [mi300x]
 kernels:
@@ -184,7 +209,8 @@ kernels:
     dtypes: [fp32]
     shapes: [{{N: 4096}}]
     configs: [{{BLOCK: 1024, num_warps: 4, {option}}}]
-""")
+""",
+        )
         return run_cli("validate", str(matrix))
 
     assert validate("allow_flush_denorm: true").returncode == 0  # a HIPOptions field in triton 3.6
@@ -207,12 +233,14 @@ def test_the_descriptor_path_is_checked_in_the_interpreter_too(interpreter: Work
 def test_failures_say_why_and_where(tmp_path: Path) -> None:
     """A helper's bug names its own error, not only the call site; a failed MLIR pipeline names its pass (triton
     3.6's async-copy pipelining of a 4-stage GEMM for gfx942); tracebacks are kept and folded in report.md."""
-    matrix = write_matrix(tmp_path / "m.yaml", f"""\
+    matrix = write_matrix(
+        tmp_path / "m.yaml",
+        f"""\
 name: diag
 targets: [h100, mi300x]
 kernels:
   broken:
-    source: {DATA / 'broken_helper_kernel.py'}:SPEC
+    source: {DATA / "broken_helper_kernel.py"}:SPEC
     dtypes: [fp32]
     shapes: [{{N: 4096}}]
   matmul:
@@ -220,7 +248,8 @@ kernels:
     shapes: [{{M: 1024, N: 1024, K: 1024}}]
     configs: [{{BLOCK_M: 128, BLOCK_N: 256, BLOCK_K: 32, GROUP_M: 8, num_warps: 8, num_stages: 4}}]
     interpret: false
-""")
+""",
+    )
     out = tmp_path / "run"
     run_cli("run", str(matrix), "--out", str(out), "-n", "0")
     records = json.loads((out / "results.json").read_text())["records"]
@@ -239,9 +268,14 @@ kernels:
 
 def test_an_interpreter_failure_keeps_its_traceback(tmp_path: Path) -> None:
     """A kernel that raises under the interpreter: the record says where (file and line of the kernel's code)."""
-    ref = _variant(tmp_path, "vector_add", make_inputs="lambda shape, dtype, device, generator: "
-                                                       "_m.make_inputs(shape, dtype, device, generator)[:1]")
-    matrix = write_matrix(tmp_path / "m.yaml", f"""\
+    ref = _variant(
+        tmp_path,
+        "vector_add",
+        make_inputs="lambda shape, dtype, device, generator: _m.make_inputs(shape, dtype, device, generator)[:1]",
+    )
+    matrix = write_matrix(
+        tmp_path / "m.yaml",
+        f"""\
 name: interp-fail
 targets: [h100]
 kernels:
@@ -249,7 +283,8 @@ kernels:
     source: {ref}
     dtypes: [fp32]
     shapes: [{{N: 4096}}]
-""")
+""",
+    )
     out = tmp_path / "run"
     run_cli("run", str(matrix), "--out", str(out), "-n", "0")
     records = json.loads((out / "results.json").read_text())["records"]

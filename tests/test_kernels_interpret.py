@@ -1,17 +1,17 @@
 """Each kernel against its torch reference under TRITON_INTERPRET=1, per dtype, per config tile."""
+
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
 import pytest
-
 from helpers import DATA, REPO
 
+from harness.execution.pool import Worker
 from harness.matrix import loader
 from harness.matrix.cases import interpret_configs
 from harness.matrix.kernel_entries import ConfigEntry
-from harness.execution.pool import Worker
 
 KERNELS = sorted(p.stem for p in (REPO / "kernels").glob("*.py"))  # every kernel the project ships
 torch = pytest.importorskip("torch")
@@ -38,8 +38,11 @@ def test_kernel_matches_reference_for_every_tile(interpreter: Worker, kernel: st
     configs = [ConfigEntry(tuple(dict(c).items()), "x") for c in (*spec.nvidia_configs, *spec.amd_configs)]
     shapes = [spec.normalize_shape(s) for s in spec.interpret_shapes]
     for entry in interpret_configs(spec.tunables, tuple(configs)):
-        result = interpreter.request("interpret", {"ref": ref, "dtype": dtype, "shapes": shapes,
-                                                   "config": entry.as_dict(), "seed": 0}, timeout=900)
+        result = interpreter.request(
+            "interpret",
+            {"ref": ref, "dtype": dtype, "shapes": shapes, "config": entry.as_dict(), "seed": 0},
+            timeout=900,
+        )
         assert result["status"] == "ok", (entry.as_dict(), result.get("error"))
         ran = [c for c in result["correctness"]["checks"] if c["status"] != "skipped"]
         skipped = [c for c in result["correctness"]["checks"] if c["status"] == "skipped"]
@@ -52,8 +55,16 @@ def test_a_wrong_reference_is_caught(tmp_path: Path) -> None:
     env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(REPO), WRONG="1")
     worker = Worker("interpret", env)
     try:
-        result = worker.request("interpret", {"ref": f"{DATA / 'misbehaving_kernel.py'}:SPEC", "dtype": "fp32",
-                                              "shapes": [{"N": 100}], "config": {"BLOCK": 64}}, timeout=900)
+        result = worker.request(
+            "interpret",
+            {
+                "ref": f"{DATA / 'misbehaving_kernel.py'}:SPEC",
+                "dtype": "fp32",
+                "shapes": [{"N": 100}],
+                "config": {"BLOCK": 64},
+            },
+            timeout=900,
+        )
     finally:
         worker.close()
     assert result["status"] == "mismatch" and "100 of 100 elements" in result["error"]
@@ -76,6 +87,9 @@ def test_compare_never_passes_nan_and_respects_tolerances() -> None:
 def test_bf16_arithmetic_is_really_not_interpretable(interpreter: Worker) -> None:
     """Why kernels may exclude bf16 from interpretation: if Triton fixes this, this test says so."""
     ref = loader.resolve("vector_add", None)
-    result = interpreter.request("interpret", {"ref": ref, "dtype": "bf16", "shapes": [{"N": 64}],
-                                               "config": {"BLOCK": 64}, "seed": 0}, timeout=900)
+    result = interpreter.request(
+        "interpret",
+        {"ref": ref, "dtype": "bf16", "shapes": [{"N": 64}], "config": {"BLOCK": 64}, "seed": 0},
+        timeout=900,
+    )
     assert result["status"] == "mismatch"

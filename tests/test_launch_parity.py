@@ -8,6 +8,7 @@ and argument packing for the HIP backend (gfx942) then say what a launch on an
 MI300X would compile; the harness's record for the same config must say the
 same, parameter by parameter. The rules themselves are never restated here.
 """
+
 from __future__ import annotations
 
 import re
@@ -15,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from helpers import compile_one
 
 from harness.matrix import loader
@@ -109,10 +109,13 @@ def test_large_integers_and_sizes_follow_the_launcher(tmp_path: Path) -> None:
     spec = loader.load(loader.resolve("vector_add", None))
     backend = launchspec.backend_for("hip", "gfx942", 64)
     big = 3 << 30
-    values = {"x_ptr": launchspec.TensorArg(launchspec.triton_dtype("fp16"), 2 * big),
-              "y_ptr": launchspec.TensorArg(launchspec.triton_dtype("fp16"), 1024),
-              "out_ptr": launchspec.TensorArg(launchspec.triton_dtype("fp16"), 1024, align=8),
-              "n_elements": big, "BLOCK": 1024}
+    values = {
+        "x_ptr": launchspec.TensorArg(launchspec.triton_dtype("fp16"), 2 * big),
+        "y_ptr": launchspec.TensorArg(launchspec.triton_dtype("fp16"), 1024),
+        "out_ptr": launchspec.TensorArg(launchspec.triton_dtype("fp16"), 1024, align=8),
+        "n_elements": big,
+        "BLOCK": 1024,
+    }
     got = launchspec.specialise(spec.fn, backend, values, {"num_warps": 4}).describe(spec.fn.arg_names)
     assert got["n_elements"]["type"] == "i64"
     assert ["tt.pointer_range", 32] not in got["x_ptr"]["attrs"]
@@ -124,13 +127,19 @@ def test_large_integers_and_sizes_follow_the_launcher(tmp_path: Path) -> None:
 def test_none_arguments_and_constexpr_defaults_as_at_launch(tmp_path: Path) -> None:
     from helpers import DATA
 
-    from harness.model import targets
     from harness.build.compile import compile_job
+    from harness.model import targets
 
     for target in ("h100", "mi300x"):
-        job = {"ref": f"{DATA / 'optional_kernel.py'}:SPEC", "dtype": "fp32", "shape": {"N": 4096},
-               "target": targets.get(target).to_dict(), "config": {"num_warps": 4}, "out": str(tmp_path),
-               "artifact_parts": ["artifacts", target]}
+        job = {
+            "ref": f"{DATA / 'optional_kernel.py'}:SPEC",
+            "dtype": "fp32",
+            "shape": {"N": 4096},
+            "target": targets.get(target).to_dict(),
+            "config": {"num_warps": 4},
+            "out": str(tmp_path),
+            "artifact_parts": ["artifacts", target],
+        }
         rec = compile_job(job)
         assert rec["status"] == "ok", rec
         got = rec["specialisation"]
@@ -150,8 +159,10 @@ def test_packing_for_releases_without_pack_args_equals_tritons_own(kernel: str, 
 
     spec = loader.load(loader.resolve(kernel, None))
     shape = spec.normalize_shape(SHAPES[kernel])
-    for target, space in ((GPUTarget("hip", "gfx942", 64), spec.amd_configs),
-                          (GPUTarget("cuda", 90, 32), spec.nvidia_configs)):
+    for target, space in (
+        (GPUTarget("hip", "gfx942", 64), spec.amd_configs),
+        (GPUTarget("cuda", 90, 32), spec.nvidia_configs),
+    ):
         config = next(dict(c) for c in space if spec.config_ok(shape, dict(c)))
         args, kwargs = _launch_arguments(spec, shape, dtype, config)
         backend = make_backend(target)
@@ -190,8 +201,11 @@ def test_vendor_fp8_types_follow_the_target(tmp_path: Path) -> None:
     for target, space in (("h100", spec.nvidia_configs), ("mi300x", spec.amd_configs), ("mi355x", spec.amd_configs)):
         rec = compile_one("moe_gemm", "fp8", shape, target, dict(space[0]), tmp_path / target)
         assert rec["status"] == "ok", rec
-        seen[target] = (rec["specialisation"]["a_ptr"]["type"], rec["specialisation"]["c_ptr"]["type"],
-                        rec["specialisation"]["bias_ptr"])
+        seen[target] = (
+            rec["specialisation"]["a_ptr"]["type"],
+            rec["specialisation"]["c_ptr"]["type"],
+            rec["specialisation"]["bias_ptr"],
+        )
     assert seen["h100"][:2] == ("*fp8e4nv", "*bf16") and seen["mi300x"][0] == "*fp8e4b8"
     assert seen["mi355x"][0] == "*fp8e4nv"  # gfx950 computes in the OCP format
     assert seen["h100"][2] == {"type": "constexpr", "value": None}  # no bias: a None argument

@@ -7,13 +7,13 @@ per build, and each config is forced on the autotuner for the interpreter check.
 torchao's int8 GEMM, autotune over heuristics). Real compiles, real findings: fla builds its lists at import
 for the vendor it finds, and their 32-warp entries do not fit a 1024-thread AMD workgroup.
 """
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
 import pytest
-
 from helpers import DATA, run_cli
 
 pytest.importorskip("fla", reason="fla-core is not installed (pip install fla-core einops)")
@@ -104,9 +104,12 @@ def test_forced_config_reaches_the_launch(tmp_path: Path) -> None:
     assert got[0]["B"] == 2 and got[0]["num_warps"] == 8 and len(kernel.configs) == 2
 
 
-
-PAIRS = [("fla_l2norm", "fla_l2norm_op"), ("fla_swiglu", "fla_swiglu_op"), ("fla_matmul", "fla_matmul_op"),
-         ("torchao_int8_mm", "torchao_int8_mm_op")]
+PAIRS = [
+    ("fla_l2norm", "fla_l2norm_op"),
+    ("fla_swiglu", "fla_swiglu_op"),
+    ("fla_matmul", "fla_matmul_op"),
+    ("torchao_int8_mm", "torchao_int8_mm_op"),
+]
 
 
 def _binary(r: dict) -> str:
@@ -130,8 +133,13 @@ def test_a_captured_op_builds_the_binaries_its_hand_written_spec_builds(run: dic
 
 def test_an_ops_records_say_how_it_was_captured(run: dict) -> None:
     r = _builds(run, "fla_matmul_op", "h100")[0]
-    assert r["captured"] == {"op": "fla.ops.utils.matmul:matmul", "device": "meta", "launches": 1,
-                             "launches_of_this_kernel": 1, "kernels": ["matmul_kernel"]}
+    assert r["captured"] == {
+        "op": "fla.ops.utils.matmul:matmul",
+        "device": "meta",
+        "launches": 1,
+        "launches_of_this_kernel": 1,
+        "kernels": ["matmul_kernel"],
+    }
     assert not _builds(run, "fla_matmul", "h100")[0].get("captured")
     # the op entries have no interpreter cases: their launches are captured, not run, on a CPU
     assert not [r for r in run["records"] if r["mode"] == "interpret" and r["kernel"].endswith("_op")]

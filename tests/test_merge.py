@@ -1,4 +1,5 @@
 """Merging runs: the same directories in any order give the same report; runs of different matrices are not mixed."""
+
 from __future__ import annotations
 
 import json
@@ -6,7 +7,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from helpers import run_cli, write_matrix
 
 
@@ -15,14 +15,17 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     tmp = tmp_path_factory.mktemp("merge")
     out = []
     for target in ("h100", "mi300x"):
-        matrix = write_matrix(tmp / f"{target}.yaml", f"""\
+        matrix = write_matrix(
+            tmp / f"{target}.yaml",
+            f"""\
 name: merge-{target}
 targets: [{target}]
 kernels:
   vector_add:
     dtypes: [fp32]
     shapes: [{{N: 4096}}]
-""")
+""",
+        )
         proc = run_cli("run", str(matrix), "--out", str(tmp / target), "-n", "0")
         assert proc.returncode == 0, proc.stdout[-2000:]
         out.append(tmp / target)
@@ -31,10 +34,26 @@ kernels:
 
 def test_merging_in_any_order_gives_byte_identical_reports(two_runs: tuple[Path, Path], tmp_path: Path) -> None:
     a, b = two_runs
-    first = run_cli("report", str(a), str(b), "--out", str(tmp_path / "ab" / "report.md"), "--csv",
-                    str(tmp_path / "ab.csv"), "--vendor-eval")
-    second = run_cli("report", str(b), str(a), "--out", str(tmp_path / "ba" / "report.md"), "--csv",
-                     str(tmp_path / "ba.csv"), "--vendor-eval")
+    first = run_cli(
+        "report",
+        str(a),
+        str(b),
+        "--out",
+        str(tmp_path / "ab" / "report.md"),
+        "--csv",
+        str(tmp_path / "ab.csv"),
+        "--vendor-eval",
+    )
+    second = run_cli(
+        "report",
+        str(b),
+        str(a),
+        "--out",
+        str(tmp_path / "ba" / "report.md"),
+        "--csv",
+        str(tmp_path / "ba.csv"),
+        "--vendor-eval",
+    )
     assert first.returncode == second.returncode == 0, first.stderr + second.stderr
     for name in ("report.md", "report.html", "vendor-eval.md"):
         assert (tmp_path / "ab" / name).read_bytes() == (tmp_path / "ba" / name).read_bytes(), name
@@ -68,7 +87,7 @@ def test_summaries_are_per_triton_version_never_summed(two_runs: tuple[Path, Pat
     proc = run_cli("report", str(a), str(other), "--out", str(tmp_path / "m.md"))
     assert proc.returncode == 0, proc.stderr
     text = (tmp_path / "m.md").read_text()
-    section = text[text.index("## Per target"):text.index("Columns:")]
+    section = text[text.index("## Per target") : text.index("Columns:")]
     lines = [line for line in section.splitlines() if line.startswith("| vector_add")]
     installed = json.loads((a / "results.json").read_text())["run"]["triton"]
     assert {line.split("|")[2].strip() for line in lines} == {installed, "9.9.9"} and len(lines) == 2

@@ -1,4 +1,5 @@
 """The GPU phase's bookkeeping, with a fake device worker (the real one is exercised in tests/gpu)."""
+
 from __future__ import annotations
 
 import threading
@@ -7,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.pytest_plugin import gpu_phase
-from harness.render import tables
-from harness.matrix.cases import Case
 from harness.device.detection import pick_device, pinned_env
+from harness.matrix.cases import Case
 from harness.matrix.kernel_entries import ConfigEntry
 from harness.model.records import Record
+from harness.pytest_plugin import gpu_phase
+from harness.render import tables
 
 
 def _sustained(us: float) -> dict:
@@ -30,11 +31,17 @@ class FakeGpuWorker:
     def request(self, op: str, job: dict, timeout: float) -> dict:
         self.requests.append((op, job))
         if op == "gpu_baselines":
-            return {"status": "ok", "device": {"name": "fake"}, "copy_tbps": 4.0,
-                    "baselines": {"lib": {"status": "ok", "timing": {"median_us": 120.0}}}}
+            return {
+                "status": "ok",
+                "device": {"name": "fake"},
+                "copy_tbps": 4.0,
+                "baselines": {"lib": {"status": "ok", "timing": {"median_us": 120.0}}},
+            }
         if op == "gpu_sustained":  # back to back: 5% slower than isolated, every round alike
-            timings = {f"config {cid}": {"status": "ok", "timing": _sustained(1.05 * self.US[c["BLOCK"]])}
-                       for cid, c in job["configs"].items()}
+            timings = {
+                f"config {cid}": {"status": "ok", "timing": _sustained(1.05 * self.US[c["BLOCK"]])}
+                for cid, c in job["configs"].items()
+            }
             timings.update({f"baseline {n}": {"status": "ok", "timing": _sustained(126.0)} for n in job["baselines"]})
             return {"status": "ok", "timings": timings}
         us = {1: 100.0, 2: 150.0, 5: 130.0}.get(job["config"]["BLOCK"])
@@ -42,16 +49,36 @@ class FakeGpuWorker:
             return {"status": "mismatch", "error": "wrong"}
         if job.get("stage") == "screen":
             us *= 0.99  # screening medians are a little off; decisions must rest on the full timings
-        return {"status": "ok", "timing": {"median_us": us, "p20_us": us, "p80_us": us}, "tflops": 1.0, "gbps": 1.0,
-                "stage": job.get("stage", "full")}
+        return {
+            "status": "ok",
+            "timing": {"median_us": us, "p20_us": us, "p80_us": us},
+            "tflops": 1.0,
+            "gbps": 1.0,
+            "stage": job.get("stage", "full"),
+        }
 
 
 def _rec(block: int, origin: str, fits: bool = True) -> Record:
     cfg = {"BLOCK": block, "num_warps": 4}
     flags = [] if fits else [{"resource": "shared", "value": 9e5, "limit": 232448, "severity": "error"}]
-    return Record(kernel="k", dtype="fp16", shape={"N": 8}, target="h200", arch="sm_90", vendor="nvidia",
-                  triton="3.6.0", config=cfg, config_id=f"BLOCK{block}", meta={"BLOCK": block}, origin=origin,
-                  mode="compile", status="ok", fits=fits, flags=flags, kernel_hash="abc")
+    return Record(
+        kernel="k",
+        dtype="fp16",
+        shape={"N": 8},
+        target="h200",
+        arch="sm_90",
+        vendor="nvidia",
+        triton="3.6.0",
+        config=cfg,
+        config_id=f"BLOCK{block}",
+        meta={"BLOCK": block},
+        origin=origin,
+        mode="compile",
+        status="ok",
+        fits=fits,
+        flags=flags,
+        kernel_hash="abc",
+    )
 
 
 def _case() -> Case:
@@ -105,8 +132,10 @@ def test_winner_baselines_portability_and_cache(tmp_path: Path, monkeypatch: pyt
 
 
 def test_each_xdist_worker_is_pinned_to_its_own_gpu() -> None:
-    gpus = [{"index": "0", "uuid": "GPU-aaa", "arch": "sm_90", "name": "H200"},
-            {"index": "1", "uuid": "GPU-bbb", "arch": "sm_90", "name": "H200"}]
+    gpus = [
+        {"index": "0", "uuid": "GPU-aaa", "arch": "sm_90", "name": "H200"},
+        {"index": "1", "uuid": "GPU-bbb", "arch": "sm_90", "name": "H200"},
+    ]
     assert pick_device("gw0", gpus)["uuid"] == "GPU-aaa"
     assert pick_device("gw1", gpus)["uuid"] == "GPU-bbb"
     assert pick_device("gw2", gpus)["uuid"] == "GPU-aaa"  # more workers than GPUs share, under the GPU lock
@@ -148,13 +177,14 @@ class SlowFakeGpuWorker(FakeGpuWorker):
         return super().request(op, job, timeout)
 
 
-def test_timings_never_share_a_gpu_and_two_gpus_run_at_once(tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_timings_never_share_a_gpu_and_two_gpus_run_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Four pytest processes' worth of cases on two fake GPUs: the lock serialises per GPU, not across GPUs."""
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("HARNESS_LOCK_DIR", str(tmp_path))
-    gpus = [{"index": "0", "uuid": "GPU-aaa", "name": "fake", "arch": "sm_90"},
-            {"index": "1", "uuid": "GPU-bbb", "name": "fake", "arch": "sm_90"}]
+    gpus = [
+        {"index": "0", "uuid": "GPU-aaa", "name": "fake", "arch": "sm_90"},
+        {"index": "1", "uuid": "GPU-bbb", "name": "fake", "arch": "sm_90"},
+    ]
     barrier = threading.Barrier(4)
     tunes: list[Record] = []
 
@@ -175,25 +205,40 @@ def test_timings_never_share_a_gpu_and_two_gpus_run_at_once(tmp_path: Path,
     assert tables.gpu_overlaps(tunes) == []
     table = tables.device_table(tunes, fmt="simple").splitlines()
     assert table[0].split()[4] == "gpu" and sorted(line.split()[4] for line in table[2:]) == ["0", "0", "1", "1"]
-    spans = {g: sorted(t.runtime["gpu_window"] for t in tunes if t.runtime["gpu"]["uuid"] == g)
-             for g in ("GPU-aaa", "GPU-bbb")}
+    spans = {
+        g: sorted(t.runtime["gpu_window"] for t in tunes if t.runtime["gpu"]["uuid"] == g)
+        for g in ("GPU-aaa", "GPU-bbb")
+    }
     assert all(len(v) == 2 for v in spans.values())
     a, b = spans["GPU-aaa"][0], spans["GPU-bbb"][0]
     assert a[0] < b[1] and b[0] < a[1]  # the two GPUs' first cases ran at the same time
     # the audit does catch a shared GPU
-    clash = Record.from_dict({**tunes[0].to_dict(), "runtime": {**tunes[0].runtime,
-                                                                "gpu_window": [a[0], a[1] + 1.0]}})
-    twin = Record.from_dict({**tunes[0].to_dict(), "runtime": {**tunes[0].runtime,
-                                                               "gpu_window": [a[0] + 0.001, a[1]]}})
+    clash = Record.from_dict({**tunes[0].to_dict(), "runtime": {**tunes[0].runtime, "gpu_window": [a[0], a[1] + 1.0]}})
+    twin = Record.from_dict({**tunes[0].to_dict(), "runtime": {**tunes[0].runtime, "gpu_window": [a[0] + 0.001, a[1]]}})
     assert len(tables.gpu_overlaps([clash, twin])) == 1
 
 
 def test_launch_parity_compares_the_launched_binary_with_the_static_artifact() -> None:
     def rec(runtime: dict) -> Record:
-        return Record.from_dict({"kernel": "k", "dtype": "fp16", "shape": {}, "target": "h200", "arch": "sm_90",
-                                 "vendor": "nvidia", "triton": "x", "config": {}, "config_id": "c", "meta": {},
-                                 "origin": "nvidia", "mode": "compile", "status": "ok",
-                                 "artifacts": {"cubin": {"path": "p", "sha256": "aa"}}, "runtime": runtime})
+        return Record.from_dict(
+            {
+                "kernel": "k",
+                "dtype": "fp16",
+                "shape": {},
+                "target": "h200",
+                "arch": "sm_90",
+                "vendor": "nvidia",
+                "triton": "x",
+                "config": {},
+                "config_id": "c",
+                "meta": {},
+                "origin": "nvidia",
+                "mode": "compile",
+                "status": "ok",
+                "artifacts": {"cubin": {"path": "p", "sha256": "aa"}},
+                "runtime": runtime,
+            }
+        )
 
     same = rec({"status": "ok", "launched_binary": {"kind": "cubin", "sha256": "aa"}})
     other = rec({"status": "ok", "launched_binary": {"kind": "cubin", "sha256": "bb"}})
@@ -201,8 +246,12 @@ def test_launch_parity_compares_the_launched_binary_with_the_static_artifact() -
     failed = rec({"status": "launch_error"})
     for r in (same, other, unseen, failed):
         gpu_phase._launch_parity(r)
-    assert [r.runtime.get("launch_parity") for r in (same, other, unseen, failed)] == \
-        ["identical", "differs", "not observed", None]
+    assert [r.runtime.get("launch_parity") for r in (same, other, unseen, failed)] == [
+        "identical",
+        "differs",
+        "not observed",
+        None,
+    ]
 
 
 def test_a_baseline_that_changes_the_process_retires_the_gpu_worker(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -258,8 +307,11 @@ def test_a_config_added_to_the_space_is_tried_without_retune(tmp_path: Path, mon
         def request(self, op: str, job: dict, timeout: float) -> dict:
             if op == "gpu_config" and job["config"]["BLOCK"] == 6:
                 self.requests.append((op, job))
-                return {"status": "ok", "timing": {"median_us": 80.0, "p20_us": 80.0, "p80_us": 80.0},
-                        "stage": job.get("stage", "full")}
+                return {
+                    "status": "ok",
+                    "timing": {"median_us": 80.0, "p20_us": 80.0, "p80_us": 80.0},
+                    "stage": job.get("stage", "full"),
+                }
             return super().request(op, job, timeout)
 
     first = gpu_phase.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia")], Faster6(), gpu, [])
@@ -267,24 +319,41 @@ def test_a_config_added_to_the_space_is_tried_without_retune(tmp_path: Path, mon
     same = gpu_phase.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia")], Faster6(), gpu, [])
     assert same.runtime["winner_source"] == "cache"
     worker = Faster6()
-    grown = gpu_phase.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia"), _rec(6, "nvidia")],
-                              worker, gpu, [])
+    grown = gpu_phase.run_case(
+        _case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia"), _rec(6, "nvidia")], worker, gpu, []
+    )
     assert grown.runtime["winner_source"] == "tuned" and "config_space changed" in grown.runtime["tuned_because"]
     assert grown.config["BLOCK"] == 6 and 6 in {j["config"]["BLOCK"] for op, j in worker.requests if op == "gpu_config"}
     # another device model, another driver: the cached winner is not reused
-    other = gpu_phase.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia"), _rec(6, "nvidia")],
-                              Faster6(), {**gpu, "name": "other"}, [])
+    other = gpu_phase.run_case(
+        _case(),
+        [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia"), _rec(6, "nvidia")],
+        Faster6(),
+        {**gpu, "name": "other"},
+        [],
+    )
     assert "device_model changed" in other.runtime["tuned_because"]
-    driver = gpu_phase.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia"), _rec(6, "nvidia")],
-                               Faster6(), {**gpu, "name": "other", "driver": "999.1"}, [])
+    driver = gpu_phase.run_case(
+        _case(),
+        [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia"), _rec(6, "nvidia")],
+        Faster6(),
+        {**gpu, "name": "other", "driver": "999.1"},
+        [],
+    )
     assert "driver changed" in driver.runtime["tuned_because"]
     # an entry written before the context was recorded
     for path in (tmp_path / "cache" / "winners").glob("*.json"):
         entry = json.loads(path.read_text())
-        path.write_text(json.dumps({k: v for k, v in entry.items() if k not in ("config_space", "torch",
-                                                                               "device_model")}))
-    old = gpu_phase.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia"), _rec(6, "nvidia")],
-                            Faster6(), {**gpu, "name": "other"}, [])
+        path.write_text(
+            json.dumps({k: v for k, v in entry.items() if k not in ("config_space", "torch", "device_model")})
+        )
+    old = gpu_phase.run_case(
+        _case(),
+        [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia"), _rec(6, "nvidia")],
+        Faster6(),
+        {**gpu, "name": "other"},
+        [],
+    )
     assert old.runtime["winner_source"] == "tuned" and "config_space" in old.runtime["tuned_because"]
 
 

@@ -6,6 +6,7 @@ records is then compiled for real (h100) and checked against Triton's own compil
 ways an op can fail to capture end in a one-line matrix error. The H200 half is the stored run of fla-core's
 ops (docs/performance.md, run AO).
 """
+
 from __future__ import annotations
 
 import gzip
@@ -13,7 +14,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from helpers import DATA, run_cli, write_matrix
 
 pytest.importorskip("torch")
@@ -65,7 +65,7 @@ def by_size(x):
     return y
 '''
 
-INPUTS = '''
+INPUTS = """
 from harness.torchutil import randn
 
 
@@ -75,7 +75,7 @@ def inputs(shape, dtype, device, generator):
 
 def reference(x):
     return x * x + 0.5 * x
-'''
+"""
 
 
 def _matrix(tmp_path: Path, kernels: str) -> Path:
@@ -85,14 +85,17 @@ def _matrix(tmp_path: Path, kernels: str) -> Path:
 
 
 def test_each_kernel_an_op_launches_becomes_a_case_built_as_triton_builds_it(tmp_path: Path) -> None:
-    matrix = _matrix(tmp_path, """\
+    matrix = _matrix(
+        tmp_path,
+        """\
   toy:
     op: toylib.py:square_plus
     inputs: toy_inputs.py:inputs
     reference: toy_inputs.py:reference
     dtypes: [fp32]
     shapes: [{R: 64, C: 128}]
-""")
+""",
+    )
     out = tmp_path / "run"
     proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -108,17 +111,20 @@ def test_each_kernel_an_op_launches_becomes_a_case_built_as_triton_builds_it(tmp
     assert ["tt.divisibility", 16] in sq["specialisation"]["n"]["attrs"]
 
     # Triton's own compile of the same launch (its launcher's binder, a real warmup-free compile) agrees
+    import importlib.util
+
     import triton
     from triton.backends.compiler import GPUTarget
 
-    import importlib.util
     mod_spec = importlib.util.spec_from_file_location("toylib_check", tmp_path / "toylib.py")
     lib = importlib.util.module_from_spec(mod_spec)
     mod_spec.loader.exec_module(lib)
-    src = triton.compiler.ASTSource(lib.square, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
-                                    constexprs={"BLOCK": 1024},
-                                    attrs={(0,): [["tt.divisibility", 16]], (1,): [["tt.divisibility", 16]],
-                                           (2,): [["tt.divisibility", 16]]})
+    src = triton.compiler.ASTSource(
+        lib.square,
+        {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
+        constexprs={"BLOCK": 1024},
+        attrs={(0,): [["tt.divisibility", 16]], (1,): [["tt.divisibility", 16]], (2,): [["tt.divisibility", 16]]},
+    )
     compiled = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": 2})
     ttir = (out / sq["artifacts"]["ttir"]["path"]).read_text()
     assert compiled.asm["ttir"] == ttir
@@ -126,14 +132,23 @@ def test_each_kernel_an_op_launches_becomes_a_case_built_as_triton_builds_it(tmp
 
 BAD_ENTRIES = {  # entry body -> what its one-line error says
     "no_launch": ("    op: toylib.py:no_launch\n    inputs: toy_inputs.py:inputs\n", "the op made no Triton launch"),
-    "raises": ("    op: toylib.py:checks_its_input\n    inputs: toy_inputs.py:inputs\n",
-               "AssertionError: rows must be a multiple of 3"),
-    "both": ("    op: toylib.py:square_plus\n    source: toylib.py:SPEC\n    inputs: toy_inputs.py:inputs\n",
-             "gives both 'source' (a spec) and 'op'"),
-    "missing": ("    op: toylib.py:nothing_here\n    inputs: toy_inputs.py:inputs\n", "has no attribute 'nothing_here'"),
+    "raises": (
+        "    op: toylib.py:checks_its_input\n    inputs: toy_inputs.py:inputs\n",
+        "AssertionError: rows must be a multiple of 3",
+    ),
+    "both": (
+        "    op: toylib.py:square_plus\n    source: toylib.py:SPEC\n    inputs: toy_inputs.py:inputs\n",
+        "gives both 'source' (a spec) and 'op'",
+    ),
+    "missing": (
+        "    op: toylib.py:nothing_here\n    inputs: toy_inputs.py:inputs\n",
+        "has no attribute 'nothing_here'",
+    ),
     "no_inputs": ("    op: toylib.py:square_plus\n", "needs 'inputs: file.py:ATTR'"),
-    "configs": ("    op: toylib.py:square_plus\n    inputs: toy_inputs.py:inputs\n    configs: [{num_warps: 8}]\n",
-                "no other config to force on it"),
+    "configs": (
+        "    op: toylib.py:square_plus\n    inputs: toy_inputs.py:inputs\n    configs: [{num_warps: 8}]\n",
+        "no other config to force on it",
+    ),
 }
 
 
@@ -146,12 +161,17 @@ def test_an_op_that_cannot_be_captured_says_why_in_one_line(tmp_path: Path) -> N
         files[name] = _matrix(folder, "  toy:\n" + body + "    dtypes: [fp32]\n    shapes: [{R: 64, C: 128}]\n")
     split = tmp_path / "split"
     split.mkdir()
-    files["split"] = _matrix(split, "  toy:\n    op: toylib.py:by_size\n    inputs: toy_inputs.py:inputs\n"
-                                    "    dtypes: [fp32]\n    shapes: [{R: 64, C: 128}, {R: 8, C: 8}]\n")
+    files["split"] = _matrix(
+        split,
+        "  toy:\n    op: toylib.py:by_size\n    inputs: toy_inputs.py:inputs\n"
+        "    dtypes: [fp32]\n    shapes: [{R: 64, C: 128}, {R: 8, C: 8}]\n",
+    )
     proc = run_cli("validate", *map(str, files.values()))
     assert proc.returncode == 2 and "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
-    expect = {**{k: v[1] for k, v in BAD_ENTRIES.items()},
-              "split": "give the shapes that take each path as entries of their own"}
+    expect = {
+        **{k: v[1] for k, v in BAD_ENTRIES.items()},
+        "split": "give the shapes that take each path as entries of their own",
+    }
     for name, path in files.items():
         mine = [x for x in proc.stdout.splitlines() if x.startswith(f"{path}:")]
         assert mine and expect[name] in mine[0], (name, mine)

@@ -5,6 +5,7 @@ kernel name with an erase-screen sequence and a one-character CSI (U+009B), a co
 sequence, an environment named ``<script>``, a kernel name that is a spreadsheet formula — rendered by
 ``harness report`` into the terminal summary, report.md, report.html and the CSV export.
 """
+
 from __future__ import annotations
 
 import csv
@@ -22,7 +23,7 @@ def test_hostile_strings_are_inert_in_every_output(tmp_path: Path) -> None:
     compiles = [r for r in doc["records"] if r["mode"] == "compile"]
     for r in compiles[:3]:
         r["kernel"] = f"evil{ESC_CLEAR}{CSI_C1}"
-    compiles[3]["kernel"] = "=HYPERLINK(\"http://x\")"
+    compiles[3]["kernel"] = '=HYPERLINK("http://x")'
     compiles[4].update(status="error", error=f"PassManager failed{OSC_TITLE} at <b>", fits=None)
     compiles[5]["environment"] = "<script>alert(1)</script>"
     run = tmp_path / "run"
@@ -33,13 +34,19 @@ def test_hostile_strings_are_inert_in_every_output(tmp_path: Path) -> None:
     base = tmp_path / "base"
     base.mkdir()
     (base / "results.json").write_bytes(gzip.decompress((DATA / "h200_gate" / "g3" / "results.json.gz").read_bytes()))
-    cmp = run_cli("compare", str(base), str(run), "--markdown", str(tmp_path / "cmp.md"), "--json",
-                  str(tmp_path / "cmp.json"))
+    cmp = run_cli(
+        "compare", str(base), str(run), "--markdown", str(tmp_path / "cmp.md"), "--json", str(tmp_path / "cmp.json")
+    )
     assert cmp.returncode in (0, 1, 2), cmp.stdout[-2000:] + cmp.stderr[-2000:]
-    texts = {"terminal": proc.stdout + proc.stderr, "report.md": (run / "report.md").read_text(),
-             "report.html": (run / "report.html").read_text(), "csv": (tmp_path / "out.csv").read_text(),
-             "vendor-eval.md": (run / "vendor-eval.md").read_text(), "compare terminal": cmp.stdout + cmp.stderr,
-             "compare.md": (tmp_path / "cmp.md").read_text()}
+    texts = {
+        "terminal": proc.stdout + proc.stderr,
+        "report.md": (run / "report.md").read_text(),
+        "report.html": (run / "report.html").read_text(),
+        "csv": (tmp_path / "out.csv").read_text(),
+        "vendor-eval.md": (run / "vendor-eval.md").read_text(),
+        "compare terminal": cmp.stdout + cmp.stderr,
+        "compare.md": (tmp_path / "cmp.md").read_text(),
+    }
     for name, text in texts.items():
         assert "\x1b" not in text and "\x9b" not in text and "\x07" not in text, name
     assert "evil" in texts["terminal"] and "evil" in texts["report.md"]  # the name shown, its controls gone
@@ -49,4 +56,4 @@ def test_hostile_strings_are_inert_in_every_output(tmp_path: Path) -> None:
     assert "<script>alert" not in texts["report.html"]
     json.loads((tmp_path / "cmp.json").read_text())  # JSON escapes what it holds: it stays valid
     cells = [cell for row in csv.reader(texts["csv"].splitlines()) for cell in row]
-    assert "'=HYPERLINK(\"http://x\")" in cells and not [c for c in cells if c.startswith("=")]
+    assert '\'=HYPERLINK("http://x")' in cells and not [c for c in cells if c.startswith("=")]

@@ -1,5 +1,6 @@
 """The portability penalty from a run's own records: another target tuned in the same run, priced whatever the
 order its case ran in; a stored run the user named wins; nothing comes from a host's winner cache."""
+
 from __future__ import annotations
 
 from harness.analysis import portability
@@ -11,18 +12,51 @@ def _timing(us: float) -> dict:
 
 
 def _compile(target: str, block: int, us: float, stage: str = "final") -> Record:
-    return Record(kernel="k", dtype="fp16", shape={"N": 8}, target=target, arch="sm_90", vendor="nvidia",
-                  triton="3.6.0", config={"BLOCK": block}, config_id=f"BLOCK{block}", meta={}, origin="nvidia",
-                  mode="compile", status="ok", fits=True, kernel_hash="abc", case_id=f"case-{target}",
-                  runtime={"status": "ok", "stage": stage, "timing": _timing(us * 0.95),
-                           **({"sustained": _timing(us)} if stage != "screen" else {})})
+    return Record(
+        kernel="k",
+        dtype="fp16",
+        shape={"N": 8},
+        target=target,
+        arch="sm_90",
+        vendor="nvidia",
+        triton="3.6.0",
+        config={"BLOCK": block},
+        config_id=f"BLOCK{block}",
+        meta={},
+        origin="nvidia",
+        mode="compile",
+        status="ok",
+        fits=True,
+        kernel_hash="abc",
+        case_id=f"case-{target}",
+        runtime={
+            "status": "ok",
+            "stage": stage,
+            "timing": _timing(us * 0.95),
+            **({"sustained": _timing(us)} if stage != "screen" else {}),
+        },
+    )
 
 
 def _tune(target: str, block: int, recorded: dict | None = None) -> Record:
-    return Record(kernel="k", dtype="fp16", shape={"N": 8}, target=target, arch="sm_90", vendor="nvidia",
-                  triton="3.6.0", config={"BLOCK": block}, config_id=f"BLOCK{block}", meta={}, origin="nvidia",
-                  mode="tune", status="ok", kernel_hash="abc", case_id=f"case-{target}",
-                  runtime={"median_us": 1.0, "portability": recorded or {}})
+    return Record(
+        kernel="k",
+        dtype="fp16",
+        shape={"N": 8},
+        target=target,
+        arch="sm_90",
+        vendor="nvidia",
+        triton="3.6.0",
+        config={"BLOCK": block},
+        config_id=f"BLOCK{block}",
+        meta={},
+        origin="nvidia",
+        mode="tune",
+        status="ok",
+        kernel_hash="abc",
+        case_id=f"case-{target}",
+        runtime={"median_us": 1.0, "portability": recorded or {}},
+    )
 
 
 def test_another_target_tuned_in_the_same_run_is_priced_from_the_records() -> None:

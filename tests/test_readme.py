@@ -1,4 +1,5 @@
 """README promises: the kernel-spec example works as printed; .ci/run runs README's test command."""
+
 from __future__ import annotations
 
 import json
@@ -17,7 +18,9 @@ def test_user_kernel_example_runs_through_the_harness(tmp_path: Path) -> None:
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
     (pkg / "rmsnorm_spec.py").write_text(code)
-    matrix = write_matrix(tmp_path / "m.yaml", """\
+    matrix = write_matrix(
+        tmp_path / "m.yaml",
+        """\
 name: byo
 targets: [h100, mi300x]
 kernels:
@@ -25,9 +28,12 @@ kernels:
     source: my_project.rmsnorm_spec:SPEC
     dtypes: [fp16]
     shapes: [{M: 64, N: 1000}]
-""")
+""",
+    )
     out = tmp_path / "run"
-    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0", cwd=tmp_path, env={"PYTHONPATH": f"{tmp_path}:{REPO}"})
+    proc = run_cli(
+        "run", str(matrix), "--out", str(out), "-n", "0", cwd=tmp_path, env={"PYTHONPATH": f"{tmp_path}:{REPO}"}
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     records = json.loads((out / "results.json").read_text())["records"]
     assert {r["target"] for r in records} == {"h100", "mi300x", "interpret"}
@@ -49,7 +55,9 @@ def _example(name: str) -> str:
 def _run_example(tmp_path: Path, name: str, kernel: str, dtype: str, shape: str) -> tuple[Path, list[dict]]:
     """README's example ``name`` saved beside a matrix that names it relatively, run for h100 and mi300x."""
     (tmp_path / f"{kernel}_spec.py").write_text(_example(name))
-    matrix = write_matrix(tmp_path / "m.yaml", f"""\
+    matrix = write_matrix(
+        tmp_path / "m.yaml",
+        f"""\
 name: {kernel}
 targets: [h100, mi300x]
 kernels:
@@ -57,7 +65,8 @@ kernels:
     source: {kernel}_spec.py:SPEC
     dtypes: [{dtype}]
     shapes: [{shape}]
-""")
+""",
+    )
     out = tmp_path / "run"
     proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -90,10 +99,13 @@ def test_decorated_kernel_example_takes_the_autotune_list_and_the_heuristics(tmp
     builds = [r for r in records if r["mode"] == "compile" and r["environment"] == "default"]
     for target in ("h100", "mi300x"):
         mine = [r for r in builds if r["target"] == target]
-        assert sorted(r["config_id"] for r in mine) == ["BLOCK1024_s3_w32", "BLOCK1024_s3_w4", "BLOCK256_s3_w32",
-                                                       "BLOCK256_s3_w4"]
-        assert all(r["autotune"]["heuristics"] == {"EVEN": True} and r["autotune"]["key"] == {"n": 4096}
-                   for r in mine)
+        assert sorted(r["config_id"] for r in mine) == [
+            "BLOCK1024_s3_w32",
+            "BLOCK1024_s3_w4",
+            "BLOCK256_s3_w32",
+            "BLOCK256_s3_w4",
+        ]
+        assert all(r["autotune"]["heuristics"] == {"EVEN": True} and r["autotune"]["key"] == {"n": 4096} for r in mine)
     assert all(r["fits"] == (r["target"] == "h100" or r["config"]["num_warps"] == 4) for r in builds)
     interp = [r for r in records if r["mode"] == "interpret"]
     assert interp and all(r["status"] == "ok" for r in interp)  # N=1000: EVEN is False there, masks on
@@ -110,11 +122,17 @@ def test_op_example_is_captured_and_built_with_the_library_list(tmp_path: Path) 
     out = tmp_path / "run"
     proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    builds = [r for r in json.loads((out / "results.json").read_text())["records"]
-              if r["mode"] == "compile" and r["environment"] == "default"]
+    builds = [
+        r
+        for r in json.loads((out / "results.json").read_text())["records"]
+        if r["mode"] == "compile" and r["environment"] == "default"
+    ]
     for target in ("h100", "mi300x"):
         assert sorted(r["config_id"] for r in builds if r["target"] == target) == [
-            "BLOCK1024_s3_w32", "BLOCK1024_s3_w4", "BLOCK256_s3_w32", "BLOCK256_s3_w4"]
+            "BLOCK1024_s3_w32",
+            "BLOCK1024_s3_w4",
+            "BLOCK256_s3_w32",
+            "BLOCK256_s3_w4",
+        ]
     assert all(r["fits"] == (r["target"] == "h100" or r["config"]["num_warps"] == 4) for r in builds)
-    assert all(r["captured"]["op"].endswith("scale_op.py:scale") and r["captured"]["device"] == "meta"
-               for r in builds)
+    assert all(r["captured"]["op"].endswith("scale_op.py:scale") and r["captured"]["device"] == "meta" for r in builds)

@@ -7,6 +7,7 @@ of the page with a measuring script appended, whose findings — the laid-out si
 chart, and anything that reached ``console.error`` or ``window.onerror`` — Chromium's ``--dump-dom``
 prints after the page has loaded. The report itself carries no script. .ci/run installs chromium.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,12 +19,19 @@ import zlib
 from pathlib import Path
 
 import pytest
-
 from helpers import DATA, run_cli
 
-CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--hide-scrollbars")
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+)
 
 MEASURE = """<script>
 window.__errors = [];
@@ -50,8 +58,20 @@ def _chromium() -> str:
 
 
 def _browse(page: Path, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([_chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--enable-logging=stderr",
-                           "--v=0", *args, page.as_uri()], capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [
+            _chromium(),
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={profile}",
+            "--enable-logging=stderr",
+            "--v=0",
+            *args,
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def _png_pixels(path: Path) -> tuple[int, int, set[bytes]]:
@@ -60,8 +80,8 @@ def _png_pixels(path: Path) -> tuple[int, int, set[bytes]]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     pos, idat, width = 8, b"", 0
     while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + length]
         if kind == b"IHDR":
             width, height, depth, colour = struct.unpack(">IIBB", body[:10])
             assert depth == 8 and colour in (2, 6)
@@ -75,7 +95,7 @@ def _png_pixels(path: Path) -> tuple[int, int, set[bytes]]:
     prev = bytearray(stride)
     for row in range(height):  # undo the per-row filters, sample every pixel's colour
         start = row * (stride + 1)
-        kind, line = raw[start], bytearray(raw[start + 1:start + 1 + stride])
+        kind, line = raw[start], bytearray(raw[start + 1 : start + 1 + stride])
         for i in range(stride):
             left = line[i - channels] if i >= channels else 0
             up, up_left = prev[i], (prev[i - channels] if i >= channels else 0)
@@ -90,7 +110,7 @@ def _png_pixels(path: Path) -> tuple[int, int, set[bytes]]:
                 pa, pb, pc = abs(p - left), abs(p - up), abs(p - up_left)
                 line[i] = (line[i] + (left if pa <= pb and pa <= pc else up if pb <= pc else up_left)) & 255
         if row % 4 == 0:
-            colours.update(bytes(line[i:i + 3]) for i in range(0, stride, channels * 4))
+            colours.update(bytes(line[i : i + 3]) for i in range(0, stride, channels * 4))
         prev = line
     return width, height, colours
 
@@ -98,8 +118,14 @@ def _png_pixels(path: Path) -> tuple[int, int, set[bytes]]:
 @pytest.fixture(scope="module")
 def merged_report(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("merged")
-    proc = run_cli("report", str(DATA / "static_triton39"), str(DATA / "static_triton36"), str(DATA / "h200_run_m"),
-                   "--out", str(out / "report.md"))
+    proc = run_cli(
+        "report",
+        str(DATA / "static_triton39"),
+        str(DATA / "static_triton36"),
+        str(DATA / "h200_run_m"),
+        "--out",
+        str(out / "report.md"),
+    )
     assert proc.returncode == 0, proc.stderr
     page = out / "report.html"
     text = page.read_text()

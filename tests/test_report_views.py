@@ -1,5 +1,6 @@
 """The report's views of merged runs, on real data: the vendor evaluation (H200 device run + static runs),
 and the comparison between the two Triton versions a merge holds (real static runs with 3.6.0 and 3.9.0)."""
+
 from __future__ import annotations
 
 import json
@@ -8,10 +9,10 @@ from pathlib import Path
 
 from helpers import DATA, run_cli
 
-from harness.results.store import load_results
-from harness.analysis.vendor_eval import evaluate
 from harness.analysis import versions
 from harness.analysis.roofline import roof_of
+from harness.analysis.vendor_eval import evaluate
+from harness.results.store import load_results
 
 
 def test_vendor_evaluation_of_a_device_run(tmp_path: Path) -> None:
@@ -26,8 +27,11 @@ def test_vendor_evaluation_of_a_device_run(tmp_path: Path) -> None:
     assert len(ran) == len(tunes)
     for ev in ran:  # each device figure is the run's own record, carried through
         (m,) = ev.devices
-        rec = next(t for t in tunes if (t.kernel, t.dtype, t.shape_id, t.target) == (ev.kernel, ev.dtype,
-                                                                                       ev.shape_id, m.target))
+        rec = next(
+            t
+            for t in tunes
+            if (t.kernel, t.dtype, t.shape_id, t.target) == (ev.kernel, ev.dtype, ev.shape_id, m.target)
+        )
         assert m.config_id == rec.config_id and m.median_us == rec.runtime["median_us"]
         assert m.roof == roof_of(rec) and m.pct_peak == m.roof.pct
         # a run from before sustained timings: its figure says it is the isolated one

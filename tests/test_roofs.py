@@ -2,6 +2,7 @@
 memory-bound kernels in GB/s against the HBM peak, compute-bound ones in TFLOP/s against the peak of their dtype,
 always the peaks of the device that ran; every report shows the same figure. Checked against arithmetic on the
 record by hand."""
+
 from __future__ import annotations
 
 import copy
@@ -10,17 +11,16 @@ import io
 from pathlib import Path
 
 import pytest
-
 from helpers import DATA, run_cli
 
-from harness.results.store import load_results
-from harness.analysis.vendor_eval import evaluate
-from harness.render import csv_export, terminal, vendor_eval
 from harness.analysis import figures
 from harness.analysis.roofline import roof_of
+from harness.analysis.vendor_eval import evaluate
+from harness.render import csv_export, terminal, vendor_eval
+from harness.results.store import load_results
 
-NIGHTLY = DATA / "h200_nightly"   # harness run matrices/nightly.yaml --targets h200 on the H200, 2026-12-01
-H200_HBM_GBPS, H200_FP16, H200_FP8 = 4800.0, 989.4, 1978.9   # the catalogue's H200 entry (datasheet)
+NIGHTLY = DATA / "h200_nightly"  # harness run matrices/nightly.yaml --targets h200 on the H200, 2026-12-01
+H200_HBM_GBPS, H200_FP16, H200_FP8 = 4800.0, 989.4, 1978.9  # the catalogue's H200 entry (datasheet)
 MEMORY_KERNELS = {"vector_add", "softmax", "rmsnorm", "cross_entropy", "fused_activation"}
 
 
@@ -36,7 +36,7 @@ def _by_hand(r) -> tuple[str, float, float]:
     """(unit, rate, % of peak) from the record's own models and median, with the H200's datasheet peaks."""
     flops, nbytes, us = r.runtime["model"]["flops"], r.runtime["model"]["bytes"], r.runtime["median_us"]
     peak = H200_FP8 if r.dtype.startswith("fp8") else H200_FP16
-    if flops / nbytes < peak / 4.8:   # FLOP per byte below the ridge (TFLOP/s over TB/s)
+    if flops / nbytes < peak / 4.8:  # FLOP per byte below the ridge (TFLOP/s over TB/s)
         gbps = nbytes / us / 1e3
         return "GB/s", gbps, 100 * gbps / H200_HBM_GBPS
     tflops = flops / us / 1e6
@@ -54,14 +54,15 @@ def test_memory_bound_kernels_read_gbps_of_the_hbm_peak(tunes: list) -> None:
 
 
 def test_gemms_and_attention_read_tflops_of_their_dtypes_peak(tunes: list) -> None:
-    compute = [t for t in tunes if t.kernel in ("matmul", "matmul_tma", "flash_attention", "attention_desc",
-                                                "moe_gemm")]
+    compute = [
+        t for t in tunes if t.kernel in ("matmul", "matmul_tma", "flash_attention", "attention_desc", "moe_gemm")
+    ]
     seen = set()
     for r in compute:
         roof = roof_of(r)
         unit, rate, pct = _by_hand(r)
         assert roof.unit == unit and roof.rate == pytest.approx(rate) and roof.pct == pytest.approx(pct)
-        if r.shape.get("M") == 16:   # decode GEMM: 16 FLOP per byte, below the ridge: memory-bound
+        if r.shape.get("M") == 16:  # decode GEMM: 16 FLOP per byte, below the ridge: memory-bound
             assert roof.bound == "memory" and 40 <= roof.pct <= 100
             continue
         assert roof.bound == "compute" and roof.peak == (H200_FP8 if r.dtype == "fp8" else H200_FP16)
@@ -77,7 +78,7 @@ def test_device_as_takes_the_peaks_of_the_device_that_ran(tunes: list) -> None:
     r.target, r.runtime["device_as"] = "h100", "mapped by --device-as h100: runs on the local NVIDIA H200"
     mapped = roof_of(r)
     assert mapped.device == "h200" and mapped.pct == own.pct and mapped.peak == H200_HBM_GBPS
-    r.runtime["device"]["name"] = r.runtime["gpu"]["name"] = "NVIDIA H20"   # not in the catalogue: says so
+    r.runtime["device"]["name"] = r.runtime["gpu"]["name"] = "NVIDIA H20"  # not in the catalogue: says so
     assert "not in the catalogue: h100's peaks" in roof_of(r).note
 
 
@@ -94,8 +95,15 @@ def test_every_report_reads_the_same_figure(tunes: list, tmp_path: Path) -> None
         assert measured[(r.kernel, r.dtype, r.shape_id)].roof == roof
         assert roof.label in evals and roof.label in (tmp_path / "vendor-eval.md").read_text()
         assert roof.share_text in report and roof.share_text.replace("&", "&amp;") in page
-        pct = next(x for x in rows if x["kernel"] == r.kernel and x["dtype"] == r.dtype and x["shape"] == r.shape_id
-                   and x["mode"] == "tune" and x["metric"] == "roof.pct_of_peak")
+        pct = next(
+            x
+            for x in rows
+            if x["kernel"] == r.kernel
+            and x["dtype"] == r.dtype
+            and x["shape"] == r.shape_id
+            and x["mode"] == "tune"
+            and x["metric"] == "roof.pct_of_peak"
+        )
         assert float(pct["value"]) == pytest.approx(roof.pct)
     lines = "\n".join(terminal.device_lines(records))
     assert "vector_add: 2 of 2 case(s) tuned on h200" in lines and "; HBM 91%" in lines

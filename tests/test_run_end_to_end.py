@@ -1,4 +1,5 @@
 """`harness run` / `pytest MATRIX` as a user runs them: results, artifacts, table, selection, merge."""
+
 from __future__ import annotations
 
 import json
@@ -6,7 +7,6 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
 from helpers import REPO, run_cli, write_matrix
 
 MATRIX = """\
@@ -52,8 +52,19 @@ def test_results_json_has_run_and_records(run_dir: tuple[Path, str]) -> None:
     assert len(compiles) == 3 * (5 + 2)
     assert {r["environment"] for r in compiles if r["target"] == "mi300x"} == {"default", "async-copy"}
     for rec in compiles:
-        for key in ("kernel", "dtype", "shape", "target", "arch", "triton", "config", "status", "resources",
-                    "flags", "artifacts"):
+        for key in (
+            "kernel",
+            "dtype",
+            "shape",
+            "target",
+            "arch",
+            "triton",
+            "config",
+            "status",
+            "resources",
+            "flags",
+            "artifacts",
+        ):
             assert key in rec
         assert rec["status"] == "ok"
         for info in rec["artifacts"].values():
@@ -98,7 +109,9 @@ def _installed() -> str:
 def test_k_and_targets_select_cases(tmp_path: Path) -> None:
     matrix = write_matrix(tmp_path / "m.yaml", MATRIX)
     out = tmp_path / "run"
-    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0", "--targets", "mi355x", "-k", "matmul and not interpret")
+    proc = run_cli(
+        "run", str(matrix), "--out", str(out), "-n", "0", "--targets", "mi355x", "-k", "matmul and not interpret"
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     records = json.loads((out / "results.json").read_text())["records"]
     assert {(r["kernel"], r["target"], r["arch"]) for r in records} == {("matmul", "mi355x", "gfx950")}
@@ -122,18 +135,24 @@ name: known
 targets: [h100]
 kernels:
   misbehaving:
-    source: {DATA / 'misbehaving_kernel.py'}:SPEC
+    source: {DATA / "misbehaving_kernel.py"}:SPEC
     dtypes: [fp32]
     shapes: [{{N: 16}}, {{N: 4096}}]
     interpret: false
 """
     plain = write_matrix(tmp_path / "plain.yaml", body)
     assert run_cli("run", str(plain), "--out", str(tmp_path / "a"), "-n", "0").returncode == 1  # N=16 fails
-    known = write_matrix(tmp_path / "known.yaml", body.replace("kernels:", """known_failures:
+    known = write_matrix(
+        tmp_path / "known.yaml",
+        body.replace(
+            "kernels:",
+            """known_failures:
   - {kernel: misbehav*, shape: N16, triton: ">=3.3", reason: "the test kernel refuses N=16"}
   - {kernel: misbehaving, shape: N4096, reason: "once broken"}
   - {kernel: misbehaving, triton: "<3.0", reason: "another release only"}
-kernels:"""))
+kernels:""",
+        ),
+    )
     proc = run_cli("run", str(known), "--out", str(tmp_path / "b"), "-n", "0")
     assert proc.returncode == 0, proc.stdout[-2000:]
     records = json.loads((tmp_path / "b" / "results.json").read_text())["records"]
@@ -150,8 +169,9 @@ def test_a_short_pin_matches_its_releases_and_xdist_still_says_what_it_deselecte
     assert pin_matches("3.7", "3.7.1") and pin_matches("3.6.0", "3.6.0+git1a2b") and not pin_matches("3.7", "3.70.0")
     assert not pin_matches("3.6.0+gitaaaa", "3.6.0+gitbbbb") and not pin_matches("3.7", None)
     major_minor = ".".join(_installed().split(".")[:2])
-    matrix = write_matrix(tmp_path / "m.yaml", MATRIX.replace(
-        "name: e2e", f'name: e2e\ntriton: ["{major_minor}", "2.9"]'))
+    matrix = write_matrix(
+        tmp_path / "m.yaml", MATRIX.replace("name: e2e", f'name: e2e\ntriton: ["{major_minor}", "2.9"]')
+    )
     valid = run_cli("validate", str(matrix))
     assert f"triton {major_minor}: matches {major_minor} and {major_minor}.x; runs here" in valid.stdout
     proc = run_cli("run", str(matrix), "--out", str(tmp_path / "run"), "-n", "2", "-k", "vector_add and h100")
@@ -169,8 +189,22 @@ def test_plain_pytest_collects_a_matrix_with_readable_ids(tmp_path: Path) -> Non
 
     matrix = write_matrix(tmp_path / "m.yaml", MATRIX)
     plugin = [] if _plugin_autoloaded() else ["-p", "harness.pytest_plugin"]
-    proc = subprocess.run([sys.executable, "-m", "pytest", str(matrix), "--collect-only", "-q", *plugin,
-                           "--harness-out", str(tmp_path / "run")], cwd=REPO, capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(matrix),
+            "--collect-only",
+            "-q",
+            *plugin,
+            "--harness-out",
+            str(tmp_path / "run"),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert f"m.yaml::matmul[fp16-M256xN256xK256-h100-triton{_installed()}]" in proc.stdout, proc.stdout + proc.stderr
     assert f"m.yaml::vector_add[fp16-interpret-triton{_installed()}]" in proc.stdout
 

@@ -1,4 +1,5 @@
 """The default matrix, cold then warm: acceptance of the core harness in one place."""
+
 from __future__ import annotations
 
 import json
@@ -8,7 +9,6 @@ from urllib.parse import unquote
 
 import pytest
 import yaml
-
 from helpers import REPO, run_cli
 
 SMOKE_KERNELS = set(yaml.safe_load((REPO / "matrices" / "smoke.yaml").read_text())["kernels"])
@@ -56,27 +56,41 @@ def test_table_shows_an_h100_config_over_mi300x_lds_with_the_metadata_count(smok
 
     out = smoke_runs["dir"] / "cold"
     records = json.loads((out / "results.json").read_text())["records"]
-    over = [r for r in records if r["target"] == "mi300x" and r["kernel"] in ("matmul", "flash_attention")
-            and r["environment"] == "default" and any(f["resource"] == "shared" for f in r["flags"])]
+    over = [
+        r
+        for r in records
+        if r["target"] == "mi300x"
+        and r["kernel"] in ("matmul", "flash_attention")
+        and r["environment"] == "default"
+        and any(f["resource"] == "shared" for f in r["flags"])
+    ]
     assert over
     rec = over[0]
-    h100 = next(r for r in records if r["target"] == "h100" and r["config"] == rec["config"]
-                and r["shape"] == rec["shape"])
+    h100 = next(
+        r for r in records if r["target"] == "h100" and r["config"] == rec["config"] and r["shape"] == rec["shape"]
+    )
     assert h100["fits"] is True
     spec = loader.load(loader.resolve(rec["kernel"], None))
     meta, options = spec.split_config(rec["config"])
     t = targets.get("mi300x")
     options = {k: v for k, v in options.items() if k in tritoncompat.backend_option_names("hip")}
-    launch = launchspec.for_case(spec, rec["shape"], rec["dtype"], meta, options,
-                                 launchspec.backend_for(t.backend, t.arch, t.warp_size))
-    compiled = triton.compile(launchspec.ast_source(spec.fn, launch),
-                              target=tritoncompat.gpu_target(t.backend, t.arch, t.warp_size), options=launch.options)
+    launch = launchspec.for_case(
+        spec, rec["shape"], rec["dtype"], meta, options, launchspec.backend_for(t.backend, t.arch, t.warp_size)
+    )
+    compiled = triton.compile(
+        launchspec.ast_source(spec.fn, launch),
+        target=tritoncompat.gpu_target(t.backend, t.arch, t.warp_size),
+        options=launch.options,
+    )
     shared = int(compiled.metadata.shared)
     assert rec["resources"]["shared"] == shared > 65536
     from harness.model.ids import shape_id
 
-    row = next(line for line in smoke_runs["stdout"]["cold"].splitlines()
-               if f" {rec['config_id']} " in line and f" {shape_id(rec['shape'])} " in line)
+    row = next(
+        line
+        for line in smoke_runs["stdout"]["cold"].splitlines()
+        if f" {rec['config_id']} " in line and f" {shape_id(rec['shape'])} " in line
+    )
     assert "NVIDIA only" in row
     assert f"{shared} > 65536" in row
 
@@ -90,13 +104,15 @@ def test_mi300x_is_swept_with_async_copy_and_a_verdict_flips(smoke_runs: dict) -
     for r in records:
         if r["mode"] == "compile" and r["target"] == "mi300x":
             by_key.setdefault((r["kernel"], json.dumps(r["shape"]), r["config_id"]), {})[r["environment"]] = r
-    flips = [envs for envs in by_key.values()
-             if envs["default"]["fits"] and not envs["async-copy"]["fits"]]
+    flips = [envs for envs in by_key.values() if envs["default"]["fits"] and not envs["async-copy"]["fits"]]
     assert flips
     default, async_copy = flips[0]["default"], flips[0]["async-copy"]
     assert default["resources"]["shared"] < async_copy["resources"]["shared"]
-    row = next(line for line in smoke_runs["stdout"]["cold"].splitlines()
-               if f" {default['config_id']} " in line and f" {shape_id(default['shape'])} " in line)
+    row = next(
+        line
+        for line in smoke_runs["stdout"]["cold"].splitlines()
+        if f" {default['config_id']} " in line and f" {shape_id(default['shape'])} " in line
+    )
     assert "AT RISK" in row and f"{async_copy['resources']['shared']} > 65536" in row
 
 
@@ -105,8 +121,11 @@ def test_warm_rerun_is_served_by_the_caches(smoke_runs: dict) -> None:
     # not by the wall clock (a loaded CI runner makes any time ratio a coin toss)
     cold_records = json.loads((smoke_runs["dir"] / "cold" / "results.json").read_text())["records"]
     warm_records = json.loads((smoke_runs["dir"] / "warm" / "results.json").read_text())["records"]
-    strip = lambda rs: sorted(json.dumps({k: r[k] for k in ("kernel", "target", "config", "resources", "flags")},
-                                         sort_keys=True) for r in rs if r["mode"] == "compile")  # noqa: E731
+
+    def strip(rs: list[dict]) -> list[str]:
+        keep = ("kernel", "target", "config", "resources", "flags")
+        return sorted(json.dumps({k: r[k] for k in keep}, sort_keys=True) for r in rs if r["mode"] == "compile")
+
     assert strip(cold_records) == strip(warm_records)  # the cache changes the time, not the answer
     built = lambda rs: [r for r in rs if r["mode"] == "compile" and r["status"] == "ok"]  # noqa: E731
     # cold: every binary compiled from source at least once (later builds of the same binary in the run may hit)
@@ -129,11 +148,21 @@ def test_memory_bound_kernels_amd_spaces_keep_full_occupancy(smoke_runs: dict) -
     (waves_per_eu = 2 padded vector_add's 12 VGPRs to an occupancy of 2)."""
     records = json.loads((smoke_runs["dir"] / "cold" / "results.json").read_text())["records"]
     memory_bound = {"vector_add", "fused_activation", "softmax", "rmsnorm", "cross_entropy"}
-    amd = [r for r in records if r["kernel"] in memory_bound and r["target"] == "mi300x"
-           and r["environment"] == "default" and r["origin"] in ("amd", "nvidia+amd") and r["status"] == "ok"]
+    amd = [
+        r
+        for r in records
+        if r["kernel"] in memory_bound
+        and r["target"] == "mi300x"
+        and r["environment"] == "default"
+        and r["origin"] in ("amd", "nvidia+amd")
+        and r["status"] == "ok"
+    ]
     assert {r["kernel"] for r in amd} == memory_bound
-    low = {(r["kernel"], r["config_id"]): r["resources"]["compiler_occupancy"] for r in amd
-           if r["resources"]["compiler_occupancy"] < 4}
+    low = {
+        (r["kernel"], r["config_id"]): r["resources"]["compiler_occupancy"]
+        for r in amd
+        if r["resources"]["compiler_occupancy"] < 4
+    }
     assert not low, low
 
 
@@ -163,19 +192,32 @@ def test_one_binary_launched_alike_is_one_config(smoke_runs: dict) -> None:
             continue
         digest = hashlib.sha256((out / r["artifacts"][kind]["path"]).read_bytes()).hexdigest()
         res = r["resources"]
-        ident = (r["kernel"], r["dtype"], json.dumps(r["shape"]), r["target"], r["environment"], digest,
-                 res["num_warps"], res["shared"], res["num_ctas"], json.dumps(res["grid"]))
+        ident = (
+            r["kernel"],
+            r["dtype"],
+            json.dumps(r["shape"]),
+            r["target"],
+            r["environment"],
+            digest,
+            res["num_warps"],
+            res["shared"],
+            res["num_ctas"],
+            json.dumps(res["grid"]),
+        )
         if r["duplicate_of"]:
             marked += 1
             assert seen.get(ident) == r["duplicate_of"], r["config_id"]
         else:
             assert ident not in seen, f"{r['kernel']} {r['target']} {r['config_id']} and {seen[ident]}: one binary"
             seen[ident] = r["config_id"]
-    by = {(r["kernel"], json.dumps(r["shape"]), r["target"], r["environment"],
-           r["config_id"]): r for r in records if r["mode"] == "compile"}
+    by = {
+        (r["kernel"], json.dumps(r["shape"]), r["target"], r["environment"], r["config_id"]): r
+        for r in records
+        if r["mode"] == "compile"
+    }
     vadd, soft = json.dumps({"N": 1000003}), json.dumps({"M": 1024, "N": 1000})
     assert by[("vector_add", vadd, "h100", "default", "BLOCK1024_s1_w4_wpe0")]["duplicate_of"] == "BLOCK1024_s2_w4"
-    for target in ("h100", "mi300x"):   # the cubin and the hsaco: num_stages and waves_per_eu 0 change nothing
+    for target in ("h100", "mi300x"):  # the cubin and the hsaco: num_stages and waves_per_eu 0 change nothing
         assert by[("softmax", soft, target, "default", "M1_CHUNK0_s1_w8_wpe0")]["duplicate_of"] == "M1_CHUNK0_s2_w8"
     assert marked >= 2
     # counted once: the terminal summary names them, and the device phase would not launch them

@@ -1,11 +1,11 @@
 """`harness validate`: every kind of bad input gets `file:line: message`, exit 2, no traceback."""
+
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
 import pytest
-
 from helpers import run_cli, write_matrix
 
 GOOD = """\
@@ -35,8 +35,12 @@ BAD = [
     ("bool_as_size", GOOD.replace("K: 64}", "K: true}"), 7, "'K' of matmul must be a positive integer"),
     ("missing_tunable", GOOD.replace("GROUP_M: 8, ", ""), 9, "config lacks GROUP_M"),
     ("bad_num_warps", GOOD.replace("num_warps: 4", "num_warps: 3"), 9, "power of two"),
-    ("amd_option_typo", GOOD.replace("num_stages: 2}", "num_stages: 2, waves_per_cu: 2}"), 9,
-     "did you mean 'waves_per_eu'"),
+    (
+        "amd_option_typo",
+        GOOD.replace("num_stages: 2}", "num_stages: 2, waves_per_cu: 2}"),
+        9,
+        "did you mean 'waves_per_eu'",
+    ),
 ]
 
 

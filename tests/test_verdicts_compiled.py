@@ -6,13 +6,13 @@ sweep) and mi355x; the tests read its ``results.json`` and artifacts. AMD
 figures are checked against the compiler's own lines in the AMDGCN
 (``.vgpr_count``, ``; TotalNumVgprs``, ``; Occupancy``), not against our formula.
 """
+
 from __future__ import annotations
 
 import json
 import re
 
 import pytest
-
 from helpers import run_cli, write_matrix
 
 TARGETS = ("h100", "a100", "mi300x", "mi355x")
@@ -21,7 +21,9 @@ TARGETS = ("h100", "a100", "mi300x", "mi355x")
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     tmp = tmp_path_factory.mktemp("verdicts")
-    matrix = write_matrix(tmp / "m.yaml", f"""\
+    matrix = write_matrix(
+        tmp / "m.yaml",
+        f"""\
 name: verdicts
 targets: [{", ".join(TARGETS)}]
 kernels:
@@ -33,7 +35,8 @@ kernels:
     dtypes: [fp16]
     shapes: [{{B: 1, H: 2, N: 1024, D: 128, causal: false}}]
     interpret: false
-""")
+""",
+    )
     out = tmp / "run"
     proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0", "--static-only")
     doc = json.loads((out / "results.json").read_text())
@@ -65,8 +68,14 @@ def test_amd_registers_and_occupancy_are_the_compilers(run: dict) -> None:
         if _compiler_line(text, ".agpr_count:") > 0:
             with_agprs.append(r)
     # the config the old double count called "768 registers > 512": flash attention 128x64, 4 warps, 4 stages, D=128
-    fa = next(r for r in with_agprs if r["kernel"] == "flash_attention" and r["target"] == "mi300x"
-              and r["environment"] == "default" and r["config_id"] == "M128_N64_s4_w4")
+    fa = next(
+        r
+        for r in with_agprs
+        if r["kernel"] == "flash_attention"
+        and r["target"] == "mi300x"
+        and r["environment"] == "default"
+        and r["config_id"] == "M128_N64_s4_w4"
+    )
     assert fa["resources"]["agpr"] > 0 and 256 < fa["resources"]["registers"] <= 512
     assert fa["fits"] is True and fa["resources"]["shared"] <= 65536 and fa["resources"]["occupancy"] == 1
 
@@ -86,8 +95,11 @@ def test_verdicts_are_in_results_json_with_default_builds_deciding(run: dict) ->
         async_copy = entries[(p["kernel"], p["config_id"], "mi300x@async-copy")]
         assert async_copy["verdict"] in ("exceeds", "failed") and not async_copy["deciding"]
     # a config that fits MI355X but not MI300X says so
-    split = [p for p in rows.values() if p["targets"]["mi355x"] in ("fits", "at risk")
-             and p["targets"]["mi300x"] == "exceeds"]
+    split = [
+        p
+        for p in rows.values()
+        if p["targets"]["mi355x"] in ("fits", "at risk") and p["targets"]["mi300x"] == "exceeds"
+    ]
     assert split
     for p in split:
         assert p["vendors"]["amd"] == {"fitting": ["mi355x"], "not": ["mi300x"], "incomplete": [], "fits": "some"}

@@ -5,17 +5,17 @@ a fresh virtual environment that sees this environment's torch and triton but no
 from an unrelated directory: ``harness run`` finds its default matrix and kernels inside the installed package,
 and an unrelated pytest file passes with the harness's pytest plugin installed beside it.
 """
+
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
 import sysconfig
-import tomllib
 from pathlib import Path
 
 import pytest
-
+import tomllib
 from helpers import REPO
 
 
@@ -29,16 +29,30 @@ def test_every_package_of_the_tree_is_listed_for_the_wheel() -> None:
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh venv holding the wheel (no pip, no checkout on its path; this environment's packages behind it)."""
     root = tmp_path_factory.mktemp("wheel")
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(root / "dist"),
-                            str(REPO)], capture_output=True, text=True, timeout=600)
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(root / "dist"), str(REPO)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
     (wheel,) = (root / "dist").glob("*.whl")
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=600)
-    site = Path(subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()"
-                                "['purelib'])"], capture_output=True, text=True, check=True).stdout.strip())
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site),
-                           str(wheel)], capture_output=True, text=True, timeout=900)
+    site = Path(
+        subprocess.run(
+            [str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     # torch, triton, pyyaml, pytest from this environment; a path line adds no .pth of it (no editable checkout)
     (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
@@ -47,19 +61,24 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _python(venv: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd), "PYTHONDONTWRITEBYTECODE": "1"}
-    return subprocess.run([str(venv / "bin" / "python"), *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=600)
+    return subprocess.run(
+        [str(venv / "bin" / "python"), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+    )
 
 
-def test_the_installed_harness_runs_its_default_matrix_from_another_directory(installed: Path,
-                                                                              tmp_path: Path) -> None:
-    where = _python(installed, "-c", "import harness, harness.matrix.loader as l; print(harness.__file__); "
-                    "print(l.REPO_KERNELS)", cwd=tmp_path)
+def test_the_installed_harness_runs_its_default_matrix_from_another_directory(installed: Path, tmp_path: Path) -> None:
+    where = _python(
+        installed,
+        "-c",
+        "import harness, harness.matrix.loader as l; print(harness.__file__); print(l.REPO_KERNELS)",
+        cwd=tmp_path,
+    )
     module, kernels = where.stdout.split()
     assert str(installed) in module and not module.startswith(str(REPO)), where.stdout + where.stderr
     assert kernels.endswith("harness/_bundled/kernels"), kernels
-    proc = _python(installed, "-m", "harness", "run", "-k", "vector_add and h100", "-n", "0", "--out", "run",
-                   cwd=tmp_path)
+    proc = _python(
+        installed, "-m", "harness", "run", "-k", "vector_add and h100", "-n", "0", "--out", "run", cwd=tmp_path
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     records = json.loads((tmp_path / "run" / "results.json").read_text())["records"]
     assert records and {r["kernel"] for r in records} == {"vector_add"} and all(r["status"] == "ok" for r in records)
@@ -87,10 +106,13 @@ def test_a_copy_inside_another_repository_does_not_record_that_repositorys_commi
     subprocess.run(git + ["add", "-A"], check=True)
     subprocess.run(git + ["commit", "-qm", "theirs"], check=True)
     theirs = subprocess.run(git[:3] + ["rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-    code = ("import harness; from harness.pytest_plugin.provenance import run_info; print(harness.__file__); "
-            "print(repr(run_info('m', 'p', 'h', None)['commit']))")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=outer / "vendored", capture_output=True, text=True,
-                          timeout=600)
+    code = (
+        "import harness; from harness.pytest_plugin.provenance import run_info; print(harness.__file__); "
+        "print(repr(run_info('m', 'p', 'h', None)['commit']))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=outer / "vendored", capture_output=True, text=True, timeout=600
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert str(outer) in proc.stdout.splitlines()[0] and theirs not in proc.stdout, proc.stdout
     mine = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=600)

@@ -6,6 +6,7 @@ reaches only the package registries cannot do). The merge script runs on run dir
 that real ``harness run`` invocations wrote: three nights, the third with a kernel that no
 longer compiles.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,7 +18,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from helpers import REPO, run_cli, write_matrix
 
 LINTER = REPO / "ci" / "actionlint.mjs"
@@ -40,12 +40,14 @@ def test_every_workflow_passes_actionlint() -> None:
 def test_actionlint_finds_what_is_wrong(tmp_path: Path) -> None:
     """The check can fail: an unknown context property, an undeclared runner label, a bad needs."""
     bad = tmp_path / "bad.yml"
-    bad.write_text("on: push\njobs:\n  a:\n    runs-on: [self-hosted, a100]\n    steps:\n"
-                   "      - run: echo ${{ github.no_such_thing }}\n"
-                   "  b:\n    needs: [nowhere]\n    runs-on: ubuntu-latest\n    steps:\n      - run: true\n")
+    bad.write_text(
+        "on: push\njobs:\n  a:\n    runs-on: [self-hosted, a100]\n    steps:\n"
+        "      - run: echo ${{ github.no_such_thing }}\n"
+        "  b:\n    needs: [nowhere]\n    runs-on: ubuntu-latest\n    steps:\n      - run: true\n"
+    )
     proc = _actionlint(bad)
     assert proc.returncode == 1
-    assert 'label "a100" is unknown' in proc.stdout          # h100 / mi300x are declared, a100 is not
+    assert 'label "a100" is unknown' in proc.stdout  # h100 / mi300x are declared, a100 is not
     assert '"no_such_thing" is not defined' in proc.stdout
     assert "nowhere" in proc.stdout
 
@@ -97,18 +99,25 @@ def _night(root: Path, name: str, body: str, env: dict[str, str]) -> Path:
 
 
 def _merge(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(REPO / "ci" / "nightly_merge.py"), *args],
-                          capture_output=True, text=True, timeout=900)
+    return subprocess.run(
+        [sys.executable, str(REPO / "ci" / "nightly_merge.py"), *args], capture_output=True, text=True, timeout=900
+    )
 
 
 def test_nightly_merge_on_real_runs(tmp_path: Path) -> None:
-    env = {"HARNESS_CACHE_DIR": str(tmp_path / "cache"), "TRITON_CACHE_DIR": str(tmp_path / "triton"),
-           "GITHUB_STEP_SUMMARY": ""}
+    env = {
+        "HARNESS_CACHE_DIR": str(tmp_path / "cache"),
+        "TRITON_CACHE_DIR": str(tmp_path / "triton"),
+        "GITHUB_STEP_SUMMARY": "",
+    }
     _night(tmp_path, "night1", "x * 2.0", env)
     _night(tmp_path, "night2", "x * 2.0", env)
     broken = _night(tmp_path, "night3", "x.scale_by(2.0)", env)  # tensors have no such method
-    assert all(r["status"] != "ok" for r in json.loads((broken / "results.json").read_text())["records"]
-               if r["mode"] == "compile")
+    assert all(
+        r["status"] != "ok"
+        for r in json.loads((broken / "results.json").read_text())["records"]
+        if r["mode"] == "compile"
+    )
     db = tmp_path / "history.sqlite"
     summary_file = tmp_path / "step_summary.md"
 
@@ -120,17 +129,37 @@ def test_nightly_merge_on_real_runs(tmp_path: Path) -> None:
         assert (tmp_path / "m1" / name).stat().st_size > 0
 
     # the same code again: compared with night 1, nothing worse
-    second = subprocess.run([sys.executable, str(REPO / "ci" / "nightly_merge.py"), str(tmp_path / "night2"),
-                             "--out", str(tmp_path / "m2"), "--previous", str(tmp_path / "night1"),
-                             "--history", str(db)], capture_output=True, text=True, timeout=900,
-                            env={**os.environ, "GITHUB_STEP_SUMMARY": str(summary_file)})
+    second = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "ci" / "nightly_merge.py"),
+            str(tmp_path / "night2"),
+            "--out",
+            str(tmp_path / "m2"),
+            "--previous",
+            str(tmp_path / "night1"),
+            "--history",
+            str(db),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "GITHUB_STEP_SUMMARY": str(summary_file)},
+    )
     assert second.returncode == 0, second.stdout + second.stderr
     assert (tmp_path / "m2" / "compare" / "static-triton36.md").is_file()
     assert "| `static-triton36` | 0 |" in summary_file.read_text()  # the job summary GitHub would show
 
     # the kernel no longer compiles: harness compare's exit 2 (new failures) is the job's
-    third = _merge(str(tmp_path / "night3"), "--out", str(tmp_path / "m3"), "--previous", str(tmp_path / "night2"),
-                   "--history", str(db))
+    third = _merge(
+        str(tmp_path / "night3"),
+        "--out",
+        str(tmp_path / "m3"),
+        "--previous",
+        str(tmp_path / "night2"),
+        "--history",
+        str(db),
+    )
     assert third.returncode == 2, third.stdout + third.stderr
     assert "| `static-triton36` | 2 |" in (tmp_path / "m3" / "summary.md").read_text()
     with sqlite3.connect(db) as con:
@@ -153,12 +182,17 @@ def test_the_gpu_jobs_script_runs_then_resumes(tmp_path: Path) -> None:
     (src / "scale.py").write_text(KERNEL.replace("BODY", "x * 2.0"))
     matrix = write_matrix(src / "matrix.yaml", MATRIX)
     out = tmp_path / "gpu-h100" / "run"
-    env = {**os.environ, "HARNESS_PYTHON": sys.executable, "HARNESS_CACHE_DIR": str(tmp_path / "cache"),
-           "TRITON_CACHE_DIR": str(tmp_path / "triton"),
-           "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)}
+    env = {
+        **os.environ,
+        "HARNESS_PYTHON": sys.executable,
+        "HARNESS_CACHE_DIR": str(tmp_path / "cache"),
+        "TRITON_CACHE_DIR": str(tmp_path / "triton"),
+        "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p),
+    }
     script = [shutil.which("bash") or "bash", str(REPO / "ci" / "gpu_nightly.sh"), str(matrix), str(out)]
     first = subprocess.run(script, env=env, capture_output=True, text=True, timeout=900)
     assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
+
     def builds() -> list[tuple[str, str, str, str]]:
         rows = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines() if line.strip()]
         return sorted((r["mode"], r["config_id"], r["status"], r.get("cache_key", "")) for r in rows)
@@ -168,4 +202,4 @@ def test_the_gpu_jobs_script_runs_then_resumes(tmp_path: Path) -> None:
     second = subprocess.run(script, env=env, capture_output=True, text=True, timeout=900)
     assert second.returncode == 0, second.stdout[-2000:] + second.stderr[-2000:]
     assert json.loads((out / "results.json").read_text())["run"].get("resumed")  # the resume branch ran
-    assert builds() == records                                                   # nothing ran twice
+    assert builds() == records  # nothing ran twice

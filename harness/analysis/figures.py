@@ -2,20 +2,22 @@
 rate and share of its roof (:mod:`harness.analysis.roofline`: memory- or compute-bound, the dtype's peak, the
 device that ran), its baselines in the same unit, and the tuning-portability penalty (another
 target's winner, or the other vendor space's best, run on this device)."""
+
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
 
 from harness.analysis import portability
-from harness.model.records import Record
 from harness.analysis.roofline import Roof, roof_of
+from harness.model.records import Record
 from harness.model.timings import headline
 
 
 @dataclass(frozen=True)
 class Measured:
     """One tuned case on one device with one Triton."""
+
     kernel: str
     dtype: str
     shape_id: str
@@ -26,10 +28,10 @@ class Measured:
     gpu: str
     config_id: str
     median_us: float
-    roof: Roof                  # memory- or compute-bound, the rate in that roof's unit, the share of its peak
-    baselines: tuple[tuple[str, float, float | None], ...]   # (name, rate, speedup of the winner over it)
-    penalties: tuple[tuple[str, float, str], ...]             # (other target, slowdown on this device, source)
-    method: str = "isolated"    # how median_us was timed: "sustained" (back to back) or "isolated" (older runs)
+    roof: Roof  # memory- or compute-bound, the rate in that roof's unit, the share of its peak
+    baselines: tuple[tuple[str, float, float | None], ...]  # (name, rate, speedup of the winner over it)
+    penalties: tuple[tuple[str, float, str], ...]  # (other target, slowdown on this device, source)
+    method: str = "isolated"  # how median_us was timed: "sustained" (back to back) or "isolated" (older runs)
 
     @property
     def case(self) -> tuple[str, str, str]:
@@ -62,13 +64,30 @@ def measured(records: list[Record]) -> list[Measured]:
             if isinstance(b, dict) and b.get("status") == "ok" and isinstance(median, (int, float)) and median > 0:
                 base_roof = roof_of(r, float(median))
                 baselines.append((name, base_roof.rate if base_roof else 0.0, b.get("speedup")))
-        penalties = tuple((other, float(p["slowdown"]), str(p.get("source") or ""))
-                          for other, p in sorted(portability.of(r, records).items())
-                          if isinstance(p, dict) and isinstance(p.get("slowdown"), (int, float)))
+        penalties = tuple(
+            (other, float(p["slowdown"]), str(p.get("source") or ""))
+            for other, p in sorted(portability.of(r, records).items())
+            if isinstance(p, dict) and isinstance(p.get("slowdown"), (int, float))
+        )
         gpu = (rt.get("gpu") or {}).get("name") if isinstance(rt.get("gpu"), dict) else None
-        out.append(Measured(r.kernel, r.dtype, r.shape_id, r.target, r.vendor, r.triton, r.host,
-                            str(gpu or r.target), r.config_id, float(rt["median_us"]), roof, tuple(baselines),
-                            penalties, str(rt.get("timing_method") or "isolated")))
+        out.append(
+            Measured(
+                r.kernel,
+                r.dtype,
+                r.shape_id,
+                r.target,
+                r.vendor,
+                r.triton,
+                r.host,
+                str(gpu or r.target),
+                r.config_id,
+                float(rt["median_us"]),
+                roof,
+                tuple(baselines),
+                penalties,
+                str(rt.get("timing_method") or "isolated"),
+            )
+        )
     return sorted(out, key=lambda m: (m.kernel, m.dtype, m.shape_id, m.target, m.triton, m.host))
 
 

@@ -1,6 +1,7 @@
 """Several runs as one: the same merge whatever order the runs are given in (oldest first by start, then host and
 label), the last run's record winning for one key and host, and the cases two runs' matrices defined differently
 named (such runs are not mixed)."""
+
 from __future__ import annotations
 
 import json
@@ -25,8 +26,9 @@ def _case_content(r: Record) -> str:
     return json.dumps([sorted((r.env or {}).items()), shapes], sort_keys=True, default=str)
 
 
-def merge_runs(loaded: list[tuple[str, dict[str, Any], list[Record]]]) -> tuple[list[dict[str, Any]], list[Record],
-                                                                                 list[str]]:
+def merge_runs(
+    loaded: list[tuple[str, dict[str, Any], list[Record]]],
+) -> tuple[list[dict[str, Any]], list[Record], list[str]]:
     """Runs (label, run info, records) merged the same way whatever order they are given in: oldest first by the
     run's start, then host and label. Returns (runs, records, conflicts): a conflict is one case (same key and
     host) that two runs' matrices defined differently (other environment variables, other interpreter shapes) —
@@ -38,9 +40,11 @@ def merge_runs(loaded: list[tuple[str, dict[str, Any], list[Record]]]) -> tuple[
         for r in records:
             key, content = r.key() + (r.host,), _case_content(r)
             if key in seen and seen[key][1] != content:
-                conflicts.append(f"{seen[key][0]} and {label} both hold {r.kernel} {r.dtype} {r.shape_id} {r.column} "
-                                 f"{r.config_id} (triton {r.triton}, {r.mode}), defined differently by their matrices "
-                                 "(environment variables or interpreter shapes)")
+                conflicts.append(
+                    f"{seen[key][0]} and {label} both hold {r.kernel} {r.dtype} {r.shape_id} {r.column} "
+                    f"{r.config_id} (triton {r.triton}, {r.mode}), defined differently by their matrices "
+                    "(environment variables or interpreter shapes)"
+                )
                 break
             seen[key] = (label, content)
     return [run for _, run, _ in ordered], merge(records for _, _, records in ordered), conflicts

@@ -8,6 +8,7 @@ from the records, whatever order the cases ran in: the slowdown of that config's
 case's records against this case's winner (sustained where both have it, else isolated; a config
 timed only in the tuner's short screen says so). Nothing is read from a host's winner cache.
 """
+
 from __future__ import annotations
 
 from typing import Any, Iterable
@@ -32,15 +33,25 @@ def _priced(case_records: list[Record], winner: Record, config: dict[str, Any]) 
     rec, own = by_id.get(rec.duplicate_of, rec), by_id.get(own.duplicate_of, own)  # a duplicate ran as its original
     rt, ort = rec.runtime if isinstance(rec.runtime, dict) else {}, own.runtime if isinstance(own.runtime, dict) else {}
     if rt.get("status") != "ok" or ort.get("status") != "ok":
-        return {"config_id": rec.config_id, "fits": bool(rec.fits), "status": rt.get("status"), "slowdown": None,
-                "note": "did not run here"}
+        return {
+            "config_id": rec.config_id,
+            "fits": bool(rec.fits),
+            "status": rt.get("status"),
+            "slowdown": None,
+            "note": "did not run here",
+        }
     for method in ("sustained", "timing"):
         a, b = _timing(rt, method), _timing(ort, method)
         if a and b:
             screened = rt.get("stage") == "screen" or ort.get("stage") == "screen"
-            return {"config_id": rec.config_id, "fits": bool(rec.fits), "status": "ok", "slowdown": a / b,
-                    "timing_method": ("sustained" if method == "sustained" else "isolated")
-                    + (" (screen: a short timing)" if screened else "")}
+            return {
+                "config_id": rec.config_id,
+                "fits": bool(rec.fits),
+                "status": "ok",
+                "slowdown": a / b,
+                "timing_method": ("sustained" if method == "sustained" else "isolated")
+                + (" (screen: a short timing)" if screened else ""),
+            }
     return None
 
 
@@ -53,9 +64,13 @@ def of(tune: Record, records: Iterable[Record]) -> dict[str, dict[str, Any]]:
     records = list(records)
     case_records = [r for r in records if r.mode == "compile" and r.case_id == tune.case_id]
     for other in records:
-        if other.mode != "tune" or other.status != "ok" or other.target == tune.target or \
-                (other.kernel, other.dtype, other.shape_id, other.triton, other.host) != \
-                (tune.kernel, tune.dtype, tune.shape_id, tune.triton, tune.host):
+        if (
+            other.mode != "tune"
+            or other.status != "ok"
+            or other.target == tune.target
+            or (other.kernel, other.dtype, other.shape_id, other.triton, other.host)
+            != (tune.kernel, tune.dtype, tune.shape_id, tune.triton, tune.host)
+        ):
             continue
         if str((recorded.get(other.target) or {}).get("source", "")).startswith("its winner in the stored run"):
             continue  # the user named the run whose winners count

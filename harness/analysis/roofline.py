@@ -10,6 +10,7 @@ the device that ran, found in the catalogue by its name, also under ``--device-a
 tuned winners, never peaks). Vendor evaluation, report.html, report.md, CSV and the terminal
 all read :func:`roof_of`; nothing else computes a share of a peak.
 """
+
 from __future__ import annotations
 
 import math
@@ -25,17 +26,17 @@ MEMORY, COMPUTE = "memory", "compute"
 
 @dataclass(frozen=True)
 class Roof:
-    bound: str                  # MEMORY | COMPUTE
-    rate: float                 # GB/s when memory-bound, TFLOP/s when compute-bound
-    unit: str                   # "GB/s" | "TFLOP/s"
-    peak: float | None          # the roof, in ``unit`` (None: the catalogue has no peak of this math)
-    pct: float | None           # rate as a share of ``peak``, in percent
-    intensity: float            # FLOP per byte of the kernel's models
-    ridge: float | None         # FLOP per byte where the device's two roofs meet
-    math: str                   # the dtype whose FLOP peak is the compute roof
-    device: str                 # the catalogue entry whose peaks are used
-    copy_pct: float | None = None   # memory-bound: share of the copy bandwidth measured in the run
-    note: str = ""              # how the device was matched, when not by its own name
+    bound: str  # MEMORY | COMPUTE
+    rate: float  # GB/s when memory-bound, TFLOP/s when compute-bound
+    unit: str  # "GB/s" | "TFLOP/s"
+    peak: float | None  # the roof, in ``unit`` (None: the catalogue has no peak of this math)
+    pct: float | None  # rate as a share of ``peak``, in percent
+    intensity: float  # FLOP per byte of the kernel's models
+    ridge: float | None  # FLOP per byte where the device's two roofs meet
+    math: str  # the dtype whose FLOP peak is the compute roof
+    device: str  # the catalogue entry whose peaks are used
+    copy_pct: float | None = None  # memory-bound: share of the copy bandwidth measured in the run
+    note: str = ""  # how the device was matched, when not by its own name
 
     @property
     def share_text(self) -> str:
@@ -81,23 +82,40 @@ def model_of(r: Record) -> tuple[float, float] | None:
     return None
 
 
-def roof(flops: float, nbytes: float, median_us: float, dtype: str, device: Target,
-         copy_tbps: float | None = None, note: str = "") -> Roof:
+def roof(
+    flops: float,
+    nbytes: float,
+    median_us: float,
+    dtype: str,
+    device: Target,
+    copy_tbps: float | None = None,
+    note: str = "",
+) -> Roof:
     """The roof of one timing: which ceiling applies, the rate in its unit, and the share of it."""
     math_ = math_dtype(dtype)
     peak_flops = device.peak_tflops(math_)
     intensity = flops / nbytes if nbytes > 0 else math.inf
-    ridge = peak_flops / device.hbm_tbps if peak_flops else None   # TFLOP/s over TB/s: FLOP per byte
+    ridge = peak_flops / device.hbm_tbps if peak_flops else None  # TFLOP/s over TB/s: FLOP per byte
     seconds = median_us * 1e-6
     # memory-bound below the ridge; a dtype without a FLOP peak here is held against the memory roof
     if nbytes > 0 and (ridge is None or intensity < ridge):
         rate, peak = nbytes / seconds / 1e9, device.hbm_tbps * 1000
         copy_pct = 100 * rate / (1000 * copy_tbps) if copy_tbps else None
-        return Roof(MEMORY, rate, "GB/s", peak, 100 * rate / peak, intensity, ridge, math_, device.name, copy_pct,
-                    note)
+        return Roof(MEMORY, rate, "GB/s", peak, 100 * rate / peak, intensity, ridge, math_, device.name, copy_pct, note)
     rate = flops / seconds / 1e12
-    return Roof(COMPUTE, rate, "TFLOP/s", peak_flops, 100 * rate / peak_flops if peak_flops else None, intensity,
-                ridge, math_, device.name, None, note)
+    return Roof(
+        COMPUTE,
+        rate,
+        "TFLOP/s",
+        peak_flops,
+        100 * rate / peak_flops if peak_flops else None,
+        intensity,
+        ridge,
+        math_,
+        device.name,
+        None,
+        note,
+    )
 
 
 def roof_of(r: Record, median_us: float | None = None) -> Roof | None:

@@ -1,5 +1,6 @@
 """The comparison's rows: one per (kernel, dtype, shape, config, Triton), a record per target column, the
 interpreter's record beside them, and the row's verdict (:mod:`harness.analysis.verdicts`) decided once."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -18,7 +19,7 @@ class Row:
     config_id: str
     origin: str
     triton: str
-    cells: dict[str, Record]        # target[@environment] -> record
+    cells: dict[str, Record]  # target[@environment] -> record
     interpret: Record | None
     judged: verdicts.RowVerdict
 
@@ -43,7 +44,17 @@ def build_rows(records: list[Record]) -> list[Row]:
     rows = []
     for key, cells in groups.items():
         first = next(iter(cells.values()))
-        rows.append(Row(first.kernel, first.dtype, first.shape_id, first.config_id, first.origin, first.triton,
-                        cells, interp.get((first.kernel, first.dtype, first.triton, config_key(first.meta))),
-                        judged[key]))
+        rows.append(
+            Row(
+                first.kernel,
+                first.dtype,
+                first.shape_id,
+                first.config_id,
+                first.origin,
+                first.triton,
+                cells,
+                interp.get((first.kernel, first.dtype, first.triton, config_key(first.meta))),
+                judged[key],
+            )
+        )
     return rows

@@ -3,6 +3,7 @@ all sit beyond ``threshold`` of the median of the nights before them (in the sam
 night off and back is a blip), and the night-to-night noise ``harness compare --history`` judges a change against.
 The nights come from :mod:`harness.results.history`; nothing here opens the database.
 """
+
 from __future__ import annotations
 
 import math
@@ -23,7 +24,7 @@ class Trend:
     device: str
     nights: tuple[str, ...]
     values: tuple[float, ...]
-    step: float | None          # relative shift of the last `hold` nights against the nights before, when a step
+    step: float | None  # relative shift of the last `hold` nights against the nights before, when a step
 
 
 def step_of(values: list[float], threshold: float = 0.05, hold: int = 2) -> float | None:
@@ -46,8 +47,17 @@ def trends(db: Path, contains: str = "", threshold: float = 0.05, hold: int = 2)
     out = []
     for (series, metric, host, device), points in grouped.items():
         values = [v for _, v in points]
-        out.append(Trend(series, metric, host, device, tuple(n for n, _ in points), tuple(values),
-                         step_of(values, threshold, hold)))
+        out.append(
+            Trend(
+                series,
+                metric,
+                host,
+                device,
+                tuple(n for n, _ in points),
+                tuple(values),
+                step_of(values, threshold, hold),
+            )
+        )
     return out
 
 

@@ -7,14 +7,15 @@ per target). Targets without a device
 in the runs are listed as static only. Rendered by :mod:`harness.render.vendor_eval` (``harness report --vendor-eval``)
 and as a section of report.html.
 """
+
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-from harness.model.records import Record
-from harness.analysis.rows import Row, build_rows
 from harness.analysis.figures import Measured, by_case, measured
+from harness.analysis.rows import Row, build_rows
+from harness.model.records import Record
 
 
 @dataclass(frozen=True)
@@ -23,17 +24,20 @@ class CaseEval:
     dtype: str
     shape_id: str
     triton: str
-    devices: tuple[Measured, ...]               # one per target that ran on a device
-    static_only: tuple[str, ...]                # targets compiled but never run here
-    winner_fits_elsewhere: dict[str, str]       # target -> "fits everywhere" / "does not fit mi300x (...)"
-    not_fitting: dict[str, int]                 # target -> configs that exceed or failed
-    one_vendor: dict[str, int]                  # "NVIDIA only" / "AMD only" -> configs that fit that vendor alone
+    devices: tuple[Measured, ...]  # one per target that ran on a device
+    static_only: tuple[str, ...]  # targets compiled but never run here
+    winner_fits_elsewhere: dict[str, str]  # target -> "fits everywhere" / "does not fit mi300x (...)"
+    not_fitting: dict[str, int]  # target -> configs that exceed or failed
+    one_vendor: dict[str, int]  # "NVIDIA only" / "AMD only" -> configs that fit that vendor alone
 
     def cells(self) -> dict[str, list[str]]:
         """The row as plain text, one list of lines per column (each renderer escapes them its own way)."""
         return {
-            "device": [f"{m.target} ({m.gpu}): {m.config_id}, {m.median_us:.1f} µs {m.method}, {m.roof.label}"
-                       for m in self.devices] or ["not run on a GPU"],
+            "device": [
+                f"{m.target} ({m.gpu}): {m.config_id}, {m.median_us:.1f} µs {m.method}, {m.roof.label}"
+                for m in self.devices
+            ]
+            or ["not run on a GPU"],
             "between": [" · ".join(self.ratio_lines()) or "—"],
             "elsewhere": [f"{t}: {v}" for t, v in self.winner_fits_elsewhere.items()] or ["—"],
             "one_vendor": [", ".join(f"{k} {n}" for k, n in self.one_vendor.items()) or "—"],
@@ -46,17 +50,19 @@ class CaseEval:
         if len(self.devices) < 2:
             return []
         fastest = min(self.devices, key=lambda m: m.median_us)
-        return [f"{m.target} {m.median_us / fastest.median_us:.2f}×" for m in
-                sorted(self.devices, key=lambda m: m.median_us)]
+        return [
+            f"{m.target} {m.median_us / fastest.median_us:.2f}×"
+            for m in sorted(self.devices, key=lambda m: m.median_us)
+        ]
 
 
 def evaluate(records: list[Record], rows: list[Row] | None = None) -> list[CaseEval]:
     """``rows``: the records' verdict rows when the caller has built them already."""
     rows = build_rows(records) if rows is None else rows
     verdict_of: dict[tuple[str, str, str, str, str], dict[str, str]] = {}
-    not_fitting: dict[tuple[str, str, str, str], Counter] = defaultdict(Counter)
+    not_fitting: dict[tuple[str, str, str, str], Counter[str]] = defaultdict(Counter)
     targets_of: dict[tuple[str, str, str, str], set[str]] = defaultdict(set)
-    one_vendor: dict[tuple[str, str, str, str], Counter] = defaultdict(Counter)
+    one_vendor: dict[tuple[str, str, str, str], Counter[str]] = defaultdict(Counter)
     for row in rows:
         case = (row.kernel, row.dtype, row.shape_id, row.triton)
         if row.judged.category.endswith(" only") and not row.judged.duplicate:
@@ -76,10 +82,17 @@ def evaluate(records: list[Record], rows: list[Row] | None = None) -> list[CaseE
             verdicts = verdict_of.get(case + (m.config_id,), {})
             bad = sorted(t for t, v in verdicts.items() if v in ("exceeds", "failed") and t != m.target)
             fits_elsewhere[m.target] = "fits every target" if not bad else "vendor-specific: not on " + ", ".join(bad)
-        out.append(CaseEval(kernel, dtype, shape_id, triton, devices,
-                            tuple(sorted(targets_of[case] - {m.target for m in devices})), fits_elsewhere,
-                            {t: not_fitting[case][t] for t in sorted(targets_of[case])},
-                            dict(sorted(one_vendor[case].items()))))
+        out.append(
+            CaseEval(
+                kernel,
+                dtype,
+                shape_id,
+                triton,
+                devices,
+                tuple(sorted(targets_of[case] - {m.target for m in devices})),
+                fits_elsewhere,
+                {t: not_fitting[case][t] for t in sorted(targets_of[case])},
+                dict(sorted(one_vendor[case].items())),
+            )
+        )
     return out
-
-

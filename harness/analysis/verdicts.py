@@ -21,6 +21,7 @@ Semantics (README, "Verdicts"):
 Pure functions of records: the results writer stores them in ``results.json``
 and the report renders them; nobody re-derives them differently.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -42,10 +43,10 @@ VERDICTS = ("fits", "at risk", "exceeds", "failed", INCOMPLETE)
 class TargetVerdict:
     target: str
     vendor: str
-    verdict: str                    # "fits" | "at risk" | "exceeds" | "failed" | "incomplete"
-    decided_by: Record | None       # the deciding environment's build; None when it is missing (incomplete)
-    reasons: tuple[str, ...] = ()   # why it exceeds / failed / is at risk
-    beside: tuple[str, ...] = ()    # other environments' outcomes, when they do not change the verdict
+    verdict: str  # "fits" | "at risk" | "exceeds" | "failed" | "incomplete"
+    decided_by: Record | None  # the deciding environment's build; None when it is missing (incomplete)
+    reasons: tuple[str, ...] = ()  # why it exceeds / failed / is at risk
+    beside: tuple[str, ...] = ()  # other environments' outcomes, when they do not change the verdict
     others: tuple[Record, ...] = field(default=(), compare=False)
 
     @property
@@ -72,10 +73,10 @@ class RowVerdict:
     """One (kernel, dtype, shape, config, Triton) across the row's targets."""
 
     targets: dict[str, TargetVerdict]
-    vendors: dict[str, dict[str, Any]]     # vendor -> {"fits": "all"|"some"|"none", "fitting": [...], "not": [...]}
+    vendors: dict[str, dict[str, Any]]  # vendor -> {"fits": "all"|"some"|"none", "fitting": [...], "not": [...]}
     text: str
     asymmetric: bool
-    category: str                          # for summaries: "fits both", "NVIDIA only", "mixed", "failed", ...
+    category: str  # for summaries: "fits both", "NVIDIA only", "mixed", "failed", ...
 
     @property
     def duplicate(self) -> bool:
@@ -118,10 +119,18 @@ def judge_target(builds: list[Record]) -> TargetVerdict:
     deciding = builds[0].deciding_environment or DEFAULT
     decider = next((r for r in builds if r.environment == deciding), None)
     if decider is None:
-        return TargetVerdict(builds[0].target, builds[0].vendor, INCOMPLETE, None,
-                             (f"no build under {deciding}, the environment that decides: the run did not build it "
-                              "(cut mid-case, or not selected)",), tuple(_outcome_text(o) for o in builds),
-                             tuple(builds))
+        return TargetVerdict(
+            builds[0].target,
+            builds[0].vendor,
+            INCOMPLETE,
+            None,
+            (
+                f"no build under {deciding}, the environment that decides: the run did not build it "
+                "(cut mid-case, or not selected)",
+            ),
+            tuple(_outcome_text(o) for o in builds),
+            tuple(builds),
+        )
     others = tuple(r for r in builds if r is not decider)
     kind = outcome(decider)
     reasons: list[str] = []
@@ -149,8 +158,13 @@ def judge_row(builds: Iterable[Record]) -> RowVerdict:
         entry = vendors.setdefault(tv.vendor, {"fitting": [], "not": [], "incomplete": []})
         entry["incomplete" if not tv.complete else "fitting" if tv.fits else "not"].append(tv.target)
     for entry in vendors.values():
-        entry["fits"] = INCOMPLETE if not entry["fitting"] and not entry["not"] else \
-            "all" if not entry["not"] else ("none" if not entry["fitting"] else "some")
+        entry["fits"] = (
+            INCOMPLETE
+            if not entry["fitting"] and not entry["not"]
+            else "all"
+            if not entry["not"]
+            else ("none" if not entry["fitting"] else "some")
+        )
     return RowVerdict(targets, vendors, *_text(targets, vendors))
 
 
@@ -163,7 +177,7 @@ def _text(targets: dict[str, TargetVerdict], vendors: dict[str, dict[str, Any]])
     if not states:
         return f"incomplete: no deciding build on {', '.join(missing)}", False, INCOMPLETE
     if len(states) == 1:
-        (vendor, state), = states.items()
+        ((vendor, state),) = states.items()
         if state == "all":
             text, category = "fits", "fits"
         elif state == "none":
@@ -182,8 +196,10 @@ def _text(targets: dict[str, TargetVerdict], vendors: dict[str, dict[str, Any]])
         parts = []
         for vendor, state in sorted(states.items(), key=lambda kv: (kv[0] != "nvidia", kv[0])):
             e = vendors[vendor]
-            parts.append(f"{label[vendor]} " + ("all" if state == "all" else "none" if state == "none"
-                                                 else f"{', '.join(e['fitting'])} only"))
+            parts.append(
+                f"{label[vendor]} "
+                + ("all" if state == "all" else "none" if state == "none" else f"{', '.join(e['fitting'])} only")
+            )
         text, category, asymmetric = "; ".join(parts), "mixed", True
     if failed:
         text += f"; failed on {', '.join(failed)}"
@@ -211,19 +227,51 @@ def to_json(rows: dict[tuple[str, ...], RowVerdict]) -> dict[str, list[dict[str,
     portability: list[dict[str, Any]] = []
     for row in rows.values():
         first = next(tv.decided_by or tv.others[0] for tv in row.targets.values())
-        ident = {"kernel": first.kernel, "dtype": first.dtype, "shape": first.shape, "triton": first.triton,
-                 "config_id": first.config_id, "origin": first.origin}
+        ident = {
+            "kernel": first.kernel,
+            "dtype": first.dtype,
+            "shape": first.shape,
+            "triton": first.triton,
+            "config_id": first.config_id,
+            "origin": first.origin,
+        }
         for tv in row.targets.values():
             deciding = tv.decided_by
-            entries.append({**ident, "target": tv.target, "environment": deciding.environment if deciding else None,
-                            "column": tv.column, "deciding": True, "verdict": tv.verdict,
-                            "reasons": list(tv.reasons), "beside": list(tv.beside),
-                            "flags": deciding.flags if deciding else []})
+            entries.append(
+                {
+                    **ident,
+                    "target": tv.target,
+                    "environment": deciding.environment if deciding else None,
+                    "column": tv.column,
+                    "deciding": True,
+                    "verdict": tv.verdict,
+                    "reasons": list(tv.reasons),
+                    "beside": list(tv.beside),
+                    "flags": deciding.flags if deciding else [],
+                }
+            )
             for o in tv.others:
-                entries.append({**ident, "target": tv.target, "environment": o.environment, "column": o.column,
-                                "deciding": False, "verdict": outcome(o), "reasons": [_outcome_text(o)],
-                                "beside": [], "flags": o.flags})
-        portability.append({**ident, "verdict": row.text, "asymmetric": row.asymmetric, "category": row.category,
-                            "vendors": row.vendors,
-                            "targets": {t: v.verdict for t, v in row.targets.items()}})
+                entries.append(
+                    {
+                        **ident,
+                        "target": tv.target,
+                        "environment": o.environment,
+                        "column": o.column,
+                        "deciding": False,
+                        "verdict": outcome(o),
+                        "reasons": [_outcome_text(o)],
+                        "beside": [],
+                        "flags": o.flags,
+                    }
+                )
+        portability.append(
+            {
+                **ident,
+                "verdict": row.text,
+                "asymmetric": row.asymmetric,
+                "category": row.category,
+                "vendors": row.vendors,
+                "targets": {t: v.verdict for t, v in row.targets.items()},
+            }
+        )
     return {"verdicts": entries, "portability": portability}

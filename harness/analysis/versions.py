@@ -1,5 +1,6 @@
 """The comparison between Triton versions that one merge holds (static runs of two pins, say): the
 records of each version against the next one's, through ``harness compare``'s own rules."""
+
 from __future__ import annotations
 
 from packaging.version import InvalidVersion, Version

@@ -12,6 +12,7 @@ that config's ``pre_hook`` itself, as it would for its own pick.
 Layers are recognised by what they hold, not by class (libraries subclass ``Autotuner``): an
 autotuner has ``configs`` and ``keys``, a heuristics layer ``values`` and ``arg_names``.
 """
+
 from __future__ import annotations
 
 import threading
@@ -27,12 +28,13 @@ _LOCK = threading.Lock()
 @dataclass(frozen=True)
 class Decorations:
     """What the decorator layers of a kernel say, outermost first."""
-    layers: tuple[str, ...]                               # class names, outermost first, ending in JITFunction
-    autotune_configs: tuple[dict[str, Any], ...]          # the (outermost) autotune list as harness config dicts
+
+    layers: tuple[str, ...]  # class names, outermost first, ending in JITFunction
+    autotune_configs: tuple[dict[str, Any], ...]  # the (outermost) autotune list as harness config dicts
     autotune_key: tuple[str, ...]
-    prune: str                                            # how the autotuner prunes ('' for not at all)
+    prune: str  # how the autotuner prunes ('' for not at all)
     heuristics: tuple[tuple[str, Callable[[dict[str, Any]], Any]], ...]
-    pre_hooks: bool                                       # some config (or the autotuner) has a pre_hook
+    pre_hooks: bool  # some config (or the autotuner) has a pre_hook
 
     @property
     def meta_names(self) -> tuple[str, ...]:
@@ -68,6 +70,7 @@ def unwrap(fn: Any) -> tuple[Any, Decorations | None]:
 
     try:
         from triton.runtime.interpreter import InterpretedFunction
+
         leaves: tuple[type, ...] = (JITFunction, InterpretedFunction)
     except ImportError:
         leaves = (JITFunction,)
@@ -79,8 +82,10 @@ def unwrap(fn: Any) -> tuple[Any, Decorations | None]:
         elif _is_heuristics(obj):
             heuristics.append(obj)
         elif not hasattr(obj, "fn"):
-            raise TypeError(f"{type(fn).__name__} is neither a triton.jit kernel nor a chain of triton.autotune / "
-                            f"triton.heuristics over one ({type(obj).__name__} has no .fn)")
+            raise TypeError(
+                f"{type(fn).__name__} is neither a triton.jit kernel nor a chain of triton.autotune / "
+                f"triton.heuristics over one ({type(obj).__name__} has no .fn)"
+            )
         layers.append(type(obj).__name__)
         obj = obj.fn
     if not layers:
@@ -88,8 +93,14 @@ def unwrap(fn: Any) -> tuple[Any, Decorations | None]:
     first = autotuners[0] if autotuners else None
     prune = ""
     if first is not None:
-        parts = [name for name, on in (("early_config_prune", getattr(first, "early_config_prune", None)),
-                                       ("perf_model", getattr(first, "perf_model", None))) if on]
+        parts = [
+            name
+            for name, on in (
+                ("early_config_prune", getattr(first, "early_config_prune", None)),
+                ("perf_model", getattr(first, "perf_model", None)),
+            )
+            if on
+        ]
         prune = ", ".join(parts)
     # inner layers run after outer ones: a heuristic sees what the outer layers set (as at a launch)
     heur = tuple((name, h) for layer in reversed(heuristics) for name, h in layer.values.items())
@@ -97,9 +108,11 @@ def unwrap(fn: Any) -> tuple[Any, Decorations | None]:
         layers=tuple(layers) + ("JITFunction",),
         autotune_configs=tuple(config_dict(c) for c in (first.configs if first else ())),
         autotune_key=tuple(first.keys) if first else (),
-        prune=prune, heuristics=heur,
+        prune=prune,
+        heuristics=heur,
         pre_hooks=any(getattr(c, "pre_hook", None) for a in autotuners for c in a.configs)
-        or any(getattr(a, "user_defined_pre_hook", False) for a in autotuners))
+        or any(getattr(a, "user_defined_pre_hook", False) for a in autotuners),
+    )
 
 
 def heuristic_values(decorations: Decorations | None, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -112,8 +125,10 @@ def heuristic_values(decorations: Decorations | None, args: Mapping[str, Any]) -
         try:
             out[name] = h({**args, **out})
         except Exception as exc:  # noqa: BLE001 - said in one line, naming the heuristic
-            raise ValueError(f"heuristic {name!r} cannot be evaluated without a GPU ({type(exc).__name__}: {exc}); "
-                             f"give {name} in the spec's fixed_constexprs") from None
+            raise ValueError(
+                f"heuristic {name!r} cannot be evaluated without a GPU ({type(exc).__name__}: {exc}); "
+                f"give {name} in the spec's fixed_constexprs"
+            ) from None
     return out
 
 
@@ -128,15 +143,20 @@ def prune(fn: Any, configs: list[dict[str, Any]], nargs: Mapping[str, Any]) -> t
     rule = getattr(tuner, "early_config_prune", None) if tuner is not None else None
     if rule is None:
         return configs, ""
-    as_configs = [triton.Config({k: v for k, v in c.items() if k not in OPTION_FIELDS},
-                                **{k: c[k] for k in OPTION_FIELDS if k in c}) for c in configs]
+    as_configs = [
+        triton.Config(
+            {k: v for k, v in c.items() if k not in OPTION_FIELDS}, **{k: c[k] for k in OPTION_FIELDS if k in c}
+        )
+        for c in configs
+    ]
     try:
         kept = rule(as_configs, dict(nargs))
     except Exception as exc:  # noqa: BLE001 - a rule that needs real tensors cannot run here
         return configs, f"early_config_prune not applied without a GPU ({type(exc).__name__}: {str(exc)[:120]})"
     keys = {repr(sorted(config_dict(c).items())) for c in kept}
-    return [c for c in configs if repr(sorted(c.items())) in keys], f"early_config_prune kept {len(kept)} of " \
-        f"{len(configs)}"
+    return [
+        c for c in configs if repr(sorted(c.items())) in keys
+    ], f"early_config_prune kept {len(kept)} of {len(configs)}"
 
 
 @contextmanager
@@ -161,8 +181,7 @@ def forced(fn: Any, config: Mapping[str, Any], tunables: tuple[str, ...] = ()) -
             for t in tuners:
                 hook = next((c.pre_hook for c in t.configs if config_dict(c) == wanted), None)
                 meta = {k: v for k, v in wanted.items() if k not in OPTION_FIELDS}
-                t.configs = [triton.Config(meta, **{k: wanted[k] for k in OPTION_FIELDS if k in wanted},
-                                           pre_hook=hook)]
+                t.configs = [triton.Config(meta, **{k: wanted[k] for k in OPTION_FIELDS if k in wanted}, pre_hook=hook)]
                 t.cache = {}
             yield
         finally:

@@ -9,6 +9,7 @@ shape and dtype), to run it where a GPU or the interpreter is available
 
 Nothing here imports torch: compile workers never pay for it.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -18,8 +19,15 @@ from typing import Any, Callable, Mapping, Sequence
 #: dtype names accepted in matrices, and the Triton pointer element type of each. The fp8 formats
 #: differ per vendor: ``fp8e4nv`` (OCP e4m3, H100 and MI355X) and ``fp8e4b8`` (MI300X's e4m3 "fnuz");
 #: ``fp8`` is the format the target uses natively (see :func:`fp8_for`), for specs that run on both.
-TRITON_DTYPES: dict[str, str] = {"fp16": "fp16", "bf16": "bf16", "fp32": "fp32", "fp8e4nv": "fp8e4nv",
-                                 "fp8e4b8": "fp8e4b8", "fp8e5": "fp8e5", "fp8e5b16": "fp8e5b16"}
+TRITON_DTYPES: dict[str, str] = {
+    "fp16": "fp16",
+    "bf16": "bf16",
+    "fp32": "fp32",
+    "fp8e4nv": "fp8e4nv",
+    "fp8e4b8": "fp8e4b8",
+    "fp8e5": "fp8e5",
+    "fp8e5b16": "fp8e5b16",
+}
 FP8_DTYPES = ("fp8", "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16")
 
 #: default (atol, rtol) per dtype, for kernels that do not set their own. For fp8 the figure applies to
@@ -36,6 +44,7 @@ DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
 def fp8_for(arch: str) -> str:
     """The e4m3 fp8 format an architecture computes in natively: MI300 (gfx942) uses the "fnuz" variant."""
     return "fp8e4b8" if arch == "gfx942" else "fp8e4nv"
+
 
 ShapeValue = int | bool
 Shape = Mapping[str, ShapeValue]
@@ -219,8 +228,9 @@ class KernelSpec:
         object.__setattr__(self, "decorated", self.fn)
         object.__setattr__(self, "fn", jit)
         object.__setattr__(self, "decorations", found)
-        object.__setattr__(self, "tunables", tuple(self.tunables) +
-                           tuple(n for n in found.meta_names if n not in self.tunables))
+        object.__setattr__(
+            self, "tunables", tuple(self.tunables) + tuple(n for n in found.meta_names if n not in self.tunables)
+        )
         if not self.nvidia_configs and not self.amd_configs:  # the library's own list is every target's space
             object.__setattr__(self, "nvidia_configs", found.autotune_configs)
             object.__setattr__(self, "amd_configs", found.autotune_configs)
@@ -247,8 +257,9 @@ class KernelSpec:
         """The spec with the kernel ``fn`` gives for this target (itself when ``fn`` is a kernel, or no target)."""
         if self.fn_of_target is None or target is None:
             return self
-        return dataclasses.replace(self, fn=self.fn_of_target(target), fn_of_target=None, decorated=None,
-                                   decorations=None)
+        return dataclasses.replace(
+            self, fn=self.fn_of_target(target), fn_of_target=None, decorated=None, decorations=None
+        )
 
     def run(self, inputs: tuple, shape: Shape, config: Config, **kwargs: Any) -> Any:
         """``launch`` with ``config`` forced on a decorated kernel's autotuners (a plain kernel: ``launch``)."""
@@ -274,11 +285,14 @@ class KernelSpec:
     def interpretable(self, dtype: str) -> bool:
         return self.interpret_dtypes is None or dtype in self.interpret_dtypes
 
-    def args_for(self, shape: Shape, dtype: str, target: Any = None,
-                 config: Config | None = None) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+    def args_for(
+        self, shape: Shape, dtype: str, target: Any = None, config: Config | None = None
+    ) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
         """``runtime_args`` and ``fixed_constexprs`` for one build, each given the context it asks for."""
-        return (_with_context(self.runtime_args, shape, dtype, target, config),
-                _with_context(self.fixed_constexprs, shape, dtype, target, config))
+        return (
+            _with_context(self.runtime_args, shape, dtype, target, config),
+            _with_context(self.fixed_constexprs, shape, dtype, target, config),
+        )
 
     def stand_in_nargs(self, shape: Shape, dtype: str) -> dict[str, Any]:
         """What an ``early_config_prune`` rule reads as ``nargs`` on a CPU: each scalar's value, each constexpr the
@@ -307,8 +321,9 @@ def _is_function_of_target(fn: Any) -> bool:
     return inspect.isfunction(fn) and not hasattr(fn, "arg_names")
 
 
-def _with_context(fn: Callable[..., Mapping[str, Any]], shape: Shape, dtype: str, target: Any,
-                  config: Config | None) -> Mapping[str, Any]:
+def _with_context(
+    fn: Callable[..., Mapping[str, Any]], shape: Shape, dtype: str, target: Any, config: Config | None
+) -> Mapping[str, Any]:
     """Call ``fn(shape, dtype)`` with ``target=`` / ``config=`` when its signature names them."""
     import inspect
 
@@ -317,6 +332,5 @@ def _with_context(fn: Callable[..., Mapping[str, Any]], shape: Shape, dtype: str
     except (TypeError, ValueError):
         return fn(shape, dtype)
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    extra = {k: v for k, v in (("target", target), ("config", dict(config or {})))
-             if takes_any or k in params}
+    extra = {k: v for k, v in (("target", target), ("config", dict(config or {}))) if takes_any or k in params}
     return fn(shape, dtype, **extra)

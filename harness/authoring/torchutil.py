@@ -1,4 +1,5 @@
 """Small torch helpers for kernel files; torch is imported only when called."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -8,9 +9,15 @@ def torch_dtype(name: str) -> Any:
     """Map a matrix dtype name (``fp16``, ``bf16``, ``fp32``, an fp8 format) to a torch dtype."""
     import torch
 
-    return {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32,
-            "fp8e4nv": torch.float8_e4m3fn, "fp8e4b8": torch.float8_e4m3fnuz, "fp8e5": torch.float8_e5m2,
-            "fp8e5b16": torch.float8_e5m2fnuz}[name]
+    return {
+        "fp16": torch.float16,
+        "bf16": torch.bfloat16,
+        "fp32": torch.float32,
+        "fp8e4nv": torch.float8_e4m3fn,
+        "fp8e4b8": torch.float8_e4m3fnuz,
+        "fp8e5": torch.float8_e5m2,
+        "fp8e5b16": torch.float8_e5m2fnuz,
+    }[name]
 
 
 def device_arch(device: Any) -> str:
@@ -61,11 +68,11 @@ def attention_reference(inputs: tuple, shape: Any) -> Any:
     per_chunk = max(1, (1 << 31) // (n * n * 4))
     mask = torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1) if shape["causal"] else None
     for i in range(0, q.shape[0], per_chunk):
-        qs, ks, vs = (t[i:i + per_chunk].float() for t in (q, k, v))
+        qs, ks, vs = (t[i : i + per_chunk].float() for t in (q, k, v))
         s = torch.bmm(qs, ks.transpose(1, 2)) / math.sqrt(shape["D"])
         if mask is not None:
             s.masked_fill_(mask, float("-inf"))
-        out[i:i + per_chunk] = torch.bmm(torch.softmax(s, dim=-1), vs).to(out.dtype)
+        out[i : i + per_chunk] = torch.bmm(torch.softmax(s, dim=-1), vs).to(out.dtype)
     return out.reshape(inputs[0].shape)
 
 

@@ -24,7 +24,7 @@ SYSTEM_ROOTS = (Path("/usr/lib"),)
 
 
 def needs_external_lld(version: str | None) -> bool:
-    return bool(version) and tritoncompat.version_tuple(version)[:2] < (3, 5)
+    return version is not None and bool(version) and tritoncompat.version_tuple(version)[:2] < (3, 5)
 
 
 def _lld_major(path: Path) -> int | None:

@@ -12,6 +12,7 @@ verdict or correctness, or builds the new run selected but does not hold, 3 the 
 (also: a run was interrupted, unless --allow-incomplete).
 Limit findings (a config that exceeds a target's limit) are results, not failures.
 """
+
 from __future__ import annotations
 
 import os
@@ -42,8 +43,14 @@ def _importable_from_here() -> None:
         os.environ["PYTHONPATH"] = os.pathsep.join([here] + [p for p in paths if p])
 
 
-HANDLERS = {"run": cmd_run, "validate": cmd_validate, "targets": cmd_targets, "report": cmd_report,
-            "compare": cmd_compare, "history": cmd_history}
+HANDLERS = {
+    "run": cmd_run,
+    "validate": cmd_validate,
+    "targets": cmd_targets,
+    "report": cmd_report,
+    "compare": cmd_compare,
+    "history": cmd_history,
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     passthrough: list[str] = []
     if "--" in argv:
         cut = argv.index("--")
-        argv, passthrough = argv[:cut], argv[cut + 1:]
+        argv, passthrough = argv[:cut], argv[cut + 1 :]
     try:
         args = parser.parse_args(argv)
         args.pytest_args = passthrough

@@ -1,4 +1,5 @@
 """What every command shares: exit codes, the one-line error, writing a requested output, reading a run."""
+
 from __future__ import annotations
 
 import sys

@@ -1,4 +1,5 @@
 """``harness compare``: the regression gate between two stored runs."""
+
 from __future__ import annotations
 
 import argparse
@@ -26,8 +27,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     for warning in (base_run.get("read_warnings") or []) + (new_run.get("read_warnings") or []):
         err(f"warning: {warning}")
     try:
-        thresholds = {k: float(v) for k, v in (new_run.get("compare_thresholds") or {}).items()
-                      if isinstance(v, (int, float))}
+        thresholds = {
+            k: float(v) for k, v in (new_run.get("compare_thresholds") or {}).items() if isinstance(v, (int, float))
+        }
         noise = None
         if args.history:
             from harness.analysis.trends import noise_reader
@@ -38,11 +40,22 @@ def cmd_compare(args: argparse.Namespace) -> int:
             except history.HistoryError as exc:
                 err(str(exc))
                 return 3
-        cmp = compare_runs(base, new, threshold=args.threshold, alpha=args.alpha, min_us=args.min_us,
-                           normalise=not args.raw, thresholds=thresholds,
-                           compile_threshold=args.compile_threshold, base_run=base_run, new_run=new_run,
-                           allow_incomplete=args.allow_incomplete, fdr=args.fdr, history=noise,
-                           noise_floor=args.noise_floor)
+        cmp = compare_runs(
+            base,
+            new,
+            threshold=args.threshold,
+            alpha=args.alpha,
+            min_us=args.min_us,
+            normalise=not args.raw,
+            thresholds=thresholds,
+            compile_threshold=args.compile_threshold,
+            base_run=base_run,
+            new_run=new_run,
+            allow_incomplete=args.allow_incomplete,
+            fdr=args.fdr,
+            history=noise,
+            noise_floor=args.noise_floor,
+        )
     except CompareInputError as exc:
         for line in str(exc).splitlines():
             err(line)

@@ -1,4 +1,5 @@
 """``harness history``: store nights of results, show trends and step changes."""
+
 from __future__ import annotations
 
 import argparse
@@ -16,10 +17,10 @@ def cmd_history(args: argparse.Namespace) -> int:
     try:
         if args.action == "add":
             for d in args.dirs:
-                found = load_run(d)
-                if found is None:
+                loaded = load_run(d)
+                if loaded is None:
                     return EXIT_INPUT
-                print(f"harness: {history.add(db, *found)} figure(s) of {d} stored in {db}")
+                print(f"harness: {history.add(db, *loaded)} figure(s) of {d} stored in {db}")
             return EXIT_OK
         found = trends.trends(db, args.k or "", args.threshold, args.hold)
     except history.HistoryError as exc:
@@ -29,6 +30,8 @@ def cmd_history(args: argparse.Namespace) -> int:
         if t.step is not None or not args.steps_only:
             print(trend_line(t))
     steps = [t for t in found if t.step is not None]
-    print(f"harness: {len(found)} series, {len(steps)} step change(s) (a shift beyond {100 * args.threshold:g}% "
-          f"held for the last {args.hold} nights)")
+    print(
+        f"harness: {len(found)} series, {len(steps)} step change(s) (a shift beyond {100 * args.threshold:g}% "
+        f"held for the last {args.hold} nights)"
+    )
     return EXIT_OK

@@ -2,6 +2,7 @@
 
 Kept apart from :mod:`harness.cli`, which runs the commands: ``main`` dispatches on ``args.command``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,6 +28,7 @@ def _number(low: float, high: float, integer: bool = False, open_low: bool = Fal
         if not math.isfinite(value) or value > high or value < low or (open_low and value == low):
             raise argparse.ArgumentTypeError(f"{text} is outside {'(' if open_low else '['}{low:g}, {high:g}]")
         return value
+
     return parse_value
 
 
@@ -49,24 +51,40 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="compile (and where possible check) every case of a matrix")
     run.add_argument("matrix", nargs="?", help="matrix YAML (default matrices/smoke.yaml of this repository)")
-    run.add_argument("--out", help="run directory (default runs/<UTC timestamp>-<random>); refused if it holds "
-                                   "another run's records")
-    run.add_argument("--resume", metavar="DIR", help="finish an interrupted run in DIR: its records are kept and "
-                                                     "only the cases without records run")
+    run.add_argument(
+        "--out", help="run directory (default runs/<UTC timestamp>-<random>); refused if it holds another run's records"
+    )
+    run.add_argument(
+        "--resume",
+        metavar="DIR",
+        help="finish an interrupted run in DIR: its records are kept and only the cases without records run",
+    )
     run.add_argument("--force", action="store_true", help="start over in --out even if it holds records")
     run.add_argument("--targets", help="comma-separated targets, replacing the matrix's (e.g. h100,mi300x)")
     run.add_argument("-k", help="pytest -k expression selecting cases by id")
-    run.add_argument("-n", default="auto", type=_workers, help="parallel processes (pytest-xdist), 'auto' or 0 (default auto)")
+    run.add_argument(
+        "-n", default="auto", type=_workers, help="parallel processes (pytest-xdist), 'auto' or 0 (default auto)"
+    )
     run.add_argument("--static-only", action="store_true", help="do not run cases on a local GPU")
     run.add_argument("--retune", action="store_true", help="ignore cached autotune winners")
-    run.add_argument("--wide", action="store_true",
-                     help="print report.md's full tables (one column per target, wide) instead of the summary")
-    run.add_argument("--device-as", metavar="TARGETS",
-                     help="run these targets' cases on the local GPU although it is another model of the same "
-                          "architecture (e.g. --device-as h100 on an H200 host); recorded in each result")
-    run.add_argument("--winners-from", metavar="RUN", default="",
-                     help="a stored run (results.json or its directory) whose tuned winners of the other targets are "
-                          "timed here for the portability column (without it: a proxy, never this host's cache)")
+    run.add_argument(
+        "--wide",
+        action="store_true",
+        help="print report.md's full tables (one column per target, wide) instead of the summary",
+    )
+    run.add_argument(
+        "--device-as",
+        metavar="TARGETS",
+        help="run these targets' cases on the local GPU although it is another model of the same "
+        "architecture (e.g. --device-as h100 on an H200 host); recorded in each result",
+    )
+    run.add_argument(
+        "--winners-from",
+        metavar="RUN",
+        default="",
+        help="a stored run (results.json or its directory) whose tuned winners of the other targets are "
+        "timed here for the portability column (without it: a proxy, never this host's cache)",
+    )
     run.epilog = "Arguments after -- go to pytest as they are, e.g. -- --junitxml=junit.xml"
     val = sub.add_parser("validate", help="check matrix files; prints file:line: message per problem")
     val.add_argument("files", nargs="+")
@@ -75,47 +93,88 @@ def build_parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="re-render and merge saved results (run directories or results.json)")
     rep.add_argument("dirs", nargs="+")
     rep.add_argument("--out", help="where to write report.md (default: inside the only run directory)")
-    rep.add_argument("--csv", metavar="FILE", help="also write every record's figures in long format (one row per "
-                                                  "record and metric)")
-    rep.add_argument("--wide", action="store_true",
-                     help="print report.md's full tables (one column per target, wide) instead of the summary")
-    rep.add_argument("--vendor-eval", action="store_true",
-                     help="also write vendor-eval.md beside report.md: each device's tuned winners on the matrix's "
-                          "shapes, %% of its peak, ratios between devices, vendor-specific winners, what did not fit")
-    rep.add_argument("--history", metavar="DB", default=os.environ.get("HARNESS_HISTORY"),
-                     help="SQLite history file whose trends report.html shows (default $HARNESS_HISTORY)")
+    rep.add_argument(
+        "--csv", metavar="FILE", help="also write every record's figures in long format (one row per record and metric)"
+    )
+    rep.add_argument(
+        "--wide",
+        action="store_true",
+        help="print report.md's full tables (one column per target, wide) instead of the summary",
+    )
+    rep.add_argument(
+        "--vendor-eval",
+        action="store_true",
+        help="also write vendor-eval.md beside report.md: each device's tuned winners on the matrix's "
+        "shapes, %% of its peak, ratios between devices, vendor-specific winners, what did not fit",
+    )
+    rep.add_argument(
+        "--history",
+        metavar="DB",
+        default=os.environ.get("HARNESS_HISTORY"),
+        help="SQLite history file whose trends report.html shows (default $HARNESS_HISTORY)",
+    )
     cmp = sub.add_parser(
-        "compare", help="what changed between two runs (a Triton bump, night to night) and whether it is worse",
+        "compare",
+        help="what changed between two runs (a Triton bump, night to night) and whether it is worse",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="exit codes: 0 nothing worse; 1 performance regression only (kernel timings, or cold compile "
-               "time); 2 a new compile, correctness or limit failure (any worse verdict), or builds the new run's "
-               "matrix selected that it does not hold (missing in new); 3 the runs cannot be compared (no common "
-               "records, damaged or unreadable results, or a run was interrupted and --allow-incomplete not given)")
+        "time); 2 a new compile, correctness or limit failure (any worse verdict), or builds the new run's "
+        "matrix selected that it does not hold (missing in new); 3 the runs cannot be compared (no common "
+        "records, damaged or unreadable results, or a run was interrupted and --allow-incomplete not given)",
+    )
     cmp.add_argument("base", help="run directory (or results.json) of the reference run")
     cmp.add_argument("new", help="run directory (or results.json) of the run under test")
-    cmp.add_argument("--threshold", type=_number(0, 10, open_low=True), default=0.05,
-                     help="relative change of the median that counts as a change (0.05); a kernel's "
-                          "compare_threshold in the new run's matrix overrides it")
-    cmp.add_argument("--fdr", type=_number(0, 1, open_low=True), default=0.05,
-                     help="false-discovery rate the timing figures are held to as one family (Benjamini-Hochberg, "
-                          "0.05)")
-    cmp.add_argument("--noise-floor", type=_number(0, 1), default=stats_floor(),
-                     help="between-run noise of a timing figure (sigma of the log ratio) assumed where --history "
-                          f"has fewer than five nights of it ({stats_floor():g}, measured on the H200)")
-    cmp.add_argument("--history", metavar="DB",
-                     help="SQLite history file (harness history add): each figure judged against its own "
-                          "night-to-night noise where it has five nights or more")
-    cmp.add_argument("--alpha", type=_number(0, 1, open_low=True), default=0.001,
-                     help="significance level of the cold-compile-time sign test (0.001)")
-    cmp.add_argument("--min-us", type=_number(0, 1e9), default=20.0, help="configs faster than this are not judged (20 us)")
-    cmp.add_argument("--raw", action="store_true",
-                     help="judge raw times, not times relative to each run's own baseline measurement")
-    cmp.add_argument("--compile-threshold", type=_number(0, 100, open_low=True), default=0.25,
-                     help="geometric-mean change of cold lowering time (Triton's own stage times, configs cold in "
-                          "both runs) that counts as a change (0.25); judged with a sign test at --alpha")
-    cmp.add_argument("--allow-incomplete", action="store_true",
-                     help="judge an interrupted run's complete cases instead of refusing it (exit 3); what it "
-                          "leaves out is listed as not compared")
+    cmp.add_argument(
+        "--threshold",
+        type=_number(0, 10, open_low=True),
+        default=0.05,
+        help="relative change of the median that counts as a change (0.05); a kernel's "
+        "compare_threshold in the new run's matrix overrides it",
+    )
+    cmp.add_argument(
+        "--fdr",
+        type=_number(0, 1, open_low=True),
+        default=0.05,
+        help="false-discovery rate the timing figures are held to as one family (Benjamini-Hochberg, 0.05)",
+    )
+    cmp.add_argument(
+        "--noise-floor",
+        type=_number(0, 1),
+        default=stats_floor(),
+        help="between-run noise of a timing figure (sigma of the log ratio) assumed where --history "
+        f"has fewer than five nights of it ({stats_floor():g}, measured on the H200)",
+    )
+    cmp.add_argument(
+        "--history",
+        metavar="DB",
+        help="SQLite history file (harness history add): each figure judged against its own "
+        "night-to-night noise where it has five nights or more",
+    )
+    cmp.add_argument(
+        "--alpha",
+        type=_number(0, 1, open_low=True),
+        default=0.001,
+        help="significance level of the cold-compile-time sign test (0.001)",
+    )
+    cmp.add_argument(
+        "--min-us", type=_number(0, 1e9), default=20.0, help="configs faster than this are not judged (20 us)"
+    )
+    cmp.add_argument(
+        "--raw", action="store_true", help="judge raw times, not times relative to each run's own baseline measurement"
+    )
+    cmp.add_argument(
+        "--compile-threshold",
+        type=_number(0, 100, open_low=True),
+        default=0.25,
+        help="geometric-mean change of cold lowering time (Triton's own stage times, configs cold in "
+        "both runs) that counts as a change (0.25); judged with a sign test at --alpha",
+    )
+    cmp.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="judge an interrupted run's complete cases instead of refusing it (exit 3); what it "
+        "leaves out is listed as not compared",
+    )
     cmp.add_argument("--markdown", metavar="FILE", help="also write the full table as markdown")
     cmp.add_argument("--json", metavar="FILE", help="also write the machine-readable diff")
     hist = sub.add_parser("history", help="store nights of results in SQLite; show trends and step changes")
@@ -124,10 +183,17 @@ def build_parser() -> argparse.ArgumentParser:
     hist_add.add_argument("dirs", nargs="+", help="run directories to add")
     hist_show = actions.add_parser("show", help="print each series, marking step changes")
     hist_show.add_argument("-k", help="only series whose name contains this text")
-    hist_show.add_argument("--threshold", type=_number(0, 10, open_low=True), default=0.05, help="relative shift that counts (0.05)")
-    hist_show.add_argument("--hold", type=_number(1, 365, integer=True), default=2, help="nights a shift must last to be a step (2)")
+    hist_show.add_argument(
+        "--threshold", type=_number(0, 10, open_low=True), default=0.05, help="relative shift that counts (0.05)"
+    )
+    hist_show.add_argument(
+        "--hold", type=_number(1, 365, integer=True), default=2, help="nights a shift must last to be a step (2)"
+    )
     hist_show.add_argument("--steps-only", action="store_true", help="print only the series with a step")
     for p in (hist_add, hist_show):
-        p.add_argument("--db", default=os.environ.get("HARNESS_HISTORY", "runs/history.sqlite"),
-                       help="the SQLite file (default $HARNESS_HISTORY or runs/history.sqlite)")
+        p.add_argument(
+            "--db",
+            default=os.environ.get("HARNESS_HISTORY", "runs/history.sqlite"),
+            help="the SQLite file (default $HARNESS_HISTORY or runs/history.sqlite)",
+        )
     return parser

@@ -1,12 +1,13 @@
 """``harness report``: render one or several stored runs (terminal, report.md, report.html, vendor-eval, CSV)."""
+
 from __future__ import annotations
 
 import argparse
 import os
 from pathlib import Path
 
-from harness.cli.common import EXIT_INPUT, EXIT_OK, err, load_run, write_output
 from harness.analysis.merge import merge_runs
+from harness.cli.common import EXIT_INPUT, EXIT_OK, err, load_run, write_output
 from harness.render import tables
 
 
@@ -21,11 +22,23 @@ def cmd_report(args: argparse.Namespace) -> int:
             err(f"warning: {warning}")
         loaded.append((str(d), run, records))
     first = Path(args.dirs[0])  # a run directory, or its results.json named directly
-    out = Path(args.out) if args.out else ((first if first.is_dir() else first.parent) / "report.md"
-                                           if len(args.dirs) == 1 else None)
+    out = (
+        Path(args.out)
+        if args.out
+        else ((first if first.is_dir() else first.parent) / "report.md" if len(args.dirs) == 1 else None)
+    )
     if out:  # each run's directory as the page links it: relative to where the report goes
-        loaded = [(label, {**run, "dir": os.path.relpath(Path(label if Path(label).is_dir() else Path(label).parent),
-                                                         out.parent)}, records) for label, run, records in loaded]
+        loaded = [
+            (
+                label,
+                {
+                    **run,
+                    "dir": os.path.relpath(Path(label if Path(label).is_dir() else Path(label).parent), out.parent),
+                },
+                records,
+            )
+            for label, run, records in loaded
+        ]
     runs, records, conflicts = merge_runs(loaded)
     if conflicts:
         for line in conflicts:
@@ -46,8 +59,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     if out:
         from harness.render.html_page import html_report
 
-        if not write_output(out, text, "--out") \
-                or not write_output(out.with_suffix(".html"), html_report(runs, records, trends), "--out"):
+        if not write_output(out, text, "--out") or not write_output(
+            out.with_suffix(".html"), html_report(runs, records, trends), "--out"
+        ):
             return EXIT_INPUT
     if args.vendor_eval:
         from harness.analysis.vendor_eval import evaluate

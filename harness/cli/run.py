@@ -1,4 +1,5 @@
 """``harness run``: check the matrix and the arguments, then run the cases through pytest and the plugin."""
+
 from __future__ import annotations
 
 import argparse
@@ -6,8 +7,6 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from harness.results import rundir
-from harness.support import tritoncompat
 from harness.cli.common import (
     _PYTEST_TO_EXIT,
     EXIT_INPUT,
@@ -17,8 +16,10 @@ from harness.cli.common import (
     err,
 )
 from harness.matrix.reading import MatrixError, parse
-from harness.results.store import ResultsFileError, load_results
 from harness.model.targets import catalogue
+from harness.results import rundir
+from harness.results.store import ResultsFileError, load_results
+from harness.support import tritoncompat
 
 
 def _plugin_autoloaded() -> bool:
@@ -43,8 +44,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         named = [t.strip() for t in args.targets.split(",")]
         unknown = [t for t in named if t not in catalogue()]
         if unknown:
-            err(f"--targets: unknown target(s) {', '.join(repr(t) for t in unknown)} (known: "
-                 f"{', '.join(catalogue())})")
+            err(f"--targets: unknown target(s) {', '.join(repr(t) for t in unknown)} (known: {', '.join(catalogue())})")
             return EXIT_INPUT
         if len(set(named)) != len(named):
             err(f"--targets: a target is named twice in {args.targets!r}")
@@ -67,8 +67,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_INPUT
     import pytest
 
-    argv = [str(matrix_abs), "--harness-out", str(out), "-p", "no:cacheprovider", "-q", "-rfEs",
-            "-W", "ignore::pytest.PytestAssertRewriteWarning"]
+    argv = [
+        str(matrix_abs),
+        "--harness-out",
+        str(out),
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "-rfEs",
+        "-W",
+        "ignore::pytest.PytestAssertRewriteWarning",
+    ]
     if not _plugin_autoloaded():
         argv += ["-p", "harness.pytest_plugin"]
     if args.targets:
@@ -81,8 +90,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         argv += ["--harness-device-as", args.device_as]
     if args.wide:
         argv += ["--harness-wide"]
-    argv += [flag for on, flag in ((args.static_only, "--harness-static-only"), (args.retune, "--harness-retune"))
-             if on]
+    argv += [
+        flag for on, flag in ((args.static_only, "--harness-static-only"), (args.retune, "--harness-retune")) if on
+    ]
     if args.winners_from:
         try:
             load_results(Path(args.winners_from))
@@ -93,8 +103,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.n and args.n != "0":
         argv += ["-n", args.n]
     argv += args.pytest_args
-    print(f"harness: matrix {matrix.name} ({matrix_path}), triton {tritoncompat.installed_triton_version()}, "
-          f"out {out}", flush=True)
+    print(
+        f"harness: matrix {matrix.name} ({matrix_path}), triton {tritoncompat.installed_triton_version()}, out {out}",
+        flush=True,
+    )
     targets = [t.strip() for t in args.targets.split(",")] if args.targets else list(matrix.targets)
     if any(catalogue()[t].vendor == "amd" for t in targets if t in catalogue()):
         from harness.build import hiplinker

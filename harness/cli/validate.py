@@ -1,13 +1,14 @@
 """``harness validate``: check matrices without running them; ``harness targets``: the catalogue."""
+
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from harness.support import tritoncompat
 from harness.cli.common import EXIT_INPUT, EXIT_OK
 from harness.matrix.reading import MatrixError, parse
 from harness.model.targets import catalogue
+from harness.support import tritoncompat
 
 
 def _compile_count(matrix: Any) -> int:
@@ -39,8 +40,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
             continue
         n = _compile_count(matrix)
         columns = sum(len(matrix.environments_for(t)) for t in matrix.targets)
-        print(f"{file}: ok ({len(matrix.kernels)} kernels, {len(matrix.targets)} targets in {columns} target "
-              f"columns with the compile-environment sweep, {n} compiles per Triton version)")
+        print(
+            f"{file}: ok ({len(matrix.kernels)} kernels, {len(matrix.targets)} targets in {columns} target "
+            f"columns with the compile-environment sweep, {n} compiles per Triton version)"
+        )
         installed = tritoncompat.installed_triton_version()
         for pin in matrix.triton:
             print(f"  triton {tritoncompat.describe_pin(pin, installed)}")
@@ -52,12 +55,40 @@ def cmd_targets(args: argparse.Namespace) -> int:
 
     rows = []
     for t in catalogue().values():
-        rows.append([t.name, t.vendor, t.arch, t.warp_size, t.shared_per_block, t.max_threads_per_block,
-                     t.max_regs_per_thread, t.sm_count, t.hbm_tbps,
-                     *("-" if v is None else v for v in (t.fp8_tflops, t.fp16_tflops, t.tf32_tflops, t.fp32_tflops))])
-    print(tabulate(rows, headers=["target", "vendor", "arch", "warp", "smem/LDS per block B", "threads/block",
-                                  "regs/thread", "SMs/CUs", "HBM TB/s", "fp8 TFLOP/s", "fp16/bf16 TFLOP/s",
-                                  "tf32 TFLOP/s", "fp32 TFLOP/s"]))
+        rows.append(
+            [
+                t.name,
+                t.vendor,
+                t.arch,
+                t.warp_size,
+                t.shared_per_block,
+                t.max_threads_per_block,
+                t.max_regs_per_thread,
+                t.sm_count,
+                t.hbm_tbps,
+                *("-" if v is None else v for v in (t.fp8_tflops, t.fp16_tflops, t.tf32_tflops, t.fp32_tflops)),
+            ]
+        )
+    print(
+        tabulate(
+            rows,
+            headers=[
+                "target",
+                "vendor",
+                "arch",
+                "warp",
+                "smem/LDS per block B",
+                "threads/block",
+                "regs/thread",
+                "SMs/CUs",
+                "HBM TB/s",
+                "fp8 TFLOP/s",
+                "fp16/bf16 TFLOP/s",
+                "tf32 TFLOP/s",
+                "fp32 TFLOP/s",
+            ],
+        )
+    )
     if args.sources:
         for t in catalogue().values():
             print(f"\n{t.name}:")

@@ -5,6 +5,7 @@ fault handling are shared): ``gpu_baselines`` checks and times each baseline in 
 refusing one that synchronises with the host; ``gpu_sustained`` times finalists and baselines
 back to back in interleaved rounds (:mod:`harness.device.sustained`).
 """
+
 from __future__ import annotations
 
 import os
@@ -12,8 +13,8 @@ import sys
 import time
 from typing import Any
 
-from harness.device.operations import _PERSIST, _case, _check_fault, _flusher, _rates, _restore, _rotated, _settle_ms
 from harness.device.interpret import compare_outputs
+from harness.device.operations import _PERSIST, _case, _check_fault, _flusher, _rates, _restore, _rotated, _settle_ms
 
 
 def gpu_baselines(job: dict[str, Any]) -> dict[str, Any]:
@@ -52,26 +53,45 @@ def gpu_baselines(job: dict[str, Any]) -> dict[str, Any]:
             synced = _synchronises(lambda fn=fn: fn(state["inputs"], shape))
             lap("sync check")
             if synced:
-                results[name] = {"status": "error", "error": "synchronises with the host inside its timed region "
-                                 f"(torch.cuda sync debug mode: {synced}); a baseline must only enqueue work"}
+                results[name] = {
+                    "status": "error",
+                    "error": "synchronises with the host inside its timed region "
+                    f"(torch.cuda sync debug mode: {synced}); a baseline must only enqueue work",
+                }
                 continue
             check = compare_outputs(out, state["reference"], spec, job["dtype"], floor=(1e-2, 1e-2), subset=True)
             rotated = _rotated(state)
             prepare = (lambda i: _restore(state, rotated[i])) if state["pristine"] else None
             lap("check")
-            timing = bench(lambda i, fn=fn: (lambda: fn(rotated[i], shape)), len(rotated), _flusher(),
-                           settle_ms=_settle_ms(state), prepare=prepare)
+            timing = bench(
+                lambda i, fn=fn: lambda: fn(rotated[i], shape),
+                len(rotated),
+                _flusher(),
+                settle_ms=_settle_ms(state),
+                prepare=prepare,
+            )
             lap("isolated timing")
             kernels = _known_kernels(job, name, lambda fn=fn: fn(state["inputs"], shape))
             lap("profiler")
-            results[name] = {"status": "ok", "matches_reference": check["status"] == "ok", "kernels": kernels,
-                             **({"outputs_compared": sorted(check["outputs"])} if "outputs" in check else {}),
-                             "timing": timing.to_dict(), **_rates(spec, shape, job["dtype"], timing.median_us)}
+            results[name] = {
+                "status": "ok",
+                "matches_reference": check["status"] == "ok",
+                "kernels": kernels,
+                **({"outputs_compared": sorted(check["outputs"])} if "outputs" in check else {}),
+                "timing": timing.to_dict(),
+                **_rates(spec, shape, job["dtype"], timing.median_us),
+            }
         except Exception as exc:  # noqa: BLE001
             _check_fault(exc)
             results[name] = {"status": "error", "error": f"{type(exc).__name__}: {str(exc)[:500]}"}
-    out = {"status": "ok", "device": persist["device"], "copy_tbps": persist["copy_tbps"], "baselines": results,
-           "torch_settings": _torch_settings(), "spent_s": spent}
+    out = {
+        "status": "ok",
+        "device": persist["device"],
+        "copy_tbps": persist["copy_tbps"],
+        "baselines": results,
+        "torch_settings": _torch_settings(),
+        "spent_s": spent,
+    }
     tainted = _process_changes(env_before, inductor_before)
     if tainted:
         # e.g. torch.compile: Inductor points TRITON_CACHE_DIR at its own cache and sets variables that change
@@ -109,10 +129,15 @@ def gpu_sustained(job: dict[str, Any]) -> dict[str, Any]:
     state = _case(job)
     spec, shape = state["spec"], job["shape"]
     rotated = _rotated(state)
-    items = [Item(f"config {name}", lambda i, c=config: (lambda: spec.run(rotated[i], shape, c)), len(rotated))
-             for name, config in job.get("configs", {}).items()]
-    items += [Item(f"baseline {name}", lambda i, fn=spec.baselines[name]: (lambda: fn(rotated[i], shape)),
-                   len(rotated)) for name in job.get("baselines", []) if name in spec.baselines]
+    items = [
+        Item(f"config {name}", lambda i, c=config: lambda: spec.run(rotated[i], shape, c), len(rotated))
+        for name, config in job.get("configs", {}).items()
+    ]
+    items += [
+        Item(f"baseline {name}", lambda i, fn=spec.baselines[name]: lambda: fn(rotated[i], shape), len(rotated))
+        for name in job.get("baselines", [])
+        if name in spec.baselines
+    ]
     env_before, inductor_before = dict(os.environ), "torch._inductor" in sys.modules
     started = time.perf_counter()
     try:
@@ -130,8 +155,11 @@ def gpu_sustained(job: dict[str, Any]) -> dict[str, Any]:
             if note:
                 d["note"] = "; ".join(x for x in (d["note"], note) if x)
             out[name] = {"status": "ok", "timing": d}
-    reply: dict[str, Any] = {"status": "ok", "timings": out,
-                             "spent_s": {"sustained": round(time.perf_counter() - started, 3)}}
+    reply: dict[str, Any] = {
+        "status": "ok",
+        "timings": out,
+        "spent_s": {"sustained": round(time.perf_counter() - started, 3)},
+    }
     tainted = _process_changes(env_before, inductor_before)
     if tainted:  # as after gpu_baselines: a torch.compile baseline retires this worker
         reply["retire_worker"] = tainted
@@ -149,8 +177,17 @@ def _known_kernels(job: dict[str, Any], baseline: str, call: Any) -> list[str]:
 
     from harness.support.cache import cache_dir
 
-    raw = json.dumps([job["ref"], baseline, job["dtype"], sorted(job["shape"].items()), torch.__version__,
-                      torch.cuda.get_device_name()], default=str)
+    raw = json.dumps(
+        [
+            job["ref"],
+            baseline,
+            job["dtype"],
+            sorted(job["shape"].items()),
+            torch.__version__,
+            torch.cuda.get_device_name(),
+        ],
+        default=str,
+    )
     path = cache_dir() / "baseline_kernels" / f"{hashlib.sha256(raw.encode()).hexdigest()}.json"
     try:
         return list(json.loads(path.read_text()))
@@ -190,11 +227,13 @@ def _torch_settings() -> dict[str, Any]:
     import torch
 
     matmul = torch.backends.cuda.matmul
-    return {"matmul.allow_tf32": bool(matmul.allow_tf32),
-            "matmul.allow_fp16_reduced_precision_reduction": bool(matmul.allow_fp16_reduced_precision_reduction),
-            "matmul.allow_bf16_reduced_precision_reduction": bool(matmul.allow_bf16_reduced_precision_reduction),
-            "cudnn.allow_tf32": bool(torch.backends.cudnn.allow_tf32),
-            "float32_matmul_precision": torch.get_float32_matmul_precision()}
+    return {
+        "matmul.allow_tf32": bool(matmul.allow_tf32),
+        "matmul.allow_fp16_reduced_precision_reduction": bool(matmul.allow_fp16_reduced_precision_reduction),
+        "matmul.allow_bf16_reduced_precision_reduction": bool(matmul.allow_bf16_reduced_precision_reduction),
+        "cudnn.allow_tf32": bool(torch.backends.cudnn.allow_tf32),
+        "float32_matmul_precision": torch.get_float32_matmul_precision(),
+    }
 
 
 def _process_changes(env_before: dict[str, str], inductor_before: bool) -> str:

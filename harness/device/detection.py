@@ -8,6 +8,7 @@ catalogue names each target's models (``models``: patterns of the vendor's devic
 records. The pytest processes only ask the vendor tools, so they never create a
 CUDA/HIP context; the GPU worker, pinned to one device, reads the details through torch.
 """
+
 from __future__ import annotations
 
 import os
@@ -37,8 +38,15 @@ def local_gpus() -> list[dict[str, str]]:
             parts = [p.strip() for p in line.split(",")]
             if len(parts) == 5 and re.match(r"^\d+\.\d+$", parts[1]):
                 major, minor = parts[1].split(".")
-                gpus.append({"index": parts[0], "arch": f"sm_{major}{minor}", "name": parts[2], "uuid": parts[3],
-                             "driver": parts[4]})
+                gpus.append(
+                    {
+                        "index": parts[0],
+                        "arch": f"sm_{major}{minor}",
+                        "name": parts[2],
+                        "uuid": parts[3],
+                        "driver": parts[4],
+                    }
+                )
     if not gpus and shutil.which("rocminfo"):
         gpus = parse_rocminfo(_run(["rocminfo"]))
     visible = os.environ.get("CUDA_VISIBLE_DEVICES") or os.environ.get("HIP_VISIBLE_DEVICES")
@@ -50,14 +58,20 @@ def local_gpus() -> list[dict[str, str]]:
 
 def parse_rocminfo(text: str) -> list[dict[str, str]]:
     """GPU agents of ``rocminfo`` output, each with its marketing name (``AMD Instinct MI300X``) where given."""
-    gpus = []
+    gpus: list[dict[str, str]] = []
     for block in re.split(r"\n\*{5,}\s*\n", text):
         arch = re.search(r"^\s*Name:\s+(gfx[0-9a-f]+)\s*$", block, re.M)
         if not arch:
             continue
         name = re.search(r"^\s*Marketing Name:\s+(.+?)\s*$", block, re.M)
-        gpus.append({"index": str(len(gpus)), "arch": arch.group(1), "name": name.group(1) if name else arch.group(1),
-                     "uuid": ""})
+        gpus.append(
+            {
+                "index": str(len(gpus)),
+                "arch": arch.group(1),
+                "name": name.group(1) if name else arch.group(1),
+                "uuid": "",
+            }
+        )
     return gpus
 
 
@@ -73,9 +87,11 @@ def match(target: Any, gpu: dict[str, str] | None, device_as: tuple[str, ...] = 
         return True, f"mapped by --device-as {target.name}: runs on the local {gpu.get('name', '?')}"
     if any(re.search(pattern, gpu.get("name", ""), re.I) for pattern in target.models):
         return True, ""
-    return False, (f"static only: no {target.name} here — the local GPU is {gpu.get('name') or '?'} (the same "
-                   f"{target.arch}, another model: other peaks, limits and winners); --device-as {target.name} "
-                   "runs these cases on it")
+    return False, (
+        f"static only: no {target.name} here — the local GPU is {gpu.get('name') or '?'} (the same "
+        f"{target.arch}, another model: other peaks, limits and winners); --device-as {target.name} "
+        "runs these cases on it"
+    )
 
 
 def pick_device(worker_id: str | None, gpus: list[dict[str, str]]) -> dict[str, str] | None:
@@ -117,17 +133,24 @@ def device_info() -> dict[str, Any]:
     else:
         major, minor = torch.cuda.get_device_capability(0)
         arch = f"sm_{major}{minor}"
-    info: dict[str, Any] = {"name": props.name, "arch": arch, "sm_count": props.multi_processor_count,
-                            "memory_bytes": props.total_memory, "l2_bytes": getattr(props, "L2_cache_size", 0),
-                            "runtime": f"ROCm {hip}" if hip else f"CUDA {torch.version.cuda}",
-                            "torch": torch.__version__, "visible": os.environ.get("CUDA_VISIBLE_DEVICES", "")}
+    info: dict[str, Any] = {
+        "name": props.name,
+        "arch": arch,
+        "sm_count": props.multi_processor_count,
+        "memory_bytes": props.total_memory,
+        "l2_bytes": getattr(props, "L2_cache_size", 0),
+        "runtime": f"ROCm {hip}" if hip else f"CUDA {torch.version.cuda}",
+        "torch": torch.__version__,
+        "visible": os.environ.get("CUDA_VISIBLE_DEVICES", ""),
+    }
     try:
         import pynvml
 
         pynvml.nvmlInit()
         uuid = os.environ.get("CUDA_VISIBLE_DEVICES", "")
-        handle = (pynvml.nvmlDeviceGetHandleByUUID(uuid) if uuid.startswith("GPU-")
-                  else pynvml.nvmlDeviceGetHandleByIndex(0))
+        handle = (
+            pynvml.nvmlDeviceGetHandleByUUID(uuid) if uuid.startswith("GPU-") else pynvml.nvmlDeviceGetHandleByIndex(0)
+        )
         info["driver"] = pynvml.nvmlSystemGetDriverVersion()
         info["uuid"] = pynvml.nvmlDeviceGetUUID(handle)
         info["sm_clock_mhz"] = pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)
@@ -148,7 +171,11 @@ def _amdsmi_clocks() -> dict[str, Any]:
         amdsmi.amdsmi_init()
         handle = amdsmi.amdsmi_get_processor_handles()[0]
         clocks = amdsmi.amdsmi_get_clock_info(handle, amdsmi.AmdSmiClkType.GFX)
-        return {"sm_clock_mhz": clocks.get("clk"), "max_sm_clock_mhz": clocks.get("max_clk"),
-                "driver": amdsmi.amdsmi_get_gpu_driver_info(handle).get("driver_version"), "amdsmi": "unverified"}
+        return {
+            "sm_clock_mhz": clocks.get("clk"),
+            "max_sm_clock_mhz": clocks.get("max_clk"),
+            "driver": amdsmi.amdsmi_get_gpu_driver_info(handle).get("driver_version"),
+            "amdsmi": "unverified",
+        }
     except Exception:  # noqa: BLE001 - optional, and unverified on real hardware
         return {}

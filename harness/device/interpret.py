@@ -4,11 +4,12 @@ Runs inside an interpreter worker whose environment sets ``TRITON_INTERPRET=1``
 before Triton is imported (with it set, ``@triton.jit`` builds interpreter
 objects that cannot be cross-compiled, hence a separate process).
 """
+
 from __future__ import annotations
 
 import math
-from pathlib import Path
 import time
+from pathlib import Path
 from typing import Any
 
 from harness.matrix import loader
@@ -28,12 +29,20 @@ def compare(out: Any, ref: Any, atol: float, rtol: float) -> dict[str, Any]:
     allowed = atol + rtol * r.abs()
     n_bad = int((~(diff <= allowed)).sum())
     del diff, allowed, finite
-    result = {"max_abs_err": max_abs, "mismatched": n_bad, "nonfinite": bad_nonfinite,
-              "elements": int(o.numel()), "atol": atol, "rtol": rtol}
+    result = {
+        "max_abs_err": max_abs,
+        "mismatched": n_bad,
+        "nonfinite": bad_nonfinite,
+        "elements": int(o.numel()),
+        "atol": atol,
+        "rtol": rtol,
+    }
     result["status"] = "ok" if n_bad == 0 and bad_nonfinite == 0 else "mismatch"
     if result["status"] != "ok":
-        result["error"] = (f"{n_bad} of {o.numel()} elements outside atol={atol:g} rtol={rtol:g} "
-                           f"(max abs err {max_abs:.3g}, {bad_nonfinite} non-finite)")
+        result["error"] = (
+            f"{n_bad} of {o.numel()} elements outside atol={atol:g} rtol={rtol:g} "
+            f"(max abs err {max_abs:.3g}, {bad_nonfinite} non-finite)"
+        )
     return result
 
 
@@ -55,14 +64,16 @@ def map_outputs(value: Any, fn: Any) -> Any:
     return fn(value)
 
 
-def compare_outputs(out: Any, ref: Any, spec: Any, dtype: str, floor: tuple[float, float] = (0.0, 0.0),
-                    subset: bool = False) -> dict[str, Any]:
+def compare_outputs(
+    out: Any, ref: Any, spec: Any, dtype: str, floor: tuple[float, float] = (0.0, 0.0), subset: bool = False
+) -> dict[str, Any]:
     """Each output against its reference with its own tolerance; the totals at the top, each output under ``outputs``.
 
     ``floor`` raises every tolerance to at least (atol, rtol) and ``subset`` compares only the outputs
     ``out`` has (baselines: checked loosely, and a library call need not produce every output the kernel
     writes, e.g. torch's RMSNorm returns no RSTD — timing it alone keeps the comparison fair).
     """
+
     def tol(name: str | None) -> tuple[float, float]:
         atol, rtol = spec.tolerance(dtype, name)
         return max(atol, floor[0]), max(rtol, floor[1])
@@ -76,15 +87,18 @@ def compare_outputs(out: Any, ref: Any, spec: Any, dtype: str, floor: tuple[floa
     if subset and got and set(got) <= {name for name, _ in refs}:
         refs = [(name, r) for name, r in refs if name in got]
     if set(got) != {name for name, _ in refs}:
-        return {"status": "mismatch", "error": f"outputs {sorted(got) or ['one tensor']} != reference "
-                                               f"{sorted(name for name, _ in refs)}"}
+        return {
+            "status": "mismatch",
+            "error": f"outputs {sorted(got) or ['one tensor']} != reference {sorted(name for name, _ in refs)}",
+        }
     checks = {name: compare(got[name], r, *tol(name)) for name, r in refs}
     result: dict[str, Any] = {
         "max_abs_err": max(c.get("max_abs_err", math.inf) for c in checks.values()),
         "mismatched": sum(c.get("mismatched", 0) for c in checks.values()),
         "nonfinite": sum(c.get("nonfinite", 0) for c in checks.values()),
         "elements": sum(c.get("elements", 0) for c in checks.values()),
-        "outputs": checks}
+        "outputs": checks,
+    }
     bad = [f"{name}: {c['error']}" for name, c in checks.items() if c["status"] != "ok"]
     result["status"] = "mismatch" if bad else "ok"
     if bad:
@@ -119,8 +133,9 @@ def interpreter_limitation(exc: BaseException) -> str:
     root = Path(triton.__file__).parent.as_posix() + "/"
     if not frames or not Path(frames[-1].filename).as_posix().startswith(root):
         return ""  # raised in the kernel's own code: the kernel's error
-    where = next((f.name for f in reversed(frames) if "runtime/interpreter" in Path(f.filename).as_posix()),
-                 frames[-1].name)
+    where = next(
+        (f.name for f in reversed(frames) if "runtime/interpreter" in Path(f.filename).as_posix()), frames[-1].name
+    )
     return f"{type(exc).__name__} in Triton's interpreter ({where}): {str(exc)[:200]}"
 
 
@@ -161,19 +176,30 @@ def interpret_job(job: dict[str, Any]) -> dict[str, Any]:
             why = interpreter_limitation(exc)
             if not why:
                 raise
-            return {"status": UNSUPPORTED, "error": why, "run_s": round(time.perf_counter() - start, 4),
-                    "correctness": {"mode": "interpreter", "checks": checks}}
+            return {
+                "status": UNSUPPORTED,
+                "error": why,
+                "run_s": round(time.perf_counter() - start, 4),
+                "correctness": {"mode": "interpreter", "checks": checks},
+            }
         check = compare_outputs(out, ref, spec, job["dtype"])
         check["shape"] = shape
         checks.append(check)
     ran = [c for c in checks if c["status"] != "skipped"]
     if not ran:
-        return {"status": UNSUPPORTED, "error": "config_ok refuses this config for every interpret shape",
-                "run_s": round(time.perf_counter() - start, 4), "correctness": {"mode": "interpreter", "checks": checks}}
+        return {
+            "status": UNSUPPORTED,
+            "error": "config_ok refuses this config for every interpret shape",
+            "run_s": round(time.perf_counter() - start, 4),
+            "correctness": {"mode": "interpreter", "checks": checks},
+        }
     status = "ok" if all(c["status"] == "ok" for c in ran) else "mismatch"
     worst = max((c.get("max_abs_err", math.inf) for c in ran), default=0.0)
-    record = {"status": status, "run_s": round(time.perf_counter() - start, 4),
-              "correctness": {"mode": "interpreter", "checks": checks, "max_abs_err": worst}}
+    record = {
+        "status": status,
+        "run_s": round(time.perf_counter() - start, 4),
+        "correctness": {"mode": "interpreter", "checks": checks, "max_abs_err": worst},
+    }
     if status != "ok":
         record["error"] = "; ".join(f"{c['shape']}: {c['error']}" for c in ran if c["status"] != "ok")
     return record

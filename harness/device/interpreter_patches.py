@@ -12,6 +12,7 @@ Two gaps that made ordinary kernels fail there for reasons that were not theirs 
 Both are patched only inside :func:`as_launcher` and restored after; an interpreter without the internals
 they need is left as it is (the check then reports ``interpret-unsupported`` where it fails).
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -20,18 +21,59 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 _UNARY: dict[str, Callable[[Any], Any]] = {
-    "tanh": np.tanh, "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "log10": np.log10,
-    "log1p": np.log1p, "expm1": np.expm1, "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x), "sin": np.sin,
-    "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh,
-    "cosh": np.cosh, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh, "floor": np.floor,
-    "ceil": np.ceil, "trunc": np.trunc, "rint": np.rint, "round": np.round, "nearbyint": np.rint,
-    "fabs": np.abs, "abs": np.abs, "fast_expf": np.exp, "fast_logf": np.log, "fast_tanhf": np.tanh,
-    "fast_sinf": np.sin, "fast_cosf": np.cos, "fast_log2f": np.log2, "fast_exp10f": lambda x: np.power(10, x),
-    "erf": None, "erfc": None, "isnan": np.isnan, "isinf": np.isinf, "signbit": np.signbit,
+    "tanh": np.tanh,
+    "exp": np.exp,
+    "exp2": np.exp2,
+    "log": np.log,
+    "log2": np.log2,
+    "log10": np.log10,
+    "log1p": np.log1p,
+    "expm1": np.expm1,
+    "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1 / np.sqrt(x),
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "asin": np.arcsin,
+    "acos": np.arccos,
+    "atan": np.arctan,
+    "sinh": np.sinh,
+    "cosh": np.cosh,
+    "asinh": np.arcsinh,
+    "acosh": np.arccosh,
+    "atanh": np.arctanh,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "trunc": np.trunc,
+    "rint": np.rint,
+    "round": np.round,
+    "nearbyint": np.rint,
+    "fabs": np.abs,
+    "abs": np.abs,
+    "fast_expf": np.exp,
+    "fast_logf": np.log,
+    "fast_tanhf": np.tanh,
+    "fast_sinf": np.sin,
+    "fast_cosf": np.cos,
+    "fast_log2f": np.log2,
+    "fast_exp10f": lambda x: np.power(10, x),
+    "erf": None,
+    "erfc": None,
+    "isnan": np.isnan,
+    "isinf": np.isinf,
+    "signbit": np.signbit,
 }
 _BINARY: dict[str, Callable[[Any, Any], Any]] = {
-    "pow": np.power, "powf": np.power, "fmax": np.fmax, "fmin": np.fmin, "fmod": np.fmod, "atan2": np.arctan2,
-    "hypot": np.hypot, "div_rn": np.divide, "fast_dividef": np.divide, "copysign": np.copysign,
+    "pow": np.power,
+    "powf": np.power,
+    "fmax": np.fmax,
+    "fmin": np.fmin,
+    "fmod": np.fmod,
+    "atan2": np.arctan2,
+    "hypot": np.hypot,
+    "div_rn": np.divide,
+    "fast_dividef": np.divide,
+    "copysign": np.copysign,
 }
 #: the libdevice functions mapped under the interpreter (documented in README)
 LIBDEVICE = tuple(sorted(set(_UNARY) | set(_BINARY) | {"fma"}))
@@ -85,8 +127,13 @@ def as_launcher() -> Iterator[list[str]]:
 
         patched.append((itp, "_implicit_cvt", original))
         itp._implicit_cvt = implicit_cvt
-        table = {**{k: v for k, v in _UNARY.items() if v is not None}, "erf": _erf, "erfc": _erfc, **_BINARY,
-                 "fma": lambda a, b, c: a * b + c}
+        table = {
+            **{k: v for k, v in _UNARY.items() if v is not None},
+            "erf": _erf,
+            "erfc": _erfc,
+            **_BINARY,
+            "fma": lambda a, b, c: a * b + c,
+        }
         for name, np_fn in table.items():
             if hasattr(libdevice, name):
                 patched.append((libdevice, name, getattr(libdevice, name)))

@@ -6,19 +6,28 @@ only its own request: the worker answers ``fault`` and exits, and the next
 request gets a fresh process. Inputs are drawn fresh per case and reused across
 that case's configs; every launch writes into a NaN-poisoned output.
 """
+
 from __future__ import annotations
 
 import math
 import time
 from typing import Any
 
-from harness.matrix import loader
 from harness.device.interpret import compare_outputs, reference_first
+from harness.matrix import loader
 
-_STATE: dict[str, Any] = {}      # the current case: inputs, reference, rotated copies
-_PERSIST: dict[str, Any] = {}    # for the worker's lifetime: L2 flusher, device details, copy bandwidth
-_FAULT_MARKERS = ("illegal memory access", "illegal address", "unspecified launch failure", "misaligned address",
-                  "device-side assert", "an illegal instruction", "hipErrorIllegalAddress", "HSA_STATUS_ERROR")
+_STATE: dict[str, Any] = {}  # the current case: inputs, reference, rotated copies
+_PERSIST: dict[str, Any] = {}  # for the worker's lifetime: L2 flusher, device details, copy bandwidth
+_FAULT_MARKERS = (
+    "illegal memory access",
+    "illegal address",
+    "unspecified launch failure",
+    "misaligned address",
+    "device-side assert",
+    "an illegal instruction",
+    "hipErrorIllegalAddress",
+    "HSA_STATUS_ERROR",
+)
 
 
 class ContextLost(Exception):
@@ -42,8 +51,16 @@ def _case(job: dict[str, Any]) -> dict[str, Any]:
         reference = reference_first(spec, inputs, job["shape"])
         pristine = {i: inputs[i].clone() for i in spec.inplace}  # what an in-place kernel overwrites, kept
         torch.cuda.synchronize()
-        _STATE.update(key=key, spec=spec, inputs=inputs, reference=reference, rotated=None, settled=False,
-                      pristine=pristine, cache_bytes=job.get("cache_bytes"))
+        _STATE.update(
+            key=key,
+            spec=spec,
+            inputs=inputs,
+            reference=reference,
+            rotated=None,
+            settled=False,
+            pristine=pristine,
+            cache_bytes=job.get("cache_bytes"),
+        )
     return _STATE
 
 
@@ -105,8 +122,9 @@ def _rotated(state: dict[str, Any]) -> list[tuple]:
         copies = 1 if nbytes >= 2 * cache else min(8, math.ceil(2 * cache / max(nbytes, 1)))
         # tensors are copied; anything else an input tuple holds (None for an optional argument, a Python
         # scale factor) is shared
-        state["rotated"] = [state["inputs"]] + [tuple(t.clone() if hasattr(t, "clone") else t
-                                                      for t in state["inputs"]) for _ in range(copies - 1)]
+        state["rotated"] = [state["inputs"]] + [
+            tuple(t.clone() if hasattr(t, "clone") else t for t in state["inputs"]) for _ in range(copies - 1)
+        ]
     return state["rotated"]
 
 
@@ -140,7 +158,11 @@ def _rates(spec: Any, shape: dict[str, Any], dtype: str, median_us: float) -> di
     seconds = median_us * 1e-6
     flops, nbytes = float(spec.flops(shape, dtype)), float(spec.min_bytes(shape, dtype))
     # the models themselves travel with the rates: the analysis decides the roof (harness.analysis.roofline)
-    return {"tflops": flops / seconds / 1e12, "gbps": nbytes / seconds / 1e9, "model": {"flops": flops, "bytes": nbytes}}
+    return {
+        "tflops": flops / seconds / 1e12,
+        "gbps": nbytes / seconds / 1e9,
+        "model": {"flops": flops, "bytes": nbytes},
+    }
 
 
 # Screening: enough samples to rank configs (medians of 10+ flushed samples move ~1-2%), a
@@ -167,15 +189,22 @@ def gpu_config(job: dict[str, Any]) -> dict[str, Any]:
         result.update(checked)
     rotated = _rotated(state)
     prepare = (lambda i: _restore(state, rotated[i])) if state["pristine"] else None
-    timing = bench(lambda i: (lambda: spec.run(rotated[i], shape, config)), len(rotated), _flusher(),
-                   settle_ms=_settle_ms(state), prepare=prepare, **(SCREEN if stage == "screen" else {}))
+    timing = bench(
+        lambda i: lambda: spec.run(rotated[i], shape, config),
+        len(rotated),
+        _flusher(),
+        settle_ms=_settle_ms(state),
+        prepare=prepare,
+        **(SCREEN if stage == "screen" else {}),
+    )
     result["timing"] = {**timing.to_dict(), "flush_bytes": _PERSIST.get("flusher_bytes")}
     result.update(_rates(spec, shape, job["dtype"], timing.median_us))
     return result
 
 
-def _check_config(spec: Any, state: dict[str, Any], shape: dict[str, Any], config: dict[str, Any],
-                  dtype: str, cache_key: str = "") -> dict[str, Any]:
+def _check_config(
+    spec: Any, state: dict[str, Any], shape: dict[str, Any], config: dict[str, Any], dtype: str, cache_key: str = ""
+) -> dict[str, Any]:
     """One launch into a poisoned output, compared with the reference; a failure is the config's result."""
     import torch
 
@@ -192,8 +221,11 @@ def _check_config(spec: Any, state: dict[str, Any], shape: dict[str, Any], confi
         _check_fault(exc)
         # refused at launch: Triton's resource check, or the driver through Triton's launcher
         # ("Triton Error [CUDA]: invalid argument" for a grid axis over its limit)
-        refused = "OutOfResources" in type(exc).__name__ or "out of resource" in str(exc) \
+        refused = (
+            "OutOfResources" in type(exc).__name__
+            or "out of resource" in str(exc)
             or str(exc).startswith(("Triton Error [CUDA]", "Triton Error [HIP]"))
+        )
         status = "launch_error" if refused else "error"
         return {"status": status, "error": f"{type(exc).__name__}: {str(exc)[:1000]}"}
     check = compare_outputs(out, state["reference"], spec, dtype)
@@ -229,8 +261,11 @@ def _launched_binary(before: dict[int, Any], after: dict[int, Any], cache_key: s
         new = [k for k in after.values() if str(getattr(k, "hash", "")) == cache_key]
         reused = "reused from an earlier launch in this worker"
     if len(new) != 1:
-        return {"note": "no new JIT kernel for this launch (already compiled in this worker)" if not new
-                else f"{len(new)} JIT kernels compiled by one launch"}
+        return {
+            "note": "no new JIT kernel for this launch (already compiled in this worker)"
+            if not new
+            else f"{len(new)} JIT kernels compiled by one launch"
+        }
     kernel = new[0].result() if hasattr(new[0], "result") else new[0]
     asm = kernel.asm
     kind = next((k for k in ("cubin", "hsaco") if asm.get(k) is not None), None)
@@ -245,6 +280,7 @@ def _launched_binary(before: dict[int, Any], after: dict[int, Any], cache_key: s
         out["note"] = reused
     if asm.get("ttir") is not None:  # its hash and signature line (types, tt.* attributes) for a parity diagnosis
         out["ttir_sha256"] = sha(asm["ttir"])
-        out["ttir_func"] = next((line.strip()[:800] for line in str(asm["ttir"]).splitlines()
-                                 if "tt.func public" in line), "")
+        out["ttir_func"] = next(
+            (line.strip()[:800] for line in str(asm["ttir"]).splitlines() if "tt.func public" in line), ""
+        )
     return out

@@ -14,6 +14,7 @@ item's samples in a round. Their per-round medians give a ratio with its own
 spread: the winner and the baseline share every round's clocks and temperature, so their ratio
 carries the noise of one run, and two runs' ratios can be compared against it.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -23,16 +24,17 @@ from typing import Any, Callable
 from harness.device.timing import events, settle, summarize
 from harness.model.timings import Timing
 
-ROUNDS = 5          # interleaved rounds: the ratio of two items has this many paired estimates
-PER_ROUND = 3       # timed batches per item per round (after one discarded)
-BATCH_MS = 2.0      # a batch's target duration
+ROUNDS = 5  # interleaved rounds: the ratio of two items has this many paired estimates
+PER_ROUND = 3  # timed batches per item per round (after one discarded)
+BATCH_MS = 2.0  # a batch's target duration
 MAX_LAUNCHES = 512  # per batch (short kernels: ~4 us each fills 2 ms)
-HEAT_MS = 200.0     # continuous load before the first timed batch (about what do_bench_cudagraph runs)
+HEAT_MS = 200.0  # continuous load before the first timed batch (about what do_bench_cudagraph runs)
 
 
 @dataclass(frozen=True)
 class Item:
     """One thing to time: ``make_call(i)`` launches it on rotated input copy ``i``."""
+
     name: str
     make_call: Callable[[int], Callable[[], Any]]
     n_buffers: int
@@ -83,8 +85,9 @@ def _capture(calls: list[Callable[[], Any]], launches: int) -> _Batch:
         return _Batch(eager, launches, False, note)
 
 
-def interleaved(items: list[Item], settle_ms: float = 10.0, rounds: int = ROUNDS,
-                per_round: int = PER_ROUND) -> dict[str, Timing | str]:
+def interleaved(
+    items: list[Item], settle_ms: float = 10.0, rounds: int = ROUNDS, per_round: int = PER_ROUND
+) -> dict[str, Timing | str]:
     """The sustained timing of each item (or the error that stopped it), all timed in the same rounds."""
     import torch
 
@@ -114,7 +117,7 @@ def interleaved(items: list[Item], settle_ms: float = 10.0, rounds: int = ROUNDS
             batches[name].run()
             heated += BATCH_MS
     for r in range(rounds):
-        order = names[r % len(names):] + names[:r % len(names)] if names else []
+        order = names[r % len(names) :] + names[: r % len(names)] if names else []
         for name in order:
             batch, ev = batches[name], marks[name]
             taken = []
@@ -133,7 +136,14 @@ def interleaved(items: list[Item], settle_ms: float = 10.0, rounds: int = ROUNDS
         batch = batches[name]
         per_round_us = [[s.elapsed_time(e) * 1000.0 / batch.launches for s, e in rnd] for rnd in pairs[name]]
         samples = [x for rnd in per_round_us for x in rnd]
-        out[name] = summarize(samples, "sustained", items[[i.name for i in items].index(name)].n_buffers,
-                              batch.graph, rounds, batch.launches,
-                              [statistics.median(rnd) for rnd in per_round_us], batch.note)
+        out[name] = summarize(
+            samples,
+            "sustained",
+            items[[i.name for i in items].index(name)].n_buffers,
+            batch.graph,
+            rounds,
+            batch.launches,
+            [statistics.median(rnd) for rnd in per_round_us],
+            batch.note,
+        )
     return out

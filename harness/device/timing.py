@@ -13,6 +13,7 @@ event lazily on its first ``record()``, which used to land in sample 0 — and t
 samples and says whether it is stable (IQR / median within ``STABLE_IQR``). Works on CUDA and ROCm
 torch alike (``torch.cuda`` is HIP on ROCm).
 """
+
 from __future__ import annotations
 
 import statistics
@@ -22,6 +23,8 @@ from harness.model.timings import STABLE_IQR, Timing
 
 #: samples taken first and dropped from every sample set (the first after a settle or a round start)
 WARMUP_SAMPLES = 2
+
+
 def quantile(sorted_values: list[float], q: float) -> float:
     """Linear-interpolated quantile of already sorted values."""
     if not sorted_values:
@@ -32,16 +35,35 @@ def quantile(sorted_values: list[float], q: float) -> float:
     return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
 
 
-def summarize(samples: list[float], method: str = "isolated", rotated: int = 1, graph: bool = False,
-              discarded: int = 0, launches: int = 1, rounds: list[float] | None = None, note: str = "") -> Timing:
+def summarize(
+    samples: list[float],
+    method: str = "isolated",
+    rotated: int = 1,
+    graph: bool = False,
+    discarded: int = 0,
+    launches: int = 1,
+    rounds: list[float] | None = None,
+    note: str = "",
+) -> Timing:
     ordered = sorted(samples)
     med = statistics.median(ordered)
     iqr = (quantile(ordered, 0.75) - quantile(ordered, 0.25)) / med if med > 0 else float("inf")
-    return Timing(method=method, samples_us=[round(s, 3) for s in samples], median_us=med,
-                  p20_us=quantile(ordered, 0.2), p80_us=quantile(ordered, 0.8), reps=len(samples),
-                  rotated_buffers=rotated, graph=graph, warmup_discarded=discarded,
-                  iqr_over_median=round(iqr, 5), stable=iqr <= STABLE_IQR, launches_per_sample=launches,
-                  round_medians_us=[round(r, 3) for r in rounds or []], note=note)
+    return Timing(
+        method=method,
+        samples_us=[round(s, 3) for s in samples],
+        median_us=med,
+        p20_us=quantile(ordered, 0.2),
+        p80_us=quantile(ordered, 0.8),
+        reps=len(samples),
+        rotated_buffers=rotated,
+        graph=graph,
+        warmup_discarded=discarded,
+        iqr_over_median=round(iqr, 5),
+        stable=iqr <= STABLE_IQR,
+        launches_per_sample=launches,
+        round_medians_us=[round(r, 3) for r in rounds or []],
+        note=note,
+    )
 
 
 class Flusher:
@@ -108,9 +130,16 @@ def probe_ms(call: Callable[[], Any], flusher: Callable[[], None] | None = None)
     return max(start.elapsed_time(end), 1e-3)
 
 
-def bench(make_call: Callable[[int], Callable[[], Any]], n_buffers: int, flusher: Flusher,
-          target_ms: float = 100.0, min_reps: int = 10, max_reps: int = 200, settle_ms: float = 200.0,
-          prepare: Callable[[int], None] | None = None) -> Timing:
+def bench(
+    make_call: Callable[[int], Callable[[], Any]],
+    n_buffers: int,
+    flusher: Flusher,
+    target_ms: float = 100.0,
+    min_reps: int = 10,
+    max_reps: int = 200,
+    settle_ms: float = 200.0,
+    prepare: Callable[[int], None] | None = None,
+) -> Timing:
     """The ``isolated`` timing of ``make_call(i)()`` (i cycles over rotated input buffers): one event pair per
     sample, the L2 flushed before each. ``prepare(i)`` runs before each launch, ahead of the flush and outside
     the timed region (an in-place kernel's inputs restored)."""
@@ -155,7 +184,8 @@ def measure_copy_tbps(n_bytes: int = 2 << 30, flusher: Flusher | None = None) ->
     dst = torch.empty_like(src)
     if flusher is None:
         flusher = Flusher(0)
-    timing = bench(lambda i: (lambda: dst.copy_(src)), 1, flusher, target_ms=50.0, min_reps=10, max_reps=20,
-                   settle_ms=20.0)
-    src = dst = None  # free the 4 GiB before the worker goes on
+    timing = bench(
+        lambda i: lambda: dst.copy_(src), 1, flusher, target_ms=50.0, min_reps=10, max_reps=20, settle_ms=20.0
+    )
+    src = dst = None  # type: ignore[assignment]  # free the 4 GiB before the worker goes on
     return 2 * n_bytes / (timing.median_us * 1e-6) / 1e12

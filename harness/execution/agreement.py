@@ -7,6 +7,7 @@ runs, and only the GPU's launch-parity check would notice. Here one launch of th
 captured in an interpreter worker (``TRITON_INTERPRET=1``): the JIT function's ``run`` records its arguments
 and stops, so nothing executes, and each argument is compared with its declaration.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -42,11 +43,16 @@ def _disagreement(name: str, declared: Any, passed: Any) -> str:
             return f"{name}: runtime_args declares the scalar {declared.value!r}, launch passes {type(passed).__name__}"
         floating = declared.type.lstrip("*").startswith(("fp", "bf"))
         if floating != isinstance(passed, float):  # the launcher types a Python int as an integer, a float as fp32
-            return (f"{name}: runtime_args declares a {declared.type} scalar, launch passes "
-                    f"{type(passed).__name__} {passed!r}")
+            return (
+                f"{name}: runtime_args declares a {declared.type} scalar, launch passes "
+                f"{type(passed).__name__} {passed!r}"
+            )
         # a float's value never changes the build; an integer's does (1 and multiples of 16 are specialised)
-        return "" if floating or passed == declared.value else \
-            f"{name}: runtime_args declares {declared.value!r}, launch passes {passed!r}"
+        return (
+            ""
+            if floating or passed == declared.value
+            else f"{name}: runtime_args declares {declared.value!r}, launch passes {passed!r}"
+        )
     if declared is None:
         return "" if passed is None else f"{name}: runtime_args declares None, launch passes {type(passed).__name__}"
     return "" if passed == declared else f"{name}: the spec gives {declared!r}, launch passes {passed!r}"
@@ -76,9 +82,18 @@ def agreement_job(job: dict[str, Any]) -> dict[str, Any]:
         del jit.run
     meta, _ = spec.split_config(config)
     runtime, fixed = spec.args_for(shape, dtype, None, meta)
-    problems = [p for name, value in passed.items() for p in [
-        _disagreement(name, runtime[name], value) if name in runtime else
-        _disagreement(name, fixed[name], value) if name in fixed else ""] if p]
+    problems = [
+        p
+        for name, value in passed.items()
+        for p in [
+            _disagreement(name, runtime[name], value)
+            if name in runtime
+            else _disagreement(name, fixed[name], value)
+            if name in fixed
+            else ""
+        ]
+        if p
+    ]
     return {"status": "ok", "problems": problems}
 
 
@@ -97,8 +112,12 @@ def disagreements(matrix: Any) -> list[str]:
             spec = loader.load(e.ref)
             if spec.compile_only:
                 continue
-            job = {"ref": e.ref, "dtype": next((d for d in e.dtypes if spec.interpretable(d)), e.dtypes[0]),
-                   "shape": dict(e.interpret[0]), "config": e.configs[0].as_dict()}
+            job = {
+                "ref": e.ref,
+                "dtype": next((d for d in e.dtypes if spec.interpretable(d)), e.dtypes[0]),
+                "shape": dict(e.interpret[0]),
+                "config": e.configs[0].as_dict(),
+            }
             reply = pool.get("interpret", import_env=e.import_env).request("agreement", job, e.timeout_s)
             if reply.get("status") != "ok":
                 continue  # a launch that cannot run on a CPU is the interpreter check's to report, not validate's

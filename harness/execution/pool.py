@@ -6,6 +6,7 @@ Triton import are paid once; only a worker that died (SIGABRT in the compiler,
 say) or overran its timeout is killed and replaced, and only that request's
 record carries the ``crash`` / ``timeout`` status.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,9 +20,9 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from harness.model.environments import DEFAULT_ENV, Environment, worker_env
-from typing import Any
 
 
 def _signal_name(returncode: int) -> str:
@@ -50,9 +51,15 @@ class Worker:
 
     def _ensure(self) -> subprocess.Popen[str]:
         if self.proc is None or self.proc.poll() is not None:
-            self.proc = subprocess.Popen([sys.executable, "-m", "harness.execution.worker_main"], stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=self.log, env=self.env, text=True,
-                                         bufsize=1)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "harness.execution.worker_main"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self.log,
+                env=self.env,
+                text=True,
+                bufsize=1,
+            )
             self.started += 1
         return self.proc
 
@@ -131,8 +138,9 @@ class Worker:
         printed = self._stderr_since(offset, 6000)
         failed_pass = re.search(r"Pipeline failed while executing \[`([^`]+)`", printed)
         error = reply["error"] + (f" (failing pass: {failed_pass.group(1)})" if failed_pass else "")
-        trace = reply.get("traceback", "") + (f"\n--- worker stderr (last lines) ---\n{printed[-3000:]}"
-                                               if printed else "")
+        trace = reply.get("traceback", "") + (
+            f"\n--- worker stderr (last lines) ---\n{printed[-3000:]}" if printed else ""
+        )
         return {"status": "error", "error": error, "traceback": trace}
 
     def close(self) -> None:
@@ -167,9 +175,16 @@ class Workers:
         self._workers: dict[str, Worker] = {}
         self.gpu = gpu
 
-    def map(self, kind: str, op: str, jobs: list[dict[str, Any]], timeout: float, parallel: int,
-            environment: Environment = DEFAULT_ENV,
-            import_env: tuple[tuple[str, str], ...] = ()) -> list[dict[str, Any]]:
+    def map(
+        self,
+        kind: str,
+        op: str,
+        jobs: list[dict[str, Any]],
+        timeout: float,
+        parallel: int,
+        environment: Environment = DEFAULT_ENV,
+        import_env: tuple[tuple[str, str], ...] = (),
+    ) -> list[dict[str, Any]]:
         """Run jobs on up to ``parallel`` workers of one kind at once; results in job order.
 
         Each worker serves one job at a time; threads only wait on pipes, the work
@@ -204,8 +219,9 @@ class Workers:
         for slot in range(count):
             self.get(_slot(kind, slot), environment).request_in_background("warm", {}, 120)
 
-    def get(self, kind: str, environment: Environment = DEFAULT_ENV,
-            import_env: tuple[tuple[str, str], ...] = ()) -> Worker:
+    def get(
+        self, kind: str, environment: Environment = DEFAULT_ENV, import_env: tuple[tuple[str, str], ...] = ()
+    ) -> Worker:
         """The worker of a kind for a compile environment and a kernel's ``import_env``: one process never serves
         two environments, nor two sets of variables a library reads when it is imported."""
         key = f"{kind}|{environment.digest()}" + (f"|{sorted(import_env)!r}" if import_env else "")

@@ -5,6 +5,7 @@ descriptor 1 is pointed at stderr so that anything a compiler or kernel prints
 cannot corrupt it. A request that raises gets an ``error`` reply and the
 worker lives on; one that kills the process is reported by the parent.
 """
+
 from __future__ import annotations
 
 import json
@@ -85,8 +86,11 @@ def main() -> None:
             lost = bool(reply["result"].get("retire_worker")) if isinstance(reply["result"], dict) else False
         except Exception as exc:  # noqa: BLE001 - every failure becomes that request's record
             lost = type(exc).__name__ == "ContextLost"
-            reply = {"ok": True, "result": {"status": "fault", "error": str(exc)[:2000]}} if lost else \
-                {"ok": False, "error": describe(exc), "traceback": traceback.format_exc()[-8000:]}
+            reply = (
+                {"ok": True, "result": {"status": "fault", "error": str(exc)[:2000]}}
+                if lost
+                else {"ok": False, "error": describe(exc), "traceback": traceback.format_exc()[-8000:]}
+            )
         channel.write(json.dumps(reply) + "\n")
         channel.flush()
         if lost:  # a poisoned GPU context (or a process a baseline changed) cannot serve another request

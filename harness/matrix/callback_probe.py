@@ -11,6 +11,7 @@ is left to the checks that call it (they say what it raised, in the matrix or in
 misbehaves costs its own case a ``crash`` / ``timeout`` record and nothing else. The harness's own kernels
 are trusted and not probed; a verdict is cached per source hash and arguments.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -69,9 +70,10 @@ print("harness-callbacks-done", flush=True)
 @dataclass(frozen=True)
 class Probe:
     """One spec entry's callbacks to call: the matrix's shapes, configs, dtypes and targets for it."""
+
     name: str
     ref: str
-    shapes: tuple[str, ...]    # each a JSON object (hashable, as the cache key needs)
+    shapes: tuple[str, ...]  # each a JSON object (hashable, as the cache key needs)
     configs: tuple[str, ...]
     dtypes: tuple[str, ...]
     targets: tuple[str, ...]
@@ -103,12 +105,12 @@ def check(probes: list[Probe], import_env: tuple[tuple[str, str], ...] = ()) -> 
     return found
 
 
-def _passed_marker(probes: tuple[Probe, ...], stamps: tuple[str, ...],
-                   import_env: tuple[tuple[str, str], ...]) -> Path:
+def _passed_marker(probes: tuple[Probe, ...], stamps: tuple[str, ...], import_env: tuple[tuple[str, str], ...]) -> Path:
     from harness.support.cache import cache_dir
 
-    key = hashlib.sha256(json.dumps([[dataclasses.astuple(p) for p in probes], stamps, import_env, sys.executable,
-                                     _CHILD]).encode()).hexdigest()[:32]
+    key = hashlib.sha256(
+        json.dumps([[dataclasses.astuple(p) for p in probes], stamps, import_env, sys.executable, _CHILD]).encode()
+    ).hexdigest()[:32]
     return cache_dir() / "callback-probe" / key
 
 
@@ -122,15 +124,31 @@ def _is_user_code(ref: str) -> bool:
 
 
 @lru_cache(maxsize=64)
-def _check_cached(probes: tuple[Probe, ...], stamps: tuple[str, ...],
-                  import_env: tuple[tuple[str, str], ...]) -> tuple[str, str]:
-    payload = json.dumps([{"ref": p.ref, "shapes": [json.loads(s) for s in p.shapes],
-                           "configs": [json.loads(c) for c in p.configs], "dtypes": list(p.dtypes),
-                           "targets": list(p.targets)} for p in probes])
+def _check_cached(
+    probes: tuple[Probe, ...], stamps: tuple[str, ...], import_env: tuple[tuple[str, str], ...]
+) -> tuple[str, str]:
+    payload = json.dumps(
+        [
+            {
+                "ref": p.ref,
+                "shapes": [json.loads(s) for s in p.shapes],
+                "configs": [json.loads(c) for c in p.configs],
+                "dtypes": list(p.dtypes),
+                "targets": list(p.targets),
+            }
+            for p in probes
+        ]
+    )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in sys.path if x), **dict(import_env))
     env.pop("TRITON_INTERPRET", None)
-    proc = subprocess.Popen([sys.executable, "-c", _CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=env, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _CHILD],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,
+    )
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(payload.encode())
     proc.stdin.close()
@@ -147,8 +165,9 @@ def _check_cached(probes: tuple[Probe, ...], stamps: tuple[str, ...],
                 proc.wait()
                 if not imported:
                     return probes[0].name, f"importing its module did not finish within {loader.import_timeout_s():g} s"
-                return _name(probes, last), f"{_call(last)} did not return within {callback_timeout_s():g} s " \
-                                            "(it hangs?)"
+                return _name(
+                    probes, last
+                ), f"{_call(last)} did not return within {callback_timeout_s():g} s (it hangs?)"
             if not sel.select(timeout=left):
                 continue
             chunk = os.read(fd, 1 << 16)
@@ -175,8 +194,11 @@ def _check_cached(probes: tuple[Probe, ...], stamps: tuple[str, ...],
     if code < 0:
         return _name(probes, last), f"{_call(last)} killed the process ({signal.Signals(-code).name})"
     tail = " ".join(stderr.strip().splitlines()[-1:])[:200]
-    return _name(probes, last), f"{_call(last)} ended the process (exit code {code}) instead of returning: it calls " \
-                                "sys.exit or os._exit" + (f" ({tail})" if tail and code else "")
+    return _name(
+        probes, last
+    ), f"{_call(last)} ended the process (exit code {code}) instead of returning: it calls sys.exit or os._exit" + (
+        f" ({tail})" if tail and code else ""
+    )
 
 
 def _name(probes: tuple[Probe, ...], last: list[Any] | None) -> str:

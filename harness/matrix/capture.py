@@ -10,6 +10,7 @@ op that reads a value, ``.item()``); which one served is recorded. An op registe
 ``torch.library`` dispatches its ``CUDA`` implementation only for CUDA tensors: on a machine without a GPU,
 name that implementation function as the op.
 """
+
 from __future__ import annotations
 
 import threading
@@ -68,6 +69,7 @@ def _recorder(original: Callable[..., Any]) -> Callable[..., Any]:
         bound.update(kwargs)
         found.append(Launch(self, bound, grid, options))
         return None
+
     return run
 
 
@@ -92,8 +94,9 @@ def launches() -> Iterator[list[Launch]]:
                 cls.run = original  # type: ignore[method-assign]
 
 
-def capture(op: Callable[..., Any], make_inputs: Callable[..., tuple], shape: Mapping[str, Any],
-            dtype: str) -> tuple[list[Launch], Any, tuple, str]:
+def capture(
+    op: Callable[..., Any], make_inputs: Callable[..., tuple], shape: Mapping[str, Any], dtype: str
+) -> tuple[list[Launch], Any, tuple, str]:
     """(the launches, the op's result, the inputs, the device that served: ``meta`` or ``cpu``)."""
     import torch
 

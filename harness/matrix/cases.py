@@ -6,6 +6,7 @@ target. The CPU interpreter check is a case of its own, with the pseudo-target
 tunables (compile options do not change what the interpreter computes).
 Cases are frozen and hashable: their key is the merge key of results.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -13,11 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.matrix import loader
+from harness.matrix.kernel_entries import ConfigEntry
+from harness.matrix.known import KnownFailure
+from harness.matrix.reading import Matrix
 from harness.model import targets
 from harness.model.environments import DEFAULT, DEFAULT_ENV, Environment
-from harness.matrix.known import KnownFailure
-from harness.matrix.kernel_entries import ConfigEntry
-from harness.matrix.reading import Matrix
 from harness.model.ids import config_id, shape_id
 from harness.support.tritoncompat import pin_matches
 
@@ -29,16 +30,16 @@ class Case:
     kernel: str
     ref: str
     dtype: str
-    shapes: tuple[tuple[tuple[str, Any], ...], ...]   # one shape; several for interpret cases
+    shapes: tuple[tuple[tuple[str, Any], ...], ...]  # one shape; several for interpret cases
     target: str
     triton: str
     configs: tuple[ConfigEntry, ...]
     timeout_s: float
     seed: int
     environment: Environment = DEFAULT_ENV
-    known_failures: tuple[KnownFailure, ...] = ()   # the matrix's entries (matched per record)
-    deciding: str = DEFAULT     # the target's environment whose build decides its verdict (harness.analysis.verdicts)
-    import_env: tuple[tuple[str, str], ...] = ()   # the kernel entry's variables, set before its module is imported
+    known_failures: tuple[KnownFailure, ...] = ()  # the matrix's entries (matched per record)
+    deciding: str = DEFAULT  # the target's environment whose build decides its verdict (harness.analysis.verdicts)
+    import_env: tuple[tuple[str, str], ...] = ()  # the kernel entry's variables, set before its module is imported
 
     @property
     def shape(self) -> dict[str, Any]:
@@ -79,14 +80,40 @@ def expand(matrix: Matrix, installed_triton: str | None) -> list[Case]:
                         envs = matrix.environments_for(target)
                         deciding = DEFAULT if any(e.name == DEFAULT for e in envs) else envs[0].name
                         for env in envs:
-                            cases.append(Case(entry.name, entry.ref, dtype, (shape,), target, version, configs,
-                                              entry.timeout_s, matrix.seed, env, matrix.known_failures, deciding,
-                                              entry.import_env))
+                            cases.append(
+                                Case(
+                                    entry.name,
+                                    entry.ref,
+                                    dtype,
+                                    (shape,),
+                                    target,
+                                    version,
+                                    configs,
+                                    entry.timeout_s,
+                                    matrix.seed,
+                                    env,
+                                    matrix.known_failures,
+                                    deciding,
+                                    entry.import_env,
+                                )
+                            )
                 if entry.interpret:
                     # known failures apply here too (``target: interpret``)
-                    cases.append(Case(entry.name, entry.ref, dtype, entry.interpret, INTERPRET, version,
-                                      interpret_configs(spec.tunables, entry.configs), entry.timeout_s, matrix.seed,
-                                      known_failures=matrix.known_failures, import_env=entry.import_env))
+                    cases.append(
+                        Case(
+                            entry.name,
+                            entry.ref,
+                            dtype,
+                            entry.interpret,
+                            INTERPRET,
+                            version,
+                            interpret_configs(spec.tunables, entry.configs),
+                            entry.timeout_s,
+                            matrix.seed,
+                            known_failures=matrix.known_failures,
+                            import_env=entry.import_env,
+                        )
+                    )
     return cases
 
 
@@ -110,8 +137,14 @@ def with_targets_option(matrix: Matrix, option: str | None) -> Matrix:
 
 def selection_entry(case: Case) -> dict[str, Any]:
     """What one selected compile case will build: ``harness compare`` tells lost builds from deselected ones."""
-    return {"kernel": case.kernel, "dtype": case.dtype, "shape": case.shape, "target": case.target,
-            "environment": case.environment.name, "configs": [c.as_dict() for c in case.configs]}
+    return {
+        "kernel": case.kernel,
+        "dtype": case.dtype,
+        "shape": case.shape,
+        "target": case.target,
+        "environment": case.environment.name,
+        "configs": [c.as_dict() for c in case.configs],
+    }
 
 
 def interpret_configs(tunables: tuple[str, ...], configs: tuple[ConfigEntry, ...]) -> tuple[ConfigEntry, ...]:
@@ -127,13 +160,30 @@ def compile_job(case: Case, config: ConfigEntry, out_dir: str) -> dict[str, Any]
     """The JSON request a compile worker receives for one config of a case."""
     target = targets.get(case.target)
     cfg = config.as_dict()
-    return {"ref": case.ref, "dtype": case.dtype, "shape": case.shape, "target": target.to_dict(),
-            "config": cfg, "out": out_dir,
-            "artifact_parts": ["artifacts", case.kernel, case.dtype, shape_id(case.shape),
-                               case.target if case.environment.name == DEFAULT else f"{case.target}.{case.environment.name}",
-                               f"triton{case.triton}", config_id(cfg)]}
+    return {
+        "ref": case.ref,
+        "dtype": case.dtype,
+        "shape": case.shape,
+        "target": target.to_dict(),
+        "config": cfg,
+        "out": out_dir,
+        "artifact_parts": [
+            "artifacts",
+            case.kernel,
+            case.dtype,
+            shape_id(case.shape),
+            case.target if case.environment.name == DEFAULT else f"{case.target}.{case.environment.name}",
+            f"triton{case.triton}",
+            config_id(cfg),
+        ],
+    }
 
 
 def interpret_job(case: Case, config: ConfigEntry) -> dict[str, Any]:
-    return {"ref": case.ref, "dtype": case.dtype, "shapes": [dict(s) for s in case.shapes],
-            "config": config.as_dict(), "seed": case.seed}
+    return {
+        "ref": case.ref,
+        "dtype": case.dtype,
+        "shapes": [dict(s) for s in case.shapes],
+        "config": config.as_dict(),
+        "seed": case.seed,
+    }

@@ -3,6 +3,7 @@
 Kept apart from :mod:`harness.matrix.loader` (which dispatches a reference to a spec file, a module or a captured op)
 so that the op capture can import a library's function without importing the loader back.
 """
+
 from __future__ import annotations
 
 import hashlib

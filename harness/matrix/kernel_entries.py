@@ -1,6 +1,7 @@
 """One ``kernels:`` entry of a matrix, checked in full: its source or op, dtypes, shapes against the spec's
 parameters, configs against each backend's compile options and ranges, the variables set before its import, its
 timeout. Each problem is a ``file:line`` line (collected, never the first only)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -10,14 +11,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.authoring.spec import KernelSpec
 from harness.matrix import loader
 from harness.support import tritoncompat
 from harness.support.checking import Checker, is_a, suggest
-from harness.authoring.spec import KernelSpec
 
-
-KERNEL_KEYS = {"source": str, "op": str, "inputs": str, "reference": str, "import_env": dict, "dtypes": list, "shapes": list, "configs": (list, str), "interpret": (list, bool),
-               "timeout_s": (int, float), "compare_threshold": (int, float)}
+KERNEL_KEYS = {
+    "source": str,
+    "op": str,
+    "inputs": str,
+    "reference": str,
+    "import_env": dict,
+    "dtypes": list,
+    "shapes": list,
+    "configs": (list, str),
+    "interpret": (list, bool),
+    "timeout_s": (int, float),
+    "compare_threshold": (int, float),
+}
 
 
 CONFIG_SPACES = ("default", "nvidia", "amd")
@@ -58,8 +69,8 @@ class KernelEntry:
     configs: tuple[ConfigEntry, ...]
     interpret: tuple[tuple[tuple[str, Any], ...], ...]
     timeout_s: float
-    compare_threshold: float | None = None   # harness compare's threshold for this kernel's timings
-    import_env: tuple[tuple[str, str], ...] = ()   # set in every process before the kernel's module is imported
+    compare_threshold: float | None = None  # harness compare's threshold for this kernel's timings
+    import_env: tuple[tuple[str, str], ...] = ()  # set in every process before the kernel's module is imported
 
 
 def _check_shape(chk: Checker, spec: KernelSpec, shape: Any, path: tuple[Any, ...]) -> dict[str, Any] | None:
@@ -77,8 +88,11 @@ def _check_shape(chk: Checker, spec: KernelSpec, shape: Any, path: tuple[Any, ..
                 chk.add(path + (key,), f"shape flag {key!r} of {spec.name} must be true or false, got {value!r}")
                 ok = False
         else:
-            chk.add(path + (key,), f"unknown shape field {key!r} for {spec.name} (fields: "
-                                   f"{', '.join(spec.dims + spec.flags)}){suggest(key, spec.dims + spec.flags)}")
+            chk.add(
+                path + (key,),
+                f"unknown shape field {key!r} for {spec.name} (fields: "
+                f"{', '.join(spec.dims + spec.flags)}){suggest(key, spec.dims + spec.flags)}",
+            )
             ok = False
     for dim in spec.dims:
         if dim not in shape:
@@ -90,8 +104,11 @@ def _check_shape(chk: Checker, spec: KernelSpec, shape: Any, path: tuple[Any, ..
 def _option_type_problem(key: str, value: Any, types: set[type]) -> str:
     """What is wrong with an option's value for the types the installed Triton declares ('' when nothing)."""
     if not types:  # Triton not importable: the static list's options are integers or flags
-        return "" if isinstance(value, bool) or (is_a(value, int) and value >= 0) else \
-            f"{key} must be a non-negative integer or true/false, got {value!r}"
+        return (
+            ""
+            if isinstance(value, bool) or (is_a(value, int) and value >= 0)
+            else f"{key} must be a non-negative integer or true/false, got {value!r}"
+        )
     if bool in types and isinstance(value, bool):
         return ""
     if int in types and is_a(value, int):
@@ -116,8 +133,13 @@ def config_problems(spec: KernelSpec, config: dict[str, Any], backends: set[str]
                 out.append((key, f"{key} must be an integer >= 0, got {value!r}"))
         elif key not in known_options:
             every = set(spec.tunables) | known_options
-            out.append((key, f"unknown option {key!r} for {spec.name} on backend(s) {', '.join(sorted(backends))}"
-                             f"{suggest(key, every)}; Triton would drop it silently"))
+            out.append(
+                (
+                    key,
+                    f"unknown option {key!r} for {spec.name} on backend(s) {', '.join(sorted(backends))}"
+                    f"{suggest(key, every)}; Triton would drop it silently",
+                )
+            )
         elif key in OPTION_RANGES:
             allowed, meaning = OPTION_RANGES[key]
             if not is_a(value, int) or value not in allowed:
@@ -133,8 +155,15 @@ def config_problems(spec: KernelSpec, config: dict[str, Any], backends: set[str]
     return out
 
 
-def entries_of(chk: Checker, name: str, entry: Any, backends: set[str], default_timeout: float,
-               kernels_dir: Path | None, base_dir: Path | None = None) -> list[KernelEntry]:
+def entries_of(
+    chk: Checker,
+    name: str,
+    entry: Any,
+    backends: set[str],
+    default_timeout: float,
+    kernels_dir: Path | None,
+    base_dir: Path | None = None,
+) -> list[KernelEntry]:
     """The entries of one ``kernels:`` item: one for a spec, one per kernel the op launches for an ``op:``."""
     path = ("kernels", name)
     if not isinstance(entry, dict):
@@ -166,8 +195,14 @@ def entries_of(chk: Checker, name: str, entry: Any, backends: set[str], default_
 
 
 #: variables the harness sets itself in its workers: an ``import_env`` may not override them
-_HARNESS_VARIABLES = ("TRITON_INTERPRET", "PYTHONPATH", "CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
-                      "ROCR_VISIBLE_DEVICES", "TRITON_CACHE_DIR")
+_HARNESS_VARIABLES = (
+    "TRITON_INTERPRET",
+    "PYTHONPATH",
+    "CUDA_VISIBLE_DEVICES",
+    "HIP_VISIBLE_DEVICES",
+    "ROCR_VISIBLE_DEVICES",
+    "TRITON_CACHE_DIR",
+)
 
 
 def _import_env(chk: Checker, raw: Any, path: tuple[Any, ...]) -> tuple[tuple[str, str], ...] | None:
@@ -183,8 +218,11 @@ def _import_env(chk: Checker, raw: Any, path: tuple[Any, ...]) -> tuple[tuple[st
         if not isinstance(key, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
             chk.add(path + (key,), f"import_env names an environment variable, got {key!r}")
         elif key in codegen:
-            chk.add(path + (key,), f"{key} is a Triton codegen variable: sweep it under 'environments' (per target, "
-                                   "recorded per build), not 'import_env'")
+            chk.add(
+                path + (key,),
+                f"{key} is a Triton codegen variable: sweep it under 'environments' (per target, "
+                "recorded per build), not 'import_env'",
+            )
         elif key in _HARNESS_VARIABLES:
             chk.add(path + (key,), f"{key} is set by the harness in its workers; import_env cannot change it")
         elif not isinstance(value, (str, int, float)):
@@ -194,8 +232,15 @@ def _import_env(chk: Checker, raw: Any, path: tuple[Any, ...]) -> tuple[tuple[st
     return None if len(out) != len(raw) else tuple(sorted(out))
 
 
-def _kernel_entry(chk: Checker, name: str, ref: str, entry: dict[str, Any], path: tuple[Any, ...],
-                  backends: set[str], default_timeout: float) -> KernelEntry | None:
+def _kernel_entry(
+    chk: Checker,
+    name: str,
+    ref: str,
+    entry: dict[str, Any],
+    path: tuple[Any, ...],
+    backends: set[str],
+    default_timeout: float,
+) -> KernelEntry | None:
     try:
         spec = loader.load(ref)
     except loader.KernelLoadError as exc:
@@ -209,8 +254,11 @@ def _kernel_entry(chk: Checker, name: str, ref: str, entry: dict[str, Any], path
         if dt in dtypes[:i]:
             chk.add(path + ("dtypes", i), f"dtype {dt!r} is listed twice for {name!r}")
         elif dt not in spec.dtypes:
-            chk.add(path + ("dtypes", i), f"dtype {dt!r} not supported by {spec.name} "
-                                          f"(supported: {', '.join(spec.dtypes)}){suggest(dt, spec.dtypes)}")
+            chk.add(
+                path + ("dtypes", i),
+                f"dtype {dt!r} not supported by {spec.name} "
+                f"(supported: {', '.join(spec.dtypes)}){suggest(dt, spec.dtypes)}",
+            )
     raw_shapes = entry.get("shapes") if isinstance(entry.get("shapes"), list) else []
     if not raw_shapes:
         chk.add(path, f"kernel {name!r} needs a non-empty 'shapes' list")
@@ -219,15 +267,24 @@ def _kernel_entry(chk: Checker, name: str, ref: str, entry: dict[str, Any], path
         if shape is not None and shape in shapes[:i]:
             chk.add(path + ("shapes", i), f"shape {dict(shape)} is listed twice for {name!r}")
     configs = _configs(chk, spec, entry.get("configs", "default"), path + ("configs",), backends)
-    if spec.captured and not (spec.decorations and spec.decorations.autotune_configs) and \
-            entry.get("configs", "default") != "default":
-        chk.add(path + ("configs",), f"the op launches {spec.name} with its own options and no autotuner: there is "
-                                     "no other config to force on it; leave 'configs' out")
+    if (
+        spec.captured
+        and not (spec.decorations and spec.decorations.autotune_configs)
+        and entry.get("configs", "default") != "default"
+    ):
+        chk.add(
+            path + ("configs",),
+            f"the op launches {spec.name} with its own options and no autotuner: there is "
+            "no other config to force on it; leave 'configs' out",
+        )
         return None
     interp_raw = entry.get("interpret", True)
     if spec.compile_only and isinstance(interp_raw, list) and interp_raw:
-        chk.add(path + ("interpret",), f"{spec.name} is compile-only (no make_inputs, launch or reference): "
-                                       "it has nothing to run in the interpreter")
+        chk.add(
+            path + ("interpret",),
+            f"{spec.name} is compile-only (no make_inputs, launch or reference): "
+            "it has nothing to run in the interpreter",
+        )
     if spec.compile_only:
         interp = []
     elif interp_raw is True:
@@ -238,8 +295,9 @@ def _kernel_entry(chk: Checker, name: str, ref: str, entry: dict[str, Any], path
         interp = [_check_shape(chk, spec, s, path + ("interpret", i)) for i, s in enumerate(interp_raw)]
     timeout = entry.get("timeout_s", default_timeout)
     if is_a(timeout, (int, float)) and not (math.isfinite(timeout) and 0 < timeout <= MAX_TIMEOUT_S):
-        chk.add(path + ("timeout_s",), f"timeout_s must be a number of seconds in (0, {MAX_TIMEOUT_S}], "
-                                       f"got {timeout!r}")
+        chk.add(
+            path + ("timeout_s",), f"timeout_s must be a number of seconds in (0, {MAX_TIMEOUT_S}], got {timeout!r}"
+        )
         timeout = default_timeout
     if any(s is None for s in shapes + interp) or configs is None:
         return None
@@ -247,18 +305,28 @@ def _kernel_entry(chk: Checker, name: str, ref: str, entry: dict[str, Any], path
     if is_a(threshold, (int, float)) and not (math.isfinite(threshold) and 0 < threshold < 10):
         chk.add(path + ("compare_threshold",), f"compare_threshold is a relative change (0.05 = 5%), got {threshold!r}")
         return None
-    return KernelEntry(name=name, ref=ref, dtypes=tuple(dtypes), configs=tuple(configs),
-                       shapes=tuple(tuple(s.items()) for s in shapes if s),
-                       interpret=tuple(tuple(s.items()) for s in interp if s), timeout_s=float(timeout),
-                       compare_threshold=float(threshold) if is_a(threshold, (int, float)) else None)
+    return KernelEntry(
+        name=name,
+        ref=ref,
+        dtypes=tuple(dtypes),
+        configs=tuple(configs),
+        shapes=tuple(tuple(s.items()) for s in shapes if s),
+        interpret=tuple(tuple(s.items()) for s in interp if s),
+        timeout_s=float(timeout),
+        compare_threshold=float(threshold) if is_a(threshold, (int, float)) else None,
+    )
 
 
-def _configs(chk: Checker, spec: KernelSpec, raw: Any, path: tuple[Any, ...],
-             backends: set[str]) -> list[ConfigEntry] | None:
+def _configs(
+    chk: Checker, spec: KernelSpec, raw: Any, path: tuple[Any, ...], backends: set[str]
+) -> list[ConfigEntry] | None:
     if isinstance(raw, str):
         if raw not in CONFIG_SPACES:
-            chk.add(path, f"configs must be a list or one of {', '.join(CONFIG_SPACES)}, "
-                          f"got {raw!r}{suggest(raw, CONFIG_SPACES)}")
+            chk.add(
+                path,
+                f"configs must be a list or one of {', '.join(CONFIG_SPACES)}, "
+                f"got {raw!r}{suggest(raw, CONFIG_SPACES)}",
+            )
             return None
         spaces = [("nvidia", spec.nvidia_configs), ("amd", spec.amd_configs)]
         chosen = [(o, c) for o, cs in spaces if raw in ("default", o) for c in cs]
@@ -279,8 +347,10 @@ def _configs(chk: Checker, spec: KernelSpec, raw: Any, path: tuple[Any, ...],
     out: list[ConfigEntry] = []
     bad = False
     if not raw:
-        chk.add(path, f"configs is an empty list: nothing of {spec.name} would be built (leave it out for the "
-                      "default spaces)")
+        chk.add(
+            path,
+            f"configs is an empty list: nothing of {spec.name} would be built (leave it out for the default spaces)",
+        )
         return None
     for i, config in enumerate(raw):
         if not isinstance(config, dict):

@@ -7,6 +7,7 @@ by a version specifier (``>=3.6,<3.7``). Matching builds are still compiled and
 recorded, shown as expected, and do not fail the run; a matching build that passes is
 reported, so the entry can be removed.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -26,7 +27,7 @@ class KnownFailure:
     config: str = "*"
     target: str = "*"
     environment: str = "*"
-    triton: str = ""          # a version specifier (PEP 440); empty: every release
+    triton: str = ""  # a version specifier (PEP 440); empty: every release
 
     def covers(self, kernel: str, shape: str, config: str, target: str, environment: str, triton: str) -> bool:
         values = dict(zip(FIELDS, (kernel, shape, config, target, environment)))
@@ -56,8 +57,9 @@ def specifier_problem(spec: str) -> str:
     return ""
 
 
-def first_match(entries: tuple[KnownFailure, ...], kernel: str, shape: str, config: str, target: str,
-                environment: str, triton: str) -> KnownFailure | None:
+def first_match(
+    entries: tuple[KnownFailure, ...], kernel: str, shape: str, config: str, target: str, environment: str, triton: str
+) -> KnownFailure | None:
     return next((k for k in entries if k.covers(kernel, shape, config, target, environment, triton)), None)
 
 

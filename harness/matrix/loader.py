@@ -6,6 +6,7 @@ importable spec (``mypkg.kernels.rmsnorm:SPEC``), or by ``path/to/file.py:SPEC``
 Repository kernel files are loaded by path under a private module name, so no
 top-level package called ``kernels`` is ever imported or installed.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -20,8 +21,8 @@ from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
-from harness.matrix.importing import KernelLoadError, import_attr
 from harness.authoring.spec import KernelSpec
+from harness.matrix.importing import KernelLoadError, import_attr
 
 
 def _bundled(name: str) -> Path:
@@ -44,8 +45,10 @@ def resolve(name: str, source: str | None, kernels_dir: Path | None = None, base
     """
     if source is None:
         if not name.isidentifier():  # a name is a file in kernels/, never a path: 'source:' names others
-            raise KernelLoadError(f"kernel name {name!r} is not a plain name of a file in kernels/: "
-                                  "name other files with 'source: path/to/file.py:SPEC'")
+            raise KernelLoadError(
+                f"kernel name {name!r} is not a plain name of a file in kernels/: "
+                "name other files with 'source: path/to/file.py:SPEC'"
+            )
         base = kernels_dir or REPO_KERNELS
         path = (base / f"{name}.py").resolve()
         if not path.is_file():
@@ -125,20 +128,29 @@ def environ(variables: tuple[tuple[str, str], ...]) -> Iterator[None]:
 
 
 @lru_cache(maxsize=None)
-def _probe_cached(locations: tuple[str, ...], stamps: tuple[float, ...],
-                  import_env: tuple[tuple[str, str], ...] = ()) -> str:
+def _probe_cached(
+    locations: tuple[str, ...], stamps: tuple[float, ...], import_env: tuple[tuple[str, str], ...] = ()
+) -> str:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     env.update(dict(import_env))
     env.pop("TRITON_INTERPRET", None)
     timeout = import_timeout_s()
     try:
-        proc = subprocess.run([sys.executable, "-c", _PROBE, *locations], env=env, capture_output=True,
-                              text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            [sys.executable, "-c", _PROBE, *locations],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
         done = proc.stdout.count("harness-probe-imported")
     except subprocess.TimeoutExpired as exc:
         done = (exc.stdout or b"").decode(errors="replace").count("harness-probe-imported")
-        return f"importing {locations[min(done, len(locations) - 1)]} did not finish within {timeout:g} s " \
-               "(it hangs at import?)"
+        return (
+            f"importing {locations[min(done, len(locations) - 1)]} did not finish within {timeout:g} s "
+            "(it hangs at import?)"
+        )
     if done == len(locations) and proc.returncode == 0:
         return ""
     location = locations[min(done, len(locations) - 1)]
@@ -146,8 +158,10 @@ def _probe_cached(locations: tuple[str, ...], stamps: tuple[float, ...],
         return f"importing {location} killed the process ({signal.Signals(-proc.returncode).name})"
     last = " ".join(proc.stderr.strip().splitlines()[-1:])[:300]
     if proc.returncode == 0:
-        return f"importing {location} ended the process (exit code 0) before it finished: it calls sys.exit or " \
-               "os._exit at import"
+        return (
+            f"importing {location} ended the process (exit code 0) before it finished: it calls sys.exit or "
+            "os._exit at import"
+        )
     return f"cannot import kernel {location}: exit code {proc.returncode}" + (f": {last}" if last else "")
 
 
@@ -263,7 +277,7 @@ def _kernel_files(ref: str, stamp: int) -> tuple[Path, ...]:
                     files.append(found)
                     todo.append(found)
     finally:
-        del sys.path[:len(extra_path)]
+        del sys.path[: len(extra_path)]
     return (files[0], *sorted(files[1:]))
 
 

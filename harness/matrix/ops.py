@@ -12,6 +12,7 @@ autotuning) is the baseline, and the reference where the entry gives none.
 A reference is ``op|`` followed by JSON (the op, inputs and reference references, the kernel's name, and the shape
 and dtype the spec's ``fn`` is taken from), so every worker rebuilds the same spec from the case alone.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,14 +20,26 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable, Mapping
 
-from harness.matrix.capture import CaptureError, Launch, capture
 from harness.authoring.spec import TRITON_DTYPES, KernelSpec, Pointer, Scalar, TensorDesc
+from harness.matrix.capture import CaptureError, Launch, capture
 
 PREFIX = "op|"
-_TORCH_NAMES = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64", "int8": "i8",
-                "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "bool": "i1",
-                "float8_e4m3fn": "fp8e4nv", "float8_e4m3fnuz": "fp8e4b8", "float8_e5m2": "fp8e5",
-                "float8_e5m2fnuz": "fp8e5b16"}
+_TORCH_NAMES = {
+    "float16": "fp16",
+    "bfloat16": "bf16",
+    "float32": "fp32",
+    "float64": "fp64",
+    "int8": "i8",
+    "int16": "i16",
+    "int32": "i32",
+    "int64": "i64",
+    "uint8": "u8",
+    "bool": "i1",
+    "float8_e4m3fn": "fp8e4nv",
+    "float8_e4m3fnuz": "fp8e4b8",
+    "float8_e5m2": "fp8e5",
+    "float8_e5m2fnuz": "fp8e5b16",
+}
 
 
 @dataclass(frozen=True)
@@ -43,7 +56,7 @@ class OpRef:
 
     @classmethod
     def decode(cls, ref: str) -> "OpRef":
-        op, inputs, reference, kernel, shape, dtype = json.loads(ref[len(PREFIX):])
+        op, inputs, reference, kernel, shape, dtype = json.loads(ref[len(PREFIX) :])
         return cls(op, inputs, reference, kernel, tuple((k, v) for k, v in shape), dtype)
 
     @property
@@ -59,12 +72,14 @@ def is_op(ref: str) -> bool:
 def _attr(ref: str) -> Callable[..., Any]:
     from harness.matrix.importing import import_attr
 
-    return import_attr(ref)
+    found: Callable[..., Any] = import_attr(ref)
+    return found
 
 
 @lru_cache(maxsize=64)
-def _captured(op_ref: str, inputs_ref: str, shape: tuple[tuple[str, Any], ...], dtype: str) \
-        -> tuple[tuple[Launch, ...], Any, str]:
+def _captured(
+    op_ref: str, inputs_ref: str, shape: tuple[tuple[str, Any], ...], dtype: str
+) -> tuple[tuple[Launch, ...], Any, str]:
     launches, result, _inputs, device = capture(_attr(op_ref), _attr(inputs_ref), dict(shape), dtype)
     return tuple(launches), result, device
 
@@ -85,8 +100,10 @@ def _launch_of(ref: OpRef, shape: Mapping[str, Any], dtype: str) -> Launch:
     for launch in launches:
         if launch.name == ref.kernel:
             return launch
-    raise CaptureError(f"the op launches no kernel {ref.kernel!r} for shape {dict(shape)} and dtype {dtype} "
-                       f"(it launches {', '.join(sorted({la.name for la in launches}))})")
+    raise CaptureError(
+        f"the op launches no kernel {ref.kernel!r} for shape {dict(shape)} and dtype {dtype} "
+        f"(it launches {', '.join(sorted({la.name for la in launches}))})"
+    )
 
 
 def _dtype_name(torch_dtype: Any) -> str:
@@ -105,17 +122,16 @@ def describe(value: Any) -> Pointer | Scalar | TensorDesc | None:
         numel = value.untyped_storage().nbytes() // size
         offset = value.storage_offset() * size
         align = 16 if offset % 16 == 0 else offset & -offset
-        return Pointer(_dtype_name(value.dtype), numel, align)
+        return Pointer(_dtype_name(value.dtype), int(numel), align)
     if isinstance(value, bool):
         return Scalar("i1", int(value))
     if isinstance(value, int):
-        return Scalar("i32" if -2**31 <= value < 2**31 else "i64", value)
+        return Scalar("i32" if -(2**31) <= value < 2**31 else "i64", value)
     if isinstance(value, float):
         return Scalar("fp32", value)
     base = getattr(value, "base", None)
     if isinstance(base, torch.Tensor) and hasattr(value, "block_shape"):  # a host TensorDescriptor
-        return TensorDesc(_dtype_name(base.dtype), tuple(value.shape), tuple(value.block_shape),
-                          tuple(value.strides))
+        return TensorDesc(_dtype_name(base.dtype), tuple(value.shape), tuple(value.block_shape), tuple(value.strides))
     raise CaptureError(f"an argument of type {type(value).__name__} cannot be described for a compile")
 
 
@@ -137,8 +153,11 @@ def spec_for(ref_text: str) -> KernelSpec:
 
     def fixed_constexprs(shape: Mapping[str, Any], dtype: str) -> dict[str, Any]:
         args = _launch_of(ref, shape, dtype).args
-        return {p.name: args[p.name] for p in params if p.is_constexpr and p.name in args
-                and p.name not in tuned and p.name not in by_heuristic}
+        return {
+            p.name: args[p.name]
+            for p in params
+            if p.is_constexpr and p.name in args and p.name not in tuned and p.name not in by_heuristic
+        }
 
     def grid(shape: Mapping[str, Any], config: Mapping[str, Any]) -> tuple[int, ...]:
         launch = _launch_of(ref, shape, ref.dtype)
@@ -149,17 +168,31 @@ def spec_for(ref_text: str) -> KernelSpec:
     reference = _attr(ref.reference) if ref.reference else op
     launches, result, device = _captured(ref.op, ref.inputs, ref.shape, ref.dtype)
     same = [la for la in launches if la.name == ref.kernel]
-    captured = {"op": ref.op, "device": device, "launches": len(launches),
-                "launches_of_this_kernel": len(same), "kernels": sorted({la.name for la in launches})}
+    captured = {
+        "op": ref.op,
+        "device": device,
+        "launches": len(launches),
+        "launches_of_this_kernel": len(same),
+        "kernels": sorted({la.name for la in launches}),
+    }
     outputs = tuple(f"out{i}" for i in range(len(result))) if isinstance(result, (tuple, list)) else ()
     own = () if decorations and decorations.autotune_configs else (dict(first.options),)
     label = getattr(op, "__name__", "op")
     return KernelSpec(
-        name=ref.kernel, fn=first.kernel, dims=tuple(k for k, _ in ref.shape), dtypes=tuple(TRITON_DTYPES),
-        tunables=(), runtime_args=runtime_args, fixed_constexprs=fixed_constexprs, grid=grid,
-        nvidia_configs=own, amd_configs=own, make_inputs=inputs,
+        name=ref.kernel,
+        fn=first.kernel,
+        dims=tuple(k for k, _ in ref.shape),
+        dtypes=tuple(TRITON_DTYPES),
+        tunables=(),
+        runtime_args=runtime_args,
+        fixed_constexprs=fixed_constexprs,
+        grid=grid,
+        nvidia_configs=own,
+        amd_configs=own,
+        make_inputs=inputs,
         launch=lambda args, shape, config: _as_output(op(*args)),
-        reference=lambda args, shape: _as_output(reference(*args)), outputs=outputs,
+        reference=lambda args, shape: _as_output(reference(*args)),
+        outputs=outputs,
         baselines={f"{label} as shipped": lambda args, shape: _as_output(op(*args))},
         captured=captured,
     )

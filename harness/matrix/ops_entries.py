@@ -3,6 +3,7 @@
 Kept apart from :mod:`harness.matrix.reading` because it runs the library's op (torch and the library are imported in
 the process that reads the matrix; the import is probed in a child first, as for a spec file).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,12 +14,19 @@ from harness.matrix.capture import CaptureError
 from harness.support.checking import Checker, is_a
 
 
-def op_refs(chk: Checker, name: str, entry: dict[str, Any], path: tuple[Any, ...],
-            base_dir: Path | None, import_env: tuple[tuple[str, str], ...] = ()) -> list[tuple[str, str]]:
+def op_refs(
+    chk: Checker,
+    name: str,
+    entry: dict[str, Any],
+    path: tuple[Any, ...],
+    base_dir: Path | None,
+    import_env: tuple[tuple[str, str], ...] = (),
+) -> list[tuple[str, str]]:
     """[(entry name, op reference)] for each kernel the op launches; problems go to ``chk`` (then [])."""
     if "source" in entry:
-        chk.add(path + ("source",), f"kernel {name!r} gives both 'source' (a spec) and 'op' (a captured op): "
-                                    "choose one")
+        chk.add(
+            path + ("source",), f"kernel {name!r} gives both 'source' (a spec) and 'op' (a captured op): choose one"
+        )
         return []
     for key in ("op", "inputs"):
         if not isinstance(entry.get(key), str):
@@ -33,7 +41,9 @@ def op_refs(chk: Checker, name: str, entry: dict[str, Any], path: tuple[Any, ...
                 chk.add(path + (key,), str(exc))
                 return []
     try:
-        loader.probe_all(list(refs.values()), import_env)  # their imports in one child first: a hang or exit costs an error
+        loader.probe_all(
+            list(refs.values()), import_env
+        )  # their imports in one child first: a hang or exit costs an error
     except loader.KernelLoadError as exc:
         chk.add(path + ("op",), str(exc))
         return []
@@ -50,10 +60,16 @@ def op_refs(chk: Checker, name: str, entry: dict[str, Any], path: tuple[Any, ...
         return []
     keys = None
     for i, shape in enumerate(shapes):
-        if not isinstance(shape, dict) or not shape or \
-                not all(isinstance(k, str) and is_a(v, int) and v > 0 for k, v in shape.items()):
-            chk.add(path + ("shapes", i), f"a shape of op {name!r} is a mapping of names to positive integers "
-                                          f"(what the inputs function reads), got {shape!r}")
+        if (
+            not isinstance(shape, dict)
+            or not shape
+            or not all(isinstance(k, str) and is_a(v, int) and v > 0 for k, v in shape.items())
+        ):
+            chk.add(
+                path + ("shapes", i),
+                f"a shape of op {name!r} is a mapping of names to positive integers "
+                f"(what the inputs function reads), got {shape!r}",
+            )
             return []
         if keys is not None and set(shape) != keys:
             chk.add(path + ("shapes", i), f"every shape of op {name!r} has the same fields ({', '.join(sorted(keys))})")
@@ -68,13 +84,20 @@ def op_refs(chk: Checker, name: str, entry: dict[str, Any], path: tuple[Any, ...
                 chk.add(path + ("shapes", i), f"capturing op {entry['op']} for {shape} {dtype} failed: {exc}")
                 return []
             if found is not None and names != found:
-                chk.add(path + ("shapes", i), f"op {entry['op']} launches {', '.join(names)} for {shape} {dtype} but "
-                                              f"{', '.join(found)} for the first shape and dtype: give the shapes "
-                                              "that take each path as entries of their own")
+                chk.add(
+                    path + ("shapes", i),
+                    f"op {entry['op']} launches {', '.join(names)} for {shape} {dtype} but "
+                    f"{', '.join(found)} for the first shape and dtype: give the shapes "
+                    "that take each path as entries of their own",
+                )
                 return []
             found = names
     assert found is not None
     first = tuple(shapes[0].items())
-    return [(name if len(found) == 1 else f"{name}.{kernel}",
-             ops.OpRef(refs["op"], refs["inputs"], refs.get("reference", ""), kernel, first, str(dtypes[0])).encode())
-            for kernel in found]
+    return [
+        (
+            name if len(found) == 1 else f"{name}.{kernel}",
+            ops.OpRef(refs["op"], refs["inputs"], refs.get("reference", ""), kernel, first, str(dtypes[0])).encode(),
+        )
+        for kernel in found
+    ]

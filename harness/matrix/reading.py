@@ -5,6 +5,7 @@ each as ``file:line: message``. Triton drops unknown compile options without a
 word, so option names are checked here against the backends of the matrix's
 targets.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -16,15 +17,25 @@ from pathlib import Path
 from typing import Any
 
 from harness.matrix import loader
-from harness.support import safe_files, yamlpos
-from harness.model import targets
-from harness.support.checking import Checker, MatrixError, Problem, is_a, suggest
-from harness.model.environments import Environment, parse_environments
-from harness.matrix.known import KnownFailure, parse_known_failures
 from harness.matrix.kernel_entries import MAX_TIMEOUT_S, KernelEntry, entries_of
+from harness.matrix.known import KnownFailure, parse_known_failures
+from harness.model import targets
+from harness.model.environments import Environment, parse_environments
+from harness.support import safe_files, yamlpos
+from harness.support.checking import Checker, MatrixError, Problem, is_a, suggest
 
-TOP_KEYS = {"name": str, "description": str, "triton": list, "targets": list, "kernels": dict, "known_failures": list,
-            "timeout_s": (int, float), "seed": int, "kernels_dir": str, "environments": dict}
+TOP_KEYS = {
+    "name": str,
+    "description": str,
+    "triton": list,
+    "targets": list,
+    "kernels": dict,
+    "known_failures": list,
+    "timeout_s": (int, float),
+    "seed": int,
+    "kernels_dir": str,
+    "environments": dict,
+}
 _VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?([.+-]\w+)*$")
 
 
@@ -68,17 +79,25 @@ def _probe_together(kernels: dict[str, Any], kernels_dir: Path | None, base_dir:
         pass
 
 
-def _check_callbacks(chk: Checker, entries: list[KernelEntry], target_names: list[str],
-                     yaml_names: dict[str, str]) -> None:
+def _check_callbacks(
+    chk: Checker, entries: list[KernelEntry], target_names: list[str], yaml_names: dict[str, str]
+) -> None:
     """The specs' callbacks, first in a child (a hang, crash or exit is one line: :mod:`harness.matrix.callback_probe`),
     then ``config_ok`` here, where what it raises is reported with the shape and config."""
     from harness.matrix import callback_probe
 
     groups: dict[tuple[tuple[str, str], ...], list[callback_probe.Probe]] = {}
     for e in entries:
-        groups.setdefault(e.import_env, []).append(callback_probe.Probe(
-            e.name, e.ref, tuple(json.dumps(dict(s)) for s in e.shapes),
-            tuple(json.dumps(c.as_dict()) for c in e.configs), e.dtypes, tuple(target_names)))
+        groups.setdefault(e.import_env, []).append(
+            callback_probe.Probe(
+                e.name,
+                e.ref,
+                tuple(json.dumps(dict(s)) for s in e.shapes),
+                tuple(json.dumps(c.as_dict()) for c in e.configs),
+                e.dtypes,
+                tuple(target_names),
+            )
+        )
     for import_env, probes in groups.items():
         name, why = callback_probe.check(probes, import_env)
         if why:
@@ -91,9 +110,11 @@ def _check_callbacks(chk: Checker, entries: list[KernelEntry], target_names: lis
                 try:
                     spec.config_ok(dict(shape), config.as_dict())
                 except Exception as exc:  # noqa: BLE001 - the spec's own code: its failure is this entry's error
-                    chk.add(("kernels", yaml_names.get(e.name, e.name), "shapes", i),
-                            f"{spec.name}.config_ok raised {type(exc).__name__}: {exc} for shape {dict(shape)} and "
-                            f"config {config.as_dict()}")
+                    chk.add(
+                        ("kernels", yaml_names.get(e.name, e.name), "shapes", i),
+                        f"{spec.name}.config_ok raised {type(exc).__name__}: {exc} for shape {dict(shape)} and "
+                        f"config {config.as_dict()}",
+                    )
                     return
 
 
@@ -115,8 +136,9 @@ def parse(path: str | Path, text: str | None = None) -> Matrix:
     except MatrixError:
         raise
     except Exception as exc:  # noqa: BLE001 - a safety net: bad input is an error line, never a traceback
-        raise MatrixError([Problem(file, 1, f"cannot validate this matrix: {type(exc).__name__}: "
-                                            f"{' '.join(str(exc).split())[:300]}")]) from None
+        raise MatrixError(
+            [Problem(file, 1, f"cannot validate this matrix: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}")]
+        ) from None
 
 
 def _validate(file: str, text: str, doc: yamlpos.Located) -> Matrix:
@@ -147,15 +169,18 @@ def _validate(file: str, text: str, doc: yamlpos.Located) -> Matrix:
     versions = data.get("triton", ["installed"]) if isinstance(data.get("triton", []), list) else []
     for i, v in enumerate(versions):
         if not isinstance(v, str) or not (v == "installed" or _VERSION_RE.match(v)):
-            chk.add(("triton", i), f"triton version must be a string like \"3.6.0\" or \"installed\", got {v!r}")
+            chk.add(("triton", i), f'triton version must be a string like "3.6.0" or "installed", got {v!r}')
     timeout = data.get("timeout_s", 300)
     if is_a(timeout, (int, float)) and not (math.isfinite(timeout) and 0 < timeout <= MAX_TIMEOUT_S):
         chk.add(("timeout_s",), f"timeout_s must be a number of seconds in (0, {MAX_TIMEOUT_S}], got {timeout!r}")
         timeout = 300
     known = parse_known_failures(chk, data.get("known_failures"))
     backend_of = {t: cat[t].backend for t in target_names if t in cat}
-    environments = parse_environments(chk, data["environments"], target_names, backend_of) \
-        if isinstance(data.get("environments"), dict) else ()
+    environments = (
+        parse_environments(chk, data["environments"], target_names, backend_of)
+        if isinstance(data.get("environments"), dict)
+        else ()
+    )
     kdir = data.get("kernels_dir")
     if isinstance(kdir, str):
         kernels_dir: Path | None = (Path(file).parent / kdir).resolve()
@@ -164,7 +189,7 @@ def _validate(file: str, text: str, doc: yamlpos.Located) -> Matrix:
         sibling = Path(file).resolve().parent.parent / "kernels"
         kernels_dir = sibling if sibling.is_dir() else None
     entries = []
-    yaml_names: dict[str, str] = {}   # entry name -> the kernels: key it came from (an op gives several)
+    yaml_names: dict[str, str] = {}  # entry name -> the kernels: key it came from (an op gives several)
     if isinstance(data.get("kernels"), dict):
         if not data["kernels"]:
             chk.add(("kernels",), "matrix has no kernels")
@@ -175,8 +200,15 @@ def _validate(file: str, text: str, doc: yamlpos.Located) -> Matrix:
                 chk.add(("kernels", name), f"kernel {str(name)!r} is named twice")
                 continue
             seen_names.add(str(name))
-            made = entries_of(chk, str(name), entry, backends, float(timeout) if is_a(timeout, (int, float))
-                                   else 300.0, kernels_dir, Path(file).resolve().parent)
+            made = entries_of(
+                chk,
+                str(name),
+                entry,
+                backends,
+                float(timeout) if is_a(timeout, (int, float)) else 300.0,
+                kernels_dir,
+                Path(file).resolve().parent,
+            )
             yaml_names.update({e.name: str(name) for e in made})
             entries += made
     if chk.problems:
@@ -184,8 +216,16 @@ def _validate(file: str, text: str, doc: yamlpos.Located) -> Matrix:
     _check_callbacks(chk, entries, target_names, yaml_names)
     if chk.problems:
         raise MatrixError(chk.problems)
-    return Matrix(path=file, name=str(data["name"]), description=str(data.get("description", "")),
-                  triton=tuple(versions) or ("installed",), targets=tuple(target_names), kernels=tuple(entries),
-                  timeout_s=float(timeout), seed=int(data.get("seed", 0)),
-                  content_hash=hashlib.sha256(text.encode()).hexdigest(), environments=environments,
-                  known_failures=known)
+    return Matrix(
+        path=file,
+        name=str(data["name"]),
+        description=str(data.get("description", "")),
+        triton=tuple(versions) or ("installed",),
+        targets=tuple(target_names),
+        kernels=tuple(entries),
+        timeout_s=float(timeout),
+        seed=int(data.get("seed", 0)),
+        content_hash=hashlib.sha256(text.encode()).hexdigest(),
+        environments=environments,
+        known_failures=known,
+    )

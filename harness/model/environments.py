@@ -7,6 +7,7 @@ identity; compiles under different environments run in different worker
 processes with different Triton cache directories, so nothing can leak between
 them.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -25,29 +26,60 @@ DEFAULT = "default"
 #: a matrix's ``environments``: a variable off this list either changes no code (a dump, a debug print), or makes
 #: Triton load code or write files of the matrix's choosing (see REFUSED).
 CODEGEN_VARIABLES: dict[str, frozenset[str]] = {
-    "cuda": frozenset({"TRITON_DEFAULT_FP_FUSION", "TRITON_PTXAS_PATH", "TRITON_PTXAS_BLACKWELL_PATH",
-                       "DISABLE_PTXAS_OPT", "TRITON_DISABLE_LINE_INFO", "TRITON_F32_DEFAULT"}),
-    "hip": frozenset({"TRITON_HIP_USE_ASYNC_COPY", "TRITON_HIP_USE_BLOCK_PINGPONG", "TRITON_HIP_USE_IN_THREAD_TRANSPOSE",
-                      "AMDGCN_USE_BUFFER_OPS", "AMDGCN_USE_BUFFER_ATOMICS", "AMDGCN_SCALARIZE_PACKED_FOPS",
-                      "AMDGCN_ANALYZE_SMALL_TENSOR_RANGE", "TRITON_DEFAULT_FP_FUSION", "TRITON_DISABLE_LINE_INFO",
-                      "TRITON_F32_DEFAULT"}),
+    "cuda": frozenset(
+        {
+            "TRITON_DEFAULT_FP_FUSION",
+            "TRITON_PTXAS_PATH",
+            "TRITON_PTXAS_BLACKWELL_PATH",
+            "DISABLE_PTXAS_OPT",
+            "TRITON_DISABLE_LINE_INFO",
+            "TRITON_F32_DEFAULT",
+        }
+    ),
+    "hip": frozenset(
+        {
+            "TRITON_HIP_USE_ASYNC_COPY",
+            "TRITON_HIP_USE_BLOCK_PINGPONG",
+            "TRITON_HIP_USE_IN_THREAD_TRANSPOSE",
+            "AMDGCN_USE_BUFFER_OPS",
+            "AMDGCN_USE_BUFFER_ATOMICS",
+            "AMDGCN_SCALARIZE_PACKED_FOPS",
+            "AMDGCN_ANALYZE_SMALL_TENSOR_RANGE",
+            "TRITON_DEFAULT_FP_FUSION",
+            "TRITON_DISABLE_LINE_INFO",
+            "TRITON_F32_DEFAULT",
+        }
+    ),
 }
 
 
 #: variables a matrix may not set: the harness sets them itself, or they write outside the run directory
-HARNESS_OWNED = frozenset({"TRITON_CACHE_DIR", "TRITON_INTERPRET", "TRITON_DUMP_DIR", "TRITON_KERNEL_DUMP",
-                           "TRITON_ALWAYS_COMPILE", "TRITON_OVERRIDE_DIR", "TRITON_KERNEL_OVERRIDE", "TRITON_HOME"})
+HARNESS_OWNED = frozenset(
+    {
+        "TRITON_CACHE_DIR",
+        "TRITON_INTERPRET",
+        "TRITON_DUMP_DIR",
+        "TRITON_KERNEL_DUMP",
+        "TRITON_ALWAYS_COMPILE",
+        "TRITON_OVERRIDE_DIR",
+        "TRITON_KERNEL_OVERRIDE",
+        "TRITON_HOME",
+    }
+)
 
 #: variables refused with the reason (beyond HARNESS_OWNED): each makes Triton import code, talk to a cache
 #: elsewhere, or drop what the harness records
 REFUSED: dict[str, str] = {
-    **dict.fromkeys(("TRITON_CACHE_MANAGER", "TRITON_REMOTE_CACHE_BACKEND"),
-                    "makes Triton import a class the value names: code outside the matrix's kernels that can write "
-                    "anywhere"),
-    **dict.fromkeys(("TRITON_REDIS_HOST", "TRITON_REDIS_PORT", "TRITON_REDIS_KEY_FORMAT"),
-                    "points Triton's cache at a remote server: builds would not be this run's own"),
+    **dict.fromkeys(
+        ("TRITON_CACHE_MANAGER", "TRITON_REMOTE_CACHE_BACKEND"),
+        "makes Triton import a class the value names: code outside the matrix's kernels that can write anywhere",
+    ),
+    **dict.fromkeys(
+        ("TRITON_REDIS_HOST", "TRITON_REDIS_PORT", "TRITON_REDIS_KEY_FORMAT"),
+        "points Triton's cache at a remote server: builds would not be this run's own",
+    ),
     "TRITON_STORE_BINARY_ONLY": "makes Triton keep only the binary: the IR and assembly the harness records would "
-                                "be missing from every build",
+    "be missing from every build",
 }
 
 #: removed from every worker's environment, whoever set them: the harness needs the IR Triton would drop
@@ -96,8 +128,7 @@ def read_by_installed_triton(name: str) -> bool | None:
     if re.search(rf"\benv_\w+\(\s*[\"']{re.escape(name)}[\"']", source):
         return True
     tool = re.match(r"TRITON_(.+)_PATH$", name)  # env_nvidia_tool("ptxas") reads TRITON_PTXAS_PATH
-    return bool(tool and re.search(rf"env_nvidia_tool\([\"']{tool.group(1).lower().replace('_', '-')}[\"']\)",
-                                   source))
+    return bool(tool and re.search(rf"env_nvidia_tool\([\"']{tool.group(1).lower().replace('_', '-')}[\"']\)", source))
 
 
 def worker_env(base: dict[str, str], environment: Environment) -> dict[str, str]:
@@ -117,15 +148,18 @@ def worker_env(base: dict[str, str], environment: Environment) -> dict[str, str]
     return env
 
 
-def parse_environments(chk: Checker, raw: Any, target_names: list[str],
-                       backend_of: dict[str, str]) -> tuple[tuple[str, tuple[Environment, ...]], ...]:
+def parse_environments(
+    chk: Checker, raw: Any, target_names: list[str], backend_of: dict[str, str]
+) -> tuple[tuple[str, tuple[Environment, ...]], ...]:
     """``environments: {target: [{name: ..., env: {VAR: value}}]}``, checked against the backend's knobs."""
     out = []
     for target, entries in raw.items():
         path = ("environments", target)
         if target not in target_names:
-            chk.add(path, f"environments for {target!r}, which is not a target of this matrix"
-                          f"{suggest(target, target_names)}")
+            chk.add(
+                path,
+                f"environments for {target!r}, which is not a target of this matrix{suggest(target, target_names)}",
+            )
             continue
         if not isinstance(entries, list) or not entries:
             chk.add(path, f"environments of {target!r} must be a non-empty list of {{name, env}}")
@@ -165,14 +199,20 @@ def _variable_problem(var: str, backend: str, target: str) -> str:
     if var in REFUSED:
         return f"{var!r} {REFUSED[var]}: it cannot be a compile environment variable"
     if var in HARNESS_OWNED:
-        return f"{var!r} is set by the harness itself or writes outside the run directory: it cannot be a compile " \
-               "environment variable"
+        return (
+            f"{var!r} is set by the harness itself or writes outside the run directory: it cannot be a compile "
+            "environment variable"
+        )
     if var in others:
-        return f"{var!r} is read by another backend, not by {target!r}'s {backend} backend: it would compile " \
-               "Triton's default silently"
+        return (
+            f"{var!r} is read by another backend, not by {target!r}'s {backend} backend: it would compile "
+            "Triton's default silently"
+        )
     if var not in known:
-        return f"{var!r} is not on the harness's list of {backend} codegen variables ({', '.join(sorted(known))})" \
-               f"{suggest(var, known)}"
+        return (
+            f"{var!r} is not on the harness's list of {backend} codegen variables ({', '.join(sorted(known))})"
+            f"{suggest(var, known)}"
+        )
     if read_by_installed_triton(var) is False:
         return f"{var!r} is not read by the installed triton: it would compile Triton's default silently"
     return ""

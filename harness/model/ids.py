@@ -3,6 +3,7 @@
 Everything that reaches a path comes through :func:`safe_component`, so nothing
 written in a matrix can climb out of the output directory.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -11,9 +12,17 @@ import re
 from pathlib import Path
 from typing import Any, Mapping
 
-_OPTION_ABBREV = {"num_warps": "w", "num_stages": "s", "num_ctas": "ctas", "maxnreg": "maxnreg",
-                  "waves_per_eu": "wpe", "matrix_instr_nonkdim": "nk", "kpack": "kp",
-                  "schedule_hint": "sched", "enable_fp_fusion": "fma"}
+_OPTION_ABBREV = {
+    "num_warps": "w",
+    "num_stages": "s",
+    "num_ctas": "ctas",
+    "maxnreg": "maxnreg",
+    "waves_per_eu": "wpe",
+    "matrix_instr_nonkdim": "nk",
+    "kpack": "kp",
+    "schedule_hint": "sched",
+    "enable_fp_fusion": "fma",
+}
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 

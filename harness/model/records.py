@@ -7,6 +7,7 @@ a run killed half-way keeps every finished record (``harness report`` reads the
 JSONL when it holds more records than the JSON). Merging several runs keys records by
 :meth:`Record.key` plus the host they ran on.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -36,36 +37,36 @@ class Record:
     triton: str
     config: dict[str, Any]
     config_id: str
-    meta: dict[str, Any]             # the config's constexpr tunables (what the interpreter sees)
-    origin: str                      # "nvidia" | "amd" | "matrix": which space the config came from
-    mode: str                        # "compile" | "interpret" | "tune" (one per case run on a GPU)
-    status: str                      # "ok" | "mismatch" | "error" | "crash" | "timeout"
+    meta: dict[str, Any]  # the config's constexpr tunables (what the interpreter sees)
+    origin: str  # "nvidia" | "amd" | "matrix": which space the config came from
+    mode: str  # "compile" | "interpret" | "tune" (one per case run on a GPU)
+    status: str  # "ok" | "mismatch" | "error" | "crash" | "timeout"
     error: str = ""
-    traceback: str = ""              # where an error came from: the worker's traceback and compiler output
+    traceback: str = ""  # where an error came from: the worker's traceback and compiler output
     host: str = ""
     fits: bool | None = None
     resources: dict[str, Any] = field(default_factory=dict)
     flags: list[dict[str, Any]] = field(default_factory=list)
     artifacts: dict[str, dict[str, str]] = field(default_factory=dict)
     compile_s: float | None = None
-    compile_cache: str | None = None         # "miss": compiled from source (cold); "hit": loaded from Triton's cache
+    compile_cache: str | None = None  # "miss": compiled from source (cold); "hit": loaded from Triton's cache
     compile_stages_s: dict[str, float] = field(default_factory=dict)  # Triton's own time per lowering stage
     correctness: dict[str, Any] | None = None
     ignored_options: list[str] = field(default_factory=list)
     kernel_hash: str = ""
     runtime: dict[str, Any] | None = None
-    launcher: str = ""                       # "prebuilt" when the compile also built Triton's launcher (GPU host)
-    environment: str = "default"             # compile environment name (see harness/model/environments.py)
-    deciding_environment: str = "default"    # the target's environment whose build decides its verdict
-    env: dict[str, str] = field(default_factory=dict)   # the environment's variables
+    launcher: str = ""  # "prebuilt" when the compile also built Triton's launcher (GPU host)
+    environment: str = "default"  # compile environment name (see harness/model/environments.py)
+    deciding_environment: str = "default"  # the target's environment whose build decides its verdict
+    env: dict[str, str] = field(default_factory=dict)  # the environment's variables
     specialisation: dict[str, Any] = field(default_factory=dict)  # per parameter: type, attrs, constexpr value
-    assumptions: list[str] = field(default_factory=list)          # what the launch specialisation had to assume
-    cache_key: str = ""              # Triton's compile hash (source, options, target, environment): its cache key
-    duplicate_of: str = ""           # an earlier config of the case built into the same binary, launched alike
-    case_id: str = ""                # the pytest item that produced it (what --resume skips)
-    case_records: int = 0            # how many records that item produced: a resume trusts only complete cases
-    expected_failure: str = ""       # the matrix's known-failure reason that covers this failed build
-    known_failure_fixed: str = ""    # a known failure's reason that covers this build, which now passes
+    assumptions: list[str] = field(default_factory=list)  # what the launch specialisation had to assume
+    cache_key: str = ""  # Triton's compile hash (source, options, target, environment): its cache key
+    duplicate_of: str = ""  # an earlier config of the case built into the same binary, launched alike
+    case_id: str = ""  # the pytest item that produced it (what --resume skips)
+    case_records: int = 0  # how many records that item produced: a resume trusts only complete cases
+    expected_failure: str = ""  # the matrix's known-failure reason that covers this failed build
+    known_failure_fixed: str = ""  # a known failure's reason that covers this build, which now passes
     autotune: dict[str, Any] = field(default_factory=dict)  # a decorated kernel: its layers, key values, list size
     captured: dict[str, Any] = field(default_factory=dict)  # an op's kernel: the op, where and how it was captured
     import_env: dict[str, str] = field(default_factory=dict)  # variables set before the kernel's module was imported
@@ -81,8 +82,16 @@ class Record:
 
     def key(self) -> tuple[str, ...]:
         """The merge key: what was compiled, for which target, with which Triton."""
-        return (self.kernel, self.dtype, json.dumps(self.shape, sort_keys=True), self.target, self.environment,
-                config_key(self.config), self.triton, self.mode)
+        return (
+            self.kernel,
+            self.dtype,
+            json.dumps(self.shape, sort_keys=True),
+            self.target,
+            self.environment,
+            config_key(self.config),
+            self.triton,
+            self.mode,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -103,8 +112,14 @@ def launch_identity(r: Record) -> tuple[Any, ...] | None:
     if r.status != "ok" or kind is None or not r.artifacts[kind].get("sha256"):
         return None
     res = r.resources
-    return (kind, r.artifacts[kind]["sha256"], res.get("num_warps"), res.get("shared"), res.get("num_ctas", 1),
-            json.dumps(res.get("grid")))
+    return (
+        kind,
+        r.artifacts[kind]["sha256"],
+        res.get("num_warps"),
+        res.get("shared"),
+        res.get("num_ctas", 1),
+        json.dumps(res.get("grid")),
+    )
 
 
 def mark_duplicates(records: list[Record]) -> None:
@@ -124,5 +139,3 @@ def mark_duplicates(records: list[Record]) -> None:
             r.duplicate_of = first[ident]
         else:
             first[ident] = r.config_id
-
-

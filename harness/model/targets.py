@@ -4,6 +4,7 @@ Targets are plain frozen dataclasses; no code branches on a GPU name. Both
 vendors' targets live side by side in one process, so one run can compile and
 judge the same config for an H100 and an MI300X.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -17,13 +18,33 @@ from harness.model.environments import DEFAULT_ENV, Environment
 
 CATALOGUE = Path(__file__).with_name("targets.yaml")
 
-_NUMBERS = ("shared_per_block", "shared_per_sm", "max_threads_per_block", "max_regs_per_thread",
-            "regs_per_sm", "max_warps_per_sm", "max_blocks_per_sm", "max_waves_per_simd",
-            "simds_per_cu", "tmem_columns", "sm_count", "hbm_tbps", "fp16_tflops", "fp8_tflops", "tf32_tflops",
-            "fp32_tflops", "cache_bytes")
+_NUMBERS = (
+    "shared_per_block",
+    "shared_per_sm",
+    "max_threads_per_block",
+    "max_regs_per_thread",
+    "regs_per_sm",
+    "max_warps_per_sm",
+    "max_blocks_per_sm",
+    "max_waves_per_simd",
+    "simds_per_cu",
+    "tmem_columns",
+    "sm_count",
+    "hbm_tbps",
+    "fp16_tflops",
+    "fp8_tflops",
+    "tf32_tflops",
+    "fp32_tflops",
+    "cache_bytes",
+)
 #: the catalogue peak each math dtype is measured against (bf16 shares fp16's on every target)
-PEAK_FIELD = {"fp8": "fp8_tflops", "fp16": "fp16_tflops", "bf16": "fp16_tflops", "tf32": "tf32_tflops",
-              "fp32": "fp32_tflops"}
+PEAK_FIELD = {
+    "fp8": "fp8_tflops",
+    "fp16": "fp16_tflops",
+    "bf16": "fp16_tflops",
+    "tf32": "tf32_tflops",
+    "fp32": "fp32_tflops",
+}
 
 
 @dataclass(frozen=True)
@@ -31,9 +52,9 @@ class Target:
     """One GPU model. Integer limits are None where a vendor has no such notion."""
 
     name: str
-    vendor: str            # "nvidia" | "amd"
-    backend: str           # Triton backend: "cuda" | "hip"
-    arch: str              # "sm_90", "gfx942", ...
+    vendor: str  # "nvidia" | "amd"
+    backend: str  # Triton backend: "cuda" | "hip"
+    arch: str  # "sm_90", "gfx942", ...
     warp_size: int
     shared_per_block: int
     shared_per_sm: int
@@ -47,9 +68,9 @@ class Target:
     max_blocks_per_sm: int | None = None
     max_waves_per_simd: int | None = None
     simds_per_cu: int | None = None
-    tmem_columns: int | None = None   # Blackwell tensor memory per SM, in 32-bit columns
-    cache_bytes: int | None = None    # L2 plus any last-level cache behind it: what a cold-cache timing must flush
-    fp8_tflops: float | None = None   # dense tensor peaks per math dtype; None where the GPU has no such math
+    tmem_columns: int | None = None  # Blackwell tensor memory per SM, in 32-bit columns
+    cache_bytes: int | None = None  # L2 plus any last-level cache behind it: what a cold-cache timing must flush
+    fp8_tflops: float | None = None  # dense tensor peaks per math dtype; None where the GPU has no such math
     tf32_tflops: float | None = None
     fp32_tflops: float | None = None  # the vector (non-tensor) fp32 rate
     models: tuple[str, ...] = field(default=(), compare=False)  # device-name patterns of this model (device.match)
@@ -58,7 +79,8 @@ class Target:
 
     def peak_tflops(self, math: str) -> float | None:
         """The dense peak of a math dtype (``fp8``, ``fp16``, ``bf16``, ``tf32``, ``fp32``; fp8 formats by prefix)."""
-        return getattr(self, PEAK_FIELD["fp8" if math.startswith("fp8") else math])
+        peak: float | None = getattr(self, PEAK_FIELD["fp8" if math.startswith("fp8") else math])
+        return peak
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in ("name", "vendor", "backend", "arch", "warp_size", *_NUMBERS)}
@@ -77,8 +99,9 @@ def catalogue(path: Path = CATALOGUE) -> dict[str, Target]:
             if key == "models":
                 values[key] = tuple(val)
             elif key == "environments":
-                values[key] = tuple(Environment(e["name"], tuple(sorted((k, str(v)) for k, v in e["env"].items())))
-                                    for e in val)
+                values[key] = tuple(
+                    Environment(e["name"], tuple(sorted((k, str(v)) for k, v in e["env"].items()))) for e in val
+                )
             elif isinstance(val, dict):
                 values[key] = val["value"]
                 cited.append((key, sources[val["source"]]))

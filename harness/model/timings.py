@@ -3,6 +3,7 @@ figure a report quotes from a runtime entry, and the paired ratios of two timing
 
 The device stage produces these; analysis and the reports read them (neither imports the device stage).
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -14,8 +15,8 @@ STABLE_IQR = 0.05
 
 @dataclass(frozen=True)
 class Timing:
-    method: str                 # "isolated" | "sustained"
-    samples_us: list[float]     # per launch (a sustained sample: one graph replay / its launches)
+    method: str  # "isolated" | "sustained"
+    samples_us: list[float]  # per launch (a sustained sample: one graph replay / its launches)
     median_us: float
     p20_us: float
     p80_us: float
@@ -26,7 +27,7 @@ class Timing:
     iqr_over_median: float
     stable: bool
     launches_per_sample: int = 1
-    round_medians_us: list[float] = field(default_factory=list)   # sustained: one median per interleaved round
+    round_medians_us: list[float] = field(default_factory=list)  # sustained: one median per interleaved round
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:

@@ -3,6 +3,7 @@ becomes one item per case; the session builds, checks and times them and writes 
 
 pytest registers this module: the hooks it finds here are the plugin's whole surface.
 """
+
 from harness.pytest_plugin.hooks import pytest_addoption, pytest_collect_file, pytest_configure
 
 __all__ = ["pytest_addoption", "pytest_collect_file", "pytest_configure"]

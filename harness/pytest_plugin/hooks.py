@@ -7,6 +7,7 @@ its own long-lived worker (:mod:`harness.execution.pool`); records travel to the
 controller in the reports' ``user_properties`` and are written there, so
 results, report and table come from one place whether or not xdist is used.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,19 +23,32 @@ from harness.pytest_plugin.session import OUT_KEY, HarnessSession
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("harness", "Triton portability harness")
     group.addoption("--harness-out", default=None, help="run directory (default runs/<UTC timestamp>)")
-    group.addoption("--harness-targets", default=None,
-                    help="comma-separated catalogue targets, replacing the matrix's targets")
+    group.addoption(
+        "--harness-targets", default=None, help="comma-separated catalogue targets, replacing the matrix's targets"
+    )
     group.addoption("--harness-static-only", action="store_true", help="never run cases on a local GPU")
     group.addoption("--harness-retune", action="store_true", help="ignore cached autotune winners")
-    group.addoption("--harness-winners-from", default="",
-                    help="a stored run whose tuned winners price the other targets' configs here (portability)")
+    group.addoption(
+        "--harness-winners-from",
+        default="",
+        help="a stored run whose tuned winners price the other targets' configs here (portability)",
+    )
     group.addoption("--harness-wide", action="store_true", help="print report.md's full tables in the terminal")
-    group.addoption("--harness-device-as", default=None,
-                    help="comma-separated targets the local GPU stands for (same architecture, another model)")
-    group.addoption("--harness-resume", action="store_true",
-                    help="finish an interrupted run in --harness-out: keep its records, run only missing cases")
-    group.addoption("--harness-force", action="store_true",
-                    help="start over in a run directory that already holds records (they are replaced)")
+    group.addoption(
+        "--harness-device-as",
+        default=None,
+        help="comma-separated targets the local GPU stands for (same architecture, another model)",
+    )
+    group.addoption(
+        "--harness-resume",
+        action="store_true",
+        help="finish an interrupted run in --harness-out: keep its records, run only missing cases",
+    )
+    group.addoption(
+        "--harness-force",
+        action="store_true",
+        help="start over in a run directory that already holds records (they are replaced)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -55,12 +69,13 @@ class _XdistHooks:
         session = node.config.pluginmanager.get_plugin("harness-session")
         if session is not None and not session.selected:
             index = session.case_index()
-            session.selected = [selection_entry(index[i]) for i in (n.rsplit("::", 1)[-1] for n in ids)
-                                if i in index and not index[i].is_interpret and index[i].configs]
+            session.selected = [
+                selection_entry(index[i])
+                for i in (n.rsplit("::", 1)[-1] for n in ids)
+                if i in index and not index[i].is_interpret and index[i].configs
+            ]
 
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput["harness_out"] = str(node.config.stash[OUT_KEY])
         session = node.config.pluginmanager.get_plugin("harness-session")
         node.workerinput["harness_done"] = sorted(session.done_cases) if session else []
-
-

@@ -8,6 +8,7 @@ run writes its files: it cannot cut that writing short and leave a run that read
 not rest on pytest's exit status either (a worker killed by the same Ctrl-C can turn it into
 "tests failed"): :attr:`InterruptGuard.interrupted` is what the run records.
 """
+
 from __future__ import annotations
 
 import signal
@@ -25,7 +26,7 @@ class InterruptGuard:
 
     def __init__(self) -> None:
         self.count = 0
-        self.finishing = False           # set while the run writes its files: nothing interrupts that
+        self.finishing = False  # set while the run writes its files: nothing interrupts that
         self._raised_at: float | None = None
         self._previous: dict[int, Any] = {}
 
@@ -49,8 +50,12 @@ class InterruptGuard:
         if not self.finishing and (self._raised_at is None or now - self._raised_at > 5.0):
             self._raised_at = now
             raise KeyboardInterrupt
-        print(f"harness: {signal.Signals(signum).name} again: already stopping, writing this run's results "
-              "(they will say it was interrupted)", file=sys.stderr, flush=True)
+        print(
+            f"harness: {signal.Signals(signum).name} again: already stopping, writing this run's results "
+            "(they will say it was interrupted)",
+            file=sys.stderr,
+            flush=True,
+        )
 
     def uninstall(self) -> None:
         """Restore the handlers there were (after the run's files are written)."""

@@ -1,6 +1,7 @@
 """Items: a matrix file collects one item per case; running an item builds (or interprets) every config of its case,
 runs the GPU phase where a GPU of the target is here, and hands its records to the controller in the report's
 ``user_properties`` (written there, so results come from one place whether or not xdist is used)."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -21,7 +22,6 @@ from harness.model.ids import config_id
 from harness.model.records import Record, mark_duplicates
 from harness.model.targets import catalogue
 from harness.support import tritoncompat
-
 
 RECORD_PROPERTY = "harness_record"
 
@@ -66,15 +66,21 @@ class CaseItem(pytest.Item):
         session = _session(self.config)
         spec = loader.load(case.ref)
         if case.is_interpret and not spec.interpretable(case.dtype):
-            pytest.skip(f"{case.kernel} does not list {case.dtype} among its interpret_dtypes (Triton's CPU "
-                        "interpreter keeps bf16 as raw uint16 and has no fp8 matrix multiply); checked only on a GPU")
+            pytest.skip(
+                f"{case.kernel} does not list {case.dtype} among its interpret_dtypes (Triton's CPU "
+                "interpreter keeps bf16 as raw uint16 and has no fp8 matrix multiply); checked only on a GPU"
+            )
         kernel_hash = loader.source_hash(case.ref)
         # the GPU phase runs under Triton's defaults only: its JIT reads the GPU worker's environment
-        gpu, device_note = (None, "") if case.is_interpret or not case.environment.is_default or spec.compile_only \
+        gpu, device_note = (
+            (None, "")
+            if case.is_interpret or not case.environment.is_default or spec.compile_only
             else session.gpu_for(case.target)
+        )
         if gpu is not None:  # the GPU worker starts while the configs compile; its next request waits for this
-            session.workers.get("gpu", import_env=case.import_env).request_in_background("gpu_warmup", {},
-                                                                                         case.timeout_s)
+            session.workers.get("gpu", import_env=case.import_env).request_in_background(
+                "gpu_warmup", {}, case.timeout_s
+            )
         started = time.perf_counter()
         records = self._run_configs(session, spec, kernel_hash, prebuild_launchers=gpu is not None)
         compile_s = time.perf_counter() - started
@@ -84,8 +90,11 @@ class CaseItem(pytest.Item):
         # report.md lists it), not a failure of the run: the verdict is decided under Triton's defaults;
         # a failure the matrix declares known is recorded as expected
         # an interpreter limitation (interpret-unsupported) is recorded with its reason, never the kernel's failure
-        bad = [f"{r.config_id}: {r.status}: {r.error[:500]}" for r in records
-               if r.status not in ("ok", UNSUPPORTED) and case.environment.is_default and not r.expected_failure]
+        bad = [
+            f"{r.config_id}: {r.status}: {r.error[:500]}"
+            for r in records
+            if r.status not in ("ok", UNSUPPORTED) and case.environment.is_default and not r.expected_failure
+        ]
         if gpu is None and device_note:  # a GPU of this arch is here, but it is another model
             for r in records:
                 r.runtime = {"status": "not_launched", "reason": device_note}
@@ -94,16 +103,27 @@ class CaseItem(pytest.Item):
 
             others = [t for t in session.matrix_targets(self) if t != case.target]
             try:
-                tune = gpu_phase.run_case(case, records, session.workers.get("gpu", import_env=case.import_env), gpu,
-                                         others, retune=self.config.getoption("harness_retune"),
-                                         stored=session.stored_winners())
+                tune = gpu_phase.run_case(
+                    case,
+                    records,
+                    session.workers.get("gpu", import_env=case.import_env),
+                    gpu,
+                    others,
+                    retune=self.config.getoption("harness_retune"),
+                    stored=session.stored_winners(),
+                )
             except Exception as exc:  # noqa: BLE001 - the GPU phase's failure is the case's, never its builds'
                 tune = gpu_phase.failed_tune(case, records, f"the GPU phase failed: {type(exc).__name__}: {exc}")
+            tune_runtime = tune.runtime if tune.runtime is not None else {}
+            tune.runtime = tune_runtime
             if device_note:
-                tune.runtime["device_as"] = device_note
-            tune.runtime.setdefault("phases_s", {})["compile"] = round(compile_s, 3)
-            bad += [f"{r.config_id}: on {gpu['name']}: {r.runtime['status']}: {r.runtime.get('error', '')[:500]}"
-                    for r in records if r.runtime and r.runtime.get("status") not in ("ok", "not_launched")]
+                tune_runtime["device_as"] = device_note
+            tune_runtime.setdefault("phases_s", {})["compile"] = round(compile_s, 3)
+            bad += [
+                f"{r.config_id}: on {gpu['name']}: {r.runtime['status']}: {r.runtime.get('error', '')[:500]}"
+                for r in records
+                if r.runtime and r.runtime.get("status") not in ("ok", "not_launched")
+            ]
             if tune.status != "ok":
                 bad.append(f"on {gpu['name']}: {tune.error}")
             records.append(tune)
@@ -113,8 +133,7 @@ class CaseItem(pytest.Item):
         if bad:
             raise CaseFailed(f"{len(bad)} of {len(case.configs)} config(s) failed:\n" + "\n".join(bad))
 
-    def _run_configs(self, session: Any, spec: Any, kernel_hash: str,
-                     prebuild_launchers: bool = False) -> list[Record]:
+    def _run_configs(self, session: Any, spec: Any, kernel_hash: str, prebuild_launchers: bool = False) -> list[Record]:
         """Every config of the case: compiles in parallel over this process's share of the cores."""
         case = self.case
         if case.is_interpret:
@@ -122,8 +141,10 @@ class CaseItem(pytest.Item):
             arch = vendor = "cpu"
         else:
             kind, op, parallel = "compile", "compile", compile_parallelism()
-            jobs = [{**compile_job(case, e, str(session.out)), "prebuild_launcher": prebuild_launchers}
-                    for e in case.configs]
+            jobs = [
+                {**compile_job(case, e, str(session.out)), "prebuild_launcher": prebuild_launchers}
+                for e in case.configs
+            ]
             target = catalogue()[case.target]
             arch, vendor = target.arch, target.vendor
         results = session.workers.map(kind, op, jobs, case.timeout_s, parallel, case.environment, case.import_env)
@@ -131,12 +152,26 @@ class CaseItem(pytest.Item):
         for entry, result in zip(case.configs, results):
             cfg = entry.as_dict()
             meta, _ = spec.split_config(cfg)
-            base = {"kernel": case.kernel, "dtype": case.dtype, "shape": {} if case.is_interpret else case.shape,
-                    "target": case.target, "arch": arch, "vendor": vendor, "triton": case.triton, "config": cfg,
-                    "config_id": config_id(cfg), "meta": meta, "origin": entry.origin,
-                    "mode": "interpret" if case.is_interpret else "compile", "kernel_hash": kernel_hash,
-                    "environment": case.environment.name, "env": case.environment.as_dict(), "case_id": case.id,
-                    "deciding_environment": case.deciding, "import_env": dict(case.import_env)}
+            base = {
+                "kernel": case.kernel,
+                "dtype": case.dtype,
+                "shape": {} if case.is_interpret else case.shape,
+                "target": case.target,
+                "arch": arch,
+                "vendor": vendor,
+                "triton": case.triton,
+                "config": cfg,
+                "config_id": config_id(cfg),
+                "meta": meta,
+                "origin": entry.origin,
+                "mode": "interpret" if case.is_interpret else "compile",
+                "kernel_hash": kernel_hash,
+                "environment": case.environment.name,
+                "env": case.environment.as_dict(),
+                "case_id": case.id,
+                "deciding_environment": case.deciding,
+                "import_env": dict(case.import_env),
+            }
             fields = {k: v for k, v in result.items() if k not in ("triton", "run_s")}
             records.append(Record.from_dict({**base, **fields}))
         return records
@@ -171,6 +206,7 @@ def _interpreter_unavailable(triton_version: str) -> str | None:
     except Exception:  # noqa: BLE001
         return "numpy is not installed: the Triton interpreter needs it"
     if tritoncompat.version_tuple(triton_version) <= (3, 6, 99) and numpy_version >= (2, 4):
-        return f"numpy {'.'.join(map(str, numpy_version))} breaks triton {triton_version}'s interpreter; " \
-               "install numpy<2.4"
+        return (
+            f"numpy {'.'.join(map(str, numpy_version))} breaks triton {triton_version}'s interpreter; install numpy<2.4"
+        )
     return None

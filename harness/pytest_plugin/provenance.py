@@ -1,5 +1,6 @@
 """Where a run came from, recorded in its results.json: the matrix and its hash, the Triton, torch, numpy and Python
 it ran under, the host and the GPUs it saw, the harness's own commit (or installed version) and the command line."""
+
 from __future__ import annotations
 
 import os
@@ -22,14 +23,19 @@ def _git_commit(repo: Path) -> str:
     if not git:
         return ""
     try:
-        top = subprocess.run([git, "-C", str(repo), "rev-parse", "--show-toplevel"], capture_output=True, text=True,
-                             timeout=5)
+        top = subprocess.run(
+            [git, "-C", str(repo), "rev-parse", "--show-toplevel"], capture_output=True, text=True, timeout=5
+        )
         if top.returncode != 0 or Path(top.stdout.strip()).resolve() != repo.resolve():
             return ""
         out = subprocess.run([git, "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
         # tracked files that differ from that commit: the run's code is not the commit's
-        dirty = subprocess.run([git, "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(
+            [git, "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
     except (OSError, subprocess.SubprocessError):
         return ""
     if out.returncode != 0:
@@ -57,8 +63,9 @@ def gpus_seen() -> list[str]:
 def _version_of(module: str) -> str | None:
     from importlib import metadata
 
-    dists = {"torch": ("torch",), "triton": ("triton", "pytorch-triton-rocm", "pytorch-triton"),
-             "numpy": ("numpy",)}[module]
+    dists = {"torch": ("torch",), "triton": ("triton", "pytorch-triton-rocm", "pytorch-triton"), "numpy": ("numpy",)}[
+        module
+    ]
     for dist in dists:
         try:
             return metadata.version(dist)
@@ -69,10 +76,22 @@ def _version_of(module: str) -> str | None:
 
 def run_info(matrix_name: str, matrix_path: str, matrix_hash: str, installed_triton: str | None) -> dict[str, Any]:
     repo = Path(__file__).resolve().parents[2]  # harness/pytest_plugin/provenance.py -> the checkout
-    return {"matrix": {"name": matrix_name, "path": matrix_path, "sha256": matrix_hash},
-            "triton": installed_triton, "torch": _version_of("torch"), "numpy": _version_of("numpy"),
-            "python": platform.python_version(), "host": socket.gethostname(), "platform": platform.platform(),
-            "gpus": gpus_seen(), "commit": _git_commit(repo) or _installed_harness(), "argv": sys.argv,
-            "start": datetime.now(timezone.utc).isoformat(timespec="seconds"), "end": None,
-            **({"hip_lld": os.environ.get("TRITON_HIP_LLD_PATH", "")} if hiplinker.needs_external_lld(installed_triton)
-               else {})}
+    return {
+        "matrix": {"name": matrix_name, "path": matrix_path, "sha256": matrix_hash},
+        "triton": installed_triton,
+        "torch": _version_of("torch"),
+        "numpy": _version_of("numpy"),
+        "python": platform.python_version(),
+        "host": socket.gethostname(),
+        "platform": platform.platform(),
+        "gpus": gpus_seen(),
+        "commit": _git_commit(repo) or _installed_harness(),
+        "argv": sys.argv,
+        "start": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "end": None,
+        **(
+            {"hip_lld": os.environ.get("TRITON_HIP_LLD_PATH", "")}
+            if hiplinker.needs_external_lld(installed_triton)
+            else {}
+        ),
+    }

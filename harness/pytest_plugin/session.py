@@ -1,6 +1,7 @@
 """The harness's per-process session: the run directory (claimed, resumed or forced), the worker pool, the GPU this
 process runs on, the deselection of cases for another Triton, and (controller only) the writer of the run's files,
 the reports at the end and the terminal summary."""
+
 from __future__ import annotations
 
 import json
@@ -24,7 +25,6 @@ from harness.results import rundir
 from harness.results.store import ResultsFileError, load_results
 from harness.support import tritoncompat
 
-
 OUT_KEY = pytest.StashKey[Path]()
 
 
@@ -34,7 +34,7 @@ class HarnessSession:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.is_worker = hasattr(config, "workerinput")
-        self.done_cases: set[str] = set()     # case ids an interrupted run already finished (--harness-resume)
+        self.done_cases: set[str] = set()  # case ids an interrupted run already finished (--harness-resume)
         if self.is_worker:
             out = Path(config.workerinput["harness_out"])  # type: ignore[attr-defined]
             self.done_cases = set(config.workerinput.get("harness_done", ()))  # type: ignore[attr-defined]
@@ -50,11 +50,11 @@ class HarnessSession:
         self._workers: Any = None
         self._lock: rundir.RunLock | None = None
         self.guard = InterruptGuard()
-        self.write_error: str | None = None   # the first failed write of the run's files (the run then stops)
+        self.write_error: str | None = None  # the first failed write of the run's files (the run then stops)
         self._session: pytest.Session | None = None
         self._parsed: list[Any] | None = None
         self._stored: dict[tuple[str, str, str, str], dict[str, Any]] | None = None
-        self.selected: list[dict[str, Any]] | None = None   # the compile cases this run is to build
+        self.selected: list[dict[str, Any]] | None = None  # the compile cases this run is to build
         if not self.is_worker and self._matrix_paths():
             self._own_run_dir()
 
@@ -83,7 +83,8 @@ class HarnessSession:
             if resume:
                 matrix = next(iter(self._matrices()), None)
                 self._resumed_run, self.done_cases, self.previous = rundir.resume_state(
-                    self.out, matrix.content_hash if matrix else None)
+                    self.out, matrix.content_hash if matrix else None
+                )
         except (rundir.RunDirError, ResultsFileError) as exc:
             if self._lock is not None:
                 self._lock.release()
@@ -163,8 +164,11 @@ class HarnessSession:
         if session.config.option.collectonly:
             return
         if not self.is_worker and self.selected is None:
-            self.selected = [selection_entry(i.case) for i in session.items
-                             if isinstance(i, CaseItem) and not i.case.is_interpret and i.case.configs]
+            self.selected = [
+                selection_entry(i.case)
+                for i in session.items
+                if isinstance(i, CaseItem) and not i.case.is_interpret and i.case.configs
+            ]
         if any(isinstance(i, CaseItem) and not i.case.is_interpret and i.case.configs for i in session.items):
             self.workers.prestart("compile", compile_parallelism())
 
@@ -172,15 +176,22 @@ class HarnessSession:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.is_worker:
             return
-        batch = [Record.from_dict(json.loads(value)) for name, value in report.user_properties
-                 if name == RECORD_PROPERTY] if report.when == "call" else []
+        batch = (
+            [
+                Record.from_dict(json.loads(str(value)))
+                for name, value in report.user_properties
+                if name == RECORD_PROPERTY
+            ]
+            if report.when == "call"
+            else []
+        )
         # taken out of every phase's report before the JUnit writer sees them (it writes the teardown's): the XML
         # carries ids and outcomes, results.json the records
         report.user_properties = [(n, v) for n, v in report.user_properties if n != RECORD_PROPERTY]
         if batch and self.write_error is None:
             try:
-                self._ensure_writer()
-                self.writer.add_many(batch)
+                writer = self._ensure_writer()
+                writer.add_many(batch)
             except OSError as exc:  # disk full, a quota, a file size limit: the run stops, said in one line
                 self._write_failed(exc)
 
@@ -189,33 +200,42 @@ class HarnessSession:
 
     def _write_failed(self, exc: OSError) -> None:
         if self.write_error is None:
-            self.write_error = f"cannot write this run's files in {self.out}: {exc.strerror or exc}; the run " \
-                               "stopped (--resume finishes it once there is room)"
+            self.write_error = (
+                f"cannot write this run's files in {self.out}: {exc.strerror or exc}; the run "
+                "stopped (--resume finishes it once there is room)"
+            )
             if self._session is not None:
                 self._session.shouldstop = self.write_error
 
-    def _ensure_writer(self) -> None:
+    def _ensure_writer(self) -> ResultsWriter:
         if self.writer is None:
             if self.previous is not None:  # resuming: the first run's provenance, and when it was resumed
                 run = dict(self._resumed_run)
                 run["resumed"] = list(run.get("resumed") or []) + [
-                    datetime.now(timezone.utc).isoformat(timespec="seconds")]
+                    datetime.now(timezone.utc).isoformat(timespec="seconds")
+                ]
                 run.pop("read_warnings", None)
                 run["interrupted"] = False
                 run["end"] = None
                 self.writer = ResultsWriter(self.out, run, self.previous)
             else:
                 self.writer = ResultsWriter(self.out, self._run_info())
+        return self.writer
 
     def _run_info(self) -> dict[str, Any]:
         # The xdist controller collects nothing itself: read the matrix named on the command line.
         matrix = next(iter(self._matrices()), None)
-        info = run_info(matrix.name if matrix else "", str(matrix.path) if matrix else "",
-                        matrix.content_hash if matrix else "", tritoncompat.installed_triton_version())
+        info = run_info(
+            matrix.name if matrix else "",
+            str(matrix.path) if matrix else "",
+            matrix.content_hash if matrix else "",
+            tritoncompat.installed_triton_version(),
+        )
         info["targets"] = list(matrix.targets) if matrix else []
         info["selected"] = self.selected or []
-        info["compare_thresholds"] = {k.name: k.compare_threshold for k in (matrix.kernels if matrix else ())
-                                      if k.compare_threshold is not None}
+        info["compare_thresholds"] = {
+            k.name: k.compare_threshold for k in (matrix.kernels if matrix else ()) if k.compare_threshold is not None
+        }
         return info
 
     def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
@@ -255,27 +275,36 @@ class HarnessSession:
             return
         tr = terminalreporter
         if self.deselected_done:
-            tr.write_line(f"harness: resumed {self.out}: {self.deselected_done} case(s) already finished there "
-                          "(their records are kept)")
-        if not self.deselected_versions and self.config.pluginmanager.hasplugin("xdist") \
-                and getattr(self.config.option, "numprocesses", None):
+            tr.write_line(
+                f"harness: resumed {self.out}: {self.deselected_done} case(s) already finished there "
+                "(their records are kept)"
+            )
+        if (
+            not self.deselected_versions
+            and self.config.pluginmanager.hasplugin("xdist")
+            and getattr(self.config.option, "numprocesses", None)
+        ):
             self.deselected_versions = self._versions_elsewhere()  # xdist workers deselected them; count here
         for version, count in sorted(self.deselected_versions.items()):
-            tr.write_line(f"harness: {count} case(s) deselected: they need triton {version}, installed is "
-                          f"{tritoncompat.installed_triton_version()}; run them with "
-                          f"`tox -e {tox_env_for(version)} -- <matrix>`")
+            tr.write_line(
+                f"harness: {count} case(s) deselected: they need triton {version}, installed is "
+                f"{tritoncompat.installed_triton_version()}; run them with "
+                f"`tox -e {tox_env_for(version)} -- <matrix>`"
+            )
         if self.writer is None or not self.writer.records:
             return
         from harness.render import terminal
 
-        for section, line in terminal.final_lines(self.writer.records, self.config.getoption("harness_wide"),
-                                                  [self.writer.run]):
+        for section, line in terminal.final_lines(
+            self.writer.records, self.config.getoption("harness_wide"), [self.writer.run]
+        ):
             if section:
                 tr.section(line)
             else:
                 tr.write_line(line)
-        tr.write_line(f"harness: results in {self.out / 'results.json'}, report in {self.out / 'report.md'} "
-                      "and report.html")
+        tr.write_line(
+            f"harness: results in {self.out / 'results.json'}, report in {self.out / 'report.md'} and report.html"
+        )
 
 
 def tox_env_for(version: str) -> str:

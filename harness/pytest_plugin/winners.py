@@ -1,6 +1,7 @@
 """What the GPU phase remembers between cases and runs: one lock per GPU (no two timings share a device, whatever
 the number of pytest workers), tuned winners cached per (kernel, dtype, shape, target model, Triton, kernel source)
 with the context they were chosen under, and the winners a stored run holds (``--winners-from``)."""
+
 from __future__ import annotations
 
 import fcntl
@@ -63,18 +64,26 @@ def tuning_context(records: list[Record], gpu: dict[str, str]) -> dict[str, str]
     except metadata.PackageNotFoundError:
         torch_version = ""
     space = hashlib.sha256(json.dumps(sorted(config_key(r.config) for r in records)).encode()).hexdigest()[:16]
-    return {"config_space": space, "torch": torch_version, "driver": gpu.get("driver", ""),
-            "device_model": gpu.get("name", "")}
+    return {
+        "config_space": space,
+        "torch": torch_version,
+        "driver": gpu.get("driver", ""),
+        "device_model": gpu.get("name", ""),
+    }
 
 
 def stored_winners(records: list[Record]) -> dict[tuple[str, str, str, str], dict[str, Any]]:
     """The tuned winners a stored run holds, by (kernel, dtype, shape, target): what ``--winners-from`` names."""
-    return {(r.kernel, r.dtype, r.shape_id, r.target): {"config": r.config, "source": "stored run"}
-            for r in records if r.mode == "tune" and r.status == "ok" and r.config}
+    return {
+        (r.kernel, r.dtype, r.shape_id, r.target): {"config": r.config, "source": "stored run"}
+        for r in records
+        if r.mode == "tune" and r.status == "ok" and r.config
+    }
 
 
-def known_winners(case: Any, other_targets: list[str],
-                   stored: dict[tuple[str, str, str, str], dict[str, Any]]) -> dict[str, dict[str, Any] | None]:
+def known_winners(
+    case: Any, other_targets: list[str], stored: dict[tuple[str, str, str, str], dict[str, Any]]
+) -> dict[str, dict[str, Any] | None]:
     """Each other target's winner as a stored run the user named holds it (``--winners-from``), or None: never
     what this host's winner cache happens to hold from earlier runs (that would make the portability column
     depend on which cases ran before)."""

@@ -5,6 +5,7 @@ Each case's records are appended to the JSONL in one write as they arrive (a kil
 most once a second and at the end, atomically. It sits apart from :mod:`harness.model.records` (the record model and
 the reader) so that the model does not import the verdicts judged from it.
 """
+
 from __future__ import annotations
 
 import json
@@ -13,9 +14,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness.support import safe_files
-from harness.model.records import SCHEMA_VERSION, Record
 from harness.analysis.verdicts import judge, to_json
+from harness.model.records import SCHEMA_VERSION, Record
+from harness.support import safe_files
 
 
 class ResultsWriter:
@@ -50,8 +51,12 @@ class ResultsWriter:
             self._write()
 
     def _write(self) -> None:
-        doc = {"schema_version": SCHEMA_VERSION, "run": self.run, **to_json(judge(self.records)),
-               "records": [r.to_dict() for r in self.records]}
+        doc = {
+            "schema_version": SCHEMA_VERSION,
+            "run": self.run,
+            **to_json(judge(self.records)),
+            "records": [r.to_dict() for r in self.records],
+        }
         safe_files.write_atomic(self.out_dir / "results.json", json.dumps(doc, indent=1))
         self._last_write = time.monotonic()
 

@@ -1,4 +1,5 @@
 """A comparison as text: a summary a person reads in ten seconds, the full table in markdown, the diff as JSON."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -11,23 +12,31 @@ from harness.analysis.compare.diff import Change, Comparison
 from harness.analysis.compare.timings import JudgedTiming
 from harness.render.escaping import md, plain
 
-EXIT_MEANING = {0: "nothing worse", 1: "performance regression only",
-                2: "worse: new compile, correctness or limit failures, or builds missing in new",
-                3: "the runs cannot be compared"}
+EXIT_MEANING = {
+    0: "nothing worse",
+    1: "performance regression only",
+    2: "worse: new compile, correctness or limit failures, or builds missing in new",
+    3: "the runs cannot be compared",
+}
 KINDS = ("status", "verdict", "correctness", "timing", "winner", "resource", "code")
 
 
 def _line(c: Change) -> str:
     mark = "WORSE" if c.worse else ("better" if c.better else "")
-    return plain(f"{mark + ': ' if mark else ''}{c.kind} {c.what}: {c.label}: {c.base} -> {c.new}"
-                 + (f" ({c.detail})" if c.detail else ""))
+    return plain(
+        f"{mark + ': ' if mark else ''}{c.kind} {c.what}: {c.label}: {c.base} -> {c.new}"
+        + (f" ({c.detail})" if c.detail else "")
+    )
 
 
 def _listed(title: str, items: list[str], limit: int) -> list[str]:
     if not items:
         return []
-    return [f"{title} ({len(items)}):"] + [f"  {plain(i)}" for i in items[:limit]] + \
-        ([f"  ... {len(items) - limit} more in the full table"] if len(items) > limit else [])
+    return (
+        [f"{title} ({len(items)}):"]
+        + [f"  {plain(i)}" for i in items[:limit]]
+        + ([f"  ... {len(items) - limit} more in the full table"] if len(items) > limit else [])
+    )
 
 
 def _z(t: JudgedTiming) -> float:
@@ -54,16 +63,27 @@ def summary(cmp: Comparison, worst: int = 8) -> str:
     counts = Counter(c.kind for c in cmp.changes)
     worse = Counter(c.kind for c in cmp.changes if c.worse)
     better = Counter(c.kind for c in cmp.changes if c.better)
-    parts = [f"{cmp.matched} records matched ({len(cmp.only_base)} only in base, {len(cmp.only_new)} only in new, "
-             f"{len(cmp.missing_in_new)} missing in new, {len(cmp.not_compared)} not compared); "
-             f"{cmp.timings_judged} timings judged"
-             + (f", largest change not called significant {100 * cmp.largest_insignificant:.1f}%"
-                if cmp.largest_insignificant is not None else "")]
-    parts.append(", ".join(f"{k}: {counts[k]}" + "".join(f" ({n} {w})" for n, w in ((worse[k], "worse"),
-                                                                                   (better[k], "better")) if n)
-                           for k in KINDS if counts[k]) or "no changes")
-    parts += [f"  WORSE: missing in new (selected by its matrix, not built): {plain(m)}"
-              for m in cmp.missing_in_new[:worst]]
+    parts = [
+        f"{cmp.matched} records matched ({len(cmp.only_base)} only in base, {len(cmp.only_new)} only in new, "
+        f"{len(cmp.missing_in_new)} missing in new, {len(cmp.not_compared)} not compared); "
+        f"{cmp.timings_judged} timings judged"
+        + (
+            f", largest change not called significant {100 * cmp.largest_insignificant:.1f}%"
+            if cmp.largest_insignificant is not None
+            else ""
+        )
+    ]
+    parts.append(
+        ", ".join(
+            f"{k}: {counts[k]}" + "".join(f" ({n} {w})" for n, w in ((worse[k], "worse"), (better[k], "better")) if n)
+            for k in KINDS
+            if counts[k]
+        )
+        or "no changes"
+    )
+    parts += [
+        f"  WORSE: missing in new (selected by its matrix, not built): {plain(m)}" for m in cmp.missing_in_new[:worst]
+    ]
     if len(cmp.missing_in_new) > worst:
         parts.append(f"  ... {len(cmp.missing_in_new) - worst} more missing in new in the full table")
     ranked = sorted((c for c in cmp.changes if c.worse), key=lambda c: KINDS.index(c.kind))
@@ -71,8 +91,11 @@ def summary(cmp: Comparison, worst: int = 8) -> str:
     if len(ranked) > worst:
         parts.append(f"  ... {len(ranked) - worst} more worse changes in the full table")
     # what a person wants to see even when nothing got worse: new spills, the largest register moves, fixes
-    spills = sorted((c for c in cmp.changes if c.what == "spill_bytes" and (c.new or 0) > (c.base or 0)),
-                    key=lambda c: (c.new or 0) - (c.base or 0), reverse=True)
+    spills = sorted(
+        (c for c in cmp.changes if c.what == "spill_bytes" and (c.new or 0) > (c.base or 0)),
+        key=lambda c: (c.new or 0) - (c.base or 0),
+        reverse=True,
+    )
     if spills:
         parts.append(f"  {len(spills)} config(s) spill more, e.g.:")
         parts += [f"    {_line(c)}" for c in spills[:3]]
@@ -82,8 +105,9 @@ def summary(cmp: Comparison, worst: int = 8) -> str:
         parts.append(("WORSE: " if cmp.compile_time.worse else "") + cmp.compile_time.line())
     parts += _listed("not compared (left out of every verdict)", cmp.not_compared, 4)
     if cmp.judged:
-        parts.append(f"timings judged ({cmp.timings_judged}; the change, the noise it was judged against, the "
-                     "decision):")
+        parts.append(
+            f"timings judged ({cmp.timings_judged}; the change, the noise it was judged against, the decision):"
+        )
         parts += judged_lines(cmp)
     parts.append(f"exit {cmp.exit_code}: {EXIT_MEANING[cmp.exit_code]}")
     return "\n".join(parts)
@@ -92,24 +116,62 @@ def summary(cmp: Comparison, worst: int = 8) -> str:
 def markdown(cmp: Comparison) -> str:
     lines = ["# Run comparison", "", md(summary(cmp).splitlines()[0]), ""]
     if cmp.changes:
-        body = [[c.kind, c.label, c.what, c.base, c.new, "worse" if c.worse else ("better" if c.better else ""),
-                 c.detail] for c in sorted(cmp.changes, key=lambda c: (KINDS.index(c.kind), c.label))]
-        lines.append(tabulate([[md(v) for v in row] for row in body],
-                              headers=["kind", "record", "what", "base", "new", "", "detail"], tablefmt="github",
-                              disable_numparse=True))
+        body = [
+            [c.kind, c.label, c.what, c.base, c.new, "worse" if c.worse else ("better" if c.better else ""), c.detail]
+            for c in sorted(cmp.changes, key=lambda c: (KINDS.index(c.kind), c.label))
+        ]
+        lines.append(
+            tabulate(
+                [[md(v) for v in row] for row in body],
+                headers=["kind", "record", "what", "base", "new", "", "detail"],
+                tablefmt="github",
+                disable_numparse=True,
+            )
+        )
     if cmp.judged:
-        rows = [[t.judgement.verdict, t.label, t.method, t.reference, f"{t.base_us:.2f}", f"{t.new_us:.2f}",
-                 f"{100 * (t.judgement.ratio - 1):+.1f}%",
-                 f"{100 * t.judgement.sigma:.1f}% ({t.judgement.noise_source})" if t.judgement.sigma else "",
-                 f"{t.judgement.p_adjusted:.2g}" if t.judgement.p_adjusted is not None else "", t.judgement.reason]
-                for t in sorted(cmp.judged, key=_z, reverse=True)]
-        lines += ["", "## Timings judged", "", tabulate([[md(v) for v in row] for row in rows],
-                                                        headers=["decision", "record", "timing", "figure", "base µs",
-                                                                 "new µs", "change", "noise σ", "q (BH)", "why"],
-                                                        tablefmt="github", disable_numparse=True)]
-    for title, items in (("Missing in new (selected by the new run's matrix, not built: worse)", cmp.missing_in_new),
-                         ("Not compared", cmp.not_compared), ("Only in base", cmp.only_base),
-                         ("Only in new", cmp.only_new)):
+        rows = [
+            [
+                t.judgement.verdict,
+                t.label,
+                t.method,
+                t.reference,
+                f"{t.base_us:.2f}",
+                f"{t.new_us:.2f}",
+                f"{100 * (t.judgement.ratio - 1):+.1f}%",
+                f"{100 * t.judgement.sigma:.1f}% ({t.judgement.noise_source})" if t.judgement.sigma else "",
+                f"{t.judgement.p_adjusted:.2g}" if t.judgement.p_adjusted is not None else "",
+                t.judgement.reason,
+            ]
+            for t in sorted(cmp.judged, key=_z, reverse=True)
+        ]
+        lines += [
+            "",
+            "## Timings judged",
+            "",
+            tabulate(
+                [[md(v) for v in row] for row in rows],
+                headers=[
+                    "decision",
+                    "record",
+                    "timing",
+                    "figure",
+                    "base µs",
+                    "new µs",
+                    "change",
+                    "noise σ",
+                    "q (BH)",
+                    "why",
+                ],
+                tablefmt="github",
+                disable_numparse=True,
+            ),
+        ]
+    for title, items in (
+        ("Missing in new (selected by the new run's matrix, not built: worse)", cmp.missing_in_new),
+        ("Not compared", cmp.not_compared),
+        ("Only in base", cmp.only_base),
+        ("Only in new", cmp.only_new),
+    ):
         if items:
             lines += ["", f"## {title}", ""] + [f"- {md(i)}" for i in items]
     lines += ["", f"Exit {cmp.exit_code}: {EXIT_MEANING[cmp.exit_code]}.", ""]
@@ -118,10 +180,17 @@ def markdown(cmp: Comparison) -> str:
 
 def to_json(cmp: Comparison) -> dict[str, Any]:
     compile_time = dataclasses.asdict(cmp.compile_time) if cmp.compile_time is not None else None
-    return {"matched": cmp.matched, "compile_time": compile_time, "only_base": cmp.only_base,
-            "only_new": cmp.only_new, "missing_in_new": cmp.missing_in_new, "not_compared": cmp.not_compared,
-            "timings_judged": cmp.timings_judged,
-            "largest_insignificant": cmp.largest_insignificant,
-            "reason": cmp.reason, "exit_code": cmp.exit_code,
-            "changes": [dataclasses.asdict(c) for c in cmp.changes],
-            "timings": [dataclasses.asdict(t) for t in cmp.judged]}
+    return {
+        "matched": cmp.matched,
+        "compile_time": compile_time,
+        "only_base": cmp.only_base,
+        "only_new": cmp.only_new,
+        "missing_in_new": cmp.missing_in_new,
+        "not_compared": cmp.not_compared,
+        "timings_judged": cmp.timings_judged,
+        "largest_insignificant": cmp.largest_insignificant,
+        "reason": cmp.reason,
+        "exit_code": cmp.exit_code,
+        "changes": [dataclasses.asdict(c) for c in cmp.changes],
+        "timings": [dataclasses.asdict(t) for t in cmp.judged],
+    }

@@ -7,18 +7,30 @@ on-device metrics from the runtime (status, median and quantiles, rates, launch 
 tuned case, its roof (harness.analysis.roofline: bound, rate, share of the peak) and each baseline's median and
 the speedup over it.
 """
+
 from __future__ import annotations
 
 import csv
 import io
 from typing import Any, Iterator
 
-from harness.render.escaping import CONTROL
-from harness.model.records import Record
 from harness.analysis.roofline import roof_of
+from harness.model.records import Record
+from harness.render.escaping import CONTROL
 
-COLUMNS = ("kernel", "dtype", "shape", "target", "environment", "triton", "config_id", "mode", "host", "metric",
-           "value")
+COLUMNS = (
+    "kernel",
+    "dtype",
+    "shape",
+    "target",
+    "environment",
+    "triton",
+    "config_id",
+    "mode",
+    "host",
+    "metric",
+    "value",
+)
 RUNTIME = ("status", "launch_parity", "tflops", "gbps", "median_us")
 TIMING = ("median_us", "p20_us", "p80_us", "reps")
 

@@ -1,10 +1,10 @@
 """Text from matrices, kernels and compilers made inert for where it is shown: one terminal line, a markdown
 cell. Shared by every renderer (reports, compare), so it depends on nothing of the harness."""
+
 from __future__ import annotations
 
 import re
 from typing import Any
-
 
 #: C0 controls but tab and newline, DEL, and the C1 controls (U+009B is a one-character CSI on many terminals)
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")

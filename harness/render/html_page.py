@@ -8,6 +8,7 @@ against its baselines, and the tuning-portability penalty; the vendor evaluation
 between the Triton versions the merge holds; trends from the history file; links to the raw data.
 Every string that came from a matrix, a kernel or a record goes through ``html.escape``.
 """
+
 from __future__ import annotations
 
 import html
@@ -15,16 +16,15 @@ from collections import Counter, defaultdict
 from typing import Any
 from urllib.parse import quote
 
-from harness.analysis.trends import Trend
+from harness.analysis import figures, stability, verdicts, versions
 from harness.analysis.rows import Row, build_rows
+from harness.analysis.trends import Trend
 from harness.analysis.vendor_eval import evaluate
-from harness.analysis import verdicts
+from harness.model.records import Record
+from harness.model.timings import STABLE_IQR
+from harness.render import svg, tables
 from harness.render.compare import EXIT_MEANING
 from harness.render.escaping import CONTROL
-from harness.model.records import Record
-from harness.analysis import figures, stability, versions
-from harness.render import svg, tables
-from harness.model.timings import STABLE_IQR
 
 STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
@@ -44,12 +44,22 @@ def _e(value: Any) -> str:
 
 
 def _runs(runs: list[dict[str, Any]]) -> list[str]:
-    out = ["<h2>Runs</h2>", "<table><tr><th>matrix</th><th>host</th><th>GPUs</th><th>triton</th><th>torch</th>"
-           "<th>commit</th><th>start</th><th>end</th></tr>"]
+    out = [
+        "<h2>Runs</h2>",
+        "<table><tr><th>matrix</th><th>host</th><th>GPUs</th><th>triton</th><th>torch</th>"
+        "<th>commit</th><th>start</th><th>end</th></tr>",
+    ]
     for info in runs:
-        cells = [(info.get("matrix") or {}).get("name"), info.get("host"), ", ".join(info.get("gpus") or []) or "none",
-                 info.get("triton"), info.get("torch"), info.get("commit") or "-", info.get("start"),
-                 "INCOMPLETE (interrupted)" if info.get("interrupted") else info.get("end") or "INCOMPLETE"]
+        cells = [
+            (info.get("matrix") or {}).get("name"),
+            info.get("host"),
+            ", ".join(info.get("gpus") or []) or "none",
+            info.get("triton"),
+            info.get("torch"),
+            info.get("commit") or "-",
+            info.get("start"),
+            "INCOMPLETE (interrupted)" if info.get("interrupted") else info.get("end") or "INCOMPLETE",
+        ]
         out.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>")
     return out + ["</table>"]
 
@@ -60,8 +70,9 @@ def _artifact_link(row: Row, base: str | None) -> str:
     if base is None:
         return f"<td>{_e(row.config_id)}</td>"
     for rec in row.cells.values():
-        path = next((a.get("path") for a in (rec.artifacts or {}).values() if isinstance(a, dict) and a.get("path")),
-                    None)
+        path = next(
+            (a.get("path") for a in (rec.artifacts or {}).values() if isinstance(a, dict) and a.get("path")), None
+        )
         if path:
             folder = "/".join(filter(None, (base, str(path).rsplit("/", 1)[0])))
             return f'<td><a href="{_e(quote(folder))}/">{_e(row.config_id)}</a></td>'
@@ -69,9 +80,11 @@ def _artifact_link(row: Row, base: str | None) -> str:
 
 
 def _matrix(rows: list[Row], base: str | None = None) -> list[str]:
-    out = ["<h2>Portability</h2>",
-           "<p class=note>Per target, the verdict of its build under Triton's defaults; at risk: it fits by default "
-           "but not under a swept compile environment. Hover a cell for the reasons.</p>"]
+    out = [
+        "<h2>Portability</h2>",
+        "<p class=note>Per target, the verdict of its build under Triton's defaults; at risk: it fits by default "
+        "but not under a swept compile environment. Hover a cell for the reasons.</p>",
+    ]
     by_kernel: dict[str, list[Row]] = defaultdict(list)
     for row in rows:
         by_kernel[row.kernel].append(row)
@@ -81,8 +94,11 @@ def _matrix(rows: list[Row], base: str | None = None) -> list[str]:
         counts = Counter(tv.verdict for r in krows for tv in r.judged.targets.values() if not tv.duplicate_of)
         summary = ", ".join(f"{counts[v]} {v}" for v in verdicts.VERDICTS if counts[v])
         out.append(f"<h3>{_e(kernel)}</h3><p class=note>{_e(summary)}</p>")
-        out.append("<table><tr><th>dtype</th><th>shape</th><th>triton</th><th>config</th>"
-                   + "".join(f"<th>{_e(t)}</th>" for t in targets) + "<th>portability</th></tr>")
+        out.append(
+            "<table><tr><th>dtype</th><th>shape</th><th>triton</th><th>config</th>"
+            + "".join(f"<th>{_e(t)}</th>" for t in targets)
+            + "<th>portability</th></tr>"
+        )
         for r in krows:
             cells = []
             for t in targets:
@@ -91,10 +107,17 @@ def _matrix(rows: list[Row], base: str | None = None) -> list[str]:
                     cells.append("<td></td>")
                     continue
                 reasons = "; ".join(tv.reasons) + (f" (same binary as {tv.duplicate_of})" if tv.duplicate_of else "")
-                cells.append(f"<td class={CLASS[tv.verdict]} title=\"{_e(reasons)}\">{_e(tv.verdict)}"
-                             + (f"<br><small>{_e(reasons[:80])}</small>" if reasons else "") + "</td>")
-            out.append(f"<tr><td>{_e(r.dtype)}</td><td>{_e(r.shape_id)}</td><td>{_e(r.triton)}</td>"
-                       + _artifact_link(r, base) + "".join(cells) + f"<td>{_e(r.judged.text)}</td></tr>")
+                cells.append(
+                    f'<td class={CLASS[tv.verdict]} title="{_e(reasons)}">{_e(tv.verdict)}'
+                    + (f"<br><small>{_e(reasons[:80])}</small>" if reasons else "")
+                    + "</td>"
+                )
+            out.append(
+                f"<tr><td>{_e(r.dtype)}</td><td>{_e(r.shape_id)}</td><td>{_e(r.triton)}</td>"
+                + _artifact_link(r, base)
+                + "".join(cells)
+                + f"<td>{_e(r.judged.text)}</td></tr>"
+            )
         out.append("</table>")
     return out
 
@@ -105,13 +128,15 @@ def _device_charts(records: list[Record]) -> list[str]:
     cases = figures.by_case(figures.measured(records))
     if not cases:
         return []
-    out = ["<h2>On the device</h2>",
-           "<p class=note>Per tuned case: each device's winner (green, per Triton version and host) and its "
-           "baselines (blue), as a rate against the case's roof — GB/s and the share of the HBM peak when its "
-           "FLOP-per-byte is below the device's ridge point (memory-bound), else TFLOP/s and the share of the "
-           "peak of its dtype (compute-bound), always the peaks of the device that ran; then the portability "
-           "penalty: how much slower another target's "
-           "winner (or the other vendor space's best, a proxy) ran on this device.</p>"]
+    out = [
+        "<h2>On the device</h2>",
+        "<p class=note>Per tuned case: each device's winner (green, per Triton version and host) and its "
+        "baselines (blue), as a rate against the case's roof — GB/s and the share of the HBM peak when its "
+        "FLOP-per-byte is below the device's ridge point (memory-bound), else TFLOP/s and the share of the "
+        "peak of its dtype (compute-bound), always the peaks of the device that ran; then the portability "
+        "penalty: how much slower another target's "
+        "winner (or the other vendor space's best, a proxy) ran on this device.</p>",
+    ]
     for (kernel, dtype, shape_id), items in cases.items():
         bars, notes, colours = [], [], []
         for m in items:
@@ -122,20 +147,44 @@ def _device_charts(records: list[Record]) -> list[str]:
                 bars.append((f"  {name} ({m.target}, {m.triton})", rate))
                 notes.append(f"speedup of the winner {speedup:.2f}×" if isinstance(speedup, (int, float)) else "")
                 colours.append(svg.PALETTE[1])
-        out.append(svg.bar_chart(f"{kernel} {dtype} {shape_id}", bars, items[0].unit, width=1000, notes=notes,
-                                 colours=colours, text_w=300, label_w=460))
-        pen = [(f"{other} winner on {m.target} ({m.triton})", slowdown, source)
-               for m in items for other, slowdown, source in m.penalties]
+        out.append(
+            svg.bar_chart(
+                f"{kernel} {dtype} {shape_id}",
+                bars,
+                items[0].unit,
+                width=1000,
+                notes=notes,
+                colours=colours,
+                text_w=300,
+                label_w=460,
+            )
+        )
+        pen = [
+            (f"{other} winner on {m.target} ({m.triton})", slowdown, source)
+            for m in items
+            for other, slowdown, source in m.penalties
+        ]
         if pen:
-            out.append(svg.bar_chart(f"{kernel} {dtype} {shape_id}: portability penalty (× the local winner's time)",
-                                     [(label, v) for label, v, _ in pen], "×", width=1000,
-                                     notes=[src[:60] for _, _, src in pen],
-                                     colours=[svg.PALETTE[2]] * len(pen), text_w=440, label_w=300))
+            out.append(
+                svg.bar_chart(
+                    f"{kernel} {dtype} {shape_id}: portability penalty (× the local winner's time)",
+                    [(label, v) for label, v, _ in pen],
+                    "×",
+                    width=1000,
+                    notes=[src[:60] for _, _, src in pen],
+                    colours=[svg.PALETTE[2]] * len(pen),
+                    text_w=440,
+                    label_w=300,
+                )
+            )
     unstable = stability.unstable_timings(records)
     if unstable:
-        out.append(f"<p class=note>Unstable timings (the middle half of the samples spans more than "
-                   f"{100 * STABLE_IQR:.0f}% of the median):</p><ul>"
-                   + "".join(f"<li>{_e(line)}</li>" for line in unstable) + "</ul>")
+        out.append(
+            f"<p class=note>Unstable timings (the middle half of the samples spans more than "
+            f"{100 * STABLE_IQR:.0f}% of the median):</p><ul>"
+            + "".join(f"<li>{_e(line)}</li>" for line in unstable)
+            + "</ul>"
+        )
     return out
 
 
@@ -143,14 +192,16 @@ def _vendor_eval(records: list[Record], rows: list[Row]) -> list[str]:
     evals = evaluate(records, rows)
     if not evals:
         return []
-    out = ["<h2>Vendor evaluation</h2>",
-           "<p class=note>The same kernels tuned separately on each device, on the matrix's shapes; between "
-           "devices: time relative to the fastest; a vendor-specific winner does not fit the other targets; one "
-           "vendor only: configs of the case that fit one vendor's targets and not the other's; "
-           "not fitting: configs of the case that exceed a limit or failed, per target.</p>",
-           "<table><tr><th>kernel</th><th>dtype</th><th>shape</th><th>triton</th><th>device: winner, median, "
-           "rate, % of peak</th><th>between devices</th><th>winner elsewhere</th><th>one vendor only</th>"
-           "<th>static only</th><th>not fitting</th></tr>"]
+    out = [
+        "<h2>Vendor evaluation</h2>",
+        "<p class=note>The same kernels tuned separately on each device, on the matrix's shapes; between "
+        "devices: time relative to the fastest; a vendor-specific winner does not fit the other targets; one "
+        "vendor only: configs of the case that fit one vendor's targets and not the other's; "
+        "not fitting: configs of the case that exceed a limit or failed, per target.</p>",
+        "<table><tr><th>kernel</th><th>dtype</th><th>shape</th><th>triton</th><th>device: winner, median, "
+        "rate, % of peak</th><th>between devices</th><th>winner elsewhere</th><th>one vendor only</th>"
+        "<th>static only</th><th>not fitting</th></tr>",
+    ]
     for ev in evals:
         cells = ["<br>".join(_e(line) for line in lines) for lines in ev.cells().values()]
         head = [_e(v) for v in (ev.kernel, ev.dtype, ev.shape_id, ev.triton)]
@@ -162,9 +213,11 @@ def _version_compare(records: list[Record]) -> list[str]:
     pairs = versions.between_versions(records)
     if not pairs:
         return []
-    out = ["<h2>Between Triton versions</h2>",
-           "<p class=note>The records of each Triton version in this merge against the next version's, by "
-           "<code>harness compare</code>'s rules (worse first).</p>"]
+    out = [
+        "<h2>Between Triton versions</h2>",
+        "<p class=note>The records of each Triton version in this merge against the next version's, by "
+        "<code>harness compare</code>'s rules (worse first).</p>",
+    ]
     for older, newer, cmp in pairs:
         out.append(f"<h3>{_e(older)} → {_e(newer)}</h3>")
         if cmp.reason:
@@ -172,19 +225,29 @@ def _version_compare(records: list[Record]) -> list[str]:
             continue
         worse = [c for c in cmp.changes if c.worse]
         better = [c for c in cmp.changes if c.better]
-        out.append(f"<p>{cmp.matched} builds matched; {len(worse)} worse, {len(better)} better, "
-                   f"{len(cmp.changes) - len(worse) - len(better)} other changes; exit {cmp.exit_code}: "
-                   f"{_e(EXIT_MEANING[cmp.exit_code])}"
-                   + (f"<br>{_e(cmp.compile_time.line())}" if cmp.compile_time is not None else "") + "</p>")
+        out.append(
+            f"<p>{cmp.matched} builds matched; {len(worse)} worse, {len(better)} better, "
+            f"{len(cmp.changes) - len(worse) - len(better)} other changes; exit {cmp.exit_code}: "
+            f"{_e(EXIT_MEANING[cmp.exit_code])}"
+            + (f"<br>{_e(cmp.compile_time.line())}" if cmp.compile_time is not None else "")
+            + "</p>"
+        )
         shown = sorted(cmp.changes, key=lambda c: (not c.worse, not c.better, c.kind, c.label))[:150]
         if shown:
-            out.append("<table><tr><th></th><th>kind</th><th>what</th><th>build</th><th>" + _e(older) + "</th><th>"
-                       + _e(newer) + "</th><th>detail</th></tr>")
+            out.append(
+                "<table><tr><th></th><th>kind</th><th>what</th><th>build</th><th>"
+                + _e(older)
+                + "</th><th>"
+                + _e(newer)
+                + "</th><th>detail</th></tr>"
+            )
             for c in shown:
                 mark = "worse" if c.worse else ("better" if c.better else "")
                 cls = " class=exceeds" if c.worse else (" class=fits" if c.better else "")
-                out.append(f"<tr><td{cls}>{mark}</td><td>{_e(c.kind)}</td><td>{_e(c.what)}</td><td>{_e(c.label)}"
-                           f"</td><td>{_e(c.base)}</td><td>{_e(c.new)}</td><td>{_e(c.detail)}</td></tr>")
+                out.append(
+                    f"<tr><td{cls}>{mark}</td><td>{_e(c.kind)}</td><td>{_e(c.what)}</td><td>{_e(c.label)}"
+                    f"</td><td>{_e(c.base)}</td><td>{_e(c.new)}</td><td>{_e(c.detail)}</td></tr>"
+                )
             out.append("</table>")
     return out
 
@@ -193,15 +256,19 @@ def _trends(found: list[Trend] | None) -> list[str]:
     if not found:
         return []
     ranked = sorted(found, key=lambda t: (t.step is None, t.series, t.metric))[:40]
-    out = ["<h2>Trends across nights</h2>",
-           f"<p class=note>From the history file: {len(found)} series; those with a step (a shift that lasted) "
-           "first, their last nights in red.</p>",
-           "<table><tr><th>series</th><th>metric</th><th>nights</th><th>trend</th><th>step</th></tr>"]
+    out = [
+        "<h2>Trends across nights</h2>",
+        f"<p class=note>From the history file: {len(found)} series; those with a step (a shift that lasted) "
+        "first, their last nights in red.</p>",
+        "<table><tr><th>series</th><th>metric</th><th>nights</th><th>trend</th><th>step</th></tr>",
+    ]
     for t in ranked:
         marked = len(t.values) - 2 if t.step is not None else None
         step = "" if t.step is None else ("from zero" if t.step == float("inf") else f"{100 * t.step:+.1f}%")
-        out.append(f"<tr><td>{_e(t.series)}</td><td>{_e(t.metric)}</td><td>{len(t.values)}</td>"
-                   f"<td>{svg.sparkline(list(t.values), marked_from=marked)}</td><td>{_e(step)}</td></tr>")
+        out.append(
+            f"<tr><td>{_e(t.series)}</td><td>{_e(t.metric)}</td><td>{len(t.values)}</td>"
+            f"<td>{svg.sparkline(list(t.values), marked_from=marked)}</td><td>{_e(step)}</td></tr>"
+        )
     return out + ["</table>"]
 
 
@@ -211,25 +278,35 @@ def _data_links(runs: list[dict[str, Any]]) -> list[str]:
         where = info.get("dir")
         if where:
             href = _e(quote(str(where)))  # a relative URL: every odd character percent-encoded
-            out.append(f"<li>{_e(where)}: <a href=\"{href}/results.json\">results.json</a>, "
-                       f"<a href=\"{href}/records.jsonl\">records.jsonl</a>, "
-                       f"<a href=\"{href}/artifacts/\">artifacts/</a></li>")
+            out.append(
+                f'<li>{_e(where)}: <a href="{href}/results.json">results.json</a>, '
+                f'<a href="{href}/records.jsonl">records.jsonl</a>, '
+                f'<a href="{href}/artifacts/">artifacts/</a></li>'
+            )
     if len(out) == 2:
         out.append("<li>results.json and records.jsonl beside this file; artifacts under artifacts/</li>")
     return out + ["</ul>"]
 
 
-def html_report(runs: list[dict[str, Any]], records: list[Record],
-                trends: list[Trend] | None = None) -> str:
+def html_report(runs: list[dict[str, Any]], records: list[Record], trends: list[Trend] | None = None) -> str:
     """The page. ``runs[i]["dir"]``, when set, is that run's directory relative to the page (links);
     ``trends``: the history file's series for the trend section."""
     rows = build_rows(records)
     base = str(runs[0].get("dir") or "") if len(runs) == 1 else None  # one run: link each config's artifacts
-    body = (["<h1>Triton portability report</h1>"] + _runs(runs) + _matrix(rows, base) + _device_charts(records)
-            + _vendor_eval(records, rows) + _version_compare(records) + _trends(trends))
+    body = (
+        ["<h1>Triton portability report</h1>"]
+        + _runs(runs)
+        + _matrix(rows, base)
+        + _device_charts(records)
+        + _vendor_eval(records, rows)
+        + _version_compare(records)
+        + _trends(trends)
+    )
     fails = tables.failures(records)
     if fails:
         body += ["<h2>Failures</h2>", "<ul>"] + [f"<li>{_e(line)}</li>" for line in fails[:200]] + ["</ul>"]
     body += _data_links(runs)
-    return ("<!doctype html><html lang=en><head><meta charset=utf-8><title>Triton portability report</title>"
-            f"<style>{STYLE}</style></head><body>" + "\n".join(body) + "</body></html>\n")
+    return (
+        "<!doctype html><html lang=en><head><meta charset=utf-8><title>Triton portability report</title>"
+        f"<style>{STYLE}</style></head><body>" + "\n".join(body) + "</body></html>\n"
+    )

@@ -5,6 +5,7 @@ Rendering only: takes records, returns text. Verdicts come from
 column is the point of the product: it marks configs that fit one vendor's
 GPUs and not the other's.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,19 +15,23 @@ from typing import Any, Callable
 from tabulate import tabulate
 
 from harness.analysis import portability, verdicts
-from harness.render.escaping import md, plain
-from harness.model.records import Record
-from harness.analysis.stability import stability_text, unstable_timings
 from harness.analysis.roofline import roof_of
 from harness.analysis.rows import Row, build_rows
+from harness.analysis.stability import stability_text, unstable_timings
+from harness.model.records import Record
 from harness.model.timings import STABLE_IQR, headline
+from harness.render.escaping import md, plain
 
 
 def _table(body: list[list[Any]], headers: list[str], fmt: str) -> str:
     """A table whose cells are escaped for its format (markdown for ``github``, one line each otherwise)."""
     clean = md if fmt == "github" else plain
-    return tabulate([[clean(c) for c in row] for row in body], headers=[clean(h) for h in headers], tablefmt=fmt,
-                    disable_numparse=True)
+    return tabulate(
+        [[clean(c) for c in row] for row in body],
+        headers=[clean(h) for h in headers],
+        tablefmt=fmt,
+        disable_numparse=True,
+    )
 
 
 def _cell(rec: Record | None, tv: verdicts.TargetVerdict | None) -> list[str]:
@@ -82,8 +87,18 @@ def _vendor_of(rows: list[Row], target: str) -> str:
     return ""
 
 
-SUMMARY_COLUMNS = ("fits both", "NVIDIA only", "AMD only", "mixed", "fits neither", "fits", "fits some",
-                   "exceeds a limit", "failed", verdicts.INCOMPLETE)
+SUMMARY_COLUMNS = (
+    "fits both",
+    "NVIDIA only",
+    "AMD only",
+    "mixed",
+    "fits neither",
+    "fits",
+    "fits some",
+    "exceeds a limit",
+    "failed",
+    verdicts.INCOMPLETE,
+)
 
 
 def summary_table(records: list[Record], fmt: str = "github") -> str:
@@ -112,11 +127,16 @@ def target_summary(records: list[Record], fmt: str = "github") -> str:
     for row in rows:
         version = (row.triton,) if multi else ()
         for tv in row.judged.targets.values():
-            counts[(row.kernel, *version, tv.column)]["same binary" if tv.duplicate_of else tv.verdict] += 1
+            counts[(row.kernel, *version) + (tv.column,)]["same binary" if tv.duplicate_of else tv.verdict] += 1
             for o in tv.others:
-                counts[(row.kernel, *version, o.column)]["same binary" if o.duplicate_of else verdicts.outcome(o)] += 1
-    cols = [v for v in (*verdicts.VERDICTS, "same binary") if v in ("fits", "at risk", "exceeds", "failed")
-            or any(v in c for c in counts.values())]
+                counts[(row.kernel, *version) + (o.column,)][
+                    "same binary" if o.duplicate_of else verdicts.outcome(o)
+                ] += 1
+    cols = [
+        v
+        for v in (*verdicts.VERDICTS, "same binary")
+        if v in ("fits", "at risk", "exceeds", "failed") or any(v in c for c in counts.values())
+    ]
     body = [list(k) + [c.get(v, 0) for v in cols] for k, c in sorted(counts.items())]
     return _table(body, ["kernel"] + (["triton"] if multi else []) + ["target"] + cols, fmt)
 
@@ -133,8 +153,10 @@ def risk_lines(records: list[Record]) -> list[str]:
         for tv in row.judged.targets.values():
             if tv.verdict == "at risk" and tv.decided_by is not None:
                 shared = tv.decided_by.resources.get("shared")
-                out.append(f"{row.kernel} {row.dtype} {row.shape_id} {row.config_id}{tag(row.triton)} on {tv.target} "
-                           f"(shared {shared} B by default): " + "; ".join(tv.reasons))
+                out.append(
+                    f"{row.kernel} {row.dtype} {row.shape_id} {row.config_id}{tag(row.triton)} on {tv.target} "
+                    f"(shared {shared} B by default): " + "; ".join(tv.reasons)
+                )
     return out
 
 
@@ -147,18 +169,24 @@ def failures(records: list[Record]) -> list[str]:
             continue  # not the kernel's failure: listed by interpreter_gaps
         if r.status != "ok":
             expected = f" [expected: {r.expected_failure}]" if r.expected_failure else ""
-            out.append(f"{r.kernel} {r.dtype} {r.shape_id} {where} {r.config_id}: {r.status}{expected}: "
-                       f"{r.error[:300]}")
+            out.append(
+                f"{r.kernel} {r.dtype} {r.shape_id} {where} {r.config_id}: {r.status}{expected}: {r.error[:300]}"
+            )
         elif r.mode == "compile" and r.runtime and r.runtime.get("status") not in ("ok", "not_launched"):
-            out.append(f"{r.kernel} {r.dtype} {r.shape_id} {where} {r.config_id}: on device: "
-                       f"{r.runtime.get('status')}: {str(r.runtime.get('error', ''))[:300]}")
+            out.append(
+                f"{r.kernel} {r.dtype} {r.shape_id} {where} {r.config_id}: on device: "
+                f"{r.runtime.get('status')}: {str(r.runtime.get('error', ''))[:300]}"
+            )
     return out
 
 
 def interpreter_gaps(records: list[Record]) -> list[str]:
     """Interpreter checks that could not run (a limitation of Triton's interpreter), with the reason."""
-    return [f"{r.kernel} {r.dtype} {r.config_id}: {r.error[:300]}" for r in records
-            if r.mode == "interpret" and r.status == "interpret-unsupported"]
+    return [
+        f"{r.kernel} {r.dtype} {r.config_id}: {r.error[:300]}"
+        for r in records
+        if r.mode == "interpret" and r.status == "interpret-unsupported"
+    ]
 
 
 def traceback_blocks(records: list[Record], limit: int = 20, lines: int = 40) -> list[str]:
@@ -166,12 +194,18 @@ def traceback_blocks(records: list[Record], limit: int = 20, lines: int = 40) ->
     import html
 
     out = []
-    failed = [r for r in sorted(records, key=lambda r: (r.kernel, r.dtype, r.target, r.config_id))
-              if r.status != "ok" and r.traceback]
+    failed = [
+        r
+        for r in sorted(records, key=lambda r: (r.kernel, r.dtype, r.target, r.config_id))
+        if r.status != "ok" and r.traceback
+    ]
     for r in failed[:limit]:
         where = "interpreter" if r.mode == "interpret" else r.column
-        title = html.escape(f"{r.kernel} {r.dtype} {r.shape_id} {where} {r.config_id}: {r.error.splitlines()[0][:160]}"
-                            if r.error else f"{r.kernel} {r.config_id}")
+        title = html.escape(
+            f"{r.kernel} {r.dtype} {r.shape_id} {where} {r.config_id}: {r.error.splitlines()[0][:160]}"
+            if r.error
+            else f"{r.kernel} {r.config_id}"
+        )
         body = html.escape("\n".join(r.traceback.strip().splitlines()[-lines:]))
         out.append(f"<details><summary>{title}</summary>\n\n<pre>{body}</pre>\n</details>")
     if len(failed) > limit:
@@ -180,9 +214,11 @@ def traceback_blocks(records: list[Record], limit: int = 20, lines: int = 40) ->
 
 
 def fixed_known_failures(records: list[Record]) -> list[str]:
-    return [f"{r.kernel} {r.dtype} {r.shape_id} {r.column} {r.config_id} compiles now (entry: {r.known_failure_fixed})"
-            for r in sorted(records, key=lambda r: (r.kernel, r.dtype, r.shape_id, r.column, r.config_id))
-            if r.known_failure_fixed]
+    return [
+        f"{r.kernel} {r.dtype} {r.shape_id} {r.column} {r.config_id} compiles now (entry: {r.known_failure_fixed})"
+        for r in sorted(records, key=lambda r: (r.kernel, r.dtype, r.shape_id, r.column, r.config_id))
+        if r.known_failure_fixed
+    ]
 
 
 def _version_tag(records: list[Record]) -> Callable[[str], str]:
@@ -197,8 +233,10 @@ def limit_findings(records: list[Record]) -> list[str]:
     for r in sorted(records, key=lambda r: (r.kernel, r.dtype, r.shape_id, r.config_id, r.target, r.triton)):
         for f in r.flags:
             if f["severity"] == "error":
-                out.append(f"{r.kernel} {r.dtype} {r.shape_id} {r.config_id}{tag(r.triton)}: {r.column} ({r.arch}) "
-                           f"{f['resource']} {f['value']:g} exceeds limit {f['limit']:g}")
+                out.append(
+                    f"{r.kernel} {r.dtype} {r.shape_id} {r.config_id}{tag(r.triton)}: {r.column} ({r.arch}) "
+                    f"{f['resource']} {f['value']:g} exceeds limit {f['limit']:g}"
+                )
     return out
 
 
@@ -213,30 +251,61 @@ def device_table(records: list[Record], fmt: str = "github") -> str:
         rt = r.runtime or {}
         timing = rt.get("timing") or {}
         base = rt.get("baselines") or {}
-        base_txt = "; ".join(f"{n} {_us(headline(b)[0].get('median_us'))} µs ({b['speedup']:.2f}x)"
-                             if b.get("status") == "ok" else f"{n} {b.get('status')}" for n, b in base.items())
+        base_txt = "; ".join(
+            f"{n} {_us(headline(b)[0].get('median_us'))} µs ({b['speedup']:.2f}x)"
+            if b.get("status") == "ok"
+            else f"{n} {b.get('status')}"
+            for n, b in base.items()
+        )
         port = []
         for t, p in portability.of(r, records).items():
             if p.get("slowdown") is not None:
-                port.append(f"{t} {p['config_id']} +{100 * (p['slowdown'] - 1):.0f}%"
-                            + (" (proxy)" if str(p.get("source", "")).startswith("proxy") else ""))
+                port.append(
+                    f"{t} {p['config_id']} +{100 * (p['slowdown'] - 1):.0f}%"
+                    + (" (proxy)" if str(p.get("source", "")).startswith("proxy") else "")
+                )
             else:
                 port.append(f"{t} {p.get('note') or p.get('status') or 'n/a'}")
         roof = roof_of(r)
         gpu = rt.get("gpu") or {}
-        body.append([r.kernel, r.dtype, r.shape_id, r.target, str(gpu.get("index", "")),
-                     r.status if r.status != "ok" else r.config_id,
-                     _us(timing.get("median_us")),
-                     f"{_us(timing.get('p20_us'))}–{_us(timing.get('p80_us'))}" if timing else "",
-                     stability_text(timing, str(rt.get("timing_method") or timing.get("method") or "isolated"))
-                     if timing else "",
-                     f"{roof.rate:.4g} {roof.unit}" if roof else "", f"{roof.bound}-bound" if roof else "",
-                     roof.share_text if roof else "", base_txt,
-                     "/".join(str(rt.get(k, 0)) for k in ("configs_launched", "configs_failed",
-                                                          "configs_not_launched")),
-                     "; ".join(port)])
-    headers = ["kernel", "dtype", "shape", "target", "gpu", "winner", "median µs", "p20–p80 µs", "timed", "rate", "roof",
-               "of peak", "baselines (speedup)", "run/failed/not launched", "portability penalty"]
+        body.append(
+            [
+                r.kernel,
+                r.dtype,
+                r.shape_id,
+                r.target,
+                str(gpu.get("index", "")),
+                r.status if r.status != "ok" else r.config_id,
+                _us(timing.get("median_us")),
+                f"{_us(timing.get('p20_us'))}–{_us(timing.get('p80_us'))}" if timing else "",
+                stability_text(timing, str(rt.get("timing_method") or timing.get("method") or "isolated"))
+                if timing
+                else "",
+                f"{roof.rate:.4g} {roof.unit}" if roof else "",
+                f"{roof.bound}-bound" if roof else "",
+                roof.share_text if roof else "",
+                base_txt,
+                "/".join(str(rt.get(k, 0)) for k in ("configs_launched", "configs_failed", "configs_not_launched")),
+                "; ".join(port),
+            ]
+        )
+    headers = [
+        "kernel",
+        "dtype",
+        "shape",
+        "target",
+        "gpu",
+        "winner",
+        "median µs",
+        "p20–p80 µs",
+        "timed",
+        "rate",
+        "roof",
+        "of peak",
+        "baselines (speedup)",
+        "run/failed/not launched",
+        "portability penalty",
+    ]
     return _table(body, headers, fmt)
 
 
@@ -252,8 +321,10 @@ def launch_parity_lines(records: list[Record]) -> list[str]:
                 differ.append(f"{r.kernel} {r.dtype} {r.shape_id} {r.column} {r.config_id}")
     if not counts:
         return []
-    out = ["launch parity (launched binary vs the static artifact, sha256): "
-           + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))]
+    out = [
+        "launch parity (launched binary vs the static artifact, sha256): "
+        + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+    ]
     out += [f"launched binary differs from the static build: {d}" for d in differ]
     return out
 
@@ -273,7 +344,7 @@ def gpu_overlaps(records: list[Record]) -> list[str]:
     found = []
     for (host, gpu), items in spans.items():
         items.sort()
-        for (s1, e1, a), (s2, e2, b) in zip(items, items[1:]):
+        for (_, e1, a), (s2, _, b) in zip(items, items[1:]):
             if s2 < e1:
                 found.append(f"{a} and {b} held GPU {gpu} on {host or 'this host'} at once ({e1 - s2:.3f} s)")
     return found
@@ -283,42 +354,88 @@ def markdown_report(run: dict[str, Any] | list[dict[str, Any]], records: list[Re
     runs = run if isinstance(run, list) else [run]
     parts = ["# Triton portability report", ""]
     for info in runs:
-        parts.append(md(f"matrix {info.get('matrix', {}).get('name')} on {info.get('host')}: triton "
-                        f"{info.get('triton')}, torch {info.get('torch')}, python {info.get('python')}, "
-                        f"GPUs: {', '.join(info.get('gpus') or []) or 'none'}, commit {info.get('commit') or '-'}, "
-                        f"{info.get('start')} → {info.get('end') or 'unfinished'}").join(("- ", "")))
+        parts.append(
+            md(
+                f"matrix {info.get('matrix', {}).get('name')} on {info.get('host')}: triton "
+                f"{info.get('triton')}, torch {info.get('torch')}, python {info.get('python')}, "
+                f"GPUs: {', '.join(info.get('gpus') or []) or 'none'}, commit {info.get('commit') or '-'}, "
+                f"{info.get('start')} → {info.get('end') or 'unfinished'}"
+            ).join(("- ", ""))
+        )
         if info.get("interrupted") or not info.get("end"):
-            parts.append("- **INCOMPLETE**: this run was interrupted before every case finished; "
-                         "`harness run --resume DIR` runs only the missing cases")
+            parts.append(
+                "- **INCOMPLETE**: this run was interrupted before every case finished; "
+                "`harness run --resume DIR` runs only the missing cases"
+            )
         parts += [f"- resumed {md(t)}" for t in info.get("resumed") or []]
     missing = incomplete_verdicts(records)
     if missing:
-        parts.append(f"- **INCOMPLETE**: {missing} config × target verdict(s) have no build under the deciding "
-                     "environment (Triton's defaults): marked `incomplete`, never decided by an opt-in environment")
-    parts += ["", "## Comparison", "", comparison_table(records), "", "## Summary per kernel", "",
-              summary_table(records), "", "## Per target and compile environment", "", target_summary(records), ""]
+        parts.append(
+            f"- **INCOMPLETE**: {missing} config × target verdict(s) have no build under the deciding "
+            "environment (Triton's defaults): marked `incomplete`, never decided by an opt-in environment"
+        )
+    parts += [
+        "",
+        "## Comparison",
+        "",
+        comparison_table(records),
+        "",
+        "## Summary per kernel",
+        "",
+        summary_table(records),
+        "",
+        "## Per target and compile environment",
+        "",
+        target_summary(records),
+        "",
+    ]
     at_risk = risk_lines(records)
     if at_risk:
-        parts += ["## At risk", "", "Configs that fit under Triton's defaults, but not under another swept "
-                  "compile environment:", ""] + [f"- {md(line)}" for line in at_risk] + [""]
+        parts += (
+            [
+                "## At risk",
+                "",
+                "Configs that fit under Triton's defaults, but not under another swept compile environment:",
+                "",
+            ]
+            + [f"- {md(line)}" for line in at_risk]
+            + [""]
+        )
     if any(r.mode == "tune" for r in records):
-        devices = {json.dumps(r.runtime.get("device"), sort_keys=True) for r in records
-                   if r.mode == "tune" and r.runtime and r.runtime.get("device")}
+        devices = {
+            json.dumps(r.runtime.get("device"), sort_keys=True)
+            for r in records
+            if r.mode == "tune" and r.runtime and r.runtime.get("device")
+        }
         parts += ["## On the device", "", device_table(records), ""]
         parts += [f"- device: {md(d)}" for d in sorted(devices)] + [""]
         parts += [f"- {md(line)}" for line in launch_parity_lines(records)] + [""]
-        parts += ["Timed: `sustained` (back to back in one graph of many launches, over inputs larger than the "
-                  "last-level cache: the winner's figure, its rates and the baselines' speedups) or `isolated` (one "
-                  "launch per sample after an L2 flush: the tuner's ranking). See `harness/device/timing.py`.", ""]
+        parts += [
+            "Timed: `sustained` (back to back in one graph of many launches, over inputs larger than the "
+            "last-level cache: the winner's figure, its rates and the baselines' speedups) or `isolated` (one "
+            "launch per sample after an L2 flush: the tuner's ranking). See `harness/device/timing.py`.",
+            "",
+        ]
         unstable = unstable_timings(records)
         if unstable:
-            parts += [f"Unstable timings (IQR over {100 * STABLE_IQR:.0f}% of the median):", ""] + \
-                [f"- {md(line)}" for line in unstable] + [""]
+            parts += (
+                [f"Unstable timings (IQR over {100 * STABLE_IQR:.0f}% of the median):", ""]
+                + [f"- {md(line)}" for line in unstable]
+                + [""]
+            )
     gaps = interpreter_gaps(records)
     if gaps:
-        parts += ["## Not checked by the interpreter", "", "Triton's CPU interpreter could not run these configs "
-                  "(`interpret-unsupported`: not the kernel's failure; the GPU path checks them):", ""] + \
-            [f"- {md(line)}" for line in gaps] + [""]
+        parts += (
+            [
+                "## Not checked by the interpreter",
+                "",
+                "Triton's CPU interpreter could not run these configs "
+                "(`interpret-unsupported`: not the kernel's failure; the GPU path checks them):",
+                "",
+            ]
+            + [f"- {md(line)}" for line in gaps]
+            + [""]
+        )
     findings = limit_findings(records)
     if findings:
         parts += ["## Limits exceeded", ""] + [f"- {md(line)}" for line in findings] + [""]
@@ -332,14 +449,17 @@ def markdown_report(run: dict[str, Any] | list[dict[str, Any]], records: list[Re
     if fixed:
         parts += ["## Known failures that now pass", "", "Their `known_failures` entries can be removed:", ""]
         parts += [f"- {md(line)}" for line in fixed] + [""]
-    parts += ["Columns: `smem B` is the dynamic shared memory / LDS the launch requests (`metadata.shared`), "
-              "plus the static bytes the binary declares where it has any (`+1024`: cuobjdump's SHARED), "
-              "with the limit when it is exceeded; `regs` is registers per thread (AMD: the compiler's unified "
-              "VGPR + AGPR total, `.vgpr_count`); `spill B` is bytes per thread spilled to memory (NVIDIA: ptxas "
-              "spill stores; AMD: 4 bytes per spilled VGPR); `occ` is resident warps per SM sub-partition "
-              "(NVIDIA) or waves per SIMD (AMD: the compiler's figure capped by LDS), with the fraction of the "
-              "target's maximum; `space` is the config space a config came from (`nvidia+amd`: both). "
-              "A target's verdict is decided by its build under Triton's defaults; a column `target@name` is the "
-              "build under the opt-in compile environment `name`, which can only add `AT RISK` (fits by default, "
-              "not under that environment). docs/figures.md says how each figure is read.", ""]
+    parts += [
+        "Columns: `smem B` is the dynamic shared memory / LDS the launch requests (`metadata.shared`), "
+        "plus the static bytes the binary declares where it has any (`+1024`: cuobjdump's SHARED), "
+        "with the limit when it is exceeded; `regs` is registers per thread (AMD: the compiler's unified "
+        "VGPR + AGPR total, `.vgpr_count`); `spill B` is bytes per thread spilled to memory (NVIDIA: ptxas "
+        "spill stores; AMD: 4 bytes per spilled VGPR); `occ` is resident warps per SM sub-partition "
+        "(NVIDIA) or waves per SIMD (AMD: the compiler's figure capped by LDS), with the fraction of the "
+        "target's maximum; `space` is the config space a config came from (`nvidia+amd`: both). "
+        "A target's verdict is decided by its build under Triton's defaults; a column `target@name` is the "
+        "build under the opt-in compile environment `name`, which can only add `AT RISK` (fits by default, "
+        "not under that environment). docs/figures.md says how each figure is read.",
+        "",
+    ]
     return "\n".join(parts)

@@ -5,19 +5,19 @@ the swept compile environments), one line per kernel that ran on a GPU (winner a
 baseline), then the worst few findings, then where the full report is. The wide tables of report.md
 are printed only on request (``harness run --wide``).
 """
+
 from __future__ import annotations
 
 import math
 from collections import defaultdict
 
-from harness.analysis import verdicts
-from harness.render.escaping import CONTROL, no_controls
-from harness.model.records import Record
-from harness.analysis import stability
-from harness.render import tables
+from harness.analysis import stability, verdicts
 from harness.analysis.roofline import roof_of
 from harness.analysis.rows import build_rows
 from harness.analysis.trends import Trend
+from harness.model.records import Record
+from harness.render import tables
+from harness.render.escaping import CONTROL, no_controls
 
 WIDTH = 100
 ORDER = verdicts.VERDICTS
@@ -26,7 +26,7 @@ ORDER = verdicts.VERDICTS
 def _fit(line: str, width: int = WIDTH) -> str:
     """One terminal line, cut to ``width``; no control character of any string in it reaches the terminal."""
     line = no_controls(line)
-    return line if len(line) <= width else line[:width - 1] + "…"
+    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 def kernel_lines(records: list[Record]) -> list[str]:
@@ -61,7 +61,7 @@ def device_lines(records: list[Record]) -> list[str]:
         ok = [t for t in tunes if t.status == "ok" and t.runtime]
         speedups = []
         for t in ok:
-            first = next(iter((t.runtime.get("baselines") or {}).items()), None)
+            first = next(iter(((t.runtime or {}).get("baselines") or {}).items()), None)
             if first and isinstance(first[1], dict) and first[1].get("speedup"):
                 speedups.append((first[1]["speedup"], first[0]))
         text = f"{tables.plain(kernel)}: {len(ok)} of {len(tunes)} case(s) tuned on {tunes[0].target}"
@@ -70,7 +70,7 @@ def device_lines(records: list[Record]) -> list[str]:
             text += f", {lo:.2f}–{hi:.2f}× {speedups[0][1]}" if lo != hi else f", {lo:.2f}× {speedups[0][1]}"
         roofs = [roof for roof in (roof_of(t) for t in ok) if roof is not None and roof.pct is not None]
         for bound in ("memory", "compute"):
-            shares = [x.pct for x in roofs if x.bound == bound]
+            shares = [x.pct for x in roofs if x.bound == bound and x.pct is not None]
             if shares:
                 what = "HBM" if bound == "memory" else "/".join(sorted({x.math for x in roofs if x.bound == bound}))
                 lo, hi = f"{min(shares):.0f}", f"{max(shares):.0f}"
@@ -81,9 +81,11 @@ def device_lines(records: list[Record]) -> list[str]:
 
 def worst(records: list[Record], limit: int = 6) -> list[str]:
     """Failures first, then limits exceeded, then configs at risk: the first few of each, one line each."""
-    lines = [("failed: ", x) for x in tables.failures(records)] + \
-        [("exceeds: ", x) for x in tables.limit_findings(records)] + \
-        [("at risk: ", x) for x in tables.risk_lines(records)]
+    lines = (
+        [("failed: ", x) for x in tables.failures(records)]
+        + [("exceeds: ", x) for x in tables.limit_findings(records)]
+        + [("at risk: ", x) for x in tables.risk_lines(records)]
+    )
     out = [_fit(kind + tables.plain(text.splitlines()[0]) if text else kind) for kind, text in lines[:limit]]
     if len(lines) > limit:
         out.append(f"... {len(lines) - limit} more in report.md")
@@ -106,14 +108,19 @@ def summary(records: list[Record]) -> list[str]:
 
 def incomplete_lines(runs: list[dict], records: list[Record]) -> list[str]:
     """INCOMPLETE, first: runs that were interrupted (or never finished), and targets without a deciding build."""
-    out = [f"INCOMPLETE: the run on {tables.plain(info.get('host') or '?')} started {info.get('start')} was "
-           + ("interrupted" if info.get("interrupted") else "never finished")
-           + " before every case ran; `harness run --resume DIR` runs only the missing cases"
-           for info in runs if info.get("interrupted") or not info.get("end")]
+    out = [
+        f"INCOMPLETE: the run on {tables.plain(info.get('host') or '?')} started {info.get('start')} was "
+        + ("interrupted" if info.get("interrupted") else "never finished")
+        + " before every case ran; `harness run --resume DIR` runs only the missing cases"
+        for info in runs
+        if info.get("interrupted") or not info.get("end")
+    ]
     missing = tables.incomplete_verdicts(records)
     if missing:
-        out.append(f"INCOMPLETE: {missing} config x target verdict(s) have no build under the deciding environment "
-                   "(Triton's defaults): shown as incomplete, never decided by an opt-in environment")
+        out.append(
+            f"INCOMPLETE: {missing} config x target verdict(s) have no build under the deciding environment "
+            "(Triton's defaults): shown as incomplete, never decided by an opt-in environment"
+        )
     return out
 
 
@@ -126,8 +133,11 @@ def final_lines(records: list[Record], wide: bool = False, runs: list[dict] | No
     tuned = any(r.mode == "tune" for r in records)
     if wide:  # the full tables of report.md, as wide as they are
         out.append((True, "triton portability: comparison"))
-        for table in (tables.comparison_table(records, fmt="simple"), tables.summary_table(records, fmt="simple"),
-                      tables.target_summary(records, fmt="simple")):
+        for table in (
+            tables.comparison_table(records, fmt="simple"),
+            tables.summary_table(records, fmt="simple"),
+            tables.target_summary(records, fmt="simple"),
+        ):
             out += [(False, table), (False, "")]
         at_risk = tables.risk_lines(records)
         if at_risk:
@@ -156,7 +166,14 @@ def final_lines(records: list[Record], wide: bool = False, runs: list[dict] | No
 def trend_line(t: Trend) -> str:
     """One series as ``harness history show`` prints it: the nights' values, the step if there is one."""
     vals = " ".join(f"{v:.1f}" for v in t.values)
-    mark = "" if t.step is None else ("  STEP from zero over the last nights" if math.isinf(t.step)
-                                      else f"  STEP {100 * t.step:+.1f}% over the last nights")
+    mark = (
+        ""
+        if t.step is None
+        else (
+            "  STEP from zero over the last nights"
+            if math.isinf(t.step)
+            else f"  STEP {100 * t.step:+.1f}% over the last nights"
+        )
+    )
     where = " on ".join(x for x in (t.host, t.device) if x)
     return f"{t.series} [{t.metric}]{' (' + where + ')' if where else ''}: {vals}{mark}"

@@ -1,5 +1,6 @@
 """The vendor evaluation as markdown (``harness report --vendor-eval``): the cases :mod:`harness.analysis.vendor_eval`
 evaluated, one table row each."""
+
 from __future__ import annotations
 
 from harness.analysis.vendor_eval import CaseEval
@@ -7,16 +8,20 @@ from harness.render.escaping import md
 
 
 def markdown(evals: list[CaseEval]) -> str:
-    lines = ["# Vendor evaluation", "",
-             "The same kernels tuned separately on each device, on the matrix's shapes. Rate: against the case's",
-             "roof on that device — GB/s and the share of the HBM peak when the kernel's FLOP per byte is below",
-             "the device's ridge point (memory-bound), else TFLOP/s and the share of its dtype's peak; the peaks",
-             "are the catalogue's for the device that ran (docs/figures.md). A vendor-specific winner is a config",
-             "that does not fit the other targets; one vendor only: configs of the case that fit one vendor's targets",
-             "and not the other's. Not fitting: configs of the case that exceed a limit or failed.",
-             "", "| kernel | dtype | shape | triton | device: winner, median, rate, roof, % of peak | between devices |"
-             " winner elsewhere | one vendor only | static only | not fitting (per target) |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        "# Vendor evaluation",
+        "",
+        "The same kernels tuned separately on each device, on the matrix's shapes. Rate: against the case's",
+        "roof on that device — GB/s and the share of the HBM peak when the kernel's FLOP per byte is below",
+        "the device's ridge point (memory-bound), else TFLOP/s and the share of its dtype's peak; the peaks",
+        "are the catalogue's for the device that ran (docs/figures.md). A vendor-specific winner is a config",
+        "that does not fit the other targets; one vendor only: configs of the case that fit one vendor's targets",
+        "and not the other's. Not fitting: configs of the case that exceed a limit or failed.",
+        "",
+        "| kernel | dtype | shape | triton | device: winner, median, rate, roof, % of peak | between devices |"
+        " winner elsewhere | one vendor only | static only | not fitting (per target) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for ev in evals:
         cells = ["<br>".join(md(line) for line in lines) for lines in ev.cells().values()]
         head = [md(v) for v in (ev.kernel, ev.dtype, ev.shape_id, ev.triton)]

@@ -10,6 +10,7 @@ direction — a lasting shift. One night off and back again is a blip and is not
 such a history (not SQLite, damaged, a directory, unreadable, another schema) is a :class:`HistoryError`
 naming it. Plain Python and the standard library's sqlite3.
 """
+
 from __future__ import annotations
 
 import sqlite3
@@ -18,8 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from harness.support import safe_files
 from harness.model.records import Record
+from harness.support import safe_files
 
 #: schema 2 (``nights``); schema 1's ``figures`` table (keyed by night and host alone) is copied in once
 SCHEMA = """
@@ -59,13 +60,16 @@ def _open(db: Path, write: bool = False) -> Iterator[sqlite3.Connection]:
             if "nights" in tables:
                 have = {row[1] for row in con.execute("PRAGMA table_info(nights)")}
                 if have != _COLUMNS:
-                    raise HistoryError(f"{db}: its 'nights' table is not a harness history (columns "
-                                       f"{', '.join(sorted(have))})")
+                    raise HistoryError(
+                        f"{db}: its 'nights' table is not a harness history (columns {', '.join(sorted(have))})"
+                    )
             elif write:
                 con.execute(SCHEMA)
                 if "figures" in tables:  # schema 1: no torch or device column
-                    con.execute("INSERT OR IGNORE INTO nights SELECT night, host, triton, '', '', commit_id, series, "
-                                "metric, value FROM figures")
+                    con.execute(
+                        "INSERT OR IGNORE INTO nights SELECT night, host, triton, '', '', commit_id, series, "
+                        "metric, value FROM figures"
+                    )
             elif tables - {"figures"}:
                 raise HistoryError(f"{db}: not a harness history (tables {', '.join(sorted(tables))})")
             yield con
@@ -96,7 +100,7 @@ def _figures(records: Iterable[Record]) -> Iterable[tuple[str, str, str, float]]
                 if isinstance(value, (int, float)) and not isinstance(value, bool):
                     yield "", f"{r.kernel} {r.dtype} {r.shape_id} {r.column} {r.config_id}", metric, float(value)
         rt = r.runtime if isinstance(r.runtime, dict) else {}
-        timing = rt.get("timing") if isinstance(rt.get("timing"), dict) else {}
+        timing = rt["timing"] if isinstance(rt.get("timing"), dict) else {}
         median = timing.get("median_us")
         if not isinstance(median, (int, float)) or median <= 0:
             continue
@@ -119,10 +123,16 @@ def _figures(records: Iterable[Record]) -> Iterable[tuple[str, str, str, float]]
 def add(db: Path, run: dict[str, Any], records: list[Record]) -> int:
     """Store one run's figures; the same run stored again (night, host, versions, device) is replaced. Returns
     rows written."""
-    head = (str(run.get("start") or ""), str(run.get("host") or ""), str(run.get("triton") or ""),
-            str(run.get("torch") or ""))
-    rows = [(*head, device, str(run.get("commit") or ""), series, metric, value)
-            for device, series, metric, value in _figures(records)]
+    head = (
+        str(run.get("start") or ""),
+        str(run.get("host") or ""),
+        str(run.get("triton") or ""),
+        str(run.get("torch") or ""),
+    )
+    rows = [
+        (*head, device, str(run.get("commit") or ""), series, metric, value)
+        for device, series, metric, value in _figures(records)
+    ]
     with _open(db, write=True) as con:
         con.executemany("INSERT OR REPLACE INTO nights VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     return len(rows)
@@ -133,8 +143,11 @@ def _source(con: sqlite3.Connection) -> str:
     ``history add`` carries them over)."""
     names = {row[0] for row in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if "nights" in names or "figures" not in names:
-        return "nights" if "nights" in names else "(SELECT '' AS night, '' AS host, '' AS device, '' AS series, " \
-            "'' AS metric, 0.0 AS value WHERE 0)"
+        return (
+            "nights"
+            if "nights" in names
+            else "(SELECT '' AS night, '' AS host, '' AS device, '' AS series, '' AS metric, 0.0 AS value WHERE 0)"
+        )
     return "(SELECT night, host, triton, '' AS torch, '' AS device, commit_id, series, metric, value FROM figures)"
 
 
@@ -142,8 +155,11 @@ def series(db: Path, contains: str = "") -> dict[tuple[str, str, str, str], list
     """Every stored figure whose series contains ``contains``: (series, metric, host, device) -> (night, value),
     nights in order. Two machines' nights are never one series."""
     with _open(db) as con:
-        rows = con.execute(f"SELECT series, metric, host, device, night, value FROM {_source(con)} WHERE series "
-                           "LIKE ? ORDER BY series, metric, host, device, night", (f"%{contains}%",)).fetchall()
+        rows = con.execute(
+            f"SELECT series, metric, host, device, night, value FROM {_source(con)} WHERE series "
+            "LIKE ? ORDER BY series, metric, host, device, night",
+            (f"%{contains}%",),
+        ).fetchall()
     grouped: dict[tuple[str, str, str, str], list[tuple[str, float]]] = {}
     for series_name, metric, host, device, night, value in rows:
         grouped.setdefault((series_name, metric, host, device), []).append((night, float(value)))
@@ -153,8 +169,10 @@ def series(db: Path, contains: str = "") -> dict[tuple[str, str, str, str], list
 def timing_nights(db: Path) -> dict[tuple[str, str], dict[tuple[str, str], list[float]]]:
     """The stored medians (isolated and sustained), night by night: (series, metric) -> (host, device) -> values."""
     with _open(db) as con:
-        rows = con.execute(f"SELECT series, metric, host, device, value FROM {_source(con)} WHERE metric IN "
-                           "('median_us', 'sustained median_us') ORDER BY night").fetchall()
+        rows = con.execute(
+            f"SELECT series, metric, host, device, value FROM {_source(con)} WHERE metric IN "
+            "('median_us', 'sustained median_us') ORDER BY night"
+        ).fetchall()
     nights: dict[tuple[str, str], dict[tuple[str, str], list[float]]] = {}
     for series_name, metric, host, device, value in rows:
         nights.setdefault((series_name, metric), {}).setdefault((host, device), []).append(float(value))

@@ -12,6 +12,7 @@
   ``report.md`` among others, is refused even with ``--force``; ``--force`` removes only
   the files a run writes. Files are opened without following links (:mod:`harness.support.safe_files`).
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -24,9 +25,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
-from harness.support import safe_files
 from harness.model.records import Record
 from harness.results.store import complete_cases, load_results
+from harness.support import safe_files
 
 LOCK_NAME = ".harness.lock"
 MARKER_NAME = ".harness-run"
@@ -65,9 +66,11 @@ def check_usable(out: Path) -> None:
         raise RunDirError(f"--out {out} exists and is not a directory")
     if out.is_dir() and any(out.iterdir()) and not has_marker(out):
         found = sorted(p.name for p in out.iterdir())[:3]
-        raise RunDirError(f"--out {out} holds files a harness run did not write ({', '.join(found)}, ...; no "
-                          f"{MARKER_NAME} marker): the harness writes only into a new or empty directory or one of "
-                          "its own runs, --force included")
+        raise RunDirError(
+            f"--out {out} holds files a harness run did not write ({', '.join(found)}, ...; no "
+            f"{MARKER_NAME} marker): the harness writes only into a new or empty directory or one of "
+            "its own runs, --force included"
+        )
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -81,9 +84,18 @@ def claim(out: Path) -> None:
     if has_marker(out):
         return
     try:
-        safe_files.write_atomic(out / MARKER_NAME, json.dumps(
-            {"kind": MARKER_KIND, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-             "host": socket.gethostname(), "pid": os.getpid()}) + "\n")
+        safe_files.write_atomic(
+            out / MARKER_NAME,
+            json.dumps(
+                {
+                    "kind": MARKER_KIND,
+                    "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                    "host": socket.gethostname(),
+                    "pid": os.getpid(),
+                }
+            )
+            + "\n",
+        )
     except OSError as exc:
         raise RunDirError(f"--out {out}: cannot write the run marker: {exc.strerror or exc}") from None
 
@@ -115,8 +127,10 @@ class RunLock:
         try:
             fh = safe_files.open_nofollow(self.path, "a+")  # held until release()
         except OSError as exc:
-            raise RunDirError(f"{self.path}: cannot use the lock file: {exc.strerror or exc} (a link or "
-                              "something else is in its place)") from None
+            raise RunDirError(
+                f"{self.path}: cannot use the lock file: {exc.strerror or exc} (a link or "
+                "something else is in its place)"
+            ) from None
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -128,12 +142,20 @@ class RunLock:
                 who = f"pid {info.get('pid')} on {info.get('host')}, started {info.get('start')}"
             except (json.JSONDecodeError, AttributeError):
                 who = "another process"
-            raise RunDirError(f"{self.path.parent} is in use by another harness run ({who}); "
-                              "wait for it or choose another --out") from None
+            raise RunDirError(
+                f"{self.path.parent} is in use by another harness run ({who}); wait for it or choose another --out"
+            ) from None
         fh.seek(0)
         fh.truncate()
-        fh.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
-                             "start": datetime.now(timezone.utc).isoformat(timespec="seconds")}))
+        fh.write(
+            json.dumps(
+                {
+                    "pid": os.getpid(),
+                    "host": socket.gethostname(),
+                    "start": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                }
+            )
+        )
         fh.flush()
         self._fh = fh
 
@@ -159,8 +181,10 @@ def resume_state(out: Path, matrix_hash: str | None) -> tuple[dict[str, Any], se
     run, records = load_results(out)
     recorded = (run.get("matrix") or {}).get("sha256")
     if matrix_hash and recorded and recorded != matrix_hash:
-        raise RunDirError(f"--resume {out}: the matrix {(run.get('matrix') or {}).get('path')} changed since that run "
-                          "started; resume with the same matrix, or start a new run")
+        raise RunDirError(
+            f"--resume {out}: the matrix {(run.get('matrix') or {}).get('path')} changed since that run "
+            "started; resume with the same matrix, or start a new run"
+        )
     done, kept = complete_cases(records)
     return run, done, kept
 
@@ -175,8 +199,10 @@ def prepare(out: Path, resume: bool, force: bool) -> RunLock:
             raise RunDirError(f"--resume {out}: no records to resume from (records.jsonl is missing or empty)")
         started = has_records(out) or any((out / name).exists() for name in ("results.json", "report.md", ARTIFACTS))
         if not resume and not force and started:
-            raise RunDirError(f"{out} already holds a run: use --resume to finish only what is missing, "
-                              "or --force to start over (its records, reports and artifacts are removed)")
+            raise RunDirError(
+                f"{out} already holds a run: use --resume to finish only what is missing, "
+                "or --force to start over (its records, reports and artifacts are removed)"
+            )
         claim(out)
         if force and not resume:
             try:

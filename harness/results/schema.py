@@ -7,6 +7,7 @@ annotations of the record class the caller passes (:class:`~harness.model.record
 is checked here without a second list to keep, and this module imports nothing of the harness; the nested
 ``runtime`` and ``run`` objects the reports read are spelled out below.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -20,8 +21,10 @@ STATUSES = frozenset({"ok", "mismatch", "error", "crash", "timeout", "interpret-
 MODES = frozenset({"compile", "interpret", "tune"})
 
 _RUN_FIELDS: dict[str, tuple[type, ...]] = {
-    **dict.fromkeys(("triton", "torch", "numpy", "python", "host", "platform", "commit", "start", "end", "dir",
-                     "hip_lld"), (str, type(None))),
+    **dict.fromkeys(
+        ("triton", "torch", "numpy", "python", "host", "platform", "commit", "start", "end", "dir", "hip_lld"),
+        (str, type(None)),
+    ),
     **dict.fromkeys(("gpus", "argv", "targets", "selected", "resumed", "read_warnings"), (list,)),
     **dict.fromkeys(("matrix", "compare_thresholds"), (dict,)),
     "interrupted": (bool, type(None)),
@@ -31,8 +34,21 @@ _TIMING_FIELDS: dict[str, tuple[type, ...]] = {
     **dict.fromkeys(("samples_us", "round_medians_us"), (list,)),
     **dict.fromkeys(("method", "note"), (str,)),
 }
-_RUNTIME_DICTS = ("timing", "sustained", "isolated", "screen_timing", "model", "correctness", "gpu", "device",
-                  "phases_s", "portability", "torch_settings", "launched_binary", "baselines")
+_RUNTIME_DICTS = (
+    "timing",
+    "sustained",
+    "isolated",
+    "screen_timing",
+    "model",
+    "correctness",
+    "gpu",
+    "device",
+    "phases_s",
+    "portability",
+    "torch_settings",
+    "launched_binary",
+    "baselines",
+)
 _RUNTIME_NUMBERS = ("tflops", "gbps", "median_us", "first_launch_s", "copy_tbps", "speedup")
 
 
@@ -45,8 +61,16 @@ def _allowed(annotation: str) -> tuple[type, ...]:
     kinds: list[type] = []
     for part in (p.strip() for p in annotation.split("|")):
         base = part.split("[")[0]
-        kinds += {"str": [str], "bool": [bool], "int": [int], "float": [int, float], "dict": [dict],
-                  "list": [list], "None": [type(None)]}.get(base, [object])
+        admitted: dict[str, list[type]] = {
+            "str": [str],
+            "bool": [bool],
+            "int": [int],
+            "float": [int, float],
+            "dict": [dict],
+            "list": [list],
+            "None": [type(None)],
+        }
+        kinds += admitted.get(base, [object])
     return tuple(kinds)
 
 
@@ -54,7 +78,7 @@ def _is(value: Any, kinds: tuple[type, ...]) -> bool:
     if isinstance(value, bool) and bool not in kinds:
         return False  # true is not a number of seconds
     if isinstance(value, float) and not math.isfinite(value) and float in kinds:
-        return True   # NaN timings are judged where they are read (compare says which)
+        return True  # NaN timings are judged where they are read (compare says which)
     return isinstance(value, kinds)
 
 
@@ -72,9 +96,13 @@ def _record_types(record_class: type) -> dict[str, tuple[type, ...]]:
 
 
 def _runtime_problem(runtime: dict[str, Any]) -> str:
-    types = {"status": (str,), **dict.fromkeys(_RUNTIME_DICTS, (dict, type(None))),
-             **dict.fromkeys(_RUNTIME_NUMBERS, (*NUMBER, type(None))), "gpu_window": (list,),
-             **dict.fromkeys(("configs_launched", "configs_failed", "configs_not_launched"), (int,))}
+    types = {
+        "status": (str,),
+        **dict.fromkeys(_RUNTIME_DICTS, (dict, type(None))),
+        **dict.fromkeys(_RUNTIME_NUMBERS, (*NUMBER, type(None))),
+        "gpu_window": (list,),
+        **dict.fromkeys(("configs_launched", "configs_failed", "configs_not_launched"), (int,)),
+    }
     problem = _fields_problem(runtime, types, "runtime.")
     if problem:
         return problem
@@ -85,8 +113,11 @@ def _runtime_problem(runtime: dict[str, Any]) -> str:
     for label, baseline in (runtime.get("baselines") or {}).items():
         if not isinstance(baseline, dict):
             return f"runtime.baselines[{str(label)[:40]!r}] must be an object, got {_type_name(baseline)}"
-        problem = _fields_problem(baseline, {"status": (str,), "timing": (dict, type(None)),
-                                             "sustained": (dict, type(None))}, f"runtime.baselines[{label!r}].")
+        problem = _fields_problem(
+            baseline,
+            {"status": (str,), "timing": (dict, type(None)), "sustained": (dict, type(None))},
+            f"runtime.baselines[{label!r}].",
+        )
         if problem:
             return problem[:200]
     return ""
@@ -106,9 +137,14 @@ def record_problem(data: dict[str, Any], record_class: type) -> str:
     if data["mode"] not in MODES:
         return f"field 'mode' must be one of {', '.join(sorted(MODES))}, got {data['mode'][:40]!r}"
     for flag in data.get("flags", []):
-        if not isinstance(flag, dict) or not isinstance(flag.get("resource"), str) \
-                or not all(isinstance(flag.get(k), NUMBER) and not isinstance(flag.get(k), bool)
-                           for k in ("value", "limit")) or flag.get("severity") not in ("error", "warn"):
+        if (
+            not isinstance(flag, dict)
+            or not isinstance(flag.get("resource"), str)
+            or not all(
+                isinstance(flag.get(k), NUMBER) and not isinstance(flag.get(k), bool) for k in ("value", "limit")
+            )
+            or flag.get("severity") not in ("error", "warn")
+        ):
             return f"a flag must be {{resource, value, limit, severity}}, got {flag!r}"[:200]
     for kind, artifact in (data.get("artifacts") or {}).items():
         if not isinstance(artifact, dict) or not all(isinstance(v, str) for v in artifact.values()):
@@ -123,5 +159,6 @@ def run_problem(run: Any) -> str:
     problem = _fields_problem(run, _RUN_FIELDS, "run.")
     if problem:
         return problem
-    return _fields_problem(run.get("matrix") or {}, dict.fromkeys(("name", "path", "sha256"), (str, type(None))),
-                           "run.matrix.")
+    return _fields_problem(
+        run.get("matrix") or {}, dict.fromkeys(("name", "path", "sha256"), (str, type(None))), "run.matrix."
+    )

@@ -1,5 +1,6 @@
 """A run on disk, read back: ``records.jsonl`` line by line (a line torn by a kill is skipped and counted) and
 ``results.json`` whole, bounded, validated against the results schema before any report, gate or history reads it."""
+
 from __future__ import annotations
 
 import gzip
@@ -82,8 +83,10 @@ def load_results(path: Path) -> tuple[dict[str, Any], list[Record]]:
     doc = _read_doc(file)
     version = doc.get("schema_version") if isinstance(doc, dict) else None
     if type(version) is not int or version not in READABLE_SCHEMAS:
-        raise ResultsFileError(f"{file}: schema_version {version!r} is not one this harness reads "
-                               f"({', '.join(map(str, READABLE_SCHEMAS))})")
+        raise ResultsFileError(
+            f"{file}: schema_version {version!r} is not one this harness reads "
+            f"({', '.join(map(str, READABLE_SCHEMAS))})"
+        )
     problem = run_problem(doc.get("run", {}))
     if problem:
         raise ResultsFileError(f"{file}: {problem}")
@@ -100,7 +103,8 @@ def load_results(path: Path) -> tuple[dict[str, Any], list[Record]]:
         if torn:
             run.setdefault("read_warnings", []).append(
                 f"{jsonl}: skipped {len(torn)} line(s) that are not whole records (line {', '.join(map(str, torn[:5]))}"
-                f"{' ...' if len(torn) > 5 else ''}): the run was killed while writing")
+                f"{' ...' if len(torn) > 5 else ''}): the run was killed while writing"
+            )
         if len(lines) > len(raw):  # the run was killed between two rewrites of results.json
             raw = lines
     try:
@@ -109,8 +113,10 @@ def load_results(path: Path) -> tuple[dict[str, Any], list[Record]]:
         for i, r in enumerate(raw):
             problem = record_problem(r, Record)
             if problem:
-                raise ResultsFileError(f"{file}: record {i} ({str(r.get('kernel'))[:40]} {str(r.get('target'))[:20]} "
-                                       f"{str(r.get('config_id'))[:60]}): {problem}")
+                raise ResultsFileError(
+                    f"{file}: record {i} ({str(r.get('kernel'))[:40]} {str(r.get('target'))[:20]} "
+                    f"{str(r.get('config_id'))[:60]}): {problem}"
+                )
         records = [Record.from_dict(r) for r in raw]
     except TypeError as exc:
         raise ResultsFileError(f"{file}: a record lacks required fields: {exc}") from None

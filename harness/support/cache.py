@@ -1,5 +1,6 @@
 """The harness's own cache folder (``HARNESS_CACHE_DIR``): figures derived from artifacts, callback checks passed,
 tuning winners, tools fetched. Everything in it is keyed by content, so deleting it costs time, never a result."""
+
 from __future__ import annotations
 
 import os

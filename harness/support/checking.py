@@ -3,6 +3,7 @@
 Used by the matrix and by the sections that live beside their own data (compile
 environments, known failures), so each section is checked where it is defined.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -31,8 +32,14 @@ class MatrixError(Exception):
 
 
 def type_name(t: Any) -> str:
-    names = {str: "a string", list: "a list", dict: "a mapping", int: "an integer", float: "a number",
-             bool: "a boolean"}
+    names = {
+        str: "a string",
+        list: "a list",
+        dict: "a mapping",
+        int: "an integer",
+        float: "a number",
+        bool: "a boolean",
+    }
     if isinstance(t, tuple):
         if set(t) == {int, float}:
             return "a number"
@@ -56,7 +63,8 @@ class Checker:
     """Collects problems while walking the located YAML."""
 
     def __init__(self, file: str, doc: yamlpos.Located) -> None:
-        self.file, self.doc, self.problems = file, doc, []
+        self.file, self.doc = file, doc
+        self.problems: list[Problem] = []
 
     def add(self, path: tuple[Any, ...], message: str) -> None:
         self.problems.append(Problem(self.file, self.doc.line(path), message))
@@ -66,5 +74,7 @@ class Checker:
             if key not in allowed:
                 self.add(path + (key,), f"unknown key {key!r} in {what}{suggest(key, allowed)}")
             elif not is_a(value, allowed[key]):
-                self.add(path + (key,), f"{what} field {key!r} must be {type_name(allowed[key])}, "
-                                        f"got {type(value).__name__} {value!r}")
+                self.add(
+                    path + (key,),
+                    f"{what} field {key!r} must be {type_name(allowed[key])}, got {type(value).__name__} {value!r}",
+                )

@@ -7,6 +7,7 @@ through. Inputs (matrices, results, records) are read only when they are regular
 bounded size, checked on the open descriptor: a FIFO, a device or ``/dev/zero`` never blocks or
 fills memory.
 """
+
 from __future__ import annotations
 
 import os
@@ -24,8 +25,13 @@ class InputFileError(Exception):
 
 
 def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"),
-                       (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket")):
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a device"),
+        (stat.S_ISBLK, "a device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
         if test(mode):
             return name
     return "not a regular file"
@@ -98,8 +104,11 @@ def write_atomic(path: Path, data: str | bytes) -> None:
 
 def open_nofollow(path: Path, mode: str) -> IO[str]:
     """A text file opened for ``"w"`` (truncated), ``"a"`` or ``"a+"``, refusing a symbolic link at ``path``."""
-    flags = {"w": os.O_WRONLY | os.O_CREAT | os.O_TRUNC, "a": os.O_WRONLY | os.O_CREAT | os.O_APPEND,
-             "a+": os.O_RDWR | os.O_CREAT | os.O_APPEND}[mode]
+    flags = {
+        "w": os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+        "a": os.O_WRONLY | os.O_CREAT | os.O_APPEND,
+        "a+": os.O_RDWR | os.O_CREAT | os.O_APPEND,
+    }[mode]
     fd = os.open(path, flags | NOFOLLOW, 0o644)
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):

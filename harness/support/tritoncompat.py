@@ -6,6 +6,7 @@ the rest of the harness speaks one vocabulary. Supported: Triton 3.3 and later
 the signature). Triton 3.2 used a different signature form and is refused with a
 clear message rather than guessed at.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -16,20 +17,41 @@ import shutil
 from pathlib import Path
 from typing import Any, Iterator
 
-
 #: compile options a config may set when Triton is not importable (validation on a machine without it).
 TUNING_OPTIONS: dict[str, frozenset[str]] = {
     "cuda": frozenset({"num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion"}),
-    "hip": frozenset({"num_warps", "num_stages", "num_ctas", "waves_per_eu", "matrix_instr_nonkdim",
-                      "kpack", "schedule_hint", "enable_fp_fusion"}),
+    "hip": frozenset(
+        {
+            "num_warps",
+            "num_stages",
+            "num_ctas",
+            "waves_per_eu",
+            "matrix_instr_nonkdim",
+            "kpack",
+            "schedule_hint",
+            "enable_fp_fusion",
+        }
+    ),
 }
 
 #: fields of a backend's options that are not a config's to set: the target and backend the harness passes,
 #: what Triton fills itself (dtype tables, libraries, instrumentation), and ``ir_override`` (a file path read
 #: at compile time: it would reach outside the run's inputs).
-NOT_CONFIG_OPTIONS = frozenset({"arch", "backend_name", "warp_size", "debug", "extern_libs", "supported_fp8_dtypes",
-                                "deprecated_fp8_dtypes", "deprecated_fp8_dot_operand_dtypes",
-                                "allowed_dot_input_precisions", "instrumentation_mode", "ir_override"})
+NOT_CONFIG_OPTIONS = frozenset(
+    {
+        "arch",
+        "backend_name",
+        "warp_size",
+        "debug",
+        "extern_libs",
+        "supported_fp8_dtypes",
+        "deprecated_fp8_dtypes",
+        "deprecated_fp8_dot_operand_dtypes",
+        "allowed_dot_input_precisions",
+        "instrumentation_mode",
+        "ir_override",
+    }
+)
 
 
 def installed_triton_version() -> str | None:
@@ -71,7 +93,7 @@ def pin_matches(pin: str, installed: str | None) -> bool:
         return False
     wanted = pin.split(".")
     have = installed.split("+")[0].split(".")
-    return len(wanted) <= len(have) and have[:len(wanted)] == wanted
+    return len(wanted) <= len(have) and have[: len(wanted)] == wanted
 
 
 def describe_pin(pin: str, installed: str | None) -> str:

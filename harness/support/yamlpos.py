@@ -4,6 +4,7 @@ Validation errors must point at ``file:line``; PyYAML's composed node tree has
 the marks, so values are built from it directly, and duplicate keys (which
 ``safe_load`` silently merges) are reported instead of dropped.
 """
+
 from __future__ import annotations
 
 import re
@@ -42,8 +43,9 @@ MAX_VALUES = 200_000
 MAX_BYTES = 4 << 20
 _MERGE = "tag:yaml.org,2002:merge"
 _BAD_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]")
-_PLAIN_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "map", "seq", "merge",
-                                                   "timestamp")}
+_PLAIN_TAGS = {
+    f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "map", "seq", "merge", "timestamp")
+}
 
 
 class _Builder:
@@ -76,8 +78,11 @@ class _Builder:
             raise YamlError(line, f"invalid value: {str(exc).split(';')[0]}") from None
         if isinstance(value, str) and _BAD_CHARS.search(value):
             bad = _BAD_CHARS.search(value).group()  # type: ignore[union-attr]
-            raise YamlError(line, f"a string holds the character U+{ord(bad):04X} (a control character or a lone "
-                                  "surrogate): names and values must be printable text")
+            raise YamlError(
+                line,
+                f"a string holds the character U+{ord(bad):04X} (a control character or a lone "
+                "surrogate): names and values must be printable text",
+            )
         return value
 
     def _mapping(self, node: yaml.MappingNode, path: Path_, depth: int) -> dict[Any, Any]:
@@ -116,10 +121,10 @@ def decode(data: bytes) -> str:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
+        line = data[: exc.start].count(b"\n") + 1
         raise YamlError(line, f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start}") from None
     if "\x00" in text:
-        raise YamlError(text[:text.index("\x00")].count("\n") + 1, "the file holds a NUL byte: not a text file")
+        raise YamlError(text[: text.index("\x00")].count("\n") + 1, "the file holds a NUL byte: not a text file")
     return text
 
 

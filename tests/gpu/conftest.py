@@ -1,4 +1,5 @@
 """GPU tests: run only where a GPU is present (CUDA or ROCm torch); skipped everywhere else."""
+
 from __future__ import annotations
 
 import pytest

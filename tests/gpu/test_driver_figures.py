@@ -10,6 +10,7 @@
 
 NVIDIA only (ROCm has no such API through ctypes here); ``HARNESS_GPU_REPORT`` names a JSON file for the figures.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -26,7 +27,7 @@ sys.path.insert(0, str(REPO / "tests"))
 from helpers import compile_one  # noqa: E402
 
 ATTR_NUM_REGS, ATTR_SHARED, ATTR_LOCAL, ATTR_MAX_DYNAMIC = 4, 1, 3, 8
-DEVICE_ATTR_OPTIN = 97   # CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+DEVICE_ATTR_OPTIN = 97  # CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
 
 
 def _driver() -> ctypes.CDLL:
@@ -57,16 +58,40 @@ def _attr(cuda: ctypes.CDLL, fn: ctypes.c_void_p, attr: int) -> int:
 def _blocks(cuda: ctypes.CDLL, fn: ctypes.c_void_p, threads: int, dynamic: int) -> int:
     _check(cuda.cuFuncSetAttribute(fn, ATTR_MAX_DYNAMIC, ctypes.c_int(dynamic)), f"max dynamic {dynamic}")
     n = ctypes.c_int()
-    _check(cuda.cuOccupancyMaxActiveBlocksPerMultiprocessor(ctypes.byref(n), fn, ctypes.c_int(threads),
-                                                            ctypes.c_size_t(dynamic)), "occupancy")
+    _check(
+        cuda.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+            ctypes.byref(n), fn, ctypes.c_int(threads), ctypes.c_size_t(dynamic)
+        ),
+        "occupancy",
+    )
     return n.value
 
 
-CONFIGS = [({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": w, "num_stages": 2,
-             **({"maxnreg": cap} if cap else {})})
-           for w, bm, bn in ((1, 32, 32), (2, 64, 32), (4, 64, 64), (8, 128, 128),
-                             (1, 64, 64), (2, 64, 128), (4, 128, 128), (8, 256, 128))
-           for cap in (None, 32, 64, 96, 128, 168, 200, 232, 255) if cap != 32 or w < 4]   # wgmma needs > 32
+CONFIGS = [
+    (
+        {
+            "BLOCK_M": bm,
+            "BLOCK_N": bn,
+            "BLOCK_K": 32,
+            "GROUP_M": 8,
+            "num_warps": w,
+            "num_stages": 2,
+            **({"maxnreg": cap} if cap else {}),
+        }
+    )
+    for w, bm, bn in (
+        (1, 32, 32),
+        (2, 64, 32),
+        (4, 64, 64),
+        (8, 128, 128),
+        (1, 64, 64),
+        (2, 64, 128),
+        (4, 128, 128),
+        (8, 256, 128),
+    )
+    for cap in (None, 32, 64, 96, 128, 168, 200, 232, 255)
+    if cap != 32 or w < 4
+]  # wgmma needs > 32
 
 
 def test_figures_and_occupancy_are_the_drivers(tmp_path: Path) -> None:
@@ -87,33 +112,50 @@ def test_figures_and_occupancy_are_the_drivers(tmp_path: Path) -> None:
             continue
         res = rec["resources"]
         fn = _function(cuda, (tmp_path / f"c{i}" / rec["artifacts"]["cubin"]["path"]).read_bytes(), res["function"])
-        driver = {"registers": _attr(cuda, fn, ATTR_NUM_REGS), "local_bytes": _attr(cuda, fn, ATTR_LOCAL),
-                  "static_shared": _attr(cuda, fn, ATTR_SHARED)}
+        driver = {
+            "registers": _attr(cuda, fn, ATTR_NUM_REGS),
+            "local_bytes": _attr(cuda, fn, ATTR_LOCAL),
+            "static_shared": _attr(cuda, fn, ATTR_SHARED),
+        }
         # the driver's local size is the stack frame (sm_90 spills there) plus local arrays
-        ours = {"registers": res["registers"], "local_bytes": res["stack_bytes"] + res["local_bytes"],
-                "static_shared": res["static_shared"]}
+        ours = {
+            "registers": res["registers"],
+            "local_bytes": res["stack_bytes"] + res["local_bytes"],
+            "static_shared": res["static_shared"],
+        }
         threads = res["num_warps"] * 32
         for dynamic in sorted({res["shared"], 50000, 76000, 115712 - res["static_shared"], 115712}):
             got = _blocks(cuda, fn, threads, dynamic)
-            want = nvidia_occupancy(target, res["registers"], dynamic, res["num_warps"],
-                                    res["static_shared"])["blocks_per_sm"]
-            rows.append({"config": config, **ours, "dynamic": dynamic, "driver_blocks": got,
-                         "harness_blocks": want})
+            want = nvidia_occupancy(target, res["registers"], dynamic, res["num_warps"], res["static_shared"])[
+                "blocks_per_sm"
+            ]
+            rows.append({"config": config, **ours, "dynamic": dynamic, "driver_blocks": got, "harness_blocks": want})
             if got != want:
                 mismatches.append(rows[-1])
         if driver != ours:
             mismatches.append({"config": config, "driver": driver, "harness": ours})
     # the per-block limit counts the static bytes: opt-in - static is accepted, one byte more refused
-    rec = compile_one("softmax", "fp16", {"M": 1024, "N": 1000}, "h200",
-                      {"BLOCK_M": 1, "CHUNK": 0, "num_warps": 8, "num_stages": 2}, tmp_path / "sm")
-    fn = _function(cuda, (tmp_path / "sm" / rec["artifacts"]["cubin"]["path"]).read_bytes(),
-                   rec["resources"]["function"])
+    rec = compile_one(
+        "softmax",
+        "fp16",
+        {"M": 1024, "N": 1000},
+        "h200",
+        {"BLOCK_M": 1, "CHUNK": 0, "num_warps": 8, "num_stages": 2},
+        tmp_path / "sm",
+    )
+    fn = _function(
+        cuda, (tmp_path / "sm" / rec["artifacts"]["cubin"]["path"]).read_bytes(), rec["resources"]["function"]
+    )
     static = _attr(cuda, fn, ATTR_SHARED)
     accepted = cuda.cuFuncSetAttribute(fn, ATTR_MAX_DYNAMIC, ctypes.c_int(optin.value - static))
     refused = cuda.cuFuncSetAttribute(fn, ATTR_MAX_DYNAMIC, ctypes.c_int(optin.value - static + 1))
-    limit = {"static_shared": static, "recorded_static_shared": rec["resources"]["static_shared"],
-             "recorded_reserved_shared": rec["resources"]["reserved_shared"],
-             "accepted_at_optin_minus_static": accepted == 0, "refused_one_byte_more": refused != 0}
+    limit = {
+        "static_shared": static,
+        "recorded_static_shared": rec["resources"]["static_shared"],
+        "recorded_reserved_shared": rec["resources"]["reserved_shared"],
+        "accepted_at_optin_minus_static": accepted == 0,
+        "refused_one_byte_more": refused != 0,
+    }
     report = os.environ.get("HARNESS_GPU_REPORT")
     if report:
         Path(report).write_text(json.dumps({"occupancy": rows, "mismatches": mismatches, "limit": limit}, indent=1))

@@ -2,16 +2,16 @@
 
 Run on a GPU host with: ``python -m pytest tests/gpu -q`` (skipped without a GPU).
 """
+
 from __future__ import annotations
 
 import json
-
-import yaml
 import os
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
@@ -91,7 +91,9 @@ def test_run_tunes_times_and_prices_portability(tmp_path: Path) -> None:
     gpu = pick_device(None, local_gpus())
     target = _local_target(gpu)
     other = "mi300x" if target.startswith(("h", "a", "b")) else "h100"
-    matrix = write_matrix(tmp_path / "m.yaml", f"""\
+    matrix = write_matrix(
+        tmp_path / "m.yaml",
+        f"""\
 name: gpu-e2e
 targets: [{target}, {other}]
 environments:  # the GPU path is under test here, not the compile-environment sweep
@@ -105,7 +107,8 @@ kernels:
     dtypes: [bf16]
     shapes: [{{M: 4096, N: 4096}}]
     interpret: false
-""")
+""",
+    )
     env = {"HARNESS_CACHE_DIR": str(tmp_path / "cache")}
     results = []
     for label in ("first", "second"):
@@ -151,14 +154,14 @@ def test_launch_parity_the_static_binary_is_the_one_that_launches(tmp_path: Path
     target = _local_target(gpu)
     out = tmp_path / "run"
     env = {"HARNESS_CACHE_DIR": str(tmp_path / "cache"), "TRITON_CACHE_DIR": str(tmp_path / "triton")}
-    proc = run_cli("run", str(REPO / "matrices" / "smoke.yaml"), "--targets", target, "--out", str(out), "-n", "0",
-                   env=env)
+    proc = run_cli(
+        "run", str(REPO / "matrices" / "smoke.yaml"), "--targets", target, "--out", str(out), "-n", "0", env=env
+    )
     records = json.loads((out / "results.json").read_text())["records"]
     launched = [r for r in records if r["mode"] == "compile" and (r.get("runtime") or {}).get("status") == "ok"]
     smoke_kernels = set(yaml.safe_load((REPO / "matrices" / "smoke.yaml").read_text())["kernels"])
     assert {r["kernel"] for r in launched} == smoke_kernels, proc.stdout[-3000:]
-    parity = {(r["kernel"], r["shape"].__repr__(), r["config_id"]): r["runtime"].get("launch_parity")
-              for r in launched}
+    parity = {(r["kernel"], r["shape"].__repr__(), r["config_id"]): r["runtime"].get("launch_parity") for r in launched}
     assert all(p == "identical" for p in parity.values()), {k: p for k, p in parity.items() if p != "identical"}
 
 
@@ -171,7 +174,9 @@ def test_gpu_faults_in_a_whole_run_cost_only_their_own_case(tmp_path: Path) -> N
     case's finding; the healthy cases after it (same kernel, and vector_add) are checked and timed."""
     gpu = pick_device(None, local_gpus())
     target = _local_target(gpu)
-    matrix = write_matrix(tmp_path / "faults.yaml", f"""\
+    matrix = write_matrix(
+        tmp_path / "faults.yaml",
+        f"""\
 name: gpu-faults
 targets: [{target}]
 kernels:
@@ -192,15 +197,27 @@ kernels:
     dtypes: [fp32]
     interpret: false
     shapes: [{{N: 1048576}}]
-""")
+""",
+    )
     out = tmp_path / "run"
-    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0",
-                   env={"HARNESS_CACHE_DIR": str(tmp_path / "cache")}, timeout=420)
+    proc = run_cli(
+        "run",
+        str(matrix),
+        "--out",
+        str(out),
+        "-n",
+        "0",
+        env={"HARNESS_CACHE_DIR": str(tmp_path / "cache")},
+        timeout=420,
+    )
     assert proc.returncode == 1, proc.stdout[-4000:] + proc.stderr[-4000:]  # 1: some case failed, nothing else
     records = json.loads((out / "results.json").read_text())["records"]
     # one build per case: a config that is another's binary (same sha256 and launch) is never launched itself
-    compiled = {(r["kernel"], r["shape"].get("FAULT"), r["shape"]["N"]): r for r in records
-                if r["mode"] == "compile" and not r["duplicate_of"]}
+    compiled = {
+        (r["kernel"], r["shape"].get("FAULT"), r["shape"]["N"]): r
+        for r in records
+        if r["mode"] == "compile" and not r["duplicate_of"]
+    }
     tuned = {(r["kernel"], r["shape"].get("FAULT"), r["shape"]["N"]): r for r in records if r["mode"] == "tune"}
     assert len(compiled) == len(tuned) == 8, sorted(compiled)  # every case kept both its records
     assert all(r["status"] == "ok" and r["fits"] for r in compiled.values())  # every fault is a runtime one
@@ -208,8 +225,12 @@ kernels:
     def runtime(fault: int, n: int = 65536) -> dict:
         return compiled[("gpu_faults", fault, n)]["runtime"]
 
-    healthy = [runtime(1, 65536), runtime(1, 65537), runtime(1, 65538),
-               compiled[("vector_add", None, 1048576)]["runtime"]]
+    healthy = [
+        runtime(1, 65536),
+        runtime(1, 65537),
+        runtime(1, 65538),
+        compiled[("vector_add", None, 1048576)]["runtime"],
+    ]
     for rt in healthy:
         assert rt["status"] == "ok" and rt["correctness"]["status"] == "ok" and rt["timing"]["median_us"] > 0, rt
     assert runtime(2)["status"] in ("fault", "crash") and "illegal" in runtime(2)["error"].lower(), runtime(2)
@@ -228,7 +249,9 @@ def test_several_outputs_and_an_in_place_kernel_on_the_device(tmp_path: Path) ->
     before each check and each timed sample; the baselines return the same structures and are compared."""
     gpu = pick_device(None, local_gpus())
     target = _local_target(gpu)
-    matrix = write_matrix(tmp_path / "m.yaml", f"""\
+    matrix = write_matrix(
+        tmp_path / "m.yaml",
+        f"""\
 name: outputs-inplace
 targets: [{target}]
 kernels:
@@ -240,15 +263,20 @@ kernels:
     dtypes: [bf16]
     shapes: [{{M: 4096, V: 128256}}]
     interpret: false
-""")
+""",
+    )
     out = tmp_path / "run"
-    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0", "--retune",
-                   env={"HARNESS_CACHE_DIR": str(tmp_path / "cache")})
+    proc = run_cli(
+        "run", str(matrix), "--out", str(out), "-n", "0", "--retune", env={"HARNESS_CACHE_DIR": str(tmp_path / "cache")}
+    )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     records = json.loads((out / "results.json").read_text())["records"]
     for kernel, outputs in (("rmsnorm", {"y", "rstd"}), ("cross_entropy", {"loss", "grad"})):
-        launched = [r for r in records if r["kernel"] == kernel and r["mode"] == "compile"
-                    and r["runtime"]["status"] != "not_launched"]
+        launched = [
+            r
+            for r in records
+            if r["kernel"] == kernel and r["mode"] == "compile" and r["runtime"]["status"] != "not_launched"
+        ]
         assert len(launched) >= 3, kernel
         for r in launched:
             rt = r["runtime"]
@@ -257,8 +285,7 @@ kernels:
                 assert set(rt["correctness"]["outputs"]) == outputs and rt["correctness"]["nonfinite"] == 0
         tune = next(r for r in records if r["kernel"] == kernel and r["mode"] == "tune")
         baselines = tune["runtime"]["baselines"]
-        assert baselines and all(b["status"] == "ok" and b["matches_reference"] for b in baselines.values()), \
-            baselines
+        assert baselines and all(b["status"] == "ok" and b["matches_reference"] for b in baselines.values()), baselines
 
 
 def test_tensor_descriptors_and_fp8_on_the_device(tmp_path: Path) -> None:
@@ -266,7 +293,9 @@ def test_tensor_descriptors_and_fp8_on_the_device(tmp_path: Path) -> None:
     fitting config correct at full size, the launched binary the static one, baselines compared."""
     gpu = pick_device(None, local_gpus())
     target = _local_target(gpu)
-    matrix = write_matrix(tmp_path / "m.yaml", f"""\
+    matrix = write_matrix(
+        tmp_path / "m.yaml",
+        f"""\
 name: desc-fp8
 targets: [{target}]
 kernels:
@@ -278,15 +307,20 @@ kernels:
     dtypes: [fp8]
     shapes: [{{T: 16384, E: 8, N: 4096, K: 4096, bias: true}}]
     interpret: false
-""")
+""",
+    )
     out = tmp_path / "run"
-    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0", "--retune",
-                   env={"HARNESS_CACHE_DIR": str(tmp_path / "cache")})
+    proc = run_cli(
+        "run", str(matrix), "--out", str(out), "-n", "0", "--retune", env={"HARNESS_CACHE_DIR": str(tmp_path / "cache")}
+    )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     records = json.loads((out / "results.json").read_text())["records"]
     for kernel in ("attention_desc", "moe_gemm"):
-        launched = [r for r in records if r["kernel"] == kernel and r["mode"] == "compile"
-                    and r["runtime"]["status"] != "not_launched"]
+        launched = [
+            r
+            for r in records
+            if r["kernel"] == kernel and r["mode"] == "compile" and r["runtime"]["status"] != "not_launched"
+        ]
         assert launched, kernel
         for r in launched:
             assert r["runtime"]["status"] == "ok", (kernel, r["config_id"], r["runtime"].get("error"))
@@ -310,7 +344,9 @@ def test_cases_run_only_on_their_own_model_unless_mapped(tmp_path: Path) -> None
     twin = next((t.name for t in catalogue().values() if t.arch == gpu["arch"] and t.name != here), None)
     if twin is None:
         pytest.skip(f"the catalogue has no other model of {gpu['arch']}")
-    matrix = write_matrix(tmp_path / "m.yaml", f"""\
+    matrix = write_matrix(
+        tmp_path / "m.yaml",
+        f"""\
 name: models
 targets: [{here}, {twin}]
 kernels:
@@ -318,15 +354,17 @@ kernels:
     dtypes: [fp16]
     shapes: [{{M: 4096, N: 4096}}]
     interpret: false
-""")
+""",
+    )
     env = {"HARNESS_CACHE_DIR": str(tmp_path / "cache")}
     plain = run_cli("run", str(matrix), "--out", str(tmp_path / "plain"), "-n", "0", env=env)
     assert plain.returncode == 0, plain.stdout[-3000:]
     records = json.loads((tmp_path / "plain" / "results.json").read_text())["records"]
     assert {r["target"] for r in records if r["mode"] == "tune"} == {here}
     static = [r for r in records if r["target"] == twin and r["mode"] == "compile"]
-    assert static and all(r["runtime"]["status"] == "not_launched" and f"no {twin} here" in r["runtime"]["reason"]
-                          for r in static)
+    assert static and all(
+        r["runtime"]["status"] == "not_launched" and f"no {twin} here" in r["runtime"]["reason"] for r in static
+    )
     mapped = run_cli("run", str(matrix), "--out", str(tmp_path / "mapped"), "-n", "0", "--device-as", twin, env=env)
     assert mapped.returncode == 0, mapped.stdout[-3000:]
     records = json.loads((tmp_path / "mapped" / "results.json").read_text())["records"]
@@ -345,8 +383,9 @@ def test_sustained_timing_and_a_baseline_that_synchronises(gpu_worker: Worker) -
     assert base["baselines"]["clone"]["status"] == "ok"
     refused = base["baselines"]["clone after .item()"]
     assert refused["status"] == "error" and "synchronises with the host" in refused["error"], refused
-    out = gpu_worker.request("gpu_sustained", {**job, "configs": {"B1024": {"BLOCK": 1024, "num_warps": 4}},
-                                                "baselines": ["clone"]}, 600)
+    out = gpu_worker.request(
+        "gpu_sustained", {**job, "configs": {"B1024": {"BLOCK": 1024, "num_warps": 4}}, "baselines": ["clone"]}, 600
+    )
     assert out["status"] == "ok", out
     kernel, clone = out["timings"]["config B1024"]["timing"], out["timings"]["baseline clone"]["timing"]
     for t in (kernel, clone):

@@ -5,6 +5,7 @@ samples, ``render`` writes the summary, markdown and JSON. Exit codes (README):
 0 nothing worse, 1 performance regression only, 2 a worse status, verdict or
 correctness, 3 the runs cannot be compared.
 """
+
 from harness.analysis.compare.diff import CompareInputError, Comparison, compare_runs
 
 __all__ = ["CompareInputError", "Comparison", "compare_runs"]

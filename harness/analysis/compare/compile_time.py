@@ -9,6 +9,7 @@ the test is across configs: a two-sided sign test on the per-config ratios, with
 geometric mean as the size of the change. Too few cold pairs, or a release that does not
 report stage times, gives "not judged" with the reason — never a silent pass.
 """
+
 from __future__ import annotations
 
 import math
@@ -23,15 +24,15 @@ MIN_PAIRS = 10
 
 @dataclass(frozen=True)
 class CompileTimeJudgement:
-    verdict: str                 # "slower" | "faster" | "same" | "noise" | "not judged"
-    reason: str = ""             # why not judged
-    pairs: int = 0               # configs cold in both runs, with stage times in both
-    ratio: float | None = None   # geometric mean of new / base lowering time over the pairs
+    verdict: str  # "slower" | "faster" | "same" | "noise" | "not judged"
+    reason: str = ""  # why not judged
+    pairs: int = 0  # configs cold in both runs, with stage times in both
+    ratio: float | None = None  # geometric mean of new / base lowering time over the pairs
     p_value: float | None = None
-    cold_median_s: tuple[float | None, float | None] = (None, None)   # median lowering time per cold build
-    warm_median_s: tuple[float | None, float | None] = (None, None)   # median load time per warm build
+    cold_median_s: tuple[float | None, float | None] = (None, None)  # median lowering time per cold build
+    warm_median_s: tuple[float | None, float | None] = (None, None)  # median load time per warm build
     builds: dict[str, tuple[int, int]] = field(default_factory=dict)  # "cold" / "warm" / "unknown": base, new
-    stages: dict[str, float] = field(default_factory=dict)            # geometric mean ratio per lowering stage
+    stages: dict[str, float] = field(default_factory=dict)  # geometric mean ratio per lowering stage
     threshold: float = 0.25
 
     @property
@@ -49,8 +50,9 @@ class CompileTimeJudgement:
         if self.verdict == "not judged":
             return f"{head}; not judged: {self.reason}"
         slowest = max(self.stages.items(), key=lambda kv: kv[1], default=None)
-        where = f", most in {slowest[0]} ({100 * (slowest[1] - 1):+.0f}%)" if slowest and self.verdict == "slower" \
-            else ""
+        where = (
+            f", most in {slowest[0]} ({100 * (slowest[1] - 1):+.0f}%)" if slowest and self.verdict == "slower" else ""
+        )
         size = f"{100 * ((self.ratio or 1) - 1):+.1f}% over {self.pairs} cold pairs (sign test p={self.p_value:.1e})"
         if self.verdict == "same":
             return f"{head}; {size}: within the ±{100 * self.threshold:.0f}% threshold, not a regression"
@@ -63,8 +65,8 @@ def sign_test_p(ups: int, downs: int) -> float:
     if n == 0:
         return 1.0
     k = min(ups, downs)
-    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n
-    return min(1.0, 2 * tail)
+    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
+    return min(1.0, 2.0 * float(tail))
 
 
 def _lowering_s(r: Record) -> float | None:
@@ -82,30 +84,53 @@ def _geomean(ratios: Sequence[float]) -> float:
     return math.exp(sum(math.log(x) for x in ratios) / len(ratios))
 
 
-def judge(pairs: Sequence[tuple[Record, Record]], threshold: float = 0.25,
-          alpha: float = 0.001) -> CompileTimeJudgement:
+def judge(
+    pairs: Sequence[tuple[Record, Record]], threshold: float = 0.25, alpha: float = 0.001
+) -> CompileTimeJudgement:
     """``pairs``: matched (base, new) compile records that built in both runs."""
     built = [(a, b) for a, b in pairs if a.status == "ok" and b.status == "ok"]
-    builds = {k: (sum(1 for a, _ in built if _kind(a) == k), sum(1 for _, b in built if _kind(b) == k))
-              for k in ("cold", "warm", "unknown")}
+    builds = {
+        k: (sum(1 for a, _ in built if _kind(a) == k), sum(1 for _, b in built if _kind(b) == k))
+        for k in ("cold", "warm", "unknown")
+    }
 
     def med(values: list[float]) -> float | None:
         return median(values) if values else None
 
-    cold = (med([x for a, _ in built if _kind(a) == "cold" and (x := _lowering_s(a))]),
-            med([x for _, b in built if _kind(b) == "cold" and (x := _lowering_s(b))]))
-    warm = (med([a.compile_s for a, _ in built if _kind(a) == "warm" and a.compile_s]),
-            med([b.compile_s for _, b in built if _kind(b) == "warm" and b.compile_s]))
+    cold = (
+        med([x for a, _ in built if _kind(a) == "cold" and (x := _lowering_s(a))]),
+        med([x for _, b in built if _kind(b) == "cold" and (x := _lowering_s(b))]),
+    )
+    warm = (
+        med([a.compile_s for a, _ in built if _kind(a) == "warm" and a.compile_s]),
+        med([b.compile_s for _, b in built if _kind(b) == "warm" and b.compile_s]),
+    )
     usable = [(a, b) for a, b in built if _kind(a) == _kind(b) == "cold" and _lowering_s(a) and _lowering_s(b)]
-    common = dict(cold_median_s=cold, warm_median_s=warm, builds=builds, pairs=len(usable), threshold=threshold)
     if len(usable) < MIN_PAIRS:
-        why = (f"{len(usable)} config(s) compiled cold in both runs with Triton's stage times, {MIN_PAIRS} needed"
-               + ("; a warm run loads from Triton's cache: compare runs made from empty caches"
-                  if builds["warm"][0] or builds["warm"][1] else "")
-               + ("; a Triton without a compilation listener reports neither cache use nor stage times"
-                  if builds["unknown"][0] or builds["unknown"][1]
-                  or any(_kind(r) == "cold" and not _lowering_s(r) for pair in built for r in pair) else ""))
-        return CompileTimeJudgement("not judged", reason=why, **common)
+        why = (
+            f"{len(usable)} config(s) compiled cold in both runs with Triton's stage times, {MIN_PAIRS} needed"
+            + (
+                "; a warm run loads from Triton's cache: compare runs made from empty caches"
+                if builds["warm"][0] or builds["warm"][1]
+                else ""
+            )
+            + (
+                "; a Triton without a compilation listener reports neither cache use nor stage times"
+                if builds["unknown"][0]
+                or builds["unknown"][1]
+                or any(_kind(r) == "cold" and not _lowering_s(r) for pair in built for r in pair)
+                else ""
+            )
+        )
+        return CompileTimeJudgement(
+            "not judged",
+            reason=why,
+            cold_median_s=cold,
+            warm_median_s=warm,
+            builds=builds,
+            pairs=len(usable),
+            threshold=threshold,
+        )
     ratios = [_lowering_s(b) / _lowering_s(a) for a, b in usable]  # type: ignore[operator]
     ratio = _geomean(ratios)
     p = sign_test_p(sum(1 for x in ratios if x > 1), sum(1 for x in ratios if x < 1))
@@ -122,4 +147,14 @@ def judge(pairs: Sequence[tuple[Record, Record]], threshold: float = 0.25,
         verdict = "noise"
     else:
         verdict = "slower" if ratio > 1 else "faster"
-    return CompileTimeJudgement(verdict, ratio=ratio, p_value=p, stages=per_stage, **common)
+    return CompileTimeJudgement(
+        verdict,
+        ratio=ratio,
+        p_value=p,
+        stages=per_stage,
+        cold_median_s=cold,
+        warm_median_s=warm,
+        builds=builds,
+        pairs=len(usable),
+        threshold=threshold,
+    )

@@ -10,6 +10,7 @@ the new run selected (its ``run["selected"]``) but does not hold is lost work: w
 A run that was interrupted cannot be compared (exit 3) unless the caller allows it, and
 then its missing builds are left out, not called worse.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,18 @@ from harness.model.records import Record
 from harness.results.store import complete_cases
 
 #: resource figures whose change is reported (informational: verdicts decide the exit code)
-RESOURCES = ("registers", "spill_bytes", "shared", "scratch_bytes", "occupancy", "mma", "wgmma", "tcgen05_mma",
-             "mfma", "ds_ops")
+RESOURCES = (
+    "registers",
+    "spill_bytes",
+    "shared",
+    "scratch_bytes",
+    "occupancy",
+    "mma",
+    "wgmma",
+    "tcgen05_mma",
+    "mfma",
+    "ds_ops",
+)
 VERDICT_RANK = {"fits": 0, "at risk": 1, "exceeds": 2, "failed": 3}
 EXIT_SAME, EXIT_SLOWER, EXIT_WORSE, EXIT_INCOMPARABLE = 0, 1, 2, 3
 
@@ -36,8 +47,8 @@ class CompareInputError(Exception):
 
 @dataclass(frozen=True)
 class Change:
-    kind: str          # "status" | "verdict" | "correctness" | "resource" | "code" | "timing" | "winner"
-    label: str         # kernel dtype shape column config
+    kind: str  # "status" | "verdict" | "correctness" | "resource" | "code" | "timing" | "winner"
+    label: str  # kernel dtype shape column config
     what: str
     base: Any
     new: Any
@@ -52,23 +63,23 @@ class Comparison:
     only_base: list[str] = field(default_factory=list)
     only_new: list[str] = field(default_factory=list)
     missing_in_new: list[str] = field(default_factory=list)  # builds the new run selected and does not hold
-    not_compared: list[str] = field(default_factory=list)    # cut cases, incomplete verdicts, interrupted runs' gaps
+    not_compared: list[str] = field(default_factory=list)  # cut cases, incomplete verdicts, interrupted runs' gaps
     changes: list[Change] = field(default_factory=list)
     timings_judged: int = 0
     judged: list[timings.JudgedTiming] = field(default_factory=list)  # every timing figure considered
-    largest_insignificant: float | None = None   # largest |ratio - 1| among judged timings not called a change
+    largest_insignificant: float | None = None  # largest |ratio - 1| among judged timings not called a change
     compile_time: compile_time.CompileTimeJudgement | None = None  # cold lowering time, judged like with like
-    reason: str = ""                             # why the runs cannot be compared, when they cannot
+    reason: str = ""  # why the runs cannot be compared, when they cannot
 
     @property
     def exit_code(self) -> int:
         if self.reason:
             return EXIT_INCOMPARABLE
-        if self.missing_in_new or any(c.worse and c.kind in ("status", "verdict", "correctness")
-                                      for c in self.changes):
+        if self.missing_in_new or any(c.worse and c.kind in ("status", "verdict", "correctness") for c in self.changes):
             return EXIT_WORSE
-        if any(c.worse and c.kind == "timing" for c in self.changes) or \
-                (self.compile_time is not None and self.compile_time.worse):
+        if any(c.worse and c.kind == "timing" for c in self.changes) or (
+            self.compile_time is not None and self.compile_time.worse
+        ):
             return EXIT_SLOWER
         return EXIT_SAME
 
@@ -90,8 +101,12 @@ def _median(r: Record) -> float | None:
 
 def _timed(r: Record) -> bool:
     """Timed in full on a device (a config seen only in the tuner's short screen is not judged)."""
-    return isinstance(r.runtime, dict) and r.runtime.get("status") == "ok" and r.runtime.get("stage") != "screen" \
+    return (
+        isinstance(r.runtime, dict)
+        and r.runtime.get("status") == "ok"
+        and r.runtime.get("stage") != "screen"
         and isinstance(r.runtime.get("timing"), dict)
+    )
 
 
 def check_timings(records: list[Record], side: str) -> None:
@@ -99,10 +114,15 @@ def check_timings(records: list[Record], side: str) -> None:
     bad = []
     for r in records:
         if r.mode == "compile" and _timed(r) and _median(r) is None:
-            value = r.runtime["timing"].get("median_us")
+            value = (r.runtime or {})["timing"].get("median_us")
             bad.append(f"{side}: {_label(r)}: timed 'ok' but its median is {value!r}")
-        elif r.mode == "compile" and isinstance(r.runtime, dict) and r.runtime.get("status") == "ok" \
-                and r.runtime.get("stage") != "screen" and not isinstance(r.runtime.get("timing"), dict):
+        elif (
+            r.mode == "compile"
+            and isinstance(r.runtime, dict)
+            and r.runtime.get("status") == "ok"
+            and r.runtime.get("stage") != "screen"
+            and not isinstance(r.runtime.get("timing"), dict)
+        ):
             bad.append(f"{side}: {_label(r)}: timed 'ok' but its median is 'missing'")
     if bad:
         raise CompareInputError("\n".join(bad))
@@ -124,29 +144,52 @@ def _selected(run: dict[str, Any] | None) -> set[tuple[str, ...]] | None:
     entries = (run or {}).get("selected")
     if not entries:
         return None
-    keys = set()
+    keys: set[tuple[str, ...]] = set()
     for i, e in enumerate(entries if isinstance(entries, list) else [entries]):
-        if not (isinstance(e, dict) and all(isinstance(e.get(k), str) for k in ("kernel", "dtype", "target",
-                                                                                 "environment"))
-                and isinstance(e.get("shape"), dict) and isinstance(e.get("configs"), list)
-                and all(isinstance(c, dict) for c in e["configs"])):
-            raise CompareInputError(f"new: run.selected[{i}] is not {{kernel, dtype, shape, target, environment, "
-                                    f"configs}}: {str(e)[:120]}")
-        keys |= {(e["kernel"], e["dtype"], json.dumps(e["shape"], sort_keys=True), e["target"], e["environment"],
-                  config_key(c)) for c in e["configs"]}
+        if not (
+            isinstance(e, dict)
+            and all(isinstance(e.get(k), str) for k in ("kernel", "dtype", "target", "environment"))
+            and isinstance(e.get("shape"), dict)
+            and isinstance(e.get("configs"), list)
+            and all(isinstance(c, dict) for c in e["configs"])
+        ):
+            raise CompareInputError(
+                f"new: run.selected[{i}] is not {{kernel, dtype, shape, target, environment, configs}}: {str(e)[:120]}"
+            )
+        keys |= {
+            (
+                e["kernel"],
+                e["dtype"],
+                json.dumps(e["shape"], sort_keys=True),
+                e["target"],
+                e["environment"],
+                config_key(c),
+            )
+            for c in e["configs"]
+        }
     return keys
 
 
 def _unfinished(run: dict[str, Any] | None) -> bool:
-    return bool(run) and (bool(run.get("interrupted")) or not run.get("end"))
+    return run is not None and bool(run) and (bool(run.get("interrupted")) or not run.get("end"))
 
 
-def compare_runs(base: list[Record], new: list[Record], threshold: float = 0.05, alpha: float = 0.001,
-                 min_us: float = 20.0, normalise: bool = True,
-                 thresholds: dict[str, float] | None = None, compile_threshold: float = 0.25,
-                 base_run: dict[str, Any] | None = None, new_run: dict[str, Any] | None = None,
-                 allow_incomplete: bool = False, fdr: float = 0.05, history: Any = None,
-                 noise_floor: float = stats.NOISE_FLOOR) -> Comparison:
+def compare_runs(
+    base: list[Record],
+    new: list[Record],
+    threshold: float = 0.05,
+    alpha: float = 0.001,
+    min_us: float = 20.0,
+    normalise: bool = True,
+    thresholds: dict[str, float] | None = None,
+    compile_threshold: float = 0.25,
+    base_run: dict[str, Any] | None = None,
+    new_run: dict[str, Any] | None = None,
+    allow_incomplete: bool = False,
+    fdr: float = 0.05,
+    history: Any = None,
+    noise_floor: float = stats.NOISE_FLOOR,
+) -> Comparison:
     """``thresholds``: per-kernel thresholds (the matrix's ``compare_threshold``), overriding ``threshold``;
     ``alpha``: the compile-time sign test's level; ``fdr``: the false-discovery rate the timing family is held
     to; ``history``: ``(series, method, normalised) -> sigma or None``, the night-to-night noise of a figure;
@@ -164,19 +207,27 @@ def compare_runs(base: list[Record], new: list[Record], threshold: float = 0.05,
     new_cut = _unfinished(new_run)
     selected = _selected(new_run)
     lost = {k for k in a.keys() - b.keys() if selected is not None and k in selected}
-    cmp = Comparison(matched=len(matched), only_base=sorted(_label(a[k]) for k in a.keys() - b.keys() - lost),
-                     only_new=sorted(_label(b[k]) for k in b.keys() - a.keys()))
-    cmp.not_compared = sorted(f"case cut mid-way: {c[0]} {c[1]} {shape_id(json.loads(c[2]))} {c[3]}"
-                              + (f"@{c[4]}" if c[4] != "default" else "") for c in cut)
+    cmp = Comparison(
+        matched=len(matched),
+        only_base=sorted(_label(a[k]) for k in a.keys() - b.keys() - lost),
+        only_new=sorted(_label(b[k]) for k in b.keys() - a.keys()),
+    )
+    cmp.not_compared = sorted(
+        f"case cut mid-way: {c[0]} {c[1]} {shape_id(json.loads(c[2]))} {c[3]}"
+        + (f"@{c[4]}" if c[4] != "default" else "")
+        for c in cut
+    )
     if new_cut:
         cmp.not_compared += [f"not run (the new run was interrupted): {_label(a[k])}" for k in sorted(lost)]
     else:
         cmp.missing_in_new = sorted(_label(a[k]) for k in lost)
     unfinished = [side for side, run in (("base", base_run), ("new", new_run)) if _unfinished(run)]
     if unfinished and not allow_incomplete:
-        cmp.reason = (f"the {' and '.join(unfinished)} run{'s were' if len(unfinished) > 1 else ' was'} interrupted "
-                      "before every case ran; `harness run --resume DIR` finishes a run, --allow-incomplete judges "
-                      "only the cases both runs completed")
+        cmp.reason = (
+            f"the {' and '.join(unfinished)} run{'s were' if len(unfinished) > 1 else ' was'} interrupted "
+            "before every case ran; `harness run --resume DIR` finishes a run, --allow-incomplete judges "
+            "only the cases both runs completed"
+        )
         return cmp
     if not matched:
         cmp.reason = "no record of one run matches a record of the other (different matrices or targets?)"
@@ -185,8 +236,9 @@ def compare_runs(base: list[Record], new: list[Record], threshold: float = 0.05,
         _static(a[key], b[key], cmp.changes)
     cmp.compile_time = compile_time.judge([(a[k], b[k]) for k in matched], compile_threshold, alpha)
     _verdict_changes(list(a.values()), list(b.values()), cmp.changes, cmp.not_compared)
-    _timing_changes(base, new, a, b, matched, cmp, threshold, fdr, min_us, normalise, thresholds or {}, history,
-                    noise_floor)
+    _timing_changes(
+        base, new, a, b, matched, cmp, threshold, fdr, min_us, normalise, thresholds or {}, history, noise_floor
+    )
     _winner_changes(base, new, cmp.changes)
     return cmp
 
@@ -195,9 +247,18 @@ def _static(ra: Record, rb: Record, out: list[Change]) -> None:
     label = _label(ra)
     if (ra.status == "ok") != (rb.status == "ok"):
         expected = f"expected: {rb.expected_failure}; " if rb.expected_failure else ""
-        out.append(Change("status", label, "compile", ra.status, rb.status,
-                          worse=rb.status != "ok" and not rb.expected_failure, better=rb.status == "ok",
-                          detail=(expected + (rb.error if rb.status != "ok" else ra.error))[:200]))
+        out.append(
+            Change(
+                "status",
+                label,
+                "compile",
+                ra.status,
+                rb.status,
+                worse=rb.status != "ok" and not rb.expected_failure,
+                better=rb.status == "ok",
+                detail=(expected + (rb.error if rb.status != "ok" else ra.error))[:200],
+            )
+        )
     qa, qb = (ra.runtime or {}).get("status"), (rb.runtime or {}).get("status")
     if qa in ("ok", "mismatch") and qb in ("ok", "mismatch") and qa != qb:
         out.append(Change("correctness", label, "on device", qa, qb, worse=qb == "mismatch", better=qb == "ok"))
@@ -208,13 +269,21 @@ def _static(ra: Record, rb: Record, out: list[Change]) -> None:
                 out.append(Change("resource", label, name, va, vb))
         kind = next((k for k in ("cubin", "hsaco") if k in ra.artifacts and k in rb.artifacts), None)
         if kind and ra.artifacts[kind].get("sha256") != rb.artifacts[kind].get("sha256"):
-            out.append(Change("code", label, kind, ra.artifacts[kind].get("sha256", "")[:12],
-                              rb.artifacts[kind].get("sha256", "")[:12]))
+            out.append(
+                Change(
+                    "code",
+                    label,
+                    kind,
+                    ra.artifacts[kind].get("sha256", "")[:12],
+                    rb.artifacts[kind].get("sha256", "")[:12],
+                )
+            )
 
 
 def _verdict_changes(base: list[Record], new: list[Record], out: list[Change], not_compared: list[str]) -> None:
     """Per (config row, target): the target verdict under Triton's defaults, with at-risk from other environments.
     A target incomplete on either side (no deciding build) is listed in ``not_compared``, never ranked."""
+
     def by_target(records: list[Record]) -> dict[tuple[str, ...], verdicts.TargetVerdict]:
         rows = verdicts.judge(r for r in records if r.mode == "compile")
         return {(k[0], k[1], k[2], k[3], t): tv for k, row in rows.items() for t, tv in row.targets.items()}
@@ -225,23 +294,45 @@ def _verdict_changes(base: list[Record], new: list[Record], out: list[Change], n
         if not (ta.complete and tb.complete):
             side = " and ".join(s for s, tv in (("base", ta), ("new", tb)) if not tv.complete)
             rec = next(r for r in (ta.decided_by, tb.decided_by, *ta.others, *tb.others) if r is not None)
-            not_compared.append(f"verdict incomplete in {side}: {rec.kernel} {rec.dtype} {rec.shape_id} {key[4]} "
-                                f"{rec.config_id}")
+            not_compared.append(
+                f"verdict incomplete in {side}: {rec.kernel} {rec.dtype} {rec.shape_id} {key[4]} {rec.config_id}"
+            )
         elif ta.verdict != tb.verdict:
-            rec = tb.decided_by
-            out.append(Change("verdict", f"{rec.kernel} {rec.dtype} {rec.shape_id} {tb.target} {rec.config_id}",
-                              tb.target, ta.verdict, tb.verdict,
-                              worse=VERDICT_RANK[tb.verdict] > VERDICT_RANK[ta.verdict],
-                              better=VERDICT_RANK[tb.verdict] < VERDICT_RANK[ta.verdict],
-                              detail="; ".join(tb.reasons)[:200]))
+            rec = tb.decided_by or next(r for r in tb.others if r is not None)
+            out.append(
+                Change(
+                    "verdict",
+                    f"{rec.kernel} {rec.dtype} {rec.shape_id} {tb.target} {rec.config_id}",
+                    tb.target,
+                    ta.verdict,
+                    tb.verdict,
+                    worse=VERDICT_RANK[tb.verdict] > VERDICT_RANK[ta.verdict],
+                    better=VERDICT_RANK[tb.verdict] < VERDICT_RANK[ta.verdict],
+                    detail="; ".join(tb.reasons)[:200],
+                )
+            )
 
 
-def _timing_changes(base: list[Record], new: list[Record], a: dict[tuple[str, ...], Record],
-                    b: dict[tuple[str, ...], Record], matched: list[tuple[str, ...]], cmp: Comparison,
-                    threshold: float, fdr: float, min_us: float, normalise: bool,
-                    thresholds: dict[str, float], history: Any = None, floor: float = stats.NOISE_FLOOR) -> None:
-    pairs = [(a[k], b[k]) for k in matched if _timed(a[k]) and _timed(b[k])
-             and max(_median(a[k]) or 0.0, _median(b[k]) or 0.0) >= min_us]  # below min_us launch noise dominates
+def _timing_changes(
+    base: list[Record],
+    new: list[Record],
+    a: dict[tuple[str, ...], Record],
+    b: dict[tuple[str, ...], Record],
+    matched: list[tuple[str, ...]],
+    cmp: Comparison,
+    threshold: float,
+    fdr: float,
+    min_us: float,
+    normalise: bool,
+    thresholds: dict[str, float],
+    history: Any = None,
+    floor: float = stats.NOISE_FLOOR,
+) -> None:
+    pairs = [
+        (a[k], b[k])
+        for k in matched
+        if _timed(a[k]) and _timed(b[k]) and max(_median(a[k]) or 0.0, _median(b[k]) or 0.0) >= min_us
+    ]  # below min_us launch noise dominates
     cmp.judged = timings.judge(pairs, base, new, threshold, fdr, normalise, thresholds, history, floor)
     largest = None
     for t in cmp.judged:
@@ -250,9 +341,18 @@ def _timing_changes(base: list[Record], new: list[Record], a: dict[tuple[str, ..
             continue
         cmp.timings_judged += 1
         if j.verdict in ("slower", "faster"):
-            cmp.changes.append(Change("timing", t.label, f"median ({t.method})", round(t.base_us, 2),
-                                      round(t.new_us, 2), worse=j.worse, better=j.verdict == "faster",
-                                      detail=t.detail()))
+            cmp.changes.append(
+                Change(
+                    "timing",
+                    t.label,
+                    f"median ({t.method})",
+                    round(t.base_us, 2),
+                    round(t.new_us, 2),
+                    worse=j.worse,
+                    better=j.verdict == "faster",
+                    detail=t.detail(),
+                )
+            )
         elif math.isfinite(j.ratio) and (largest is None or abs(j.ratio - 1) > largest):
             largest = abs(j.ratio - 1)
     cmp.largest_insignificant = largest
@@ -266,5 +366,12 @@ def _winner_changes(base: list[Record], new: list[Record], out: list[Change]) ->
     for key in sorted(wa.keys() & wb.keys()):
         if wa[key].config_id != wb[key].config_id:
             r = wb[key]
-            out.append(Change("winner", f"{r.kernel} {r.dtype} {r.shape_id} {r.target}", "tuned config",
-                              wa[key].config_id or wa[key].status, r.config_id or r.status))
+            out.append(
+                Change(
+                    "winner",
+                    f"{r.kernel} {r.dtype} {r.shape_id} {r.target}",
+                    "tuned config",
+                    wa[key].config_id or wa[key].status,
+                    r.config_id or r.status,
+                )
+            )

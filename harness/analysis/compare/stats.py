@@ -16,12 +16,13 @@ is judged against the noise between runs:
 * a change is called only when it is both beyond ``threshold`` and discovered; with fewer than
   ``MIN_SAMPLES`` samples on a side no p-value is computed: "not judged" (asv's guard).
 """
+
 from __future__ import annotations
 
 import math
 import statistics
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 MIN_SAMPLES = 5
 #: the between-run noise (σ of the log ratio of one figure in two runs of the same code) assumed with no history
@@ -32,6 +33,7 @@ MIN_HISTORY_NIGHTS = 5
 @dataclass(frozen=True)
 class Estimate:
     """One run's figure: its value (µs, or a ratio to the run's baseline) and the relative standard error."""
+
     value: float
     spread: float
     samples: int
@@ -45,7 +47,7 @@ def robust_sd(values: Sequence[float]) -> float:
     return 1.4826 * statistics.median(abs(v - mid) for v in values)
 
 
-def estimate(timing: dict, scale: Estimate | None = None, paired: Sequence[float] = ()) -> Estimate | None:
+def estimate(timing: dict[str, Any], scale: Estimate | None = None, paired: Sequence[float] = ()) -> Estimate | None:
     """A run's figure from a timing (``samples_us``, ``round_medians_us``): the median, and the standard error of
     its log — from the interleaved rounds where there are three or more, else from the samples. ``scale``: the
     run's baseline (the figure becomes a ratio); ``paired``: that ratio per interleaved round, whose own spread
@@ -79,12 +81,12 @@ def history_sigma(nights: Sequence[float]) -> float | None:
 
 @dataclass(frozen=True)
 class TimingJudgement:
-    verdict: str          # "slower" | "faster" | "same" | "noise" | "not judged"
-    ratio: float          # new / base
-    sigma: float | None   # the noise (σ of the log ratio) it was judged against
-    noise_source: str     # where sigma came from
+    verdict: str  # "slower" | "faster" | "same" | "noise" | "not judged"
+    ratio: float  # new / base
+    sigma: float | None  # the noise (σ of the log ratio) it was judged against
+    noise_source: str  # where sigma came from
     p_value: float | None
-    p_adjusted: float | None = None   # Benjamini–Hochberg over the family
+    p_adjusted: float | None = None  # Benjamini–Hochberg over the family
     reason: str = ""
 
     @property
@@ -92,15 +94,17 @@ class TimingJudgement:
         return self.verdict == "slower"
 
 
-def noise(base: Estimate, new: Estimate, history: float | None = None,
-          floor: float = NOISE_FLOOR) -> tuple[float, str]:
+def noise(base: Estimate, new: Estimate, history: float | None = None, floor: float = NOISE_FLOOR) -> tuple[float, str]:
     within = math.hypot(base.spread, new.spread)
     between, source = (history, "history") if history is not None else (floor, "floor")
     return (within, "within-run spread") if within > between else (max(between, 1e-4), source)
 
 
-def judge_family(pairs: Sequence[tuple[Estimate | None, Estimate | None, float, float | None]], fdr: float = 0.05,
-                 floor: float = NOISE_FLOOR) -> list[TimingJudgement]:
+def judge_family(
+    pairs: Sequence[tuple[Estimate | None, Estimate | None, float, float | None]],
+    fdr: float = 0.05,
+    floor: float = NOISE_FLOOR,
+) -> list[TimingJudgement]:
     """Judge every figure of a comparison together. Each pair: (base, new, threshold, history sigma or None)."""
     from scipy import stats
 
@@ -120,8 +124,16 @@ def judge_family(pairs: Sequence[tuple[Estimate | None, Estimate | None, float, 
         if pre is None:
             n = min(base.samples if base else 0, new.samples if new else 0)
             ratio = new.value / base.value if base and new else math.nan
-            out.append(TimingJudgement("not judged", ratio, None, "", None,
-                                       reason=f"{n} sample(s) on a side, fewer than {MIN_SAMPLES}: no p-value"))
+            out.append(
+                TimingJudgement(
+                    "not judged",
+                    ratio,
+                    None,
+                    "",
+                    None,
+                    reason=f"{n} sample(s) on a side, fewer than {MIN_SAMPLES}: no p-value",
+                )
+            )
             continue
         ratio, sigma, source, p = pre
         q = float(next(adjusted))

@@ -5,6 +5,7 @@ normalised, both runs' baselines) have one, else the ``isolated`` timing. Normal
 ratio to the case's primary baseline measured in the same run — with sustained timings, the
 ratio per interleaved round, whose spread is that run's own noise of the ratio.
 """
+
 from __future__ import annotations
 
 import math
@@ -25,9 +26,10 @@ def label(r: Record) -> str:
 @dataclass(frozen=True)
 class JudgedTiming:
     """One timing figure judged: what changed, against which noise, and why it was or was not called."""
+
     label: str
-    method: str           # "sustained" | "isolated"
-    reference: str        # "raw" | "relative to the run's own baseline"
+    method: str  # "sustained" | "isolated"
+    reference: str  # "raw" | "relative to the run's own baseline"
     base_us: float
     new_us: float
     judgement: stats.TimingJudgement
@@ -36,8 +38,9 @@ class JudgedTiming:
         j = self.judgement
         if j.sigma is None:
             return j.reason
-        return (f"{100 * (j.ratio - 1):+.1f}% {self.reference}; noise σ {100 * j.sigma:.1f}% ({j.noise_source}); "
-                f"{j.reason}")
+        return (
+            f"{100 * (j.ratio - 1):+.1f}% {self.reference}; noise σ {100 * j.sigma:.1f}% ({j.noise_source}); {j.reason}"
+        )
 
 
 def _positive(value: Any) -> bool:
@@ -55,8 +58,11 @@ def baselines(records: Sequence[Record]) -> dict[tuple[str, ...], dict[str, Any]
         if r.mode != "tune" or not isinstance(r.runtime, dict):
             continue
         for base in (r.runtime.get("baselines") or {}).values():
-            if isinstance(base, dict) and base.get("status") == "ok" \
-                    and _positive((base.get("timing") or {}).get("median_us")):
+            if (
+                isinstance(base, dict)
+                and base.get("status") == "ok"
+                and _positive((base.get("timing") or {}).get("median_us"))
+            ):
                 out[(r.kernel, r.dtype, r.shape_id, r.target)] = base
                 break
     return out
@@ -76,9 +82,17 @@ def _estimate(runtime: dict[str, Any], method: str, base: dict[str, Any] | None)
     return stats.estimate(timing, ref, paired)
 
 
-def judge(pairs: Sequence[tuple[Record, Record]], base: Sequence[Record], new: Sequence[Record],
-          threshold: float, fdr: float, normalise: bool, thresholds: dict[str, float],
-          history: HistoryNoise | None = None, floor: float = stats.NOISE_FLOOR) -> list[JudgedTiming]:
+def judge(
+    pairs: Sequence[tuple[Record, Record]],
+    base: Sequence[Record],
+    new: Sequence[Record],
+    threshold: float,
+    fdr: float,
+    normalise: bool,
+    thresholds: dict[str, float],
+    history: HistoryNoise | None = None,
+    floor: float = stats.NOISE_FLOOR,
+) -> list[JudgedTiming]:
     """Every (base, new) pair of fully timed records, judged together."""
     ref_a, ref_b = (baselines(base), baselines(new)) if normalise else ({}, {})
     rows: list[tuple[str, str, str, float, float]] = []
@@ -87,14 +101,21 @@ def judge(pairs: Sequence[tuple[Record, Record]], base: Sequence[Record], new: S
         case = (ra.kernel, ra.dtype, ra.shape_id, ra.target)
         ba, bb = ref_a.get(case), ref_b.get(case)
         normalised = ba is not None and bb is not None
-        sides = (ra.runtime, rb.runtime, *((ba, bb) if normalised else ()))
+        rta, rtb = ra.runtime or {}, rb.runtime or {}  # timed pairs only: both runtimes are entries
+        sides = (rta, rtb, *((ba, bb) if normalised else ()))
         method = "sustained" if all(isinstance(x.get("sustained"), dict) for x in sides) else "isolated"
-        ea = _estimate(ra.runtime, method, ba if normalised else None)
-        eb = _estimate(rb.runtime, method, bb if normalised else None)
+        ea = _estimate(rta, method, ba if normalised else None)
+        eb = _estimate(rtb, method, bb if normalised else None)
         series = f"{ra.kernel} {ra.dtype} {ra.shape_id} {ra.column} {ra.config_id}"
         hist = history(series, method, normalised) if history else None
-        rows.append((label(ra), method, "relative to the run's own baseline" if normalised else "raw",
-                     float(_timing_of(ra.runtime, method)["median_us"]),
-                     float(_timing_of(rb.runtime, method)["median_us"])))
+        rows.append(
+            (
+                label(ra),
+                method,
+                "relative to the run's own baseline" if normalised else "raw",
+                float(_timing_of(rta, method)["median_us"]),
+                float(_timing_of(rtb, method)["median_us"]),
+            )
+        )
         family.append((ea, eb, thresholds.get(ra.kernel, threshold), hist))
     return [JudgedTiming(*row, j) for row, j in zip(rows, stats.judge_family(family, fdr, floor))]

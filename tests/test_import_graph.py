@@ -156,12 +156,21 @@ def test_the_check_finds_a_cycle() -> None:
 
 def test_every_name_imported_from_the_harness_exists() -> None:
     """A lazy ``from harness.x import name`` inside a function fails only when that line runs (a linter cannot
-    see a name that moved): every such import, at any depth, names something its module defines."""
+    see a name that moved): every such import, at any depth, in the harness and in the tests, benchmarks, CI
+    scripts and kernels that use it, names something its module defines."""
     import importlib
 
     modules = _modules()
+    root = HARNESS.parent
+    users = [
+        *modules.values(),
+        *(root / "tests").rglob("*.py"),
+        *(root / "benchmarks").glob("*.py"),
+        *(root / "ci").glob("*.py"),
+        *(root / "kernels").glob("*.py"),
+    ]
     missing = []
-    for path in modules.values():
+    for path in users:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "harness":
                 target = importlib.import_module(node.module)

@@ -180,3 +180,31 @@ def test_every_name_imported_from_the_harness_exists() -> None:
                     if not hasattr(target, a.name) and f"{node.module}.{a.name}" not in modules
                 ]
     assert missing == []
+
+
+def test_readme_map_is_the_tree_and_the_rule() -> None:
+    """README's architecture table names every stage package of ``harness/`` and, for each, exactly the stages
+    this test allows it to import: the map a reader sees is the rule the check enforces."""
+    import re
+
+    readme = (HARNESS.parent / "README.md").read_text()
+    table = readme.split("<!-- architecture -->")[1].split("<!-- /architecture -->")[0]
+    rows = [line.split("|")[1:-1] for line in table.strip().splitlines()[2:]]
+    stated = {
+        f"harness.{name.strip().strip('`')}": {f"harness.{x}" for x in re.findall(r"[a-z_]+", may)}
+        for name, _, may in rows
+    }
+    folders = {f"harness.{p.name}" for p in HARNESS.iterdir() if (p / "__init__.py").is_file() and p.name != "_bundled"}
+    assert set(stated) == folders
+    for name, allowed in ALLOWED.items():
+        if name not in stated:
+            continue
+        words = stated[name]
+        if name == "harness.cli":
+            assert words == {"harness.everything"}
+        elif name == "harness.pytest_plugin":  # "every stage above except cli"
+            assert allowed == folders - {name, "harness.cli"}
+        elif words == {"harness.nothing"}:
+            assert allowed == set()
+        else:
+            assert words == allowed, name

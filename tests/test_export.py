@@ -8,13 +8,14 @@ import io
 
 from helpers import DATA
 
+from harness.analysis.findings import analyse
 from harness.render import csv_export as export
 from harness.results.store import load_results
 
 
 def test_every_figure_is_a_row_and_reads_back() -> None:
     _, records = load_results(DATA / "h200_run_m")
-    rows = list(csv.reader(io.StringIO(export.to_csv(records))))
+    rows = list(csv.reader(io.StringIO(export.to_csv(analyse([], records)))))
     assert tuple(rows[0]) == export.COLUMNS and all(len(r) == len(export.COLUMNS) for r in rows)
     final = next(r for r in records if r.mode == "compile" and (r.runtime or {}).get("stage") == "final")
     median = [
@@ -31,5 +32,5 @@ def test_hostile_names_survive_the_round_trip() -> None:
     _, records = load_results(DATA / "h200_run_m")
     name = 'evil,"kernel"\n<script>|`'
     odd = [dataclasses.replace(records[0], kernel=name)]
-    rows = list(csv.reader(io.StringIO(export.to_csv(odd))))
+    rows = list(csv.reader(io.StringIO(export.to_csv(analyse([], odd)))))
     assert {row[0] for row in rows[1:]} == {name}

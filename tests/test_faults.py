@@ -14,6 +14,7 @@ from pathlib import Path
 
 from helpers import REPO, run_cli, write_matrix
 
+from harness.analysis.findings import analyse
 from harness.matrix.cases import expand
 from harness.matrix.reading import parse
 from harness.model.ids import config_id
@@ -209,7 +210,7 @@ def test_a_torn_jsonl_line_is_skipped_and_reported(tmp_path: Path) -> None:
 def test_hostile_names_cannot_break_the_markdown_report() -> None:
     evil = "a|b`c\n# heading <script>alert(1)</script> [x](http://y)"
     records = [_record(evil, error="e|r\nr"), _record("plain")]
-    text = tables.markdown_report({"host": "h|x", "matrix": {"name": evil}}, records)
+    text = tables.markdown_report(analyse([{"host": "h|x", "matrix": {"name": evil}}], records))
     assert "<script>" not in text and "\n# heading" not in text
     rows = [line for line in text.splitlines() if line.startswith("|")]
     cells = {len(line.replace("\\|", "").split("|")) for line in rows[:4]}

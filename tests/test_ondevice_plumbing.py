@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.analysis.findings import analyse
 from harness.device.detection import pick_device, pinned_env
 from harness.matrix.cases import Case
 from harness.matrix.kernel_entries import ConfigEntry
@@ -203,7 +204,7 @@ def test_timings_never_share_a_gpu_and_two_gpus_run_at_once(tmp_path: Path, monk
         t.join()
     assert len(tunes) == 4
     assert tables.gpu_overlaps(tunes) == []
-    table = tables.device_table(tunes, fmt="simple").splitlines()
+    table = tables.device_table(analyse([], tunes), fmt="simple").splitlines()
     assert table[0].split()[4] == "gpu" and sorted(line.split()[4] for line in table[2:]) == ["0", "0", "1", "1"]
     spans = {
         g: sorted(t.runtime["gpu_window"] for t in tunes if t.runtime["gpu"]["uuid"] == g)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.analysis.findings import analyse
 from harness.analysis.rows import build_rows
 from harness.build.resources import amd_occupancy, nvidia_occupancy, parse_cuobjdump, parse_ptxas_verbose
 from harness.model.ids import config_id, contained_path, safe_component, shape_id
@@ -149,7 +150,9 @@ def test_verdicts() -> None:
     assert rows[0].verdict == "NVIDIA only" and rows[0].asymmetric
     rows = build_rows([_record("h100", "nvidia", 10, None), _record("mi300x", "amd", 10, None)])
     assert rows[0].verdict == "fits both" and not rows[0].asymmetric
-    summary = tables.summary_table([_record("h100", "nvidia", 1, None), _record("mi300x", "amd", 1, 65536)])
+    summary = tables.summary_table(
+        analyse([], [_record("h100", "nvidia", 1, None), _record("mi300x", "amd", 1, 65536)])
+    )
     assert "NVIDIA only" in summary
 
 

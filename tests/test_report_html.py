@@ -7,7 +7,7 @@ import re
 
 from helpers import DATA, run_cli
 
-from harness.analysis.vendor_eval import evaluate
+from harness.analysis.findings import analyse
 from harness.render import tables, vendor_eval
 from harness.render.html_page import html_report
 from harness.results.store import load_results
@@ -35,12 +35,14 @@ def test_strings_from_matrices_and_kernels_are_escaped() -> None:
     # a second Triton version too, so the version-comparison section renders the names as well
     odd += [dataclasses.replace(r, triton="9.9.9") for r in odd if r.mode == "compile"]
     info = {**run, "host": evil, "matrix": {"name": evil}, "dir": evil}
-    page = html_report([info], odd)
+    page = html_report(analyse([info], odd))
     for section in ("On the device", "Vendor evaluation", "Between Triton versions", "Failures", "Data"):
         assert f"<h2>{section}</h2>" in page
     assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert '"\nnext' not in page and "&quot;" in page
-    md_text = tables.markdown_report([info], odd) + vendor_eval.markdown(evaluate(odd))
+    md_text = tables.markdown_report(analyse([info], odd)) + vendor_eval.markdown(
+        list(analyse([info], odd).evaluations)
+    )
     assert "<script>" not in md_text and "&lt;script&gt;" in md_text
     assert "|`x`" not in md_text and "\\|\\`x\\`" in md_text  # cannot end a cell or open code
     assert '"\nnext' not in md_text  # nor break a table row

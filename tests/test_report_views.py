@@ -10,8 +10,8 @@ from pathlib import Path
 from helpers import DATA, run_cli
 
 from harness.analysis import versions
+from harness.analysis.findings import analyse
 from harness.analysis.roofline import roof_of
-from harness.analysis.vendor_eval import evaluate
 from harness.results.store import load_results
 
 
@@ -22,7 +22,7 @@ def test_vendor_evaluation_of_a_device_run(tmp_path: Path) -> None:
     text = (tmp_path / "vendor-eval.md").read_text()
     _, records = load_results(DATA / "h200_run_m")
     tunes = [r for r in records if r.mode == "tune" and r.status == "ok"]
-    evals = evaluate(records)
+    evals = list(analyse([], records).evaluations)
     ran = [ev for ev in evals if ev.devices]
     assert len(ran) == len(tunes)
     for ev in ran:  # each device figure is the run's own record, carried through

@@ -14,8 +14,8 @@ import pytest
 from helpers import DATA, run_cli
 
 from harness.analysis import figures
+from harness.analysis.findings import analyse
 from harness.analysis.roofline import roof_of
-from harness.analysis.vendor_eval import evaluate
 from harness.render import csv_export, terminal, vendor_eval
 from harness.results.store import load_results
 
@@ -85,8 +85,8 @@ def test_device_as_takes_the_peaks_of_the_device_that_ran(tunes: list) -> None:
 def test_every_report_reads_the_same_figure(tunes: list, tmp_path: Path) -> None:
     _, records = load_results(NIGHTLY)
     measured = {(m.kernel, m.dtype, m.shape_id): m for m in figures.measured(records)}
-    evals = vendor_eval.markdown(evaluate(records))
-    rows = list(csv.DictReader(io.StringIO(csv_export.to_csv(records))))
+    evals = vendor_eval.markdown(list(analyse([], records).evaluations))
+    rows = list(csv.DictReader(io.StringIO(csv_export.to_csv(analyse([], records)))))
     proc = run_cli("report", str(NIGHTLY), "--out", str(tmp_path / "report.md"), "--vendor-eval", "--wide")
     assert proc.returncode == 0, proc.stderr
     report, page = (tmp_path / "report.md").read_text(), (tmp_path / "report.html").read_text()
@@ -105,6 +105,6 @@ def test_every_report_reads_the_same_figure(tunes: list, tmp_path: Path) -> None
             and x["metric"] == "roof.pct_of_peak"
         )
         assert float(pct["value"]) == pytest.approx(roof.pct)
-    lines = "\n".join(terminal.device_lines(records))
+    lines = "\n".join(terminal.device_lines(analyse([], records)))
     assert "vector_add: 2 of 2 case(s) tuned on h200" in lines and "; HBM 91%" in lines
     assert "% of TFLOP" not in lines and "0% of peak" not in report

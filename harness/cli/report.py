@@ -6,6 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
+from harness.analysis.findings import analyse
 from harness.analysis.merge import merge_runs
 from harness.cli.common import EXIT_INPUT, EXIT_OK, err, load_run, write_output
 from harness.render import tables
@@ -14,10 +15,10 @@ from harness.render import tables
 def cmd_report(args: argparse.Namespace) -> int:
     loaded = []
     for d in args.dirs:
-        found = load_run(d)
-        if found is None:
+        stored = load_run(d)
+        if stored is None:
             return EXIT_INPUT
-        run, records = found
+        run, records = stored
         for warning in run.get("read_warnings") or []:
             err(f"warning: {warning}")
         loaded.append((str(d), run, records))
@@ -45,7 +46,6 @@ def cmd_report(args: argparse.Namespace) -> int:
             err(f"cannot merge: {line}")
         err("merge runs of one matrix content, or report them separately")
         return EXIT_INPUT
-    text = tables.markdown_report(runs, records)
     trends = None
     db = Path(args.history) if args.history else None
     if db is not None:
@@ -56,18 +56,19 @@ def cmd_report(args: argparse.Namespace) -> int:
             trends = read_trends(db)
         except history.HistoryError as exc:
             err(f"warning: {exc}; the report has no trends")
+    found = analyse(runs, records, trends)  # every view below formats these findings
+    text = tables.markdown_report(found)
     if out:
         from harness.render.html_page import html_report
 
         if not write_output(out, text, "--out") or not write_output(
-            out.with_suffix(".html"), html_report(runs, records, trends), "--out"
+            out.with_suffix(".html"), html_report(found), "--out"
         ):
             return EXIT_INPUT
     if args.vendor_eval:
-        from harness.analysis.vendor_eval import evaluate
         from harness.render import vendor_eval
 
-        evaluation = vendor_eval.markdown(evaluate(records))
+        evaluation = vendor_eval.markdown(list(found.evaluations))
         if out:
             if not write_output(out.parent / "vendor-eval.md", evaluation, "--vendor-eval"):
                 return EXIT_INPUT
@@ -76,11 +77,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.csv:
         from harness.render import csv_export
 
-        if not write_output(Path(args.csv), csv_export.to_csv(records), "--csv"):
+        if not write_output(Path(args.csv), csv_export.to_csv(found), "--csv"):
             return EXIT_INPUT
     from harness.render import terminal
 
-    for _, line in terminal.final_lines(records, args.wide, runs):  # the run's own summary; --wide: the full tables
+    for _, line in terminal.final_lines(found, args.wide):  # the run's own summary; --wide: the full tables
         print(line)
     if out:
         print(f"\nharness: report written to {out}")

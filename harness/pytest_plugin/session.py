@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from harness.analysis.findings import Findings, analyse
 from harness.matrix.cases import Case, expand, selection_entry, with_targets_option
 from harness.matrix.reading import MatrixError, parse
 from harness.model.records import Record
@@ -54,7 +55,10 @@ class HarnessSession:
         self._session: pytest.Session | None = None
         self._parsed: list[Any] | None = None
         self._stored: dict[tuple[str, str, str, str], dict[str, Any]] | None = None
-        self.selected: list[dict[str, Any]] | None = None  # the compile cases this run is to build
+        self.selected: list[dict[str, Any]] | None = None
+        self._findings: Findings | None = (
+            None  # the finished run analysed once, for its files and the summary  # the compile cases this run is to build
+        )
         if not self.is_worker and self._matrix_paths():
             self._own_run_dir()
 
@@ -255,8 +259,9 @@ class HarnessSession:
                 from harness.render.html_page import html_report
                 from harness.support.safe_files import write_atomic
 
-                write_atomic(self.out / "report.md", tables.markdown_report(self.writer.run, self.writer.records))
-                write_atomic(self.out / "report.html", html_report([self.writer.run], self.writer.records))
+                self._findings = analyse([self.writer.run], self.writer.records)
+                write_atomic(self.out / "report.md", tables.markdown_report(self._findings))
+                write_atomic(self.out / "report.html", html_report(self._findings))
         except OSError as exc:
             self._write_failed(exc)
         if self._lock is not None:
@@ -295,9 +300,8 @@ class HarnessSession:
             return
         from harness.render import terminal
 
-        for section, line in terminal.final_lines(
-            self.writer.records, self.config.getoption("harness_wide"), [self.writer.run]
-        ):
+        found = self._findings or analyse([self.writer.run], self.writer.records)
+        for section, line in terminal.final_lines(found, self.config.getoption("harness_wide")):
             if section:
                 tr.section(line)
             else:

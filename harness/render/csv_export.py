@@ -14,7 +14,7 @@ import csv
 import io
 from typing import Any, Iterator
 
-from harness.analysis.roofline import roof_of
+from harness.analysis.findings import Findings
 from harness.model.records import Record
 from harness.render.escaping import CONTROL
 
@@ -35,7 +35,7 @@ RUNTIME = ("status", "launch_parity", "tflops", "gbps", "median_us")
 TIMING = ("median_us", "p20_us", "p80_us", "reps")
 
 
-def _metrics(r: Record) -> Iterator[tuple[str, Any]]:
+def _metrics(r: Record, found: Findings) -> Iterator[tuple[str, Any]]:
     yield "status", r.status
     if r.mode == "compile":
         yield "fits", r.fits
@@ -51,7 +51,7 @@ def _metrics(r: Record) -> Iterator[tuple[str, Any]]:
         value = (rt.get("timing") or {}).get(name) if isinstance(rt.get("timing"), dict) else None
         if value is not None:
             yield f"timing.{name}", value
-    roof = roof_of(r)
+    roof = found.roof(r)
     if roof is not None:  # the analysis's roof: the same figure every report shows
         yield "roof.bound", roof.bound
         yield "roof.rate", roof.rate
@@ -67,20 +67,22 @@ def _metrics(r: Record) -> Iterator[tuple[str, Any]]:
             yield f"baseline.{base}.speedup", b.get("speedup")
 
 
-def rows(records: list[Record]) -> Iterator[list[Any]]:
-    for r in sorted(records, key=lambda r: (r.kernel, r.dtype, r.shape_id, r.column, r.triton, r.config_id, r.mode)):
+def rows(found: Findings) -> Iterator[list[Any]]:
+    for r in sorted(
+        found.records, key=lambda r: (r.kernel, r.dtype, r.shape_id, r.column, r.triton, r.config_id, r.mode)
+    ):
         head = [r.kernel, r.dtype, r.shape_id, r.target, r.environment, r.triton, r.config_id, r.mode, r.host]
-        for metric, value in _metrics(r):
+        for metric, value in _metrics(r, found):
             if value is not None:
                 yield head + [metric, value]
 
 
-def to_csv(records: list[Record]) -> str:
+def to_csv(found: Findings) -> str:
     """The whole table as CSV text (quoting by the csv module: names with commas, quotes or newlines survive)."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(COLUMNS)
-    writer.writerows([_inert(c) for c in row] for row in rows(records))
+    writer.writerows([_inert(c) for c in row] for row in rows(found))
     return buf.getvalue()
 
 

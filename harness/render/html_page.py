@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import html
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote
 
-from harness.analysis import figures, stability, verdicts, versions
-from harness.analysis.rows import Row, build_rows
+from harness.analysis import figures, verdicts
+from harness.analysis.findings import Findings
+from harness.analysis.rows import Row
 from harness.analysis.trends import Trend
-from harness.analysis.vendor_eval import evaluate
-from harness.model.records import Record
 from harness.model.timings import STABLE_IQR
 from harness.render import svg, tables
 from harness.render.compare import EXIT_MEANING
@@ -122,10 +122,10 @@ def _matrix(rows: list[Row], base: str | None = None) -> list[str]:
     return out
 
 
-def _device_charts(records: list[Record]) -> list[str]:
+def _device_charts(found: Findings) -> list[str]:
     """Per case, one bar per (device, Triton version, host) winner, then its baselines; a second chart of
     the tuning-portability penalty (another target's winner on this device) where one was measured."""
-    cases = figures.by_case(figures.measured(records))
+    cases = figures.by_case(list(found.measured))
     if not cases:
         return []
     out = [
@@ -177,7 +177,7 @@ def _device_charts(records: list[Record]) -> list[str]:
                     label_w=300,
                 )
             )
-    unstable = stability.unstable_timings(records)
+    unstable = found.unstable
     if unstable:
         out.append(
             f"<p class=note>Unstable timings (the middle half of the samples spans more than "
@@ -188,8 +188,8 @@ def _device_charts(records: list[Record]) -> list[str]:
     return out
 
 
-def _vendor_eval(records: list[Record], rows: list[Row]) -> list[str]:
-    evals = evaluate(records, rows)
+def _vendor_eval(found: Findings) -> list[str]:
+    evals = found.evaluations
     if not evals:
         return []
     out = [
@@ -209,8 +209,8 @@ def _vendor_eval(records: list[Record], rows: list[Row]) -> list[str]:
     return out + ["</table>"]
 
 
-def _version_compare(records: list[Record]) -> list[str]:
-    pairs = versions.between_versions(records)
+def _version_compare(found: Findings) -> list[str]:
+    pairs = found.between_versions
     if not pairs:
         return []
     out = [
@@ -252,7 +252,7 @@ def _version_compare(records: list[Record]) -> list[str]:
     return out
 
 
-def _trends(found: list[Trend] | None) -> list[str]:
+def _trends(found: Sequence[Trend] | None) -> list[str]:
     if not found:
         return []
     ranked = sorted(found, key=lambda t: (t.step is None, t.series, t.metric))[:40]
@@ -288,19 +288,19 @@ def _data_links(runs: list[dict[str, Any]]) -> list[str]:
     return out + ["</ul>"]
 
 
-def html_report(runs: list[dict[str, Any]], records: list[Record], trends: list[Trend] | None = None) -> str:
-    """The page. ``runs[i]["dir"]``, when set, is that run's directory relative to the page (links);
-    ``trends``: the history file's series for the trend section."""
-    rows = build_rows(records)
+def html_report(found: Findings) -> str:
+    """The page. ``found.runs[i]["dir"]``, when set, is that run's directory relative to the page (links); the
+    trend section shows ``found.trends`` (the history file's series) when a history file was given."""
+    runs, records, rows = list(found.runs), list(found.records), list(found.rows)
     base = str(runs[0].get("dir") or "") if len(runs) == 1 else None  # one run: link each config's artifacts
     body = (
         ["<h1>Triton portability report</h1>"]
         + _runs(runs)
         + _matrix(rows, base)
-        + _device_charts(records)
-        + _vendor_eval(records, rows)
-        + _version_compare(records)
-        + _trends(trends)
+        + _device_charts(found)
+        + _vendor_eval(found)
+        + _version_compare(found)
+        + _trends(found.trends)
     )
     fails = tables.failures(records)
     if fails:

@@ -1,23 +1,23 @@
 """Comparison tables: one row per (kernel, dtype, shape, config), a column group per target.
 
-Rendering only: takes records, returns text. Verdicts come from
-:mod:`harness.analysis.verdicts` (the same ones ``results.json`` stores); the verdict
-column is the point of the product: it marks configs that fit one vendor's
-GPUs and not the other's.
+Rendering only: takes the findings (:mod:`harness.analysis.findings`), returns text. Verdicts come from
+:mod:`harness.analysis.verdicts` (the same ones ``results.json`` stores); the verdict column is the point of the
+product: it marks configs that fit one vendor's GPUs and not the other's.
 """
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any, Callable
 
 from tabulate import tabulate
 
-from harness.analysis import portability, verdicts
-from harness.analysis.roofline import roof_of
-from harness.analysis.rows import Row, build_rows
-from harness.analysis.stability import stability_text, unstable_timings
+from harness.analysis import verdicts
+from harness.analysis.findings import Findings
+from harness.analysis.rows import Row
+from harness.analysis.stability import stability_text
 from harness.model.records import Record
 from harness.model.timings import STABLE_IQR, headline
 from harness.render.escaping import md, plain
@@ -60,8 +60,8 @@ def _interp_cell(rec: Record | None) -> str:
     return "pass" if rec.status == "ok" else rec.status
 
 
-def comparison_table(records: list[Record], fmt: str = "github") -> str:
-    rows = build_rows(records)
+def comparison_table(found: Findings, fmt: str = "github") -> str:
+    rows = found.rows
     targets = sorted({t for row in rows for t in row.cells}, key=lambda t: (_vendor_of(rows, t), t))
     multi_triton = len({row.triton for row in rows}) > 1
     headers = ["kernel", "dtype", "shape", "config", "space"] + (["triton"] if multi_triton else []) + ["cpu interp"]
@@ -80,7 +80,7 @@ def comparison_table(records: list[Record], fmt: str = "github") -> str:
     return _table(body, headers, fmt)
 
 
-def _vendor_of(rows: list[Row], target: str) -> str:
+def _vendor_of(rows: Sequence[Row], target: str) -> str:
     for row in rows:
         if target in row.cells:
             return row.cells[target].vendor
@@ -101,9 +101,9 @@ SUMMARY_COLUMNS = (
 )
 
 
-def summary_table(records: list[Record], fmt: str = "github") -> str:
+def summary_table(found: Findings, fmt: str = "github") -> str:
     """Per kernel (and Triton version, when several): how many configs fall in each portability category."""
-    rows = build_rows(records)
+    rows = found.rows
     multi = len({row.triton for row in rows}) > 1
     counts: dict[tuple[str, ...], dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for row in rows:
@@ -114,14 +114,14 @@ def summary_table(records: list[Record], fmt: str = "github") -> str:
     return _table(body, ["kernel"] + (["triton"] if multi else []) + used, fmt)
 
 
-def target_summary(records: list[Record], fmt: str = "github") -> str:
+def target_summary(found: Findings, fmt: str = "github") -> str:
     """Per kernel and target column: configs that fit, are at risk, exceed a limit, failed (each binary once:
     a build that is another config's binary counts under ``same binary`` only).
 
     The deciding column of a target (Triton's defaults) counts target verdicts; an
     opt-in environment's column counts its own builds' outcomes.
     """
-    rows = build_rows(records)
+    rows = found.rows
     multi = len({row.triton for row in rows}) > 1  # one count per Triton version: never summed across versions
     counts: dict[tuple[str, ...], dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for row in rows:
@@ -141,15 +141,10 @@ def target_summary(records: list[Record], fmt: str = "github") -> str:
     return _table(body, ["kernel"] + (["triton"] if multi else []) + ["target"] + cols, fmt)
 
 
-def incomplete_verdicts(records: list[Record]) -> int:
-    """How many (config row, target) verdicts lack their deciding build."""
-    return sum(1 for row in build_rows(records) for tv in row.judged.targets.values() if not tv.complete)
-
-
-def risk_lines(records: list[Record]) -> list[str]:
+def risk_lines(found: Findings) -> list[str]:
     """One line per (config, target) that fits under Triton's defaults but not under a swept environment."""
-    out, tag = [], _version_tag(records)
-    for row in sorted(build_rows(records), key=lambda r: (r.kernel, r.dtype, r.shape_id, r.config_id, r.triton)):
+    out, tag = [], _version_tag(found.records)
+    for row in sorted(found.rows, key=lambda r: (r.kernel, r.dtype, r.shape_id, r.config_id, r.triton)):
         for tv in row.judged.targets.values():
             if tv.verdict == "at risk" and tv.decided_by is not None:
                 shared = tv.decided_by.resources.get("shared")
@@ -221,7 +216,7 @@ def fixed_known_failures(records: list[Record]) -> list[str]:
     ]
 
 
-def _version_tag(records: list[Record]) -> Callable[[str], str]:
+def _version_tag(records: Sequence[Record]) -> Callable[[str], str]:
     """`` [triton X]`` after a finding when the records hold several Triton versions, else nothing."""
     several = len({r.triton for r in records}) > 1
     return lambda version: f" [triton {version}]" if several else ""
@@ -244,10 +239,12 @@ def _us(value: float | None) -> str:
     return "" if value is None else (f"{value:.1f}" if value < 1000 else f"{value:.0f}")
 
 
-def device_table(records: list[Record], fmt: str = "github") -> str:
+def device_table(found: Findings, fmt: str = "github") -> str:
     """One row per case run on a GPU: winner, its time and rates, baselines, portability penalty."""
     body = []
-    for r in sorted((r for r in records if r.mode == "tune"), key=lambda r: (r.kernel, r.dtype, r.shape_id, r.target)):
+    for r in sorted(
+        (r for r in found.records if r.mode == "tune"), key=lambda r: (r.kernel, r.dtype, r.shape_id, r.target)
+    ):
         rt = r.runtime or {}
         timing = rt.get("timing") or {}
         base = rt.get("baselines") or {}
@@ -258,7 +255,7 @@ def device_table(records: list[Record], fmt: str = "github") -> str:
             for n, b in base.items()
         )
         port = []
-        for t, p in portability.of(r, records).items():
+        for t, p in found.penalty(r).items():
             if p.get("slowdown") is not None:
                 port.append(
                     f"{t} {p['config_id']} +{100 * (p['slowdown'] - 1):.0f}%"
@@ -266,7 +263,7 @@ def device_table(records: list[Record], fmt: str = "github") -> str:
                 )
             else:
                 port.append(f"{t} {p.get('note') or p.get('status') or 'n/a'}")
-        roof = roof_of(r)
+        roof = found.roof(r)
         gpu = rt.get("gpu") or {}
         body.append(
             [
@@ -350,8 +347,8 @@ def gpu_overlaps(records: list[Record]) -> list[str]:
     return found
 
 
-def markdown_report(run: dict[str, Any] | list[dict[str, Any]], records: list[Record]) -> str:
-    runs = run if isinstance(run, list) else [run]
+def markdown_report(found: Findings) -> str:
+    runs, records = found.runs, list(found.records)
     parts = ["# Triton portability report", ""]
     for info in runs:
         parts.append(
@@ -368,7 +365,7 @@ def markdown_report(run: dict[str, Any] | list[dict[str, Any]], records: list[Re
                 "`harness run --resume DIR` runs only the missing cases"
             )
         parts += [f"- resumed {md(t)}" for t in info.get("resumed") or []]
-    missing = incomplete_verdicts(records)
+    missing = found.incomplete
     if missing:
         parts.append(
             f"- **INCOMPLETE**: {missing} config × target verdict(s) have no build under the deciding "
@@ -378,18 +375,18 @@ def markdown_report(run: dict[str, Any] | list[dict[str, Any]], records: list[Re
         "",
         "## Comparison",
         "",
-        comparison_table(records),
+        comparison_table(found),
         "",
         "## Summary per kernel",
         "",
-        summary_table(records),
+        summary_table(found),
         "",
         "## Per target and compile environment",
         "",
-        target_summary(records),
+        target_summary(found),
         "",
     ]
-    at_risk = risk_lines(records)
+    at_risk = risk_lines(found)
     if at_risk:
         parts += (
             [
@@ -407,7 +404,7 @@ def markdown_report(run: dict[str, Any] | list[dict[str, Any]], records: list[Re
             for r in records
             if r.mode == "tune" and r.runtime and r.runtime.get("device")
         }
-        parts += ["## On the device", "", device_table(records), ""]
+        parts += ["## On the device", "", device_table(found), ""]
         parts += [f"- device: {md(d)}" for d in sorted(devices)] + [""]
         parts += [f"- {md(line)}" for line in launch_parity_lines(records)] + [""]
         parts += [
@@ -416,7 +413,7 @@ def markdown_report(run: dict[str, Any] | list[dict[str, Any]], records: list[Re
             "launch per sample after an L2 flush: the tuner's ranking). See `harness/device/timing.py`.",
             "",
         ]
-        unstable = unstable_timings(records)
+        unstable = found.unstable
         if unstable:
             parts += (
                 [f"Unstable timings (IQR over {100 * STABLE_IQR:.0f}% of the median):", ""]

@@ -11,9 +11,8 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
-from harness.analysis import stability, verdicts
-from harness.analysis.roofline import roof_of
-from harness.analysis.rows import build_rows
+from harness.analysis import verdicts
+from harness.analysis.findings import Findings
 from harness.analysis.trends import Trend
 from harness.model.records import Record
 from harness.render import tables
@@ -29,10 +28,10 @@ def _fit(line: str, width: int = WIDTH) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def kernel_lines(records: list[Record]) -> list[str]:
+def kernel_lines(found: Findings) -> list[str]:
     """``matmul    h100 12 fit · mi300x 6 fit, 2 at risk, 4 exceed`` — one per kernel, targets in matrix order."""
     counts: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(int)))
-    rows = build_rows(records)
+    rows = found.rows
     multi = len({row.triton for row in rows}) > 1  # merged versions: one line per kernel and version
     for row in rows:
         name = f"{row.kernel} (triton {row.triton})" if multi else row.kernel
@@ -50,10 +49,10 @@ def kernel_lines(records: list[Record]) -> list[str]:
     return out
 
 
-def device_lines(records: list[Record]) -> list[str]:
+def device_lines(found: Findings) -> list[str]:
     """One line per kernel tuned on a GPU: cases, and the range of speedups over the primary baseline."""
     by_kernel: dict[str, list[Record]] = defaultdict(list)
-    for r in records:
+    for r in found.records:
         if r.mode == "tune":
             by_kernel[r.kernel].append(r)
     out = []
@@ -68,7 +67,7 @@ def device_lines(records: list[Record]) -> list[str]:
         if speedups:
             lo, hi = min(speedups)[0], max(speedups)[0]
             text += f", {lo:.2f}–{hi:.2f}× {speedups[0][1]}" if lo != hi else f", {lo:.2f}× {speedups[0][1]}"
-        roofs = [roof for roof in (roof_of(t) for t in ok) if roof is not None and roof.pct is not None]
+        roofs = [roof for roof in (found.roof(t) for t in ok) if roof is not None and roof.pct is not None]
         for bound in ("memory", "compute"):
             shares = [x.pct for x in roofs if x.bound == bound and x.pct is not None]
             if shares:
@@ -79,12 +78,13 @@ def device_lines(records: list[Record]) -> list[str]:
     return out
 
 
-def worst(records: list[Record], limit: int = 6) -> list[str]:
+def worst(found: Findings, limit: int = 6) -> list[str]:
     """Failures first, then limits exceeded, then configs at risk: the first few of each, one line each."""
+    records = list(found.records)
     lines = (
         [("failed: ", x) for x in tables.failures(records)]
         + [("exceeds: ", x) for x in tables.limit_findings(records)]
-        + [("at risk: ", x) for x in tables.risk_lines(records)]
+        + [("at risk: ", x) for x in tables.risk_lines(found)]
     )
     out = [_fit(kind + tables.plain(text.splitlines()[0]) if text else kind) for kind, text in lines[:limit]]
     if len(lines) > limit:
@@ -92,30 +92,30 @@ def worst(records: list[Record], limit: int = 6) -> list[str]:
     return out
 
 
-def summary(records: list[Record]) -> list[str]:
+def summary(found: Findings) -> list[str]:
     """The lines `harness run` ends with (before the paths of results.json and report.md)."""
     parts = ["portability (configs per target, Triton's defaults; at risk: a swept environment):"]
-    parts += ["  " + line for line in kernel_lines(records)]
-    device = device_lines(records)
+    parts += ["  " + line for line in kernel_lines(found)]
+    device = device_lines(found)
     if device:
         parts += ["on the device (winner vs the first baseline; share of its roof's peak, HBM or the dtype's FLOP/s):"]
         parts += ["  " + line for line in device]
-    found = worst(records)
-    if found:
-        parts += ["worst findings:"] + ["  " + line for line in found]
+    bad = worst(found)
+    if bad:
+        parts += ["worst findings:"] + ["  " + line for line in bad]
     return [_fit(p) for p in parts]
 
 
-def incomplete_lines(runs: list[dict], records: list[Record]) -> list[str]:
+def incomplete_lines(found: Findings) -> list[str]:
     """INCOMPLETE, first: runs that were interrupted (or never finished), and targets without a deciding build."""
     out = [
         f"INCOMPLETE: the run on {tables.plain(info.get('host') or '?')} started {info.get('start')} was "
         + ("interrupted" if info.get("interrupted") else "never finished")
         + " before every case ran; `harness run --resume DIR` runs only the missing cases"
-        for info in runs
+        for info in found.runs
         if info.get("interrupted") or not info.get("end")
     ]
-    missing = tables.incomplete_verdicts(records)
+    missing = found.incomplete
     if missing:
         out.append(
             f"INCOMPLETE: {missing} config x target verdict(s) have no build under the deciding environment "
@@ -124,36 +124,37 @@ def incomplete_lines(runs: list[dict], records: list[Record]) -> list[str]:
     return out
 
 
-def final_lines(records: list[Record], wide: bool = False, runs: list[dict] | None = None) -> list[tuple[bool, str]]:
+def final_lines(found: Findings, wide: bool = False) -> list[tuple[bool, str]]:
     """Everything `harness run` prints about its records, as (is_section_title, text): INCOMPLETE where the run
     or a verdict is, the summary, or with ``wide`` report.md's full tables; then launch parity, shared-GPU
     warnings and known failures."""
     out: list[tuple[bool, str]] = []
-    head = [(False, "harness: " + line) for line in incomplete_lines(runs or [], records)]
+    records = list(found.records)
+    head = [(False, "harness: " + line) for line in incomplete_lines(found)]
     tuned = any(r.mode == "tune" for r in records)
     if wide:  # the full tables of report.md, as wide as they are
         out.append((True, "triton portability: comparison"))
         for table in (
-            tables.comparison_table(records, fmt="simple"),
-            tables.summary_table(records, fmt="simple"),
-            tables.target_summary(records, fmt="simple"),
+            tables.comparison_table(found, fmt="simple"),
+            tables.summary_table(found, fmt="simple"),
+            tables.target_summary(found, fmt="simple"),
         ):
             out += [(False, table), (False, "")]
-        at_risk = tables.risk_lines(records)
+        at_risk = tables.risk_lines(found)
         if at_risk:
             out.append((False, f"harness: {len(at_risk)} config(s) at risk (reasons in report.md), e.g.: {at_risk[0]}"))
         if tuned:
-            out += [(True, "triton portability: on the device"), (False, tables.device_table(records, fmt="simple"))]
+            out += [(True, "triton portability: on the device"), (False, tables.device_table(found, fmt="simple"))]
         out += [(False, "limit: " + line) for line in tables.limit_findings(records)]
     else:
         out.append((True, "triton portability"))
-        out += head + [(False, line) for line in summary(records)]
+        out += head + [(False, line) for line in summary(found)]
         head = []
     out += head
     if tuned:
         out += [(False, "harness: " + line) for line in tables.launch_parity_lines(records)]
     out += [(False, "harness: WARNING timings shared a GPU: " + line) for line in tables.gpu_overlaps(records)]
-    unstable = stability.unstable_timings(records)
+    unstable = found.unstable
     out += [(False, f"harness: WARNING unstable timing ({len(unstable)} in all): {line}") for line in unstable[:5]]
     expected = sum(1 for r in records if r.expected_failure)
     if expected:

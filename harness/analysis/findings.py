@@ -1,0 +1,69 @@
+"""A run, or a merge of runs, analysed once: what every view shows is decided here, and every renderer (terminal,
+report.md, report.html, vendor-eval.md, CSV) takes these findings and only formats them.
+
+Decided once: each config row's verdicts (:mod:`harness.analysis.rows`), the roof each tuned figure is held
+against (:mod:`harness.analysis.roofline`), the measured figures per case and device, the vendor evaluation, the
+comparison between the Triton versions a merge holds, the timings too spread out to support a gate, and the
+trends of a history file when one is given. The records themselves stay as they were read: a renderer reads their
+stored fields (resources, errors, timings) to show them, never to decide anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness.analysis import figures, portability, stability, versions
+from harness.analysis.compare import Comparison
+from harness.analysis.figures import Measured
+from harness.analysis.roofline import Roof, roof_of
+from harness.analysis.rows import Row, build_rows
+from harness.analysis.trends import Trend
+from harness.analysis.vendor_eval import CaseEval, evaluate
+from harness.model.records import Record
+
+
+@dataclass(frozen=True)
+class Findings:
+    runs: tuple[dict[str, Any], ...]  # each run's provenance, as results.json holds it
+    records: tuple[Record, ...]
+    rows: tuple[Row, ...]
+    roofs: Mapping[int, Roof]  # id(record) -> the roof of a tuned figure (the records are held here, ids stay theirs)
+    penalties: Mapping[int, dict[str, dict[str, Any]]]  # id(tune record) -> other targets' winners priced here
+    measured: tuple[Measured, ...]
+    evaluations: tuple[CaseEval, ...]
+    between_versions: tuple[tuple[str, str, Comparison], ...]
+    unstable: tuple[str, ...]
+    incomplete: int  # (config row, target) verdicts without their deciding build
+    trends: tuple[Trend, ...] | None  # None: no history file was given
+
+    def penalty(self, r: Record) -> dict[str, dict[str, Any]]:
+        """The tuning-portability entries of a tune record (:func:`harness.analysis.portability.of`)."""
+        return self.penalties.get(id(r), {})
+
+    def roof(self, r: Record) -> Roof | None:
+        """The roof a tune record's winner is held against (None for every other record, or without a model)."""
+        return self.roofs.get(id(r))
+
+
+def analyse(
+    runs: Sequence[dict[str, Any]], records: Sequence[Record], trends: Sequence[Trend] | None = None
+) -> Findings:
+    """Everything the views need from these records, computed once."""
+    held = list(records)
+    rows = build_rows(held)
+    roofs = {id(r): roof for r in held if (roof := roof_of(r)) is not None}
+    return Findings(
+        runs=tuple(runs),
+        records=tuple(held),
+        rows=tuple(rows),
+        roofs=roofs,
+        penalties={id(r): portability.of(r, held) for r in held if r.mode == "tune"},
+        measured=tuple(figures.measured(held)),
+        evaluations=tuple(evaluate(held, rows)),
+        between_versions=tuple(versions.between_versions(held)),
+        unstable=tuple(stability.unstable_timings(held)),
+        incomplete=sum(1 for row in rows for tv in row.judged.targets.values() if not tv.complete),
+        trends=tuple(trends) if trends is not None else None,
+    )

@@ -89,10 +89,12 @@ def _case() -> Case:
 def test_winner_baselines_portability_and_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("HARNESS_LOCK_DIR", str(tmp_path))
-    records = [_rec(1, "nvidia"), _rec(2, "amd"), _rec(3, "amd"), _rec(4, "nvidia", fits=False), _rec(5, "nvidia")]
+    built = [_rec(1, "nvidia"), _rec(2, "amd"), _rec(3, "amd"), _rec(4, "nvidia", fits=False), _rec(5, "nvidia")]
     worker = FakeGpuWorker()
     gpu = {"index": "0", "uuid": "GPU-x", "name": "fake", "arch": "sm_90"}
-    tune = gpu_phase.run_case(_case(), records, worker, gpu, ["mi300x", "h100"])
+    records, tune = gpu_phase.run_case(_case(), built, worker, gpu, ["mi300x", "h100"])
+    assert all(r.runtime is None for r in built)  # the build stage's records are left as they were: new ones come back
+    assert [r.config_id for r in records] == [r.config_id for r in built]
     screened = [job["config"]["BLOCK"] for op, job in worker.requests if job.get("stage") == "screen"]
     assert screened == [1, 2, 3, 5]  # the config over the limit is never launched
     # full timings: the fastest (5 is 30% slower: not a finalist) and the best of each vendor's space
@@ -118,16 +120,16 @@ def test_winner_baselines_portability_and_cache(tmp_path: Path, monkeypatch: pyt
     # a later run reuses the cached winner and launches only it
     worker2 = FakeGpuWorker()
     fresh = [_rec(1, "nvidia"), _rec(2, "amd"), _rec(3, "amd"), _rec(4, "nvidia", fits=False), _rec(5, "nvidia")]
-    tune2 = gpu_phase.run_case(_case(), fresh, worker2, gpu, ["mi300x"])
+    _, tune2 = gpu_phase.run_case(_case(), fresh, worker2, gpu, ["mi300x"])
     # the cached winner and each space's best from the tuning run: the portability column survives reuse
     assert [j["config"]["BLOCK"] for op, j in worker2.requests if op == "gpu_config"] == [1, 2]
     assert tune2.runtime["winner_source"] == "cache"
     assert tune2.runtime["portability"]["mi300x"]["slowdown"] == pytest.approx(1.5)
-    tune3 = gpu_phase.run_case(_case(), fresh, FakeGpuWorker(), gpu, ["mi300x"], retune=True)
+    _, tune3 = gpu_phase.run_case(_case(), fresh, FakeGpuWorker(), gpu, ["mi300x"], retune=True)
     assert tune3.runtime["winner_source"] == "tuned"
     # another target's winner comes from a stored run the user names, never from this host's cache
     stored = {("k", "fp16", "N8", "mi300x"): {"config": {"BLOCK": 2, "num_warps": 4}, "source": "stored run"}}
-    tune4 = gpu_phase.run_case(_case(), fresh, FakeGpuWorker(), gpu, ["mi300x"], retune=True, stored=stored)
+    _, tune4 = gpu_phase.run_case(_case(), fresh, FakeGpuWorker(), gpu, ["mi300x"], retune=True, stored=stored)
     assert tune4.runtime["portability"]["mi300x"]["source"].startswith("its winner in the stored run")
     assert tune4.runtime["portability"]["mi300x"]["timing_method"] == "sustained"
 
@@ -193,7 +195,7 @@ def test_timings_never_share_a_gpu_and_two_gpus_run_at_once(tmp_path: Path, monk
         gpu = pick_device(f"gw{slot}", gpus)  # gw0, gw2 -> GPU 0; gw1, gw3 -> GPU 1
         records = [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia")]
         barrier.wait()
-        tune = gpu_phase.run_case(_case(), records, SlowFakeGpuWorker(), gpu, [], retune=True)
+        records, tune = gpu_phase.run_case(_case(), records, SlowFakeGpuWorker(), gpu, [], retune=True)
         assert all(r.runtime["gpu"]["uuid"] == gpu["uuid"] for r in records)  # each record names its device
         tunes.append(tune)
 
@@ -289,7 +291,9 @@ def test_a_duplicate_build_is_not_launched(tmp_path: Path, monkeypatch: pytest.M
     records = [_rec(1, "nvidia"), _rec(2, "amd")]
     records[1].duplicate_of = "BLOCK1"
     worker = FakeGpuWorker()
-    gpu_phase.run_case(_case(), records, worker, {"index": "0", "uuid": "", "name": "fake", "arch": "sm_90"}, [])
+    records, _ = gpu_phase.run_case(
+        _case(), records, worker, {"index": "0", "uuid": "", "name": "fake", "arch": "sm_90"}, []
+    )
     assert {job["config"]["BLOCK"] for op, job in worker.requests if op == "gpu_config"} == {1}
     assert records[1].runtime["status"] == "not_launched"
     assert "same binary as BLOCK1" in records[1].runtime["reason"]
@@ -315,18 +319,18 @@ def test_a_config_added_to_the_space_is_tried_without_retune(tmp_path: Path, mon
                 }
             return super().request(op, job, timeout)
 
-    first = gpu_phase.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia")], Faster6(), gpu, [])
+    _, first = gpu_phase.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia")], Faster6(), gpu, [])
     assert first.config["BLOCK"] == 1 and first.runtime["tuned_because"] == "no cached winner"
-    same = gpu_phase.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia")], Faster6(), gpu, [])
+    _, same = gpu_phase.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia")], Faster6(), gpu, [])
     assert same.runtime["winner_source"] == "cache"
     worker = Faster6()
-    grown = gpu_phase.run_case(
+    _, grown = gpu_phase.run_case(
         _case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia"), _rec(6, "nvidia")], worker, gpu, []
     )
     assert grown.runtime["winner_source"] == "tuned" and "config_space changed" in grown.runtime["tuned_because"]
     assert grown.config["BLOCK"] == 6 and 6 in {j["config"]["BLOCK"] for op, j in worker.requests if op == "gpu_config"}
     # another device model, another driver: the cached winner is not reused
-    other = gpu_phase.run_case(
+    _, other = gpu_phase.run_case(
         _case(),
         [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia"), _rec(6, "nvidia")],
         Faster6(),
@@ -334,7 +338,7 @@ def test_a_config_added_to_the_space_is_tried_without_retune(tmp_path: Path, mon
         [],
     )
     assert "device_model changed" in other.runtime["tuned_because"]
-    driver = gpu_phase.run_case(
+    _, driver = gpu_phase.run_case(
         _case(),
         [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia"), _rec(6, "nvidia")],
         Faster6(),
@@ -348,7 +352,7 @@ def test_a_config_added_to_the_space_is_tried_without_retune(tmp_path: Path, mon
         path.write_text(
             json.dumps({k: v for k, v in entry.items() if k not in ("config_space", "torch", "device_model")})
         )
-    old = gpu_phase.run_case(
+    _, old = gpu_phase.run_case(
         _case(),
         [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia"), _rec(6, "nvidia")],
         Faster6(),
@@ -362,8 +366,10 @@ def test_a_gpu_phase_that_raises_leaves_the_builds_their_records() -> None:
     """The plugin's GPU phase catches what ``run_case`` raises: the builds keep their records (not launched, with
     the reason) and the case gets an error tune record, rather than losing everything the compiles found."""
     records = [_rec(1, "nvidia"), _rec(2, "amd")]
-    records[1].runtime = {"status": "ok", "timing": {"median_us": 5.0}}  # measured before the failure: kept
-    tune = gpu_phase.failed_tune(_case(), records, "the GPU phase failed: RuntimeError: driver gone")
+    records[1].runtime = {"status": "ok", "timing": {"median_us": 5.0}}  # a runtime it already had: kept
+    built = records
+    records, tune = gpu_phase.failed_tune(_case(), built, "the GPU phase failed: RuntimeError: driver gone")
+    assert built[0].runtime is None  # new records come back; the builds' own are not touched
     assert tune.mode == "tune" and tune.status == "error" and "driver gone" in tune.error
     assert records[0].runtime == {"status": "not_launched", "reason": "the GPU phase failed: RuntimeError: driver gone"}
     assert records[1].runtime["status"] == "ok"

@@ -10,6 +10,7 @@ reported, so the entry can be removed.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 from dataclasses import dataclass
 from typing import Any
@@ -94,15 +95,18 @@ def parse_known_failures(chk: Checker, raw: Any) -> tuple[KnownFailure, ...]:
     return tuple(out)
 
 
-def apply_known_failures(known: Any, records: list[Any]) -> None:
-    """Mark the builds whose failure the matrix expects, and the expected failures that now pass."""
-    if not known:
-        return
+def apply_known_failures(known: Any, records: list[Any]) -> list[Any]:
+    """The records again, new where the matrix expects a build's failure (``expected_failure``) or an expected
+    failure now passes (``known_failure_fixed``); the records given are not changed."""
+    out = []
     for r in records:
-        match = first_match(known, r.kernel, r.shape_id, r.config_id, r.target, r.environment, r.triton)
+        match = (
+            first_match(known, r.kernel, r.shape_id, r.config_id, r.target, r.environment, r.triton) if known else None
+        )
         if match is None:
-            continue
-        if r.status != "ok":
-            r.expected_failure = match.reason
+            out.append(r)
+        elif r.status != "ok":
+            out.append(dataclasses.replace(r, expected_failure=match.reason))
         else:
-            r.known_failure_fixed = match.reason
+            out.append(dataclasses.replace(r, known_failure_fixed=match.reason))
+    return out

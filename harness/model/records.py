@@ -122,20 +122,23 @@ def launch_identity(r: Record) -> tuple[Any, ...] | None:
     )
 
 
-def mark_duplicates(records: list[Record]) -> None:
+def mark_duplicates(records: list[Record]) -> list[Record]:
     """Builds of one case and target that are one binary launched the same way point at the first of them.
 
     Options that change nothing (``num_stages`` on a kernel without a loop, an AMD option on NVIDIA, gfx950
     rewriting kpack 2 to 1) give another cache key but the same bytes: such a build is one config, launched
-    and timed once (the GPU phase skips it) and counted once in every fit count.
+    and timed once (the GPU phase skips it) and counted once in every fit count. Returns the records again, a new
+    one for each duplicate; the records given are not changed.
     """
-    first: dict[tuple[str, ...], str] = {}
+    first: dict[tuple[Any, ...], str] = {}
+    out = []
     for r in records:
         ident = launch_identity(r)
-        if ident is None:
-            continue
-        ident = (r.target, r.environment, *ident)
-        if ident in first:
-            r.duplicate_of = first[ident]
+        key = None if ident is None else (r.target, r.environment, *ident)
+        if key is not None and key in first:
+            out.append(dataclasses.replace(r, duplicate_of=first[key]))
         else:
-            first[ident] = r.config_id
+            if key is not None:
+                first[key] = r.config_id
+            out.append(r)
+    return out

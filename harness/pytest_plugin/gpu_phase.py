@@ -11,6 +11,7 @@ timings share a device, whatever the number of pytest workers.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -38,9 +39,24 @@ def run_case(
     other_targets: list[str],
     retune: bool = False,
     stored: dict[tuple[str, str, str, str], dict[str, Any]] | None = None,
+) -> tuple[list[Record], Record]:
+    """The GPU phase of one case: its compile records as the device found them (new records, each with its
+    ``runtime``; the build stage's records are left as they are) and the case's ``tune`` record. ``stored``:
+    other targets' winners from a stored run (:func:`stored_winners`), timed here for the portability column."""
+    on_device = [dataclasses.replace(r) for r in records]
+    return on_device, _tune(case, on_device, worker, gpu, other_targets, retune, stored)
+
+
+def _tune(
+    case: Any,
+    records: list[Record],
+    worker: Any,
+    gpu: dict[str, str],
+    other_targets: list[str],
+    retune: bool,
+    stored: dict[tuple[str, str, str, str], dict[str, Any]] | None,
 ) -> Record:
-    """Fill ``runtime`` on each compile record; return the case's ``tune`` record. ``stored``: other targets'
-    winners from a stored run (:func:`stored_winners`), timed here for the portability column."""
+    """Fill ``runtime`` on each of the phase's own records; return the tune record."""
     target: Target = catalogue()[case.target]
     first = records[0]
     key = winner_key(case.kernel, case.dtype, case.shape, target, case.triton, first.kernel_hash)
@@ -365,12 +381,13 @@ def _portability(
     return out
 
 
-def failed_tune(case: Any, records: list[Record], error: str) -> Record:
-    """The tune record of a case whose GPU phase raised: its builds keep their records (and say it did not run)."""
-    for rec in records:
-        if not rec.runtime:
-            rec.runtime = {"status": "not_launched", "reason": error[:300]}
-    return _tune_record(records[0], case, None, "error", error, {})
+def failed_tune(case: Any, records: list[Record], error: str) -> tuple[list[Record], Record]:
+    """A case whose GPU phase raised: its builds as new records that say they did not run, and its tune record."""
+    said = [
+        r if r.runtime else dataclasses.replace(r, runtime={"status": "not_launched", "reason": error[:300]})
+        for r in records
+    ]
+    return said, _tune_record(said[0], case, None, "error", error, {})
 
 
 def _tune_record(

@@ -84,8 +84,7 @@ class CaseItem(pytest.Item):
         started = time.perf_counter()
         records = self._run_configs(session, spec, kernel_hash, prebuild_launchers=gpu is not None)
         compile_s = time.perf_counter() - started
-        mark_duplicates(records)
-        apply_known_failures(case.known_failures, records)
+        records = apply_known_failures(case.known_failures, mark_duplicates(records))
         # under an opt-in environment a compile error is a finding (it puts the default build at risk, and
         # report.md lists it), not a failure of the run: the verdict is decided under Triton's defaults;
         # a failure the matrix declares known is recorded as expected
@@ -103,7 +102,7 @@ class CaseItem(pytest.Item):
 
             others = [t for t in session.matrix_targets(self) if t != case.target]
             try:
-                tune = gpu_phase.run_case(
+                records, tune = gpu_phase.run_case(
                     case,
                     records,
                     session.workers.get("gpu", import_env=case.import_env),
@@ -113,7 +112,9 @@ class CaseItem(pytest.Item):
                     stored=session.stored_winners(),
                 )
             except Exception as exc:  # noqa: BLE001 - the GPU phase's failure is the case's, never its builds'
-                tune = gpu_phase.failed_tune(case, records, f"the GPU phase failed: {type(exc).__name__}: {exc}")
+                records, tune = gpu_phase.failed_tune(
+                    case, records, f"the GPU phase failed: {type(exc).__name__}: {exc}"
+                )
             tune_runtime = tune.runtime if tune.runtime is not None else {}
             tune.runtime = tune_runtime
             if device_note:

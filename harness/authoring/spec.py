@@ -282,6 +282,12 @@ class KernelSpec:
         """No inputs, launcher or reference: the kernel is cross-compiled and judged, never run."""
         return self.make_inputs is None or self.launch is None or self.reference is None
 
+    def inputs(self, shape: Shape, dtype: str, device: Any, generator: Any) -> Any:
+        """``make_inputs`` called; a compile-only spec has none (its cases never reach a check or a timing)."""
+        if self.make_inputs is None:
+            raise TypeError(f"{self.name} is compile-only (no make_inputs): nothing to check or time")
+        return self.make_inputs(shape, dtype, device, generator)
+
     def interpretable(self, dtype: str) -> bool:
         return self.interpret_dtypes is None or dtype in self.interpret_dtypes
 

@@ -121,8 +121,10 @@ def compile_job(job: dict[str, Any]) -> dict[str, Any]:
     name = str(compiled.metadata.name)
     res["function"] = name  # the kernel's symbol in the binary: whose figures these are
     if target.backend == "cuda":
-        flags = ptxas.flags_of(assembled["argv"]) if assembled.get("argv") else ptxas.triton_flags(compiled.metadata)
-        res.update(nvidia_resources(out_root, artifacts, target.arch, name, flags, assembled.get("log")))
+        ptxas_flags = (
+            ptxas.flags_of(assembled["argv"]) if assembled.get("argv") else ptxas.triton_flags(compiled.metadata)
+        )
+        res.update(nvidia_resources(out_root, artifacts, target.arch, name, ptxas_flags, assembled.get("log")))
     else:
         res.update(resources.parse_amdgcn(compiled.asm["amdgcn"], name))
     res.update(resources.comparable(target, res, num_warps))

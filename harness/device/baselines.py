@@ -64,7 +64,7 @@ def gpu_baselines(job: dict[str, Any]) -> dict[str, Any]:
             prepare = (lambda i: _restore(state, rotated[i])) if state["pristine"] else None
             lap("check")
             timing = bench(
-                lambda i, fn=fn: lambda: fn(rotated[i], shape),
+                lambda i, fn=fn: lambda: fn(rotated[i], shape),  # type: ignore[misc]  # fn bound per baseline
                 len(rotated),
                 _flusher(),
                 settle_ms=_settle_ms(state),
@@ -130,11 +130,11 @@ def gpu_sustained(job: dict[str, Any]) -> dict[str, Any]:
     spec, shape = state["spec"], job["shape"]
     rotated = _rotated(state)
     items = [
-        Item(f"config {name}", lambda i, c=config: lambda: spec.run(rotated[i], shape, c), len(rotated))
+        Item(f"config {name}", lambda i, c=config: lambda: spec.run(rotated[i], shape, c), len(rotated))  # type: ignore[misc]
         for name, config in job.get("configs", {}).items()
     ]
     items += [
-        Item(f"baseline {name}", lambda i, fn=spec.baselines[name]: lambda: fn(rotated[i], shape), len(rotated))
+        Item(f"baseline {name}", lambda i, fn=spec.baselines[name]: lambda: fn(rotated[i], shape), len(rotated))  # type: ignore[misc]
         for name in job.get("baselines", [])
         if name in spec.baselines
     ]

@@ -29,7 +29,7 @@ def compare(out: Any, ref: Any, atol: float, rtol: float) -> dict[str, Any]:
     allowed = atol + rtol * r.abs()
     n_bad = int((~(diff <= allowed)).sum())
     del diff, allowed, finite
-    result = {
+    result: dict[str, Any] = {
         "max_abs_err": max_abs,
         "mismatched": n_bad,
         "nonfinite": bad_nonfinite,
@@ -167,7 +167,7 @@ def interpret_job(job: dict[str, Any]) -> dict[str, Any]:
             checks.append({"shape": shape, "status": "skipped", "reason": "config_ok is False for this shape"})
             continue
         gen = torch.Generator().manual_seed(int(job.get("seed", 0)))
-        inputs = spec.make_inputs(shape, job["dtype"], "cpu", gen)
+        inputs = spec.inputs(shape, job["dtype"], "cpu", gen)
         ref = reference_first(spec, inputs, shape)
         try:
             with as_launcher():  # float scalars as the launcher types them, libdevice computed (see the module)

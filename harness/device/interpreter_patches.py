@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-_UNARY: dict[str, Callable[[Any], Any]] = {
+_UNARY: dict[str, Callable[[Any], Any] | None] = {
     "tanh": np.tanh,
     "exp": np.exp,
     "exp2": np.exp2,
@@ -127,7 +127,7 @@ def as_launcher() -> Iterator[list[str]]:
 
         patched.append((itp, "_implicit_cvt", original))
         itp._implicit_cvt = implicit_cvt
-        table = {
+        table: dict[str, Callable[..., Any]] = {
             **{k: v for k, v in _UNARY.items() if v is not None},
             "erf": _erf,
             "erfc": _erfc,

@@ -47,7 +47,7 @@ def _case(job: dict[str, Any]) -> dict[str, Any]:
 
             spec = spec.for_target(get(job["target"]))
         gen = torch.Generator(device="cuda").manual_seed(int(job.get("seed", 0)))
-        inputs = spec.make_inputs(job["shape"], job["dtype"], "cuda", gen)
+        inputs = spec.inputs(job["shape"], job["dtype"], "cuda", gen)
         reference = reference_first(spec, inputs, job["shape"])
         pristine = {i: inputs[i].clone() for i in spec.inplace}  # what an in-place kernel overwrites, kept
         torch.cuda.synchronize()
@@ -154,7 +154,7 @@ def _check_fault(exc: BaseException) -> None:
         raise ContextLost(f"{type(exc).__name__}: {text[:1000]}") from exc
 
 
-def _rates(spec: Any, shape: dict[str, Any], dtype: str, median_us: float) -> dict[str, float]:
+def _rates(spec: Any, shape: dict[str, Any], dtype: str, median_us: float) -> dict[str, Any]:
     seconds = median_us * 1e-6
     flops, nbytes = float(spec.flops(shape, dtype)), float(spec.min_bytes(shape, dtype))
     # the models themselves travel with the rates: the analysis decides the roof (harness.analysis.roofline)
@@ -167,7 +167,7 @@ def _rates(spec: Any, shape: dict[str, Any], dtype: str, median_us: float) -> di
 
 # Screening: enough samples to rank configs (medians of 10+ flushed samples move ~1-2%), a
 # tenth of the full budget; the finalists are then timed in full (see harness.pytest_plugin.gpu_phase.run_case).
-SCREEN = {"target_ms": 10.0, "min_reps": 10, "max_reps": 25}
+SCREEN: dict[str, Any] = {"target_ms": 10.0, "min_reps": 10, "max_reps": 25}
 
 
 def gpu_config(job: dict[str, Any]) -> dict[str, Any]:

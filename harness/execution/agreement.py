@@ -64,7 +64,7 @@ def agreement_job(job: dict[str, Any]) -> dict[str, Any]:
 
     spec = loader.load(job["ref"])
     shape, dtype, config = job["shape"], job["dtype"], job["config"]
-    inputs = spec.make_inputs(shape, dtype, "cpu", torch.Generator().manual_seed(0))
+    inputs = spec.inputs(shape, dtype, "cpu", torch.Generator().manual_seed(0))
     jit = spec.fn
 
     def capture(*args: Any, **kwargs: Any) -> Any:

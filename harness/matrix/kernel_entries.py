@@ -259,7 +259,7 @@ def _kernel_entry(
                 f"dtype {dt!r} not supported by {spec.name} "
                 f"(supported: {', '.join(spec.dtypes)}){suggest(dt, spec.dtypes)}",
             )
-    raw_shapes = entry.get("shapes") if isinstance(entry.get("shapes"), list) else []
+    raw_shapes: list[Any] = entry["shapes"] if isinstance(entry.get("shapes"), list) else []
     if not raw_shapes:
         chk.add(path, f"kernel {name!r} needs a non-empty 'shapes' list")
     shapes = [_check_shape(chk, spec, s, path + ("shapes", i)) for i, s in enumerate(raw_shapes)]
@@ -292,7 +292,7 @@ def _kernel_entry(
     elif interp_raw is False:
         interp = []
     else:
-        interp = [_check_shape(chk, spec, s, path + ("interpret", i)) for i, s in enumerate(interp_raw)]
+        interp = [_check_shape(chk, spec, s, path + ("interpret", i)) for i, s in enumerate(interp_raw)]  # type: ignore[misc]  # None: a shape with a problem, refused below
     timeout = entry.get("timeout_s", default_timeout)
     if is_a(timeout, (int, float)) and not (math.isfinite(timeout) and 0 < timeout <= MAX_TIMEOUT_S):
         chk.add(
@@ -301,7 +301,7 @@ def _kernel_entry(
         timeout = default_timeout
     if any(s is None for s in shapes + interp) or configs is None:
         return None
-    threshold = entry.get("compare_threshold")
+    threshold: Any = entry.get("compare_threshold")
     if is_a(threshold, (int, float)) and not (math.isfinite(threshold) and 0 < threshold < 10):
         chk.add(path + ("compare_threshold",), f"compare_threshold is a relative change (0.05 = 5%), got {threshold!r}")
         return None

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, cast
 
 from harness.authoring.spec import TRITON_DTYPES, KernelSpec, Pointer, Scalar, TensorDesc
 from harness.matrix.capture import CaptureError, Launch, capture
@@ -72,8 +72,7 @@ def is_op(ref: str) -> bool:
 def _attr(ref: str) -> Callable[..., Any]:
     from harness.matrix.importing import import_attr
 
-    found: Callable[..., Any] = import_attr(ref)
-    return found
+    return cast(Callable[..., Any], import_attr(ref))
 
 
 @lru_cache(maxsize=64)
@@ -122,7 +121,7 @@ def describe(value: Any) -> Pointer | Scalar | TensorDesc | None:
         numel = value.untyped_storage().nbytes() // size
         offset = value.storage_offset() * size
         align = 16 if offset % 16 == 0 else offset & -offset
-        return Pointer(_dtype_name(value.dtype), int(numel), align)
+        return Pointer(_dtype_name(value.dtype), int(numel), int(align))
     if isinstance(value, bool):
         return Scalar("i1", int(value))
     if isinstance(value, int):

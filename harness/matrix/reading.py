@@ -153,7 +153,7 @@ def _validate(file: str, text: str, doc: yamlpos.Located) -> Matrix:
         if required not in data:
             chk.add((), f"matrix lacks required field {required!r}")
     cat = targets.catalogue()
-    target_names = data.get("targets") if isinstance(data.get("targets"), list) else []
+    target_names: list[Any] = data["targets"] if isinstance(data.get("targets"), list) else []
     if isinstance(data.get("targets"), list) and not target_names:
         chk.add(("targets",), f"targets must name at least one target (known: {', '.join(targets.catalogue())})")
     for i, t in enumerate(target_names):

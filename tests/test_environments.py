@@ -59,11 +59,11 @@ def test_async_copy_changes_lds_and_the_default_is_at_risk(tmp_path: Path) -> No
         assert workers.get("compile", DEFAULT_ENV).pid != workers.get("compile", ASYNC).pid  # no shared process
     finally:
         workers.close()
-    assert default.resources["shared"] <= 65536 < async_copy.resources["shared"]
+    assert default.resources.shared <= 65536 < async_copy.resources.shared
     assert default.fits and not async_copy.fits
     judged = verdicts.judge_target([default, async_copy])
     assert judged.verdict == "at risk" and verdicts.outcome(async_copy) == "exceeds"
-    assert any("async-copy" in why and str(async_copy.resources["shared"]) in why for why in judged.reasons)
+    assert any("async-copy" in why and str(async_copy.resources.shared) in why for why in judged.reasons)
     # never the same artifacts directory
     assert default.artifacts["amdgcn"]["path"] != async_copy.artifacts["amdgcn"]["path"]
     assert default.key() != async_copy.key()

@@ -11,6 +11,7 @@ from harness.analysis.findings import analyse
 from harness.analysis.rows import build_rows
 from harness.build.resources import amd_occupancy, nvidia_occupancy, parse_cuobjdump, parse_ptxas_verbose
 from harness.model.ids import config_id, contained_path, safe_component, shape_id
+from harness.model.payloads import Resources
 from harness.model.records import Record
 from harness.model.targets import catalogue, get
 from harness.pytest_plugin.writer import ResultsWriter
@@ -137,7 +138,7 @@ def _record(
         mode="compile",
         status=status,
         error="PassManager::run failed" if status != "ok" else "",
-        resources={"shared": shared},
+        resources=Resources(shared=shared),
         flags=flags,
         fits=not flags,
         environment=environment,

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness.model.ids import config_key, shape_id
+from harness.model.payloads import Resources
 
 #: 2: AMD registers are the compiler's unified total, ``spill_bytes`` / ``occupancy_frac`` added, the
 #: launch specialisation and the verdicts stored. 3: ``deciding_environment`` and ``incomplete`` verdicts, the
@@ -45,7 +47,7 @@ class Record:
     traceback: str = ""  # where an error came from: the worker's traceback and compiler output
     host: str = ""
     fits: bool | None = None
-    resources: dict[str, Any] = field(default_factory=dict)
+    resources: Resources = field(default_factory=Resources)
     flags: list[dict[str, Any]] = field(default_factory=list)
     artifacts: dict[str, dict[str, str]] = field(default_factory=dict)
     compile_s: float | None = None
@@ -94,12 +96,19 @@ class Record:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The record as JSON holds it (the payloads as their ``to_json``)."""
+        out = dataclasses.asdict(self)
+        out["resources"] = self.resources.to_json()  # in place: the keys keep their order
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Record:
+        """A record from its JSON (``results.json``, ``records.jsonl``, a worker's reply); unknown keys dropped."""
         names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
+        values = {k: v for k, v in data.items() if k in names}
+        if isinstance(values.get("resources"), Mapping):
+            values["resources"] = Resources.from_json(values["resources"])
+        return cls(**values)
 
 
 BINARY_KINDS = ("cubin", "hsaco")
@@ -115,10 +124,10 @@ def launch_identity(r: Record) -> tuple[Any, ...] | None:
     return (
         kind,
         r.artifacts[kind]["sha256"],
-        res.get("num_warps"),
-        res.get("shared"),
-        res.get("num_ctas", 1),
-        json.dumps(res.get("grid")),
+        res.num_warps,
+        res.shared,
+        1 if res.num_ctas is None else res.num_ctas,
+        json.dumps(None if res.grid is None else list(res.grid)),
     )
 
 

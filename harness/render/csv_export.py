@@ -41,7 +41,7 @@ def _metrics(r: Record, found: Findings) -> Iterator[tuple[str, Any]]:
         yield "fits", r.fits
         yield "compile_s", r.compile_s
         yield "compile_cache", r.compile_cache
-        for name, value in sorted(r.resources.items()):
+        for name, value in sorted(r.resources.to_json().items()):
             yield f"resource.{name}", value
     rt = r.runtime if isinstance(r.runtime, dict) else {}
     for name in RUNTIME:

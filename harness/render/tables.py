@@ -42,16 +42,16 @@ def _cell(rec: Record | None, tv: verdicts.TargetVerdict | None) -> list[str]:
         return [rec.status, "", "", "", ""]
     res = rec.resources
     limit = next((f["limit"] for f in rec.flags if f["resource"] == "shared"), None)
-    static = res.get("static_shared") or 0
-    smem = f"{res.get('shared', 0)}" + (f"+{static}" if static else "") + (f" > {limit:g}" if limit is not None else "")
-    frac = res.get("occupancy_frac")
+    static = res.static_shared or 0
+    smem = f"{res.shared or 0}" + (f"+{static}" if static else "") + (f" > {limit:g}" if limit is not None else "")
+    frac = res.occupancy_frac
     kind = tv.verdict if tv is not None and tv.decided_by is rec else verdicts.outcome(rec)
     label = {"fits": "yes", "at risk": "yes, AT RISK", "exceeds": "NO"}.get(kind, kind)
     if rec.duplicate_of:
         label += f" (same binary as {rec.duplicate_of})"
-    occ = "" if res.get("occupancy") is None else f"{res['occupancy']:g}" + ("" if frac is None else f" ({frac:.0%})")
-    spill = res.get("spill_bytes", "")
-    return [label, smem, str(res.get("registers", "")), "n/a" if spill is None else str(spill), occ]
+    occ = "" if res.occupancy is None else f"{res.occupancy:g}" + ("" if frac is None else f" ({frac:.0%})")
+    spill = "n/a" if res.spill_bytes is None else str(res.spill_bytes)  # None: no ptxas report of this binary
+    return [label, smem, "" if res.registers is None else str(res.registers), spill, occ]
 
 
 def _interp_cell(rec: Record | None) -> str:
@@ -147,7 +147,7 @@ def risk_lines(found: Findings) -> list[str]:
     for row in sorted(found.rows, key=lambda r: (r.kernel, r.dtype, r.shape_id, r.config_id, r.triton)):
         for tv in row.judged.targets.values():
             if tv.verdict == "at risk" and tv.decided_by is not None:
-                shared = tv.decided_by.resources.get("shared")
+                shared = tv.decided_by.resources.shared
                 out.append(
                     f"{row.kernel} {row.dtype} {row.shape_id} {row.config_id}{tag(row.triton)} on {tv.target} "
                     f"(shared {shared} B by default): " + "; ".join(tv.reasons)

@@ -93,10 +93,10 @@ def _device(r: Record) -> str:
 def _figures(records: Iterable[Record]) -> Iterable[tuple[str, str, str, float]]:
     """(device, series, metric, value): what is worth a trend, from one run's records."""
     for r in records:
-        if r.mode == "compile" and r.status == "ok" and isinstance(r.resources, dict):
+        if r.mode == "compile" and r.status == "ok":
             # static figures too: a night without a GPU still has a trend of what the compiler made
             for metric in RESOURCE_METRICS:
-                value = r.resources.get(metric)
+                value = getattr(r.resources, metric)
                 if isinstance(value, (int, float)) and not isinstance(value, bool):
                     yield "", f"{r.kernel} {r.dtype} {r.shape_id} {r.column} {r.config_id}", metric, float(value)
         rt = r.runtime if isinstance(r.runtime, dict) else {}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import typing
 from functools import lru_cache
 from typing import Any
 
@@ -69,8 +70,10 @@ def _allowed(annotation: str) -> tuple[type, ...]:
             "dict": [dict],
             "list": [list],
             "None": [type(None)],
+            "tuple": [list],
         }
-        kinds += admitted.get(base, [object])
+        # a payload dataclass (Resources, ...) is a JSON object: its own fields are checked by _payload_problem
+        kinds += admitted.get(base, [dict] if base[:1].isupper() and base not in ("Any", "Mapping") else [object])
     return tuple(kinds)
 
 
@@ -90,9 +93,31 @@ def _fields_problem(data: dict[str, Any], types: dict[str, tuple[type, ...]], wh
     return ""
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=8)
 def _record_types(record_class: type) -> dict[str, tuple[type, ...]]:
     return {f.name: _allowed(str(f.type)) for f in dataclasses.fields(record_class)}
+
+
+@lru_cache(maxsize=4)
+def _payloads(record_class: type) -> dict[str, type]:
+    """The record's fields whose type is a payload dataclass (it reads itself with ``from_json``)."""
+    hints = typing.get_type_hints(record_class)
+    return {
+        name: kind
+        for name, kind in hints.items()
+        if isinstance(kind, type) and dataclasses.is_dataclass(kind) and hasattr(kind, "from_json")
+    }
+
+
+def _payload_problem(data: dict[str, Any], record_class: type) -> str:
+    for name, kind in _payloads(record_class).items():
+        value = data.get(name)
+        if isinstance(value, dict):
+            types = {k: v for k, v in _record_types(kind).items() if k not in ("extra", "given")}
+            problem = _fields_problem(value, types, f"{name}.")
+            if problem:
+                return problem
+    return ""
 
 
 def _runtime_problem(runtime: dict[str, Any]) -> str:
@@ -129,7 +154,7 @@ def record_problem(data: dict[str, Any], record_class: type) -> str:
     for name in ("kernel", "dtype", "target", "arch", "vendor", "triton", "config_id", "origin", "mode", "status"):
         if not isinstance(data.get(name), str):
             return f"field {name!r} must be a string, got {_type_name(data.get(name))}"
-    problem = _fields_problem(data, types, "")
+    problem = _fields_problem(data, types, "") or _payload_problem(data, record_class)
     if problem:
         return problem
     if data["status"] not in STATUSES:

@@ -264,7 +264,7 @@ def _static(ra: Record, rb: Record, out: list[Change]) -> None:
         out.append(Change("correctness", label, "on device", qa, qb, worse=qb == "mismatch", better=qb == "ok"))
     if ra.status == "ok" and rb.status == "ok":
         for name in RESOURCES:
-            va, vb = ra.resources.get(name), rb.resources.get(name)
+            va, vb = getattr(ra.resources, name), getattr(rb.resources, name)
             if va != vb and (va is not None or vb is not None):
                 out.append(Change("resource", label, name, va, vb))
         kind = next((k for k in ("cubin", "hsaco") if k in ra.artifacts and k in rb.artifacts), None)

@@ -12,6 +12,7 @@ from harness.analysis.findings import analyse
 from harness.device.detection import pick_device, pinned_env
 from harness.matrix.cases import Case
 from harness.matrix.kernel_entries import ConfigEntry
+from harness.model.payloads import LimitFlag
 from harness.model.records import Record
 from harness.pytest_plugin import gpu_phase
 from harness.render import tables
@@ -61,7 +62,7 @@ class FakeGpuWorker:
 
 def _rec(block: int, origin: str, fits: bool = True) -> Record:
     cfg = {"BLOCK": block, "num_warps": 4}
-    flags = [] if fits else [{"resource": "shared", "value": 9e5, "limit": 232448, "severity": "error"}]
+    flags = [] if fits else [LimitFlag("shared", 9e5, 232448, "error")]
     return Record(
         kernel="k",
         dtype="fp16",

@@ -11,7 +11,7 @@ from harness.analysis.findings import analyse
 from harness.analysis.rows import build_rows
 from harness.build.resources import amd_occupancy, nvidia_occupancy, parse_cuobjdump, parse_ptxas_verbose
 from harness.model.ids import config_id, contained_path, safe_component, shape_id
-from harness.model.payloads import Resources
+from harness.model.payloads import LimitFlag, Resources
 from harness.model.records import Record
 from harness.model.targets import catalogue, get
 from harness.pytest_plugin.writer import ResultsWriter
@@ -121,7 +121,7 @@ def _record(
     environment: str = "default",
     status: str = "ok",
 ) -> Record:
-    flags = [{"resource": "shared", "value": shared, "limit": limit, "severity": "error"}] if limit else []
+    flags = [LimitFlag("shared", shared, limit, "error")] if limit else []
     config = config or {"BLOCK": 1}
     return Record(
         kernel="k",

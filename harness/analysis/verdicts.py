@@ -94,14 +94,14 @@ def _env_text(env: dict[str, str]) -> str:
 
 def limit_text(r: Record) -> str:
     """The error flags of a record as ``resource value > limit``."""
-    return "; ".join(f"{f['resource']} {f['value']:g} > {f['limit']:g}" for f in r.flags if f["severity"] == "error")
+    return "; ".join(f"{f.resource} {f.value:g} > {f.limit:g}" for f in r.flags if f.severity == "error")
 
 
 def outcome(r: Record) -> str:
     """What one build says on its own: ``fits``, ``exceeds`` or ``failed``."""
     if r.status != "ok":
         return "failed"
-    return "fits" if r.fits is not False and not any(f["severity"] == "error" for f in r.flags) else "exceeds"
+    return "fits" if r.fits is not False and not any(f.severity == "error" for f in r.flags) else "exceeds"
 
 
 def _outcome_text(r: Record) -> str:
@@ -247,7 +247,7 @@ def to_json(rows: dict[tuple[str, ...], RowVerdict]) -> dict[str, list[dict[str,
                     "verdict": tv.verdict,
                     "reasons": list(tv.reasons),
                     "beside": list(tv.beside),
-                    "flags": deciding.flags if deciding else [],
+                    "flags": [f.to_json() for f in deciding.flags] if deciding else [],
                 }
             )
             for o in tv.others:
@@ -261,7 +261,7 @@ def to_json(rows: dict[tuple[str, ...], RowVerdict]) -> dict[str, list[dict[str,
                         "verdict": outcome(o),
                         "reasons": [_outcome_text(o)],
                         "beside": [],
-                        "flags": o.flags,
+                        "flags": [f.to_json() for f in o.flags],
                     }
                 )
         portability.append(

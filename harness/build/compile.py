@@ -133,7 +133,7 @@ def compile_job(job: dict[str, Any]) -> dict[str, Any]:
     extra = {"launcher": _prebuild_launcher(src, compiled)} if job.get("prebuild_launcher") else {}
     return {"status": "ok", "compile_s": round(compile_s, 4), "compile_cache": cache,
             "compile_stages_s": seen.get("stages_s") or {}, "resources": res, **extra,
-            "flags": [f.to_dict() for f in flags], "fits": limits.fits(flags),
+            "flags": [f.to_json() for f in flags], "fits": limits.fits(flags),
             "artifacts": artifacts, "ignored_options": ignored,
             "specialisation": launch.describe(list(spec.fn.arg_names)),
             "cache_key": str(getattr(compiled, "hash", "") or ""),

@@ -7,21 +7,10 @@ memory: SGPR spills on AMD go to VGPR lanes and are not flagged).
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from typing import Any, Iterable
 
+from harness.model.payloads import LimitFlag as Flag
 from harness.model.targets import Target
-
-
-@dataclass(frozen=True)
-class Flag:
-    resource: str
-    value: float
-    limit: float
-    severity: str  # "error" | "warn"
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def check(target: Target, resources: dict[str, Any], num_warps: int) -> list[Flag]:

@@ -9,20 +9,54 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
+P = TypeVar("P", bound="Payload")
 _NAMES: dict[type, tuple[str, ...]] = {}
+_BOOKKEEPING = ("extra", "given")
 
 
 def _names(cls: type) -> tuple[str, ...]:
     """A payload's figure fields, in declaration order (not its bookkeeping: ``extra``, ``given``)."""
     if cls not in _NAMES:
-        _NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls) if f.name not in ("extra", "given"))
+        _NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls) if f.name not in _BOOKKEEPING)
     return _NAMES[cls]
 
 
 @dataclass(frozen=True)
-class Resources:
+class Payload:
+    """The JSON edge every payload shares: ``from_json`` keeps the keys it does not know (``extra``) and the order it
+    was given (``given``); ``to_json`` writes them back the same way, then any other field that is not None."""
+
+    extra: Mapping[str, Any] = field(default_factory=dict, kw_only=True)  # keys this harness does not know, kept
+    given: tuple[str, ...] = field(default=(), compare=False, repr=False, kw_only=True)  # the JSON's keys, in order
+
+    @classmethod
+    def _read(cls, name: str, value: Any) -> Any:
+        """A JSON value as the field holds it (arrays become tuples where the field is one)."""
+        return value
+
+    @classmethod
+    def from_json(cls: type[P], data: Mapping[str, Any]) -> P:
+        known = _names(cls)
+        values = {k: cls._read(k, v) for k, v in data.items() if k in known}
+        extra = {k: v for k, v in data.items() if k not in known}
+        return cls(**values, extra=extra, given=tuple(data))
+
+    def to_json(self) -> dict[str, Any]:
+        """The keys it was read with, in their order, then any other field that is not None."""
+        names = self.given + tuple(
+            n for n in _names(type(self)) if n not in self.given and getattr(self, n) is not None
+        )
+        out: dict[str, Any] = {}
+        for name in names:
+            value = self.extra[name] if name in self.extra else getattr(self, name)
+            out[name] = list(value) if isinstance(value, tuple) else value
+        return out
+
+
+@dataclass(frozen=True)
+class Resources(Payload):
     """What one binary asks of the GPU and holds, read from the binary and the compiler's own reports
     (:mod:`harness.build.resources`); None where this vendor's tools do not report a figure, or (``spill_bytes``)
     where no report of this very binary could be had (``spill_source`` says why)."""
@@ -66,25 +100,17 @@ class Resources:
     total_vgpr: int | None = None
     mfma: int | None = None
     ds_ops: int | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)  # keys this harness does not know, kept
-    given: tuple[str, ...] = field(default=(), compare=False, repr=False)  # the JSON's keys, in its order
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Resources:
-        known = _names(cls)
-        values = {k: v for k, v in data.items() if k in known}
-        if isinstance(values.get("grid"), list):
-            values["grid"] = tuple(values["grid"])
-        extra = {k: v for k, v in data.items() if k not in known}
-        return cls(**values, extra=extra, given=tuple(data))
+    def _read(cls, name: str, value: Any) -> Any:
+        return tuple(value) if name == "grid" and isinstance(value, list) else value
 
-    def to_json(self) -> dict[str, Any]:
-        """The keys it was read with, in their order, then any other figure that is not None."""
-        names = self.given + tuple(
-            n for n in _names(type(self)) if n not in self.given and getattr(self, n) is not None
-        )
-        out: dict[str, Any] = {}
-        for name in names:
-            value = self.extra[name] if name in self.extra else getattr(self, name)
-            out[name] = list(value) if name == "grid" and isinstance(value, tuple) else value
-        return out
+
+@dataclass(frozen=True)
+class LimitFlag(Payload):
+    """One resource over (``error``: the launch is refused) or near (``warn``) one target's limit."""
+
+    resource: str  # "shared" | "threads" | "registers" | "tmem_columns" | "spill_bytes" | "blocks_per_sm" ...
+    value: float
+    limit: float
+    severity: str  # "error" | "warn"

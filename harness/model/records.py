@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.model.ids import config_key, shape_id
-from harness.model.payloads import Resources
+from harness.model.payloads import LimitFlag, Resources
 
 #: 2: AMD registers are the compiler's unified total, ``spill_bytes`` / ``occupancy_frac`` added, the
 #: launch specialisation and the verdicts stored. 3: ``deciding_environment`` and ``incomplete`` verdicts, the
@@ -48,7 +48,7 @@ class Record:
     host: str = ""
     fits: bool | None = None
     resources: Resources = field(default_factory=Resources)
-    flags: list[dict[str, Any]] = field(default_factory=list)
+    flags: list[LimitFlag] = field(default_factory=list)
     artifacts: dict[str, dict[str, str]] = field(default_factory=dict)
     compile_s: float | None = None
     compile_cache: str | None = None  # "miss": compiled from source (cold); "hit": loaded from Triton's cache
@@ -99,6 +99,7 @@ class Record:
         """The record as JSON holds it (the payloads as their ``to_json``)."""
         out = dataclasses.asdict(self)
         out["resources"] = self.resources.to_json()  # in place: the keys keep their order
+        out["flags"] = [f.to_json() for f in self.flags]
         return out
 
     @classmethod
@@ -108,6 +109,8 @@ class Record:
         values = {k: v for k, v in data.items() if k in names}
         if isinstance(values.get("resources"), Mapping):
             values["resources"] = Resources.from_json(values["resources"])
+        if isinstance(values.get("flags"), list):
+            values["flags"] = [LimitFlag.from_json(f) if isinstance(f, Mapping) else f for f in values["flags"]]
         return cls(**values)
 
 

@@ -80,9 +80,7 @@ def _tune(
             reason = (
                 rec.error
                 if rec.status != "ok"
-                else "; ".join(
-                    f"{f['resource']} {f['value']:g} > {f['limit']:g}" for f in rec.flags if f["severity"] == "error"
-                )
+                else "; ".join(f"{f.resource} {f.value:g} > {f.limit:g}" for f in rec.flags if f.severity == "error")
             )
             rec.runtime = {"status": "not_launched", "reason": f"failed the static check: {reason}"}
     known = known_winners(case, other_targets, stored or {})

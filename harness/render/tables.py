@@ -41,7 +41,7 @@ def _cell(rec: Record | None, tv: verdicts.TargetVerdict | None) -> list[str]:
     if rec.status != "ok":
         return [rec.status, "", "", "", ""]
     res = rec.resources
-    limit = next((f["limit"] for f in rec.flags if f["resource"] == "shared"), None)
+    limit = next((f.limit for f in rec.flags if f.resource == "shared"), None)
     static = res.static_shared or 0
     smem = f"{res.shared or 0}" + (f"+{static}" if static else "") + (f" > {limit:g}" if limit is not None else "")
     frac = res.occupancy_frac
@@ -227,10 +227,10 @@ def limit_findings(records: list[Record]) -> list[str]:
     out, tag = [], _version_tag(records)
     for r in sorted(records, key=lambda r: (r.kernel, r.dtype, r.shape_id, r.config_id, r.target, r.triton)):
         for f in r.flags:
-            if f["severity"] == "error":
+            if f.severity == "error":
                 out.append(
                     f"{r.kernel} {r.dtype} {r.shape_id} {r.config_id}{tag(r.triton)}: {r.column} ({r.arch}) "
-                    f"{f['resource']} {f['value']:g} exceeds limit {f['limit']:g}"
+                    f"{f.resource} {f.value:g} exceeds limit {f.limit:g}"
                 )
     return out
 

@@ -1,15 +1,13 @@
-"""Everything that renders records for people and tools, after the run: one module per view.
+"""Everything that formats a run's findings for people and tools: one module per view, computing nothing.
 
-- ``tables``: the markdown report (comparison table, summaries, findings, failures) and the
-  order-independent merge of several runs' records;
-- ``terminal``: the end-of-run summary that fits 100 columns;
-- ``html_page``: report.html, assembled from the views below and drawn with ``svg``;
-- ``figures``: what the GPU phase measured per case, device and Triton version (rates, % of peak,
-  baselines, the tuning-portability penalty);
-- ``vendor_eval``: the vendor evaluation (``harness report --vendor-eval``);
-- ``versions``: the comparison between the Triton versions that one merge holds;
-- ``csv_export``: records as a long-format CSV.
+Each view takes :class:`harness.analysis.findings.Findings` (or, for ``compare``, the comparison
+:mod:`harness.analysis.compare` decided) and returns text:
 
-Each view is data first (plain dataclasses built from records), then rendered; nothing here
-reaches back into a run.
+- ``terminal``: the end-of-run summary that fits 100 columns, and ``harness history show``'s lines;
+- ``tables``: report.md (comparison table, summaries, findings, failures);
+- ``html_page``: report.html, drawn with ``svg`` (inline charts, no script);
+- ``vendor_eval``: vendor-eval.md (``harness report --vendor-eval``);
+- ``csv_export``: the records as a long-format CSV;
+- ``compare``: ``harness compare``'s summary, markdown and JSON;
+- ``escaping``: text from matrices, kernels and compilers made inert for where it is shown.
 """

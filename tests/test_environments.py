@@ -65,7 +65,7 @@ def test_async_copy_changes_lds_and_the_default_is_at_risk(tmp_path: Path) -> No
     assert judged.verdict == "at risk" and verdicts.outcome(async_copy) == "exceeds"
     assert any("async-copy" in why and str(async_copy.resources.shared) in why for why in judged.reasons)
     # never the same artifacts directory
-    assert default.artifacts["amdgcn"]["path"] != async_copy.artifacts["amdgcn"]["path"]
+    assert default.artifacts["amdgcn"].path != async_copy.artifacts["amdgcn"].path
     assert default.key() != async_copy.key()
 
 

@@ -5,6 +5,7 @@ pytest process: an aborting or hanging compile then costs only its own record.
 Artifacts are written under the run's output directory and resource figures
 are read back from them with the tools Triton ships.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -16,11 +17,11 @@ from typing import Any
 
 from harness.build import launchspec, limits, ptxas, resources
 from harness.matrix import loader
+from harness.model.ids import contained_path
+from harness.model.targets import Target
 from harness.support import tritoncompat
 from harness.support.cache import cache_dir
-from harness.model.ids import contained_path
 from harness.support.safe_files import make_dirs, write_atomic
-from harness.model.targets import Target
 
 ARTIFACT_KINDS = ("ttir", "ttgir", "llir", "ptx", "cubin", "amdgcn", "hsaco")
 
@@ -37,8 +38,7 @@ def write_artifacts(asm: dict[str, Any], out_root: Path, rel_parts: list[str]) -
         blob = data if isinstance(data, bytes) else str(data).encode()
         path = folder / f"kernel.{kind}"
         write_atomic(path, blob)
-        written[kind] = {"path": path.relative_to(out_root).as_posix(),
-                         "sha256": hashlib.sha256(blob).hexdigest()}
+        written[kind] = {"path": path.relative_to(out_root).as_posix(), "sha256": hashlib.sha256(blob).hexdigest()}
     return written
 
 
@@ -47,8 +47,9 @@ def _ptxas_arch(arch: str) -> str:
     return f"sm_{major}a" if major >= 90 else f"sm_{major}"
 
 
-def nvidia_resources(out_root: Path, artifacts: dict[str, dict[str, str]], arch: str, name: str,
-                     flags: list[str], own_log: str | None) -> dict[str, Any]:
+def nvidia_resources(
+    out_root: Path, artifacts: dict[str, dict[str, str]], arch: str, name: str, flags: list[str], own_log: str | None
+) -> dict[str, Any]:
     """Registers, stack, static shared and local bytes of the kernel ``name`` in the recorded cubin
     (``cuobjdump``), and its spill bytes from the ``ptxas -v`` log of that very binary (:mod:`harness.build.ptxas`):
     Triton's own run (``own_log``), or a re-run with Triton's ``flags`` whose output is the recorded cubin.
@@ -62,23 +63,30 @@ def nvidia_resources(out_root: Path, artifacts: dict[str, dict[str, str]], arch:
     cuobjdump = tritoncompat.nvidia_tool("cuobjdump")
     if not cuobjdump or not ptxas_path:
         raise RuntimeError("cuobjdump/ptxas not found (Triton's wheel ships them in backends/nvidia/bin)")
-    res: dict[str, Any] = resources.parse_cuobjdump(resources.run_tool(
-        [cuobjdump, "--dump-resource-usage", str(out_root / artifacts["cubin"]["path"])]), name)
+    res: dict[str, Any] = resources.parse_cuobjdump(
+        resources.run_tool([cuobjdump, "--dump-resource-usage", str(out_root / artifacts["cubin"]["path"])]), name
+    )
     # sm_90 binaries that use shared memory carry the driver's 1 KiB per-block reserve as a shared section
     # (cuobjdump's SHARED 1024, the driver's static size 0: docs/figures.md): counted once, as the reserve
-    res["reserved_shared"] = min(res["static_shared"], resources.RESERVED_SMEM) \
-        if int(arch.removeprefix("sm_").rstrip("a")) >= 90 else 0
+    res["reserved_shared"] = (
+        min(res["static_shared"], resources.RESERVED_SMEM) if int(arch.removeprefix("sm_").rstrip("a")) >= 90 else 0
+    )
     res["static_shared"] -= res["reserved_shared"]
-    log, source = (own_log, ptxas.OWN_RUN) if own_log else ptxas.rerun(
-        ptxas_path, out_root / artifacts["ptx"]["path"], _ptxas_arch(arch), flags, cubin_sha)
+    log, source = (
+        (own_log, ptxas.OWN_RUN)
+        if own_log
+        else ptxas.rerun(ptxas_path, out_root / artifacts["ptx"]["path"], _ptxas_arch(arch), flags, cubin_sha)
+    )
     res["spill_source"] = source
     res["ptxas_flags"] = " ".join(flags)
     if log is None:  # no log of this binary: no spill figure rather than another build's
         return res
     res.update(resources.parse_ptxas_verbose(log, name))
     if res.get("ptxas_registers") not in (None, res["registers"]):
-        raise RuntimeError(f"ptxas reports {res['ptxas_registers']} registers for {name}, the cubin "
-                           f"{res['registers']}: the log is not of this binary")
+        raise RuntimeError(
+            f"ptxas reports {res['ptxas_registers']} registers for {name}, the cubin "
+            f"{res['registers']}: the log is not of this binary"
+        )
     cached.parent.mkdir(parents=True, exist_ok=True)
     tmp = cached.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(res))
@@ -97,24 +105,35 @@ def compile_job(job: dict[str, Any]) -> dict[str, Any]:
     import triton
 
     # what Triton's launcher would compile for real tensors of this shape on this backend
-    launch = launchspec.for_case(spec, job["shape"], job["dtype"], meta, applied,
-                                 launchspec.backend_for(target.backend, target.arch, target.warp_size), target)
+    launch = launchspec.for_case(
+        spec,
+        job["shape"],
+        job["dtype"],
+        meta,
+        applied,
+        launchspec.backend_for(target.backend, target.arch, target.warp_size),
+        target,
+    )
     src = launchspec.ast_source(spec.fn, launch)
     started_at = time.time()
     start = time.perf_counter()
     with tritoncompat.compile_observer() as seen, ptxas.observe() as assembled:
-        compiled = triton.compile(src, target=tritoncompat.gpu_target(target.backend, target.arch, target.warp_size),
-                                  options=launch.options)
+        compiled = triton.compile(
+            src, target=tritoncompat.gpu_target(target.backend, target.arch, target.warp_size), options=launch.options
+        )
     compile_s = time.perf_counter() - start
     # cold (compiled from source) or warm (loaded from Triton's cache): compile times compare only like with like
     cache = seen.get("cache") or tritoncompat.cache_hit_from_files(str(getattr(compiled, "hash", "")), started_at)
     out_root = Path(job["out"])
     artifacts = write_artifacts(compiled.asm, out_root, job["artifact_parts"])
     num_warps = int(compiled.metadata.num_warps)
-    res: dict[str, Any] = {"shared": int(compiled.metadata.shared), "num_warps": num_warps,
-                           "threads": num_warps * target.warp_size,
-                           "num_ctas": int(getattr(compiled.metadata, "num_ctas", 1) or 1),
-                           "grid": _grid(spec, job["shape"], job["config"])}
+    res: dict[str, Any] = {
+        "shared": int(compiled.metadata.shared),
+        "num_warps": num_warps,
+        "threads": num_warps * target.warp_size,
+        "num_ctas": int(getattr(compiled.metadata, "num_ctas", 1) or 1),
+        "grid": _grid(spec, job["shape"], job["config"]),
+    }
     tmem = getattr(compiled.metadata, "tmem_size", None)
     if tmem is not None:
         res["tmem_columns"] = int(tmem)  # Blackwell tensor memory; Triton refuses more than the target has
@@ -131,18 +150,35 @@ def compile_job(job: dict[str, Any]) -> dict[str, Any]:
     res.update(resources.instruction_counts(compiled.asm, target.backend))
     flags = limits.check(target, res, num_warps)
     extra = {"launcher": _prebuild_launcher(src, compiled)} if job.get("prebuild_launcher") else {}
-    return {"status": "ok", "compile_s": round(compile_s, 4), "compile_cache": cache,
-            "compile_stages_s": seen.get("stages_s") or {}, "resources": res, **extra,
-            "flags": [f.to_json() for f in flags], "fits": limits.fits(flags),
-            "artifacts": artifacts, "ignored_options": ignored,
-            "specialisation": launch.describe(list(spec.fn.arg_names)),
-            "cache_key": str(getattr(compiled, "hash", "") or ""),
-            "assumptions": list(launch.assumptions),
-            **({"autotune": autotune_facts(spec, launchspec.argument_values(spec, job["shape"], job["dtype"], meta,
-                                                                             target)[0], job["shape"], job["dtype"])}
-               if spec.decorations else {}),
-            **({"captured": dict(spec.captured)} if spec.captured else {}),
-            "triton": triton.__version__}
+    return {
+        "status": "ok",
+        "compile_s": round(compile_s, 4),
+        "compile_cache": cache,
+        "compile_stages_s": seen.get("stages_s") or {},
+        "resources": res,
+        **extra,
+        "flags": [f.to_json() for f in flags],
+        "fits": limits.fits(flags),
+        "artifacts": artifacts,
+        "ignored_options": ignored,
+        "specialisation": launch.describe(list(spec.fn.arg_names)),
+        "cache_key": str(getattr(compiled, "hash", "") or ""),
+        "assumptions": list(launch.assumptions),
+        **(
+            {
+                "autotune": autotune_facts(
+                    spec,
+                    launchspec.argument_values(spec, job["shape"], job["dtype"], meta, target)[0],
+                    job["shape"],
+                    job["dtype"],
+                )
+            }
+            if spec.decorations
+            else {}
+        ),
+        **({"captured": dict(spec.captured)} if spec.captured else {}),
+        "triton": triton.__version__,
+    }
 
 
 def autotune_facts(spec: Any, values: dict[str, Any], shape: dict[str, Any], dtype: str) -> dict[str, Any]:
@@ -153,11 +189,14 @@ def autotune_facts(spec: Any, values: dict[str, Any], shape: dict[str, Any], dty
     def plain(v: Any) -> Any:
         return v if isinstance(v, (int, float, bool, str, type(None))) else repr(v)
 
-    return {"layers": list(d.layers), "key": {k: plain(values.get(k)) for k in d.autotune_key},
-            "autotune_configs": len(d.autotune_configs),
-            "heuristics": {n: plain(values.get(n)) for n, _ in d.heuristics},
-            **({"prune": _prune_note(spec, shape, dtype)} if d.prune else {}),
-            **({"pre_hooks": True} if d.pre_hooks else {})}
+    return {
+        "layers": list(d.layers),
+        "key": {k: plain(values.get(k)) for k in d.autotune_key},
+        "autotune_configs": len(d.autotune_configs),
+        "heuristics": {n: plain(values.get(n)) for n, _ in d.heuristics},
+        **({"prune": _prune_note(spec, shape, dtype)} if d.prune else {}),
+        **({"pre_hooks": True} if d.pre_hooks else {}),
+    }
 
 
 def _prune_note(spec: Any, shape: dict[str, Any], dtype: str) -> str:

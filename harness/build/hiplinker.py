@@ -9,6 +9,7 @@ the version checked to work), or the ``ziglang`` package from PyPI (its ``zig ld
 small wrapper that drops the ``-flavor gnu`` arguments zig does not take). The choice is made
 once per run, before any worker starts, through ``TRITON_HIP_LLD_PATH``; the run's info records it.
 """
+
 from __future__ import annotations
 
 import os
@@ -68,9 +69,11 @@ def _zig_wrapper(tools: Path) -> Path | None:
         return None
     tools.mkdir(parents=True, exist_ok=True)
     script = tools / "ld.lld"
-    text = ("#!/bin/sh\n# written by the harness: Triton < 3.5 calls 'ld.lld -flavor gnu ...'; zig takes no -flavor\n"
-            'if [ "$1" = "-flavor" ]; then shift 2; fi\n'
-            f'exec "{zig}" ld.lld "$@"\n')
+    text = (
+        "#!/bin/sh\n# written by the harness: Triton < 3.5 calls 'ld.lld -flavor gnu ...'; zig takes no -flavor\n"
+        'if [ "$1" = "-flavor" ]; then shift 2; fi\n'
+        f'exec "{zig}" ld.lld "$@"\n'
+    )
     if not script.is_file() or script.read_text() != text:
         tmp = script.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(text)
@@ -90,13 +93,22 @@ def provide(version: str | None, tools: Path) -> tuple[str, str]:
     chosen = os.environ.get("TRITON_HIP_LLD_PATH")
     if chosen:
         ok = Path(chosen).is_file()
-        return (chosen, f"ld.lld from TRITON_HIP_LLD_PATH ({chosen})") if ok else \
-            ("", f"warning: TRITON_HIP_LLD_PATH={chosen} is not a file; AMD builds under triton {version} will fail")
+        return (
+            (chosen, f"ld.lld from TRITON_HIP_LLD_PATH ({chosen})")
+            if ok
+            else (
+                "",
+                f"warning: TRITON_HIP_LLD_PATH={chosen} is not a file; AMD builds under triton {version} will fail",
+            )
+        )
     own = next((p for p in _tritons_own() if p.is_file()), None)
     if own:
         return str(own), f"ld.lld that Triton finds itself ({own})"
-    tried = ["TRITON_HIP_LLD_PATH (unset)"] + [str(p) for p in _tritons_own()] + \
-        [f"/usr/lib/llvm-N/bin/ld.lld (N >= {MIN_LLD})", "the ziglang package"]
+    tried = (
+        ["TRITON_HIP_LLD_PATH (unset)"]
+        + [str(p) for p in _tritons_own()]
+        + [f"/usr/lib/llvm-N/bin/ld.lld (N >= {MIN_LLD})", "the ziglang package"]
+    )
     for path in _versioned_system():
         os.environ["TRITON_HIP_LLD_PATH"] = str(path)
         return str(path), f"ld.lld {path} (set as TRITON_HIP_LLD_PATH)"
@@ -109,6 +121,8 @@ def provide(version: str | None, tools: Path) -> tuple[str, str]:
     if major and major >= MIN_LLD:
         return str(usr), f"ld.lld that Triton finds itself ({usr}, LLD {major})"
     found = f"; {usr} is LLD {major}, too old for Triton's code objects" if major else ""
-    return "", (f"warning: triton {version} links AMD code with an external ld.lld and none that works was found "
-                f"(tried {', '.join(tried)}{found}): AMD builds will fail. `pip install ziglang` or "
-                f"`apt-get install lld-{MIN_LLD}`, or set TRITON_HIP_LLD_PATH")
+    return "", (
+        f"warning: triton {version} links AMD code with an external ld.lld and none that works was found "
+        f"(tried {', '.join(tried)}{found}): AMD builds will fail. `pip install ziglang` or "
+        f"`apt-get install lld-{MIN_LLD}`, or set TRITON_HIP_LLD_PATH"
+    )

@@ -16,6 +16,7 @@ values, and the installed Triton's binder (``create_function_from_signature``)
 and ``JITFunction._pack_args`` turn them into signature, constexprs, attributes
 and options for the target's backend, as the launcher would on that device.
 """
+
 from __future__ import annotations
 
 import functools
@@ -87,8 +88,9 @@ def triton_dtype(name: str) -> Any:
     return tl.dtype(spelled.get(name, name))
 
 
-def argument_values(spec: KernelSpec, shape: Shape, dtype: str, meta: Mapping[str, Any],
-                    target: Any = None) -> tuple[dict[str, Any], tuple[str, ...]]:
+def argument_values(
+    spec: KernelSpec, shape: Shape, dtype: str, meta: Mapping[str, Any], target: Any = None
+) -> tuple[dict[str, Any], tuple[str, ...]]:
     """Every parameter the launcher would receive, by name, as stand-ins for the real arguments.
 
     Parameters with a Python default may be left out (the binder applies the
@@ -123,8 +125,9 @@ def argument_values(spec: KernelSpec, shape: Shape, dtype: str, meta: Mapping[st
             else:  # None (an optional argument left out) or a plain Python value
                 values[name] = arg
         elif param.default is inspect.Parameter.empty:
-            raise ValueError(f"kernel parameter {name!r} of {spec.name} gets no value from the spec or the config "
-                             "and has no default")
+            raise ValueError(
+                f"kernel parameter {name!r} of {spec.name} gets no value from the spec or the config and has no default"
+            )
     wanted = {n for n in by_heuristic if n in params and n not in values}
     if wanted:
         found = heuristic_values(spec.decorations, {**values, **{k: v for k, v in meta.items() if k not in values}})
@@ -139,8 +142,9 @@ def _descriptor(arg: TensorDesc) -> Any:
     try:
         from triton.tools.tensor_descriptor import TensorDescriptor
     except ImportError:
-        raise RuntimeError("this Triton has no triton.tools.tensor_descriptor: host tensor descriptors need "
-                           "Triton 3.4 or later") from None
+        raise RuntimeError(
+            "this Triton has no triton.tools.tensor_descriptor: host tensor descriptors need Triton 3.4 or later"
+        ) from None
     element = triton_dtype(TRITON_DTYPES.get(arg.dtype, arg.dtype))
     numel = 1
     for size in arg.shape:
@@ -158,8 +162,9 @@ def backend_for(backend: str, arch: str, warp_size: int) -> Any:
     return make_backend(gpu_target(backend, arch, warp_size))
 
 
-def specialise(fn: Any, backend: Any, values: Mapping[str, Any], options: Mapping[str, Any],
-               assumptions: tuple[str, ...] = ()) -> LaunchSpecialisation:
+def specialise(
+    fn: Any, backend: Any, values: Mapping[str, Any], options: Mapping[str, Any], assumptions: tuple[str, ...] = ()
+) -> LaunchSpecialisation:
     """Run the installed Triton's launch-time binder and argument packing on ``values``.
 
     ``fn`` is the ``JITFunction``; ``options`` the compile options a launch
@@ -180,15 +185,18 @@ def specialise(fn: Any, backend: Any, values: Mapping[str, Any], options: Mappin
         if exc.name != "torch":
             raise
         # the HIP backend's tensor hook imports torch before it asks the argument for its size
-        raise RuntimeError("the installed Triton's launch specialisation for this backend imports torch, which is "
-                           "not installed: pip install torch (or the harness's [cpu] extra)") from None
+        raise RuntimeError(
+            "the installed Triton's launch specialisation for this backend imports torch, which is "
+            "not installed: pip install torch (or the harness's [cpu] extra)"
+        ) from None
     pack = fn._pack_args if hasattr(fn, "_pack_args") else functools.partial(_pack_args_34, fn)
     parsed, signature, constexprs, attrs = pack(backend, kwargs, bound_args, specialization, bound_options)
     return LaunchSpecialisation(dict(signature), dict(constexprs), dict(attrs), dict(parsed.__dict__), assumptions)
 
 
-def _pack_args_34(fn: Any, backend: Any, kwargs: dict[str, Any], bound_args: Any, specialization: Any,
-                  _options: Any) -> tuple[Any, dict[Any, Any], dict[Any, Any], dict[Any, Any]]:
+def _pack_args_34(
+    fn: Any, backend: Any, kwargs: dict[str, Any], bound_args: Any, specialization: Any, _options: Any
+) -> tuple[Any, dict[Any, Any], dict[Any, Any], dict[Any, Any]]:
     """What ``JITFunction.run`` does inline in releases before ``_pack_args`` was split out of it (3.4).
 
     The same steps, with Triton's own helpers: options parsed by the backend, one signature
@@ -197,21 +205,34 @@ def _pack_args_34(fn: Any, backend: Any, kwargs: dict[str, Any], bound_args: Any
     try:
         from triton._utils import find_paths_if, get_iterable_path
     except ImportError:
-        raise RuntimeError("this Triton has neither JITFunction._pack_args nor triton._utils.find_paths_if: its "
-                           "launch-time specialisation cannot be reproduced (supported: 3.4 and later)") from None
+        raise RuntimeError(
+            "this Triton has neither JITFunction._pack_args nor triton._utils.find_paths_if: its "
+            "launch-time specialisation cannot be reproduced (supported: 3.4 and later)"
+        ) from None
     options = backend.parse_options(kwargs)
     sigvals = [x[0] for x in specialization]
     signature = {p.name: v for p, v in zip(fn.params, sigvals)}
-    constexprs = {path: get_iterable_path(list(bound_args.values()), path)
-                  for path in find_paths_if(sigvals, lambda _, val: val == "constexpr")}
+    constexprs = {
+        path: get_iterable_path(list(bound_args.values()), path)
+        for path in find_paths_if(sigvals, lambda _, val: val == "constexpr")
+    }
     attrvals = [x[1] for x in specialization]
-    attrs = {k: backend.parse_attr(get_iterable_path(attrvals, k))
-             for k in find_paths_if(attrvals, lambda _, x: isinstance(x, str))}
+    attrs = {
+        k: backend.parse_attr(get_iterable_path(attrvals, k))
+        for k in find_paths_if(attrvals, lambda _, x: isinstance(x, str))
+    }
     return options, signature, constexprs, attrs
 
 
-def for_case(spec: KernelSpec, shape: Shape, dtype: str, meta: Mapping[str, Any], options: Mapping[str, Any],
-             backend: Any, target: Any = None) -> LaunchSpecialisation:
+def for_case(
+    spec: KernelSpec,
+    shape: Shape,
+    dtype: str,
+    meta: Mapping[str, Any],
+    options: Mapping[str, Any],
+    backend: Any,
+    target: Any = None,
+) -> LaunchSpecialisation:
     """The launch specialisation of one (kernel, shape, dtype, config) on one backend (``target``: the catalogue
     entry, for specs whose argument types depend on it)."""
     values, assumptions = argument_values(spec, shape, dtype, meta, target)

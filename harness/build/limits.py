@@ -5,6 +5,7 @@ kernel cannot launch on that target (Triton raises OutOfResources, or no block
 can be resident); ``warn`` flags mean it launches but pays for it (spills to
 memory: SGPR spills on AMD go to VGPR lanes and are not flagged).
 """
+
 from __future__ import annotations
 
 from typing import Any, Iterable

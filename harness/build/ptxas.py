@@ -13,6 +13,7 @@ under ``DISABLE_PTXAS_OPT``, ``-suppress-debug-info`` under ``TRITON_DISABLE_LIN
    (sha256) to the recorded cubin.
 3. Otherwise the figures are unavailable, and the record says why.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -100,12 +101,18 @@ def rerun(ptxas: str, ptx: Path, gpu_name: str, flags: list[str], cubin_sha256: 
     (None, why not) otherwise."""
     with tempfile.TemporaryDirectory(prefix="harness-ptxas-") as tmp:
         out = Path(tmp) / "kernel.cubin"
-        proc = subprocess.run([ptxas, *flags, f"--gpu-name={gpu_name}", str(ptx), "-o", str(out)],
-                              capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            [ptxas, *flags, f"--gpu-name={gpu_name}", str(ptx), "-o", str(out)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         if proc.returncode != 0 or not out.is_file():
             return None, f"unavailable: ptxas re-run failed ({proc.returncode}): {proc.stderr.strip()[:200]}"
         digest = hashlib.sha256(out.read_bytes()).hexdigest()
     if digest != cubin_sha256:
-        return None, ("unavailable: ptxas re-run with Triton's flags gave another binary than the recorded cubin "
-                      f"(sha256 {digest[:12]} vs {cubin_sha256[:12]}): its figures would be of another build")
+        return None, (
+            "unavailable: ptxas re-run with Triton's flags gave another binary than the recorded cubin "
+            f"(sha256 {digest[:12]} vs {cubin_sha256[:12]}): its figures would be of another build"
+        )
     return proc.stdout + proc.stderr, RE_RUN

@@ -9,6 +9,7 @@ memory / LDS always comes from Triton's ``metadata.shared``: it is the figure
 checked at launch, and the one thing the toolchains' occupancy does not know,
 so it caps occupancy here. docs/figures.md says which field each figure is.
 """
+
 from __future__ import annotations
 
 import re
@@ -62,8 +63,11 @@ def parse_ptxas_verbose(text: str, name: str | None = None) -> dict[str, int]:
         m = _PTXAS_SPILL_RE.search(block)
         if not m:
             continue
-        entry = {"stack_frame_bytes": int(m.group(1)), "spill_store_bytes": int(m.group(2)),
-                 "spill_load_bytes": int(m.group(3))}
+        entry = {
+            "stack_frame_bytes": int(m.group(1)),
+            "spill_store_bytes": int(m.group(2)),
+            "spill_load_bytes": int(m.group(3)),
+        }
         r = _PTXAS_REG_RE.search(block)
         if r:
             entry["ptxas_registers"] = int(r.group(1))
@@ -90,7 +94,7 @@ def parse_amdgcn(text: str, name: str | None = None) -> dict[str, int]:
         meta = "- " + meta
         start = re.search(rf"^\s*\.type\s+{re.escape(name)},@function", text, re.M)
         if start:
-            rest = text[start.end():]
+            rest = text[start.end() :]
             nxt = re.search(r"^\s*\.type\s+\S+,@function", rest, re.M)
             body = rest[: nxt.start()] if nxt else rest
     out: dict[str, int] = {}
@@ -108,12 +112,16 @@ def instruction_counts(asm: dict[str, Any], backend: str) -> dict[str, int]:
     """Counts of the instructions that decide portability of matrix code."""
     if backend == "cuda":
         ptx = asm.get("ptx", "")
-        return {"mma": len(re.findall(r"^\s*mma\.sync", ptx, re.M)),
-                "wgmma": len(re.findall(r"^\s*wgmma\.mma_async", ptx, re.M)),
-                "tcgen05_mma": len(re.findall(r"^\s*(?:@!?%p\d+\s+)?tcgen05\.mma", ptx, re.M))}
+        return {
+            "mma": len(re.findall(r"^\s*mma\.sync", ptx, re.M)),
+            "wgmma": len(re.findall(r"^\s*wgmma\.mma_async", ptx, re.M)),
+            "tcgen05_mma": len(re.findall(r"^\s*(?:@!?%p\d+\s+)?tcgen05\.mma", ptx, re.M)),
+        }
     gcn = asm.get("amdgcn", "")
-    return {"mfma": len(re.findall(r"^\s*v_mfma_", gcn, re.M)),
-            "ds_ops": len(re.findall(r"^\s*ds_(?:read|write|load|store)", gcn, re.M))}
+    return {
+        "mfma": len(re.findall(r"^\s*v_mfma_", gcn, re.M)),
+        "ds_ops": len(re.findall(r"^\s*ds_(?:read|write|load|store)", gcn, re.M)),
+    }
 
 
 def run_tool(argv: list[str], timeout: float = 120.0) -> str:
@@ -124,18 +132,19 @@ def run_tool(argv: list[str], timeout: float = 120.0) -> str:
 
 
 #: CUDA's occupancy rules (the CUDA occupancy calculator, ``cuda_occupancy.h``) for sm_80 and later
-SUB_PARTITIONS = 4          # register file split in four; a warp's registers come from its sub-partition
-REG_ALLOC_UNIT = 256        # registers are allocated per warp in units of 256
-SMEM_ALLOC_UNIT = 128       # shared memory is allocated per block in units of 128 bytes
-RESERVED_SMEM = 1024        # shared memory the driver reserves per block (cudaDevAttrReservedSharedMemoryPerBlock)
+SUB_PARTITIONS = 4  # register file split in four; a warp's registers come from its sub-partition
+REG_ALLOC_UNIT = 256  # registers are allocated per warp in units of 256
+SMEM_ALLOC_UNIT = 128  # shared memory is allocated per block in units of 128 bytes
+RESERVED_SMEM = 1024  # shared memory the driver reserves per block (cudaDevAttrReservedSharedMemoryPerBlock)
 
 
 def _round_up(value: int, unit: int) -> int:
     return -(-value // unit) * unit
 
 
-def nvidia_occupancy(target: Target, registers: int, shared: int, num_warps: int,
-                     static_shared: int = 0) -> dict[str, float]:
+def nvidia_occupancy(
+    target: Target, registers: int, shared: int, num_warps: int, static_shared: int = 0
+) -> dict[str, float]:
     """Resident blocks per SM and warps per SM sub-partition, by the rules of CUDA's occupancy calculator.
 
     - registers: ``registers × 32`` rounded up to 256 per warp; each of the 4 sub-partitions holds

@@ -114,3 +114,12 @@ class LimitFlag(Payload):
     value: float
     limit: float
     severity: str  # "error" | "warn"
+
+
+@dataclass(frozen=True)
+class Artifact(Payload):
+    """One file a build wrote (TTIR, TTGIR, LLIR, PTX, cubin, AMDGCN, hsaco): where, relative to the run
+    directory, and the sha256 of its bytes (what launch parity and the compare gate match binaries by)."""
+
+    path: str = ""
+    sha256: str = ""

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.model.ids import config_key, shape_id
-from harness.model.payloads import LimitFlag, Resources
+from harness.model.payloads import Artifact, LimitFlag, Resources
 
 #: 2: AMD registers are the compiler's unified total, ``spill_bytes`` / ``occupancy_frac`` added, the
 #: launch specialisation and the verdicts stored. 3: ``deciding_environment`` and ``incomplete`` verdicts, the
@@ -49,7 +49,7 @@ class Record:
     fits: bool | None = None
     resources: Resources = field(default_factory=Resources)
     flags: list[LimitFlag] = field(default_factory=list)
-    artifacts: dict[str, dict[str, str]] = field(default_factory=dict)
+    artifacts: dict[str, Artifact] = field(default_factory=dict)  # kind (ttir, ptx, cubin, hsaco, ...) -> file
     compile_s: float | None = None
     compile_cache: str | None = None  # "miss": compiled from source (cold); "hit": loaded from Triton's cache
     compile_stages_s: dict[str, float] = field(default_factory=dict)  # Triton's own time per lowering stage
@@ -100,6 +100,7 @@ class Record:
         out = dataclasses.asdict(self)
         out["resources"] = self.resources.to_json()  # in place: the keys keep their order
         out["flags"] = [f.to_json() for f in self.flags]
+        out["artifacts"] = {kind: a.to_json() for kind, a in self.artifacts.items()}
         return out
 
     @classmethod
@@ -109,6 +110,10 @@ class Record:
         values = {k: v for k, v in data.items() if k in names}
         if isinstance(values.get("resources"), Mapping):
             values["resources"] = Resources.from_json(values["resources"])
+        if isinstance(values.get("artifacts"), Mapping):
+            values["artifacts"] = {
+                k: Artifact.from_json(a) if isinstance(a, Mapping) else a for k, a in values["artifacts"].items()
+            }
         if isinstance(values.get("flags"), list):
             values["flags"] = [LimitFlag.from_json(f) if isinstance(f, Mapping) else f for f in values["flags"]]
         return cls(**values)
@@ -121,12 +126,12 @@ def launch_identity(r: Record) -> tuple[Any, ...] | None:
     """What the GPU would run for a build: the binary (sha256) and the launch parameters Triton passes with it
     (warps, dynamic shared bytes, CTAs per cluster, grid). None for a build without a binary."""
     kind = next((k for k in BINARY_KINDS if k in r.artifacts), None)
-    if r.status != "ok" or kind is None or not r.artifacts[kind].get("sha256"):
+    if r.status != "ok" or kind is None or not r.artifacts[kind].sha256:
         return None
     res = r.resources
     return (
         kind,
-        r.artifacts[kind]["sha256"],
+        r.artifacts[kind].sha256,
         res.num_warps,
         res.shared,
         1 if res.num_ctas is None else res.num_ctas,

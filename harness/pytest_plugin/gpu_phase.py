@@ -188,7 +188,8 @@ def _launch_parity(rec: Record) -> None:
     if not rec.runtime or _runtime(rec).get("status") != "ok":
         return
     launched = _runtime(rec).get("launched_binary") or {}
-    static = rec.artifacts.get(launched.get("kind", ""), {}).get("sha256")
+    binary = rec.artifacts.get(launched.get("kind", ""))
+    static = binary.sha256 if binary is not None else None
     if not launched.get("sha256") or not static:
         _runtime(rec)["launch_parity"] = "not observed"
     else:
@@ -198,7 +199,8 @@ def _launch_parity(rec: Record) -> None:
             # replaced); other key, same TTIR: the options or environment differed; other TTIR: the launch
             # specialised differently (signature, attributes, constexprs)
             same_key = bool(rec.cache_key) and launched.get("cache_key") == rec.cache_key
-            same_ttir = launched.get("ttir_sha256") == rec.artifacts.get("ttir", {}).get("sha256")
+            ttir = rec.artifacts.get("ttir")
+            same_ttir = ttir is not None and launched.get("ttir_sha256") == ttir.sha256
             _runtime(rec)["launch_parity_detail"] = ("same cache key" if same_key else "other cache key") + (
                 ", same TTIR" if same_ttir else ", other TTIR"
             )

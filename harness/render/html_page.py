@@ -70,9 +70,7 @@ def _artifact_link(row: Row, base: str | None) -> str:
     if base is None:
         return f"<td>{_e(row.config_id)}</td>"
     for rec in row.cells.values():
-        path = next(
-            (a.get("path") for a in (rec.artifacts or {}).values() if isinstance(a, dict) and a.get("path")), None
-        )
+        path = next((a.path for a in rec.artifacts.values() if a.path), None)
         if path:
             folder = "/".join(filter(None, (base, str(path).rsplit("/", 1)[0])))
             return f'<td><a href="{_e(quote(folder))}/">{_e(row.config_id)}</a></td>'

@@ -268,14 +268,14 @@ def _static(ra: Record, rb: Record, out: list[Change]) -> None:
             if va != vb and (va is not None or vb is not None):
                 out.append(Change("resource", label, name, va, vb))
         kind = next((k for k in ("cubin", "hsaco") if k in ra.artifacts and k in rb.artifacts), None)
-        if kind and ra.artifacts[kind].get("sha256") != rb.artifacts[kind].get("sha256"):
+        if kind and ra.artifacts[kind].sha256 != rb.artifacts[kind].sha256:
             out.append(
                 Change(
                     "code",
                     label,
                     kind,
-                    ra.artifacts[kind].get("sha256", "")[:12],
-                    rb.artifacts[kind].get("sha256", "")[:12],
+                    ra.artifacts[kind].sha256[:12],
+                    rb.artifacts[kind].sha256[:12],
                 )
             )
 

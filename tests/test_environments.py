@@ -11,7 +11,7 @@ from harness.analysis import verdicts
 from harness.execution.pool import Workers
 from harness.matrix import loader
 from harness.matrix.cases import Case, compile_job
-from harness.matrix.kernel_entries import ConfigEntry
+from harness.matrix.configs import ConfigEntry
 from harness.model import targets
 from harness.model.environments import DEFAULT_ENV, Environment, worker_env
 from harness.model.ids import config_id

@@ -208,3 +208,13 @@ def test_readme_map_is_the_tree_and_the_rule() -> None:
             assert allowed == set()
         else:
             assert words == allowed, name
+
+
+def test_no_module_is_longer_than_350_lines() -> None:
+    """A module is one thing a reader can hold (README, "Architecture"): past 350 lines it is split."""
+    long = {
+        str(p.relative_to(HARNESS.parent)): n
+        for p in _modules().values()
+        if (n := len(p.read_text().splitlines())) > 350
+    }
+    assert long == {}

@@ -11,7 +11,7 @@ from helpers import DATA, REPO
 from harness.execution.pool import Worker
 from harness.matrix import loader
 from harness.matrix.cases import interpret_configs
-from harness.matrix.kernel_entries import ConfigEntry
+from harness.matrix.configs import ConfigEntry
 
 KERNELS = sorted(p.stem for p in (REPO / "kernels").glob("*.py"))  # every kernel the project ships
 torch = pytest.importorskip("torch")

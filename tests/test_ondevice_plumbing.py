@@ -11,11 +11,11 @@ import pytest
 from harness.analysis.findings import analyse
 from harness.device.detection import pick_device, pinned_env
 from harness.matrix.cases import Case
-from harness.matrix.kernel_entries import ConfigEntry
+from harness.matrix.configs import ConfigEntry
 from harness.model.payloads import LimitFlag
 from harness.model.records import Record
-from harness.pytest_plugin import gpu_phase
-from harness.render import tables
+from harness.pytest_plugin import gpu_phase, tune_record
+from harness.render import device_tables
 
 
 def _sustained(us: float) -> dict:
@@ -206,8 +206,8 @@ def test_timings_never_share_a_gpu_and_two_gpus_run_at_once(tmp_path: Path, monk
     for t in threads:
         t.join()
     assert len(tunes) == 4
-    assert tables.gpu_overlaps(tunes) == []
-    table = tables.device_table(analyse([], tunes), fmt="simple").splitlines()
+    assert device_tables.gpu_overlaps(tunes) == []
+    table = device_tables.device_table(analyse([], tunes), fmt="simple").splitlines()
     assert table[0].split()[4] == "gpu" and sorted(line.split()[4] for line in table[2:]) == ["0", "0", "1", "1"]
     spans = {
         g: sorted(t.runtime["gpu_window"] for t in tunes if t.runtime["gpu"]["uuid"] == g)
@@ -219,7 +219,7 @@ def test_timings_never_share_a_gpu_and_two_gpus_run_at_once(tmp_path: Path, monk
     # the audit does catch a shared GPU
     clash = Record.from_dict({**tunes[0].to_dict(), "runtime": {**tunes[0].runtime, "gpu_window": [a[0], a[1] + 1.0]}})
     twin = Record.from_dict({**tunes[0].to_dict(), "runtime": {**tunes[0].runtime, "gpu_window": [a[0] + 0.001, a[1]]}})
-    assert len(tables.gpu_overlaps([clash, twin])) == 1
+    assert len(device_tables.gpu_overlaps([clash, twin])) == 1
 
 
 def test_launch_parity_compares_the_launched_binary_with_the_static_artifact() -> None:
@@ -369,7 +369,7 @@ def test_a_gpu_phase_that_raises_leaves_the_builds_their_records() -> None:
     records = [_rec(1, "nvidia"), _rec(2, "amd")]
     records[1].runtime = {"status": "ok", "timing": {"median_us": 5.0}}  # a runtime it already had: kept
     built = records
-    records, tune = gpu_phase.failed_tune(_case(), built, "the GPU phase failed: RuntimeError: driver gone")
+    records, tune = tune_record.failed_tune(_case(), built, "the GPU phase failed: RuntimeError: driver gone")
     assert built[0].runtime is None  # new records come back; the builds' own are not touched
     assert tune.mode == "tune" and tune.status == "error" and "driver gone" in tune.error
     assert records[0].runtime == {"status": "not_launched", "reason": "the GPU phase failed: RuntimeError: driver gone"}

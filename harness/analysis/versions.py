@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from packaging.version import InvalidVersion, Version
 
-from harness.analysis.compare.diff import CompareInputError, Comparison, compare_runs
+from harness.analysis.compare.diff import Comparison, compare_runs
+from harness.analysis.compare.inputs import CompareInputError
 from harness.model.records import Record
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.matrix import loader
-from harness.matrix.kernel_entries import ConfigEntry
+from harness.matrix.configs import ConfigEntry
 from harness.matrix.known import KnownFailure
 from harness.matrix.reading import Matrix
 from harness.model import targets

@@ -15,16 +15,11 @@ import dataclasses
 import time
 from typing import Any
 
-from harness.model.ids import config_id, config_key
+from harness.model.ids import config_key
 from harness.model.records import Record
 from harness.model.targets import Target, catalogue
+from harness.pytest_plugin.tune_record import figures, portability, rank, runtime_of, spaces, tune_record
 from harness.pytest_plugin.winners import gpu_lock, known_winners, load_winner, save_winner, tuning_context, winner_key
-
-
-def _runtime(rec: Record) -> dict[str, Any]:
-    """A record's runtime entry where the GPU phase has set it (every launched config, the tune record)."""
-    assert rec.runtime is not None, f"{rec.config_id}: no runtime entry"
-    return rec.runtime
 
 
 def _applied(rec: Record) -> dict[str, Any]:
@@ -113,7 +108,7 @@ def _tune(
                 _launch_parity(rec)
         else:
             _screen_then_time(worker, base, to_run, known, case.timeout_s)
-        measured = [r for r in to_run if r.runtime and _runtime(r).get("status") == "ok"]
+        measured = [r for r in to_run if r.runtime and runtime_of(r).get("status") == "ok"]
         configs_done = time.perf_counter()
         baselines = worker.request("gpu_baselines", base, case.timeout_s * 4) if measured else {}
         spent, retired = dict(baselines.get("spent_s") or {}), ""
@@ -130,7 +125,7 @@ def _tune(
         window = [window_start, time.time()]  # wall-clock span this case held the GPU, for overlap audits
     where = {"index": gpu.get("index"), "uuid": gpu.get("uuid")}
     for rec in to_run:
-        rec.runtime = {**_runtime(rec), "gpu": where}
+        rec.runtime = {**runtime_of(rec), "gpu": where}
     # where the case's time went: waiting for the GPU, checking and timing the configs, the baselines
     phases: dict[str, Any] = {
         "gpu_lock_wait": started - waited,
@@ -147,33 +142,33 @@ def _tune(
         },
         "gpu_window": window,
         "configs_launched": len(to_run),
-        "configs_failed": sum(1 for r in to_run if _runtime(r).get("status") != "ok"),
+        "configs_failed": sum(1 for r in to_run if runtime_of(r).get("status") != "ok"),
         "configs_not_launched": len(records) - len(launchable),
         **runtime_note,
     }
     if not measured:
-        return _tune_record(first, case, None, "error", "no config ran correctly on the device", runtime)
-    best = min(measured, key=_rank)
+        return tune_record(first, case, None, "error", "no config ran correctly on the device", runtime)
+    best = min(measured, key=rank)
     if not cached:
         space_best = {}
         for space in sorted({s for r in measured for s in spaces(r)}):
-            space_best[space] = min((r for r in measured if space in spaces(r)), key=_rank).config
+            space_best[space] = min((r for r in measured if space in spaces(r)), key=rank).config
         save_winner(
             key,
             {
                 "config": best.config,
-                "median_us": _runtime(best)["timing"]["median_us"],
+                "median_us": runtime_of(best)["timing"]["median_us"],
                 "arch": target.arch,
                 "device": gpu.get("name", ""),
                 "space_best": space_best,
                 **context,
             },
         )
-    runtime.update(_figures(best, baselines))
+    runtime.update(figures(best, baselines))
     win_us = runtime["timing"]["median_us"]
-    runtime["portability"] = _portability(case, records, known, best)
-    rec = _tune_record(best, case, best.config, "ok", "", runtime)
-    _runtime(rec)["median_us"] = win_us
+    runtime["portability"] = portability(case, records, known, best)
+    rec = tune_record(best, case, best.config, "ok", "", runtime)
+    runtime_of(rec)["median_us"] = win_us
     return rec
 
 
@@ -185,15 +180,15 @@ def _launch_parity(rec: Record) -> None:
     ``not observed``: no binary could be tied to the launch (nothing new in the JIT cache and no
     kernel there with the record's cache key).
     """
-    if not rec.runtime or _runtime(rec).get("status") != "ok":
+    if not rec.runtime or runtime_of(rec).get("status") != "ok":
         return
-    launched = _runtime(rec).get("launched_binary") or {}
+    launched = runtime_of(rec).get("launched_binary") or {}
     binary = rec.artifacts.get(launched.get("kind", ""))
     static = binary.sha256 if binary is not None else None
     if not launched.get("sha256") or not static:
-        _runtime(rec)["launch_parity"] = "not observed"
+        runtime_of(rec)["launch_parity"] = "not observed"
     else:
-        _runtime(rec)["launch_parity"] = "identical" if launched["sha256"] == static else "differs"
+        runtime_of(rec)["launch_parity"] = "identical" if launched["sha256"] == static else "differs"
         if launched["sha256"] != static:
             # same cache key: one compile request, two binaries (non-deterministic codegen, or a cache entry
             # replaced); other key, same TTIR: the options or environment differed; other TTIR: the launch
@@ -201,19 +196,9 @@ def _launch_parity(rec: Record) -> None:
             same_key = bool(rec.cache_key) and launched.get("cache_key") == rec.cache_key
             ttir = rec.artifacts.get("ttir")
             same_ttir = ttir is not None and launched.get("ttir_sha256") == ttir.sha256
-            _runtime(rec)["launch_parity_detail"] = ("same cache key" if same_key else "other cache key") + (
+            runtime_of(rec)["launch_parity_detail"] = ("same cache key" if same_key else "other cache key") + (
                 ", same TTIR" if same_ttir else ", other TTIR"
             )
-
-
-def spaces(rec: Record) -> list[str]:
-    """The config spaces a record's config came from (``nvidia+amd``: listed in both)."""
-    return rec.origin.split("+")
-
-
-def _rank(rec: Record) -> tuple[bool, float]:
-    """Fully timed configs first (decisions rest on them), then by median."""
-    return _runtime(rec).get("stage") == "screen", _runtime(rec)["timing"]["median_us"]
 
 
 FINALISTS = 3  # the fastest screened configs that get a full timing ...
@@ -236,19 +221,19 @@ def _screen_then_time(
         )
         _launch_parity(rec)
     ok = sorted(
-        (r for r in to_run if _runtime(r).get("status") == "ok"), key=lambda r: _runtime(r)["timing"]["median_us"]
+        (r for r in to_run if runtime_of(r).get("status") == "ok"), key=lambda r: runtime_of(r)["timing"]["median_us"]
     )
     if not ok:
         return
-    fastest = _runtime(ok[0])["timing"]["median_us"]
-    final = {id(r): r for r in ok[:FINALISTS] if _runtime(r)["timing"]["median_us"] <= FINALIST_MARGIN * fastest}
+    fastest = runtime_of(ok[0])["timing"]["median_us"]
+    final = {id(r): r for r in ok[:FINALISTS] if runtime_of(r)["timing"]["median_us"] <= FINALIST_MARGIN * fastest}
     for space in {s for r in ok for s in spaces(r)}:
         best = next(r for r in ok if space in spaces(r))
         final[id(best)] = best
     wanted = {config_key(w["config"]) for w in known.values() if w}
     final.update({id(r): r for r in ok if config_key(r.config) in wanted})
     for rec in final.values():
-        screen = _runtime(rec)
+        screen = runtime_of(rec)
         full = worker.request("gpu_config", {**base, "config": _applied(rec), "stage": "final"}, timeout)
         if full.get("status") == "ok":
             rec.runtime = {
@@ -268,7 +253,7 @@ def _time_sustained(
     """The sustained timing of every fully timed config and every baseline that ran, in interleaved rounds; kept
     as ``runtime["sustained"]`` beside each one's isolated ``timing`` (a failure as ``sustained_error``). Returns
     where the request's time went and why the worker retired after it ('' when it did not)."""
-    finals = {r.config_id: r for r in measured if _runtime(r).get("stage") != "screen"}
+    finals = {r.config_id: r for r in measured if runtime_of(r).get("stage") != "screen"}
     names = [n for n, b in (baselines.get("baselines") or {}).items() if b.get("status") == "ok"]
     reply = worker.request(
         "gpu_sustained",
@@ -279,7 +264,7 @@ def _time_sustained(
     for cid, rec in finals.items():
         got = timings.get(f"config {cid}") or {"error": reply.get("error", "not timed")}
         rec.runtime = {
-            **_runtime(rec),
+            **runtime_of(rec),
             **({"sustained": got["timing"]} if "timing" in got else {"sustained_error": got.get("error", "")}),
         }
     for name in names:
@@ -287,128 +272,3 @@ def _time_sustained(
         entry = baselines["baselines"][name]
         entry.update({"sustained": got["timing"]} if "timing" in got else {"sustained_error": got.get("error", "")})
     return dict(reply.get("spent_s") or {}), str(reply.get("retire_worker") or "")
-
-
-def _figures(best: Record, baselines: dict[str, Any]) -> dict[str, Any]:
-    """The winner's figures: its sustained timing (rates from it), its isolated one beside; each baseline's
-    speedup as the median of the interleaved rounds' ratios, with their range."""
-    import statistics
-
-    from harness.model.timings import headline, round_ratios
-
-    rt = best.runtime or {}
-    timing, method = headline(rt)
-    model = rt.get("model") or {}
-    seconds = timing["median_us"] * 1e-6
-    # no share of a peak here: the roof is decided in the analysis, for the device that ran (harness.analysis.roofline)
-    out: dict[str, Any] = {
-        "device": baselines.get("device"),
-        "copy_tbps": baselines.get("copy_tbps"),
-        "timing": timing,
-        "timing_method": method,
-        "isolated": rt.get("timing"),
-        "torch_settings": baselines.get("torch_settings"),
-        "tflops": float(model.get("flops", 0.0)) / seconds / 1e12 if model else rt.get("tflops"),
-        "gbps": float(model.get("bytes", 0.0)) / seconds / 1e9 if model else rt.get("gbps"),
-        "model": model,
-    }
-    out["baselines"] = {}
-    for name, b in (baselines.get("baselines") or {}).items():
-        entry = dict(b)
-        if b.get("status") == "ok":
-            b_timing, b_method = headline(b)
-            ratios = (
-                round_ratios(b_timing.get("round_medians_us") or [], timing.get("round_medians_us") or [])
-                if b_method == method == "sustained"
-                else []
-            )
-            entry["speedup"] = statistics.median(ratios) if ratios else b_timing["median_us"] / timing["median_us"]
-            entry["speedup_method"] = "sustained, median of interleaved rounds" if ratios else b_method
-            if ratios:
-                entry["speedup_rounds"] = [round(x, 4) for x in ratios]
-        else:
-            entry["speedup"] = None
-        out["baselines"][name] = entry
-    return out
-
-
-def _portability(
-    case: Any, records: list[Record], known_winners: dict[str, dict[str, Any] | None], best: Record
-) -> dict[str, Any]:
-    """How the other targets' winners do here: fits? how much slower than the local winner (sustained timings
-    where both have one, else isolated)?"""
-    by_key = {config_key(r.config): r for r in records}
-    by_id = {r.config_id: r for r in records}
-    by_key = {k: by_id.get(r.duplicate_of, r) for k, r in by_key.items()}  # a duplicate ran as its original
-    out: dict[str, Any] = {}
-    for name, known in known_winners.items():
-        t = catalogue()[name]
-        if known:  # that model's own tuned winner, from the stored run the user named, timed here
-            rec, source = by_key.get(config_key(known["config"])), "its winner in the stored run, timed here"
-        elif t.arch == catalogue()[case.target].arch:
-            rec, source = best, f"same architecture, no {name} winner known: this device's own best"
-        else:
-            space = [r for r in records if t.vendor in spaces(r) and r.runtime and _runtime(r).get("status") == "ok"]
-            rec = min(space, key=_rank) if space else None
-            source = f"proxy: best of the {t.vendor} space here (no {t.arch} winner known)"
-            if rec is None:
-                failed = [r for r in records if t.vendor in spaces(r)]
-                out[name] = {
-                    "source": source,
-                    "fits": False if failed else None,
-                    "note": "no config of that space ran here" if failed else "no such configs",
-                }
-                continue
-        if rec is None:
-            out[name] = {
-                "source": source,
-                "config": known["config"] if known else None,
-                "fits": None,
-                "note": "winner not in this case's config list",
-            }
-            continue
-        ok = rec.runtime and _runtime(rec).get("status") == "ok"
-        both = ok and "sustained" in _runtime(rec) and "sustained" in _runtime(best)
-        field = "sustained" if both else "timing"
-        out[name] = {
-            "source": source,
-            "config_id": config_id(rec.config),
-            "fits": bool(rec.fits),
-            "status": _runtime(rec).get("status") if rec.runtime else None,
-            "slowdown": _runtime(rec)[field]["median_us"] / _runtime(best)[field]["median_us"] if ok else None,
-            **({"timing_method": "sustained" if both else "isolated"} if ok else {}),
-        }
-    return out
-
-
-def failed_tune(case: Any, records: list[Record], error: str) -> tuple[list[Record], Record]:
-    """A case whose GPU phase raised: its builds as new records that say they did not run, and its tune record."""
-    said = [
-        r if r.runtime else dataclasses.replace(r, runtime={"status": "not_launched", "reason": error[:300]})
-        for r in records
-    ]
-    return said, _tune_record(said[0], case, None, "error", error, {})
-
-
-def _tune_record(
-    rec: Record, case: Any, config: dict[str, Any] | None, status: str, error: str, runtime: dict[str, Any]
-) -> Record:
-    return Record(
-        kernel=rec.kernel,
-        dtype=rec.dtype,
-        shape=rec.shape,
-        target=rec.target,
-        arch=rec.arch,
-        vendor=rec.vendor,
-        triton=rec.triton,
-        config=config or {},
-        config_id=config_id(config or {}),
-        meta=rec.meta if config else {},
-        origin=rec.origin if config else "",
-        mode="tune",
-        status=status,
-        error=error,
-        kernel_hash=rec.kernel_hash,
-        runtime=runtime,
-        case_id=rec.case_id,
-    )

@@ -98,7 +98,7 @@ class CaseItem(pytest.Item):
             for r in records:
                 r.runtime = {"status": "not_launched", "reason": device_note}
         if gpu is not None:
-            from harness.pytest_plugin import gpu_phase
+            from harness.pytest_plugin import gpu_phase, tune_record
 
             others = [t for t in session.matrix_targets(self) if t != case.target]
             try:
@@ -112,7 +112,7 @@ class CaseItem(pytest.Item):
                     stored=session.stored_winners(),
                 )
             except Exception as exc:  # noqa: BLE001 - the GPU phase's failure is the case's, never its builds'
-                records, tune = gpu_phase.failed_tune(
+                records, tune = tune_record.failed_tune(
                     case, records, f"the GPU phase failed: {type(exc).__name__}: {exc}"
                 )
             tune_runtime = tune.runtime if tune.runtime is not None else {}

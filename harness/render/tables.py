@@ -10,28 +10,16 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any, Callable
-
-from tabulate import tabulate
+from typing import Callable
 
 from harness.analysis import verdicts
 from harness.analysis.findings import Findings
 from harness.analysis.rows import Row
-from harness.analysis.stability import stability_text
 from harness.model.records import Record
-from harness.model.timings import STABLE_IQR, headline
-from harness.render.escaping import md, plain
-
-
-def _table(body: list[list[Any]], headers: list[str], fmt: str) -> str:
-    """A table whose cells are escaped for its format (markdown for ``github``, one line each otherwise)."""
-    clean = md if fmt == "github" else plain
-    return tabulate(
-        [[clean(c) for c in row] for row in body],
-        headers=[clean(h) for h in headers],
-        tablefmt=fmt,
-        disable_numparse=True,
-    )
+from harness.model.timings import STABLE_IQR
+from harness.render.device_tables import device_table, launch_parity_lines
+from harness.render.escaping import md
+from harness.render.text_table import table
 
 
 def _cell(rec: Record | None, tv: verdicts.TargetVerdict | None) -> list[str]:
@@ -77,7 +65,7 @@ def comparison_table(found: Findings, fmt: str = "github") -> str:
             line += _cell(rec, row.judged.targets.get(rec.target) if rec is not None else None)
         line.append(("⚠ " if row.asymmetric else "") + row.verdict)
         body.append(line)
-    return _table(body, headers, fmt)
+    return table(body, headers, fmt)
 
 
 def _vendor_of(rows: Sequence[Row], target: str) -> str:
@@ -111,7 +99,7 @@ def summary_table(found: Findings, fmt: str = "github") -> str:
             counts[(row.kernel, row.triton) if multi else (row.kernel,)][row.judged.category] += 1
     used = [c for c in SUMMARY_COLUMNS if any(c in v for v in counts.values())]
     body = [list(k) + [counts[k].get(c, 0) for c in used] for k in sorted(counts)]
-    return _table(body, ["kernel"] + (["triton"] if multi else []) + used, fmt)
+    return table(body, ["kernel"] + (["triton"] if multi else []) + used, fmt)
 
 
 def target_summary(found: Findings, fmt: str = "github") -> str:
@@ -138,7 +126,7 @@ def target_summary(found: Findings, fmt: str = "github") -> str:
         if v in ("fits", "at risk", "exceeds", "failed") or any(v in c for c in counts.values())
     ]
     body = [list(k) + [c.get(v, 0) for v in cols] for k, c in sorted(counts.items())]
-    return _table(body, ["kernel"] + (["triton"] if multi else []) + ["target"] + cols, fmt)
+    return table(body, ["kernel"] + (["triton"] if multi else []) + ["target"] + cols, fmt)
 
 
 def risk_lines(found: Findings) -> list[str]:
@@ -233,118 +221,6 @@ def limit_findings(records: list[Record]) -> list[str]:
                     f"{f.resource} {f.value:g} exceeds limit {f.limit:g}"
                 )
     return out
-
-
-def _us(value: float | None) -> str:
-    return "" if value is None else (f"{value:.1f}" if value < 1000 else f"{value:.0f}")
-
-
-def device_table(found: Findings, fmt: str = "github") -> str:
-    """One row per case run on a GPU: winner, its time and rates, baselines, portability penalty."""
-    body = []
-    for r in sorted(
-        (r for r in found.records if r.mode == "tune"), key=lambda r: (r.kernel, r.dtype, r.shape_id, r.target)
-    ):
-        rt = r.runtime or {}
-        timing = rt.get("timing") or {}
-        base = rt.get("baselines") or {}
-        base_txt = "; ".join(
-            f"{n} {_us(headline(b)[0].get('median_us'))} µs ({b['speedup']:.2f}x)"
-            if b.get("status") == "ok"
-            else f"{n} {b.get('status')}"
-            for n, b in base.items()
-        )
-        port = []
-        for t, p in found.penalty(r).items():
-            if p.get("slowdown") is not None:
-                port.append(
-                    f"{t} {p['config_id']} +{100 * (p['slowdown'] - 1):.0f}%"
-                    + (" (proxy)" if str(p.get("source", "")).startswith("proxy") else "")
-                )
-            else:
-                port.append(f"{t} {p.get('note') or p.get('status') or 'n/a'}")
-        roof = found.roof(r)
-        gpu = rt.get("gpu") or {}
-        body.append(
-            [
-                r.kernel,
-                r.dtype,
-                r.shape_id,
-                r.target,
-                str(gpu.get("index", "")),
-                r.status if r.status != "ok" else r.config_id,
-                _us(timing.get("median_us")),
-                f"{_us(timing.get('p20_us'))}–{_us(timing.get('p80_us'))}" if timing else "",
-                stability_text(timing, str(rt.get("timing_method") or timing.get("method") or "isolated"))
-                if timing
-                else "",
-                f"{roof.rate:.4g} {roof.unit}" if roof else "",
-                f"{roof.bound}-bound" if roof else "",
-                roof.share_text if roof else "",
-                base_txt,
-                "/".join(str(rt.get(k, 0)) for k in ("configs_launched", "configs_failed", "configs_not_launched")),
-                "; ".join(port),
-            ]
-        )
-    headers = [
-        "kernel",
-        "dtype",
-        "shape",
-        "target",
-        "gpu",
-        "winner",
-        "median µs",
-        "p20–p80 µs",
-        "timed",
-        "rate",
-        "roof",
-        "of peak",
-        "baselines (speedup)",
-        "run/failed/not launched",
-        "portability penalty",
-    ]
-    return _table(body, headers, fmt)
-
-
-def launch_parity_lines(records: list[Record]) -> list[str]:
-    """Whether the binaries launched on the device were the ones the static phase recorded (sha256)."""
-    counts: dict[str, int] = defaultdict(int)
-    differ = []
-    for r in records:
-        parity = (r.runtime or {}).get("launch_parity") if r.mode == "compile" else None
-        if parity:
-            counts[parity] += 1
-            if parity == "differs":
-                differ.append(f"{r.kernel} {r.dtype} {r.shape_id} {r.column} {r.config_id}")
-    if not counts:
-        return []
-    out = [
-        "launch parity (launched binary vs the static artifact, sha256): "
-        + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-    ]
-    out += [f"launched binary differs from the static build: {d}" for d in differ]
-    return out
-
-
-def gpu_overlaps(records: list[Record]) -> list[str]:
-    """Cases whose GPU windows overlap on one device (same host, same GPU UUID): timings that shared a GPU.
-
-    The per-GPU lock makes this empty; the audit is what shows it for a given run.
-    """
-    spans: dict[tuple[str, str], list[tuple[float, float, str]]] = {}
-    for r in records:
-        rt = r.runtime or {}
-        if r.mode == "tune" and rt.get("gpu_window") and rt.get("gpu"):
-            gpu = rt["gpu"].get("uuid") or rt["gpu"].get("index") or ""
-            start, end = rt["gpu_window"]
-            spans.setdefault((r.host, gpu), []).append((start, end, f"{r.kernel} {r.dtype} {r.shape_id} {r.column}"))
-    found = []
-    for (host, gpu), items in spans.items():
-        items.sort()
-        for (_, e1, a), (s2, _, b) in zip(items, items[1:]):
-            if s2 < e1:
-                found.append(f"{a} and {b} held GPU {gpu} on {host or 'this host'} at once ({e1 - s2:.3f} s)")
-    return found
 
 
 def markdown_report(found: Findings) -> str:

@@ -15,8 +15,8 @@ from harness.analysis import verdicts
 from harness.analysis.findings import Findings
 from harness.analysis.trends import Trend
 from harness.model.records import Record
-from harness.render import tables
-from harness.render.escaping import CONTROL, no_controls
+from harness.render import device_tables, tables
+from harness.render.escaping import CONTROL, no_controls, plain
 
 WIDTH = 100
 ORDER = verdicts.VERDICTS
@@ -44,8 +44,8 @@ def kernel_lines(found: Findings) -> list[str]:
         for target, c in counts[kernel].items():
             words = [f"{c[v]} {'fit' if v == 'fits' else 'exceed' if v == 'exceeds' else v}" for v in ORDER if c[v]]
             words += [f"({c['same binary']} same binary as another)"] if c["same binary"] else []
-            parts.append(f"{tables.plain(target)} " + ", ".join(words))
-        out.append(_fit(f"{tables.plain(kernel):<{width}}  " + " · ".join(parts)))
+            parts.append(f"{plain(target)} " + ", ".join(words))
+        out.append(_fit(f"{plain(kernel):<{width}}  " + " · ".join(parts)))
     return out
 
 
@@ -63,7 +63,7 @@ def device_lines(found: Findings) -> list[str]:
             first = next(iter(((t.runtime or {}).get("baselines") or {}).items()), None)
             if first and isinstance(first[1], dict) and first[1].get("speedup"):
                 speedups.append((first[1]["speedup"], first[0]))
-        text = f"{tables.plain(kernel)}: {len(ok)} of {len(tunes)} case(s) tuned on {tunes[0].target}"
+        text = f"{plain(kernel)}: {len(ok)} of {len(tunes)} case(s) tuned on {tunes[0].target}"
         if speedups:
             lo, hi = min(speedups)[0], max(speedups)[0]
             text += f", {lo:.2f}–{hi:.2f}× {speedups[0][1]}" if lo != hi else f", {lo:.2f}× {speedups[0][1]}"
@@ -86,7 +86,7 @@ def worst(found: Findings, limit: int = 6) -> list[str]:
         + [("exceeds: ", x) for x in tables.limit_findings(records)]
         + [("at risk: ", x) for x in tables.risk_lines(found)]
     )
-    out = [_fit(kind + tables.plain(text.splitlines()[0]) if text else kind) for kind, text in lines[:limit]]
+    out = [_fit(kind + plain(text.splitlines()[0]) if text else kind) for kind, text in lines[:limit]]
     if len(lines) > limit:
         out.append(f"... {len(lines) - limit} more in report.md")
     return out
@@ -109,7 +109,7 @@ def summary(found: Findings) -> list[str]:
 def incomplete_lines(found: Findings) -> list[str]:
     """INCOMPLETE, first: runs that were interrupted (or never finished), and targets without a deciding build."""
     out = [
-        f"INCOMPLETE: the run on {tables.plain(info.get('host') or '?')} started {info.get('start')} was "
+        f"INCOMPLETE: the run on {plain(info.get('host') or '?')} started {info.get('start')} was "
         + ("interrupted" if info.get("interrupted") else "never finished")
         + " before every case ran; `harness run --resume DIR` runs only the missing cases"
         for info in found.runs
@@ -144,7 +144,10 @@ def final_lines(found: Findings, wide: bool = False) -> list[tuple[bool, str]]:
         if at_risk:
             out.append((False, f"harness: {len(at_risk)} config(s) at risk (reasons in report.md), e.g.: {at_risk[0]}"))
         if tuned:
-            out += [(True, "triton portability: on the device"), (False, tables.device_table(found, fmt="simple"))]
+            out += [
+                (True, "triton portability: on the device"),
+                (False, device_tables.device_table(found, fmt="simple")),
+            ]
         out += [(False, "limit: " + line) for line in tables.limit_findings(records)]
     else:
         out.append((True, "triton portability"))
@@ -152,8 +155,8 @@ def final_lines(found: Findings, wide: bool = False) -> list[tuple[bool, str]]:
         head = []
     out += head
     if tuned:
-        out += [(False, "harness: " + line) for line in tables.launch_parity_lines(records)]
-    out += [(False, "harness: WARNING timings shared a GPU: " + line) for line in tables.gpu_overlaps(records)]
+        out += [(False, "harness: " + line) for line in device_tables.launch_parity_lines(records)]
+    out += [(False, "harness: WARNING timings shared a GPU: " + line) for line in device_tables.gpu_overlaps(records)]
     unstable = found.unstable
     out += [(False, f"harness: WARNING unstable timing ({len(unstable)} in all): {line}") for line in unstable[:5]]
     expected = sum(1 for r in records if r.expected_failure)

@@ -6,6 +6,7 @@ samples, ``render`` writes the summary, markdown and JSON. Exit codes (README):
 correctness, 3 the runs cannot be compared.
 """
 
-from harness.analysis.compare.diff import CompareInputError, Comparison, compare_runs
+from harness.analysis.compare.diff import Comparison, compare_runs
+from harness.analysis.compare.inputs import CompareInputError
 
 __all__ = ["CompareInputError", "Comparison", "compare_runs"]

@@ -20,9 +20,18 @@ from typing import Any
 
 from harness.analysis import verdicts
 from harness.analysis.compare import compile_time, stats, timings
-from harness.model.ids import config_key, shape_id
+from harness.analysis.compare.inputs import (
+    case_of,
+    check_timings,
+    cut_cases,
+    index,
+    is_unfinished,
+    median,
+    selected_keys,
+    timed,
+)
+from harness.model.ids import shape_id
 from harness.model.records import Record
-from harness.results.store import complete_cases
 
 #: resource figures whose change is reported (informational: verdicts decide the exit code)
 RESOURCES = (
@@ -39,10 +48,6 @@ RESOURCES = (
 )
 VERDICT_RANK = {"fits": 0, "at risk": 1, "exceeds": 2, "failed": 3}
 EXIT_SAME, EXIT_SLOWER, EXIT_WORSE, EXIT_INCOMPARABLE = 0, 1, 2, 3
-
-
-class CompareInputError(Exception):
-    """A timed record whose median cannot be compared; ``str()`` names each one."""
 
 
 @dataclass(frozen=True)
@@ -87,93 +92,6 @@ class Comparison:
 _label = timings.label
 
 
-def _index(records: list[Record], mode: str) -> dict[tuple[str, ...], Record]:
-    return {r.key()[:-2]: r for r in records if r.mode == mode}
-
-
-def _median(r: Record) -> float | None:
-    timing = r.runtime.get("timing") if isinstance(r.runtime, dict) else None
-    value = timing.get("median_us") if isinstance(timing, dict) else None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        return None
-    return float(value)
-
-
-def _timed(r: Record) -> bool:
-    """Timed in full on a device (a config seen only in the tuner's short screen is not judged)."""
-    return (
-        isinstance(r.runtime, dict)
-        and r.runtime.get("status") == "ok"
-        and r.runtime.get("stage") != "screen"
-        and isinstance(r.runtime.get("timing"), dict)
-    )
-
-
-def check_timings(records: list[Record], side: str) -> None:
-    """Refuse timed records whose median is NaN, zero, negative or missing, naming each."""
-    bad = []
-    for r in records:
-        if r.mode == "compile" and _timed(r) and _median(r) is None:
-            value = (r.runtime or {})["timing"].get("median_us")
-            bad.append(f"{side}: {_label(r)}: timed 'ok' but its median is {value!r}")
-        elif (
-            r.mode == "compile"
-            and isinstance(r.runtime, dict)
-            and r.runtime.get("status") == "ok"
-            and r.runtime.get("stage") != "screen"
-            and not isinstance(r.runtime.get("timing"), dict)
-        ):
-            bad.append(f"{side}: {_label(r)}: timed 'ok' but its median is 'missing'")
-    if bad:
-        raise CompareInputError("\n".join(bad))
-
-
-def _case_of(key: tuple[str, ...]) -> tuple[str, ...]:
-    """A build's case, Triton-agnostic: kernel, dtype, shape, target, environment."""
-    return key[:5]
-
-
-def _cut_cases(records: list[Record]) -> set[tuple[str, ...]]:
-    """Cases with fewer records than they produced (a kill cut their batch)."""
-    done, _ = complete_cases(records)
-    return {_case_of(r.key()) for r in records if r.case_id and r.case_id not in done}
-
-
-def _selected(run: dict[str, Any] | None) -> set[tuple[str, ...]] | None:
-    """The build keys a run's matrix selected, or None where the run does not record them (older harness)."""
-    entries = (run or {}).get("selected")
-    if not entries:
-        return None
-    keys: set[tuple[str, ...]] = set()
-    for i, e in enumerate(entries if isinstance(entries, list) else [entries]):
-        if not (
-            isinstance(e, dict)
-            and all(isinstance(e.get(k), str) for k in ("kernel", "dtype", "target", "environment"))
-            and isinstance(e.get("shape"), dict)
-            and isinstance(e.get("configs"), list)
-            and all(isinstance(c, dict) for c in e["configs"])
-        ):
-            raise CompareInputError(
-                f"new: run.selected[{i}] is not {{kernel, dtype, shape, target, environment, configs}}: {str(e)[:120]}"
-            )
-        keys |= {
-            (
-                e["kernel"],
-                e["dtype"],
-                json.dumps(e["shape"], sort_keys=True),
-                e["target"],
-                e["environment"],
-                config_key(c),
-            )
-            for c in e["configs"]
-        }
-    return keys
-
-
-def _unfinished(run: dict[str, Any] | None) -> bool:
-    return run is not None and bool(run) and (bool(run.get("interrupted")) or not run.get("end"))
-
-
 def compare_runs(
     base: list[Record],
     new: list[Record],
@@ -199,13 +117,13 @@ def compare_runs(
     ``allow_incomplete``: judge the complete cases of interrupted runs instead of refusing them."""
     check_timings(base, "base")
     check_timings(new, "new")
-    cut = _cut_cases(base) | _cut_cases(new)
-    a_all, b_all = _index(base, "compile"), _index(new, "compile")
-    a = {k: r for k, r in a_all.items() if _case_of(k) not in cut}
-    b = {k: r for k, r in b_all.items() if _case_of(k) not in cut}
+    cut = cut_cases(base) | cut_cases(new)
+    a_all, b_all = index(base, "compile"), index(new, "compile")
+    a = {k: r for k, r in a_all.items() if case_of(k) not in cut}
+    b = {k: r for k, r in b_all.items() if case_of(k) not in cut}
     matched = sorted(a.keys() & b.keys())
-    new_cut = _unfinished(new_run)
-    selected = _selected(new_run)
+    new_cut = is_unfinished(new_run)
+    selected = selected_keys(new_run)
     lost = {k for k in a.keys() - b.keys() if selected is not None and k in selected}
     cmp = Comparison(
         matched=len(matched),
@@ -221,7 +139,7 @@ def compare_runs(
         cmp.not_compared += [f"not run (the new run was interrupted): {_label(a[k])}" for k in sorted(lost)]
     else:
         cmp.missing_in_new = sorted(_label(a[k]) for k in lost)
-    unfinished = [side for side, run in (("base", base_run), ("new", new_run)) if _unfinished(run)]
+    unfinished = [side for side, run in (("base", base_run), ("new", new_run)) if is_unfinished(run)]
     if unfinished and not allow_incomplete:
         cmp.reason = (
             f"the {' and '.join(unfinished)} run{'s were' if len(unfinished) > 1 else ' was'} interrupted "
@@ -331,7 +249,7 @@ def _timing_changes(
     pairs = [
         (a[k], b[k])
         for k in matched
-        if _timed(a[k]) and _timed(b[k]) and max(_median(a[k]) or 0.0, _median(b[k]) or 0.0) >= min_us
+        if timed(a[k]) and timed(b[k]) and max(median(a[k]) or 0.0, median(b[k]) or 0.0) >= min_us
     ]  # below min_us launch noise dominates
     cmp.judged = timings.judge(pairs, base, new, threshold, fdr, normalise, thresholds, history, floor)
     largest = None

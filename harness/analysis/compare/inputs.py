@@ -1,0 +1,105 @@
+"""What two runs must be before they are compared, and what each holds: its records by key, its timed medians (a
+NaN, zero or missing median is refused naming the record), the cases a kill cut short, the builds its matrix
+selected, and whether it finished."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from harness.analysis.compare.timings import label
+from harness.model.ids import config_key
+from harness.model.records import Record
+from harness.results.store import complete_cases
+
+
+class CompareInputError(Exception):
+    """A timed record whose median cannot be compared; ``str()`` names each one."""
+
+
+def index(records: list[Record], mode: str) -> dict[tuple[str, ...], Record]:
+    return {r.key()[:-2]: r for r in records if r.mode == mode}
+
+
+def median(r: Record) -> float | None:
+    timing = r.runtime.get("timing") if isinstance(r.runtime, dict) else None
+    value = timing.get("median_us") if isinstance(timing, dict) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        return None
+    return float(value)
+
+
+def timed(r: Record) -> bool:
+    """Timed in full on a device (a config seen only in the tuner's short screen is not judged)."""
+    return (
+        isinstance(r.runtime, dict)
+        and r.runtime.get("status") == "ok"
+        and r.runtime.get("stage") != "screen"
+        and isinstance(r.runtime.get("timing"), dict)
+    )
+
+
+def check_timings(records: list[Record], side: str) -> None:
+    """Refuse timed records whose median is NaN, zero, negative or missing, naming each."""
+    bad = []
+    for r in records:
+        if r.mode == "compile" and timed(r) and median(r) is None:
+            value = (r.runtime or {})["timing"].get("median_us")
+            bad.append(f"{side}: {label(r)}: timed 'ok' but its median is {value!r}")
+        elif (
+            r.mode == "compile"
+            and isinstance(r.runtime, dict)
+            and r.runtime.get("status") == "ok"
+            and r.runtime.get("stage") != "screen"
+            and not isinstance(r.runtime.get("timing"), dict)
+        ):
+            bad.append(f"{side}: {label(r)}: timed 'ok' but its median is 'missing'")
+    if bad:
+        raise CompareInputError("\n".join(bad))
+
+
+def case_of(key: tuple[str, ...]) -> tuple[str, ...]:
+    """A build's case, Triton-agnostic: kernel, dtype, shape, target, environment."""
+    return key[:5]
+
+
+def cut_cases(records: list[Record]) -> set[tuple[str, ...]]:
+    """Cases with fewer records than they produced (a kill cut their batch)."""
+    done, _ = complete_cases(records)
+    return {case_of(r.key()) for r in records if r.case_id and r.case_id not in done}
+
+
+def selected_keys(run: dict[str, Any] | None) -> set[tuple[str, ...]] | None:
+    """The build keys a run's matrix selected, or None where the run does not record them (older harness)."""
+    entries = (run or {}).get("selected")
+    if not entries:
+        return None
+    keys: set[tuple[str, ...]] = set()
+    for i, e in enumerate(entries if isinstance(entries, list) else [entries]):
+        if not (
+            isinstance(e, dict)
+            and all(isinstance(e.get(k), str) for k in ("kernel", "dtype", "target", "environment"))
+            and isinstance(e.get("shape"), dict)
+            and isinstance(e.get("configs"), list)
+            and all(isinstance(c, dict) for c in e["configs"])
+        ):
+            raise CompareInputError(
+                f"new: run.selected[{i}] is not {{kernel, dtype, shape, target, environment, configs}}: {str(e)[:120]}"
+            )
+        keys |= {
+            (
+                e["kernel"],
+                e["dtype"],
+                json.dumps(e["shape"], sort_keys=True),
+                e["target"],
+                e["environment"],
+                config_key(c),
+            )
+            for c in e["configs"]
+        }
+    return keys
+
+
+def is_unfinished(run: dict[str, Any] | None) -> bool:
+    return run is not None and bool(run) and (bool(run.get("interrupted")) or not run.get("end"))

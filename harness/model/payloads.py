@@ -110,7 +110,7 @@ class Resources(Payload):
 class LimitFlag(Payload):
     """One resource over (``error``: the launch is refused) or near (``warn``) one target's limit."""
 
-    resource: str  # "shared" | "threads" | "registers" | "tmem_columns" | "spill_bytes" | "blocks_per_sm" ...
+    resource: str  # "shared" | "threads" | "registers" | "tmem" | "spills" | "occupancy" (harness.build.limits)
     value: float
     limit: float
     severity: str  # "error" | "warn"

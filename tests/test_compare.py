@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import random
 from pathlib import Path
@@ -57,7 +56,7 @@ def _device_records() -> list[Record]:
 
 
 def _final(records: list[Record]) -> list[Record]:
-    return [r for r in records if r.mode == "compile" and (r.runtime or {}).get("stage") == "final"]
+    return [r for r in records if r.mode == "compile" and r.runtime is not None and r.runtime.stage == "final"]
 
 
 def test_a_a_on_recorded_device_samples_is_no_change() -> None:
@@ -66,18 +65,19 @@ def test_a_a_on_recorded_device_samples_is_no_change() -> None:
     # i % rotated_buffers, and the copies are not equally fast: odd/even samples differ by 5%, p < 1e-14)
     for side, half in ((base, 0), (new, 1)):
         for r in _final(side):
-            timing = r.runtime["timing"]
-            period = int(timing.get("rotated_buffers") or 1)
-            timing["samples_us"] = [x for i, x in enumerate(timing["samples_us"]) if (i // period) % 2 == half]
+            timing = r.runtime.timing
+            period = int(timing.rotated_buffers or 1)
+            half_samples = tuple(x for i, x in enumerate(timing.samples_us) if (i // period) % 2 == half)
+            r.runtime = r.runtime.updated(timing=timing.updated(samples_us=half_samples))
     cmp = compare_runs(base, new, min_us=0)
     assert cmp.timings_judged == 2 and cmp.exit_code == 0, [c for c in cmp.changes if c.kind == "timing"]
 
 
 def test_a_kernel_threshold_from_the_matrix_overrides_the_default() -> None:
     base, new = _device_records(), _device_records()
-    fast, slow = sorted(_final(new), key=lambda r: r.runtime["timing"]["median_us"])
-    ratio = slow.runtime["timing"]["median_us"] / fast.runtime["timing"]["median_us"]
-    fast.runtime["timing"] = copy.deepcopy(slow.runtime["timing"])
+    fast, slow = sorted(_final(new), key=lambda r: r.runtime.timing.median_us)
+    ratio = slow.runtime.timing.median_us / fast.runtime.timing.median_us
+    fast.runtime = fast.runtime.updated(timing=slow.runtime.timing)
     loose = {"matmul": ratio - 1 + 0.02}  # this kernel tolerates a change a little larger than the one made
     assert compare_runs(base, new, min_us=0, thresholds=loose).exit_code == 0
     assert compare_runs(base, new, min_us=0, thresholds={"softmax": ratio - 1 + 0.02}).exit_code == 1
@@ -85,9 +85,9 @@ def test_a_kernel_threshold_from_the_matrix_overrides_the_default() -> None:
 
 def test_a_config_made_slower_is_a_regression() -> None:
     base, new = _device_records(), _device_records()
-    fast, slow = sorted(_final(new), key=lambda r: r.runtime["timing"]["median_us"])
-    assert slow.runtime["timing"]["median_us"] > 1.1 * fast.runtime["timing"]["median_us"]
-    fast.runtime["timing"] = copy.deepcopy(slow.runtime["timing"])  # the slower config's real samples
+    fast, slow = sorted(_final(new), key=lambda r: r.runtime.timing.median_us)
+    assert slow.runtime.timing.median_us > 1.1 * fast.runtime.timing.median_us
+    fast.runtime = fast.runtime.updated(timing=slow.runtime.timing)  # the slower config's real samples
     cmp = compare_runs(base, new, min_us=0)
     worse = [c for c in cmp.changes if c.worse]
     assert cmp.exit_code == 1 and [c.kind for c in worse] == ["timing"] and fast.config_id in worse[0].label

@@ -19,6 +19,7 @@ from harness.matrix.cases import expand
 from harness.matrix.reading import parse
 from harness.model.ids import config_id
 from harness.model.records import Record
+from harness.model.runtime import Runtime
 from harness.pytest_plugin.writer import ResultsWriter
 from harness.render import tables
 from harness.support.tritoncompat import installed_triton_version
@@ -182,7 +183,7 @@ def _record(kernel: str, median: float | None = 100.0, **extra: object) -> Recor
         origin="nvidia",
         mode="compile",
         status="ok",
-        runtime=runtime,
+        runtime=Runtime.from_json(runtime),
         **extra,
     )  # type: ignore[arg-type]
 

@@ -21,6 +21,7 @@ from helpers import DATA
 from harness.analysis import trends
 from harness.analysis.compare import compare_runs, stats
 from harness.model.records import Record
+from harness.model.runtime import Runtime
 from harness.results.store import load_results
 
 SESSIONS = {"AM": ("g1", "g2", "g3"), "AN": ("g4", "g5", "g6", "g7")}
@@ -34,10 +35,13 @@ def _slowed(records: list[Record], kernel: str, factor: float) -> tuple[list[Rec
     tune = next(r for r in out if r.mode == "tune" and r.kernel == kernel and r.status == "ok")
     rec = next(r for r in out if r.mode == "compile" and r.case_id == tune.case_id and r.config_id == tune.config_id)
     for key in ("timing", "sustained"):
-        t = rec.runtime[key]
-        t["samples_us"] = [x * factor for x in t["samples_us"]]
-        t["round_medians_us"] = [x * factor for x in t.get("round_medians_us") or []]
-        t["median_us"] *= factor
+        t = getattr(rec.runtime, key)
+        slowed = t.updated(
+            samples_us=tuple(x * factor for x in t.samples_us),
+            round_medians_us=tuple(x * factor for x in t.round_medians_us or ()),
+            median_us=t.median_us * factor,
+        )
+        rec.runtime = rec.runtime.updated(**{key: slowed})
     return out, rec.config_id
 
 
@@ -52,7 +56,7 @@ def test_the_stored_runs_are_whole_and_sustained() -> None:
             "moe_gemm",
             "cross_entropy",
         }, name
-        assert all(r.runtime["timing_method"] == "sustained" for r in tunes) and run.get("end"), name
+        assert all(r.runtime.timing_method == "sustained" for r in tunes) and run.get("end"), name
 
 
 @pytest.mark.parametrize("base,new", PAIRS)
@@ -111,14 +115,14 @@ def test_no_stored_sample_set_starts_slow() -> None:
     sets = 0
     for _, records in RUNS.values():
         for r in records:
-            rt = r.runtime if isinstance(r.runtime, dict) else {}
-            for entry in [rt] + [b for b in (rt.get("baselines") or {}).values() if isinstance(b, dict)]:
+            rt = r.runtime or Runtime()
+            for entry in [rt, *(rt.baselines or {}).values()]:
                 for key in ("timing", "sustained", "screen_timing", "isolated"):
-                    t = entry.get(key)
-                    if isinstance(t, dict) and t.get("samples_us"):
+                    t = getattr(entry, key, None)
+                    if t is not None and t.samples_us:
                         sets += 1
-                        assert t["samples_us"][0] <= 1.5 * t["median_us"], (r.kernel, r.config_id, key)
-                        assert t["warmup_discarded"] >= 2
+                        assert t.samples_us[0] <= 1.5 * t.median_us, (r.kernel, r.config_id, key)
+                        assert t.warmup_discarded >= 2
     assert sets > 600
 
 
@@ -134,8 +138,9 @@ def test_history_gives_each_figure_its_own_noise(tmp_path) -> None:
     for night in range(5):
         nightly = copy.deepcopy(records)
         for r in nightly:  # nights 0.2% apart: a very quiet figure
-            if r.mode == "compile" and isinstance(r.runtime, dict) and isinstance(r.runtime.get("sustained"), dict):
-                r.runtime["sustained"]["median_us"] *= 1 + 0.002 * (night % 3 - 1)
+            if r.mode == "compile" and r.runtime is not None and r.runtime.sustained is not None:
+                quiet = r.runtime.sustained.median_us * (1 + 0.002 * (night % 3 - 1))
+                r.runtime = r.runtime.updated(sustained=r.runtime.sustained.updated(median_us=quiet))
         history.add(db, {**run, "start": f"2026-11-0{night + 1}T00:00:00"}, nightly)
     noise = trends.noise_reader(db)
     (brun, b), (nrun, n) = RUNS["g2"], RUNS["g3"]
@@ -164,8 +169,4 @@ def test_unstable_timings_are_shown_where_people_read(tmp_path) -> None:
     assert "WARNING unstable timing (4 in all)" in proc.stdout and "[isolated]: IQR" in proc.stdout
     assert "Unstable timings" in (tmp_path / "report.html").read_text()
     _, records = RUNS["g3"]
-    assert all(
-        r.runtime["sustained"]["stable"]
-        for r in records
-        if isinstance(r.runtime, dict) and isinstance(r.runtime.get("sustained"), dict)
-    )
+    assert all(r.runtime.sustained.stable for r in records if r.runtime is not None and r.runtime.sustained is not None)

@@ -14,6 +14,7 @@ from harness.matrix.cases import Case
 from harness.matrix.configs import ConfigEntry
 from harness.model.payloads import LimitFlag
 from harness.model.records import Record
+from harness.model.runtime import Runtime
 from harness.pytest_plugin import gpu_phase, tune_record
 from harness.render import device_tables
 
@@ -100,22 +101,22 @@ def test_winner_baselines_portability_and_cache(tmp_path: Path, monkeypatch: pyt
     assert screened == [1, 2, 3, 5]  # the config over the limit is never launched
     # full timings: the fastest (5 is 30% slower: not a finalist) and the best of each vendor's space
     assert sorted(job["config"]["BLOCK"] for op, job in worker.requests if job.get("stage") == "final") == [1, 2]
-    assert records[3].runtime["status"] == "not_launched" and "shared" in records[3].runtime["reason"]
-    assert records[2].runtime["status"] == "mismatch"  # its own failure, not an infinity
-    assert records[4].runtime["stage"] == "screen" and records[4].runtime["timing"]["median_us"] == 130 * 0.99
-    assert records[0].runtime["stage"] == "final" and records[0].runtime["screen_timing"]["median_us"] == 99.0
-    assert tune.status == "ok" and tune.config["BLOCK"] == 1 and tune.runtime["winner_source"] == "tuned"
+    assert records[3].runtime.status == "not_launched" and "shared" in records[3].runtime.reason
+    assert records[2].runtime.status == "mismatch"  # its own failure, not an infinity
+    assert records[4].runtime.stage == "screen" and records[4].runtime.timing.median_us == 130 * 0.99
+    assert records[0].runtime.stage == "final" and records[0].runtime.screen_timing.median_us == 99.0
+    assert tune.status == "ok" and tune.config["BLOCK"] == 1 and tune.runtime.winner_source == "tuned"
     # the winner is chosen on its full isolated timing; its figure is the sustained one, timed with the baseline
-    assert tune.runtime["median_us"] == 105.0 and tune.runtime["timing_method"] == "sustained"
-    assert tune.runtime["isolated"]["median_us"] == 100.0 and tune.runtime["tflops"] is not None
+    assert tune.runtime.median_us == 105.0 and tune.runtime.timing_method == "sustained"
+    assert tune.runtime.isolated.median_us == 100.0 and tune.runtime.tflops is not None
     assert [op for op, _ in worker.requests][-2:] == ["gpu_baselines", "gpu_sustained"]
     assert sorted(worker.requests[-1][1]["configs"]) == ["BLOCK1", "BLOCK2"]  # the fully timed ones
-    assert tune.runtime["baselines"]["lib"]["speedup"] == pytest.approx(1.2)
-    assert tune.runtime["baselines"]["lib"]["speedup_rounds"] == [pytest.approx(1.2)] * 5
-    port = tune.runtime["portability"]
-    assert port["mi300x"]["slowdown"] == pytest.approx(1.5) and port["mi300x"]["source"].startswith("proxy")
+    assert tune.runtime.baselines["lib"].speedup == pytest.approx(1.2)
+    assert list(tune.runtime.baselines["lib"].speedup_rounds) == [pytest.approx(1.2)] * 5
+    port = tune.runtime.portability
+    assert port["mi300x"].slowdown == pytest.approx(1.5) and port["mi300x"].source.startswith("proxy")
     # no h100 winner is known (winners belong to a model, not to sm_90): this device's own best stands for it
-    assert port["h100"]["slowdown"] == pytest.approx(1.0) and port["h100"]["source"].startswith("same architecture")
+    assert port["h100"].slowdown == pytest.approx(1.0) and port["h100"].source.startswith("same architecture")
     # every job carries the target's cache size, which sizes the flush and the input rotation
     assert {job["cache_bytes"] for _, job in worker.requests} == {60 << 20}
     # a later run reuses the cached winner and launches only it
@@ -124,15 +125,15 @@ def test_winner_baselines_portability_and_cache(tmp_path: Path, monkeypatch: pyt
     _, tune2 = gpu_phase.run_case(_case(), fresh, worker2, gpu, ["mi300x"])
     # the cached winner and each space's best from the tuning run: the portability column survives reuse
     assert [j["config"]["BLOCK"] for op, j in worker2.requests if op == "gpu_config"] == [1, 2]
-    assert tune2.runtime["winner_source"] == "cache"
-    assert tune2.runtime["portability"]["mi300x"]["slowdown"] == pytest.approx(1.5)
+    assert tune2.runtime.winner_source == "cache"
+    assert tune2.runtime.portability["mi300x"].slowdown == pytest.approx(1.5)
     _, tune3 = gpu_phase.run_case(_case(), fresh, FakeGpuWorker(), gpu, ["mi300x"], retune=True)
-    assert tune3.runtime["winner_source"] == "tuned"
+    assert tune3.runtime.winner_source == "tuned"
     # another target's winner comes from a stored run the user names, never from this host's cache
     stored = {("k", "fp16", "N8", "mi300x"): {"config": {"BLOCK": 2, "num_warps": 4}, "source": "stored run"}}
     _, tune4 = gpu_phase.run_case(_case(), fresh, FakeGpuWorker(), gpu, ["mi300x"], retune=True, stored=stored)
-    assert tune4.runtime["portability"]["mi300x"]["source"].startswith("its winner in the stored run")
-    assert tune4.runtime["portability"]["mi300x"]["timing_method"] == "sustained"
+    assert tune4.runtime.portability["mi300x"].source.startswith("its winner in the stored run")
+    assert tune4.runtime.portability["mi300x"].timing_method == "sustained"
 
 
 def test_each_xdist_worker_is_pinned_to_its_own_gpu() -> None:
@@ -197,7 +198,7 @@ def test_timings_never_share_a_gpu_and_two_gpus_run_at_once(tmp_path: Path, monk
         records = [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia")]
         barrier.wait()
         records, tune = gpu_phase.run_case(_case(), records, SlowFakeGpuWorker(), gpu, [], retune=True)
-        assert all(r.runtime["gpu"]["uuid"] == gpu["uuid"] for r in records)  # each record names its device
+        assert all(r.runtime.gpu.uuid == gpu["uuid"] for r in records)  # each record names its device
         tunes.append(tune)
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(4)]
@@ -209,16 +210,17 @@ def test_timings_never_share_a_gpu_and_two_gpus_run_at_once(tmp_path: Path, monk
     assert device_tables.gpu_overlaps(tunes) == []
     table = device_tables.device_table(analyse([], tunes), fmt="simple").splitlines()
     assert table[0].split()[4] == "gpu" and sorted(line.split()[4] for line in table[2:]) == ["0", "0", "1", "1"]
-    spans = {
-        g: sorted(t.runtime["gpu_window"] for t in tunes if t.runtime["gpu"]["uuid"] == g)
-        for g in ("GPU-aaa", "GPU-bbb")
-    }
+    spans = {g: sorted(t.runtime.gpu_window for t in tunes if t.runtime.gpu.uuid == g) for g in ("GPU-aaa", "GPU-bbb")}
     assert all(len(v) == 2 for v in spans.values())
     a, b = spans["GPU-aaa"][0], spans["GPU-bbb"][0]
     assert a[0] < b[1] and b[0] < a[1]  # the two GPUs' first cases ran at the same time
     # the audit does catch a shared GPU
-    clash = Record.from_dict({**tunes[0].to_dict(), "runtime": {**tunes[0].runtime, "gpu_window": [a[0], a[1] + 1.0]}})
-    twin = Record.from_dict({**tunes[0].to_dict(), "runtime": {**tunes[0].runtime, "gpu_window": [a[0] + 0.001, a[1]]}})
+    clash = Record.from_dict(
+        {**tunes[0].to_dict(), "runtime": {**tunes[0].runtime.to_json(), "gpu_window": [a[0], a[1] + 1.0]}}
+    )
+    twin = Record.from_dict(
+        {**tunes[0].to_dict(), "runtime": {**tunes[0].runtime.to_json(), "gpu_window": [a[0] + 0.001, a[1]]}}
+    )
     assert len(device_tables.gpu_overlaps([clash, twin])) == 1
 
 
@@ -250,7 +252,7 @@ def test_launch_parity_compares_the_launched_binary_with_the_static_artifact() -
     failed = rec({"status": "launch_error"})
     for r in (same, other, unseen, failed):
         gpu_phase._launch_parity(r)
-    assert [r.runtime.get("launch_parity") for r in (same, other, unseen, failed)] == [
+    assert [r.runtime.launch_parity for r in (same, other, unseen, failed)] == [
         "identical",
         "differs",
         "not observed",
@@ -296,8 +298,8 @@ def test_a_duplicate_build_is_not_launched(tmp_path: Path, monkeypatch: pytest.M
         _case(), records, worker, {"index": "0", "uuid": "", "name": "fake", "arch": "sm_90"}, []
     )
     assert {job["config"]["BLOCK"] for op, job in worker.requests if op == "gpu_config"} == {1}
-    assert records[1].runtime["status"] == "not_launched"
-    assert "same binary as BLOCK1" in records[1].runtime["reason"]
+    assert records[1].runtime.status == "not_launched"
+    assert "same binary as BLOCK1" in records[1].runtime.reason
 
 
 def test_a_config_added_to_the_space_is_tried_without_retune(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -321,14 +323,14 @@ def test_a_config_added_to_the_space_is_tried_without_retune(tmp_path: Path, mon
             return super().request(op, job, timeout)
 
     _, first = gpu_phase.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia")], Faster6(), gpu, [])
-    assert first.config["BLOCK"] == 1 and first.runtime["tuned_because"] == "no cached winner"
+    assert first.config["BLOCK"] == 1 and first.runtime.tuned_because == "no cached winner"
     _, same = gpu_phase.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia")], Faster6(), gpu, [])
-    assert same.runtime["winner_source"] == "cache"
+    assert same.runtime.winner_source == "cache"
     worker = Faster6()
     _, grown = gpu_phase.run_case(
         _case(), [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia"), _rec(6, "nvidia")], worker, gpu, []
     )
-    assert grown.runtime["winner_source"] == "tuned" and "config_space changed" in grown.runtime["tuned_because"]
+    assert grown.runtime.winner_source == "tuned" and "config_space changed" in grown.runtime.tuned_because
     assert grown.config["BLOCK"] == 6 and 6 in {j["config"]["BLOCK"] for op, j in worker.requests if op == "gpu_config"}
     # another device model, another driver: the cached winner is not reused
     _, other = gpu_phase.run_case(
@@ -338,7 +340,7 @@ def test_a_config_added_to_the_space_is_tried_without_retune(tmp_path: Path, mon
         {**gpu, "name": "other"},
         [],
     )
-    assert "device_model changed" in other.runtime["tuned_because"]
+    assert "device_model changed" in other.runtime.tuned_because
     _, driver = gpu_phase.run_case(
         _case(),
         [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia"), _rec(6, "nvidia")],
@@ -346,7 +348,7 @@ def test_a_config_added_to_the_space_is_tried_without_retune(tmp_path: Path, mon
         {**gpu, "name": "other", "driver": "999.1"},
         [],
     )
-    assert "driver changed" in driver.runtime["tuned_because"]
+    assert "driver changed" in driver.runtime.tuned_because
     # an entry written before the context was recorded
     for path in (tmp_path / "cache" / "winners").glob("*.json"):
         entry = json.loads(path.read_text())
@@ -360,17 +362,20 @@ def test_a_config_added_to_the_space_is_tried_without_retune(tmp_path: Path, mon
         {**gpu, "name": "other"},
         [],
     )
-    assert old.runtime["winner_source"] == "tuned" and "config_space" in old.runtime["tuned_because"]
+    assert old.runtime.winner_source == "tuned" and "config_space" in old.runtime.tuned_because
 
 
 def test_a_gpu_phase_that_raises_leaves_the_builds_their_records() -> None:
     """The plugin's GPU phase catches what ``run_case`` raises: the builds keep their records (not launched, with
     the reason) and the case gets an error tune record, rather than losing everything the compiles found."""
     records = [_rec(1, "nvidia"), _rec(2, "amd")]
-    records[1].runtime = {"status": "ok", "timing": {"median_us": 5.0}}  # a runtime it already had: kept
+    records[1].runtime = Runtime.from_json({"status": "ok", "timing": {"median_us": 5.0}})  # it already had one: kept
     built = records
     records, tune = tune_record.failed_tune(_case(), built, "the GPU phase failed: RuntimeError: driver gone")
     assert built[0].runtime is None  # new records come back; the builds' own are not touched
     assert tune.mode == "tune" and tune.status == "error" and "driver gone" in tune.error
-    assert records[0].runtime == {"status": "not_launched", "reason": "the GPU phase failed: RuntimeError: driver gone"}
-    assert records[1].runtime["status"] == "ok"
+    assert records[0].runtime.to_json() == {
+        "status": "not_launched",
+        "reason": "the GPU phase failed: RuntimeError: driver gone",
+    }
+    assert records[1].runtime.status == "ok"

@@ -32,10 +32,10 @@ def test_vendor_evaluation_of_a_device_run(tmp_path: Path) -> None:
             for t in tunes
             if (t.kernel, t.dtype, t.shape_id, t.target) == (ev.kernel, ev.dtype, ev.shape_id, m.target)
         )
-        assert m.config_id == rec.config_id and m.median_us == rec.runtime["median_us"]
+        assert m.config_id == rec.config_id and m.median_us == rec.runtime.median_us
         assert m.roof == roof_of(rec) and m.pct_peak == m.roof.pct
         # a run from before sustained timings: its figure says it is the isolated one
-        assert m.method == rec.runtime.get("timing_method", "isolated") == "isolated"
+        assert m.method == (rec.runtime.timing_method or "isolated") == "isolated"
         assert f"{m.config_id}, {m.median_us:.1f} µs isolated, {m.roof.label}" in text
         assert ev.winner_fits_elsewhere[m.target].startswith(("fits every target", "vendor-specific: not on"))
     assert "| matmul | fp16 |" in text

@@ -34,7 +34,7 @@ def tunes() -> list:
 
 def _by_hand(r) -> tuple[str, float, float]:
     """(unit, rate, % of peak) from the record's own models and median, with the H200's datasheet peaks."""
-    flops, nbytes, us = r.runtime["model"]["flops"], r.runtime["model"]["bytes"], r.runtime["median_us"]
+    flops, nbytes, us = r.runtime.model.flops, r.runtime.model.bytes, r.runtime.median_us
     peak = H200_FP8 if r.dtype.startswith("fp8") else H200_FP16
     if flops / nbytes < peak / 4.8:  # FLOP per byte below the ridge (TFLOP/s over TB/s)
         gbps = nbytes / us / 1e3
@@ -50,7 +50,7 @@ def test_memory_bound_kernels_read_gbps_of_the_hbm_peak(tunes: list) -> None:
         assert (roof.unit, roof.bound, roof.device) == ("GB/s", "memory", "h200") == (unit, "memory", "h200")
         assert roof.rate == pytest.approx(rate) and roof.pct == pytest.approx(pct)
         assert 40 <= roof.pct <= 100, (r.kernel, r.shape_id, roof.pct)
-        assert roof.copy_pct == pytest.approx(100 * rate / (1000 * r.runtime["copy_tbps"]))
+        assert roof.copy_pct == pytest.approx(100 * rate / (1000 * r.runtime.copy_tbps))
 
 
 def test_gemms_and_attention_read_tflops_of_their_dtypes_peak(tunes: list) -> None:
@@ -75,10 +75,12 @@ def test_device_as_takes_the_peaks_of_the_device_that_ran(tunes: list) -> None:
     """--device-as h100 on an H200 maps winners, never peaks: the roof is still the H200's."""
     r = copy.deepcopy(next(t for t in tunes if t.kernel == "vector_add"))
     own = roof_of(r)
-    r.target, r.runtime["device_as"] = "h100", "mapped by --device-as h100: runs on the local NVIDIA H200"
+    r.target = "h100"
+    r.runtime = r.runtime.updated(device_as="mapped by --device-as h100: runs on the local NVIDIA H200")
     mapped = roof_of(r)
     assert mapped.device == "h200" and mapped.pct == own.pct and mapped.peak == H200_HBM_GBPS
-    r.runtime["device"]["name"] = r.runtime["gpu"]["name"] = "NVIDIA H20"  # not in the catalogue: says so
+    h20 = "NVIDIA H20"  # not in the catalogue: says so
+    r.runtime = r.runtime.updated(device=r.runtime.device.updated(name=h20), gpu=r.runtime.gpu.updated(name=h20))
     assert "not in the catalogue: h100's peaks" in roof_of(r).note
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from harness.analysis import portability
 from harness.analysis.roofline import Roof, roof_of
 from harness.model.records import Record
+from harness.model.runtime import Baseline, GpuSlot, PortabilityEntry
 from harness.model.timings import headline
 
 
@@ -54,22 +55,22 @@ def measured(records: list[Record]) -> list[Measured]:
     """Every ok tune record as a :class:`Measured`, in a stable order."""
     out = []
     for r in records:
-        rt = r.runtime if isinstance(r.runtime, dict) else None
+        rt = r.runtime
         roof = roof_of(r)
-        if r.mode != "tune" or r.status != "ok" or not rt or not rt.get("median_us") or roof is None:
+        if r.mode != "tune" or r.status != "ok" or not rt or not rt.median_us or roof is None:
             continue
         baselines = []
-        for name, b in (rt.get("baselines") or {}).items():
-            median = headline(b)[0].get("median_us") if isinstance(b, dict) else None
-            if isinstance(b, dict) and b.get("status") == "ok" and isinstance(median, (int, float)) and median > 0:
+        for name, b in (rt.baselines or {}).items():
+            median = headline(b)[0].median_us if isinstance(b, Baseline) else None
+            if isinstance(b, Baseline) and b.status == "ok" and isinstance(median, (int, float)) and median > 0:
                 base_roof = roof_of(r, float(median))
-                baselines.append((name, base_roof.rate if base_roof else 0.0, b.get("speedup")))
+                baselines.append((name, base_roof.rate if base_roof else 0.0, b.speedup))
         penalties = tuple(
-            (other, float(p["slowdown"]), str(p.get("source") or ""))
+            (other, float(p.slowdown), str(p.source or ""))
             for other, p in sorted(portability.of(r, records).items())
-            if isinstance(p, dict) and isinstance(p.get("slowdown"), (int, float))
+            if isinstance(p, PortabilityEntry) and isinstance(p.slowdown, (int, float))
         )
-        gpu = (rt.get("gpu") or {}).get("name") if isinstance(rt.get("gpu"), dict) else None
+        gpu = rt.gpu.name if isinstance(rt.gpu, GpuSlot) else None
         out.append(
             Measured(
                 r.kernel,
@@ -81,11 +82,11 @@ def measured(records: list[Record]) -> list[Measured]:
                 r.host,
                 str(gpu or r.target),
                 r.config_id,
-                float(rt["median_us"]),
+                float(rt.median_us),
                 roof,
                 tuple(baselines),
                 penalties,
-                str(rt.get("timing_method") or "isolated"),
+                str(rt.timing_method or "isolated"),
             )
         )
     return sorted(out, key=lambda m: (m.kernel, m.dtype, m.shape_id, m.target, m.triton, m.host))

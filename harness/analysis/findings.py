@@ -22,6 +22,7 @@ from harness.analysis.rows import Row, build_rows
 from harness.analysis.trends import Trend
 from harness.analysis.vendor_eval import CaseEval, evaluate
 from harness.model.records import Record
+from harness.model.runtime import PortabilityEntry
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ class Findings:
     records: tuple[Record, ...]
     rows: tuple[Row, ...]
     roofs: Mapping[int, Roof]  # id(record) -> the roof of a tuned figure (the records are held here, ids stay theirs)
-    penalties: Mapping[int, dict[str, dict[str, Any]]]  # id(tune record) -> other targets' winners priced here
+    penalties: Mapping[int, dict[str, PortabilityEntry]]  # id(tune record) -> other targets' winners priced here
     measured: tuple[Measured, ...]
     evaluations: tuple[CaseEval, ...]
     between_versions: tuple[tuple[str, str, Comparison], ...]
@@ -38,7 +39,7 @@ class Findings:
     incomplete: int  # (config row, target) verdicts without their deciding build
     trends: tuple[Trend, ...] | None  # None: no history file was given
 
-    def penalty(self, r: Record) -> dict[str, dict[str, Any]]:
+    def penalty(self, r: Record) -> dict[str, PortabilityEntry]:
         """The tuning-portability entries of a tune record (:func:`harness.analysis.portability.of`)."""
         return self.penalties.get(id(r), {})
 

@@ -22,7 +22,8 @@ def merge(record_sets: Iterable[list[Record]]) -> list[Record]:
 
 def _case_content(r: Record) -> str:
     """What a matrix puts into one case beyond its key: the environment's variables, the interpreter's shapes."""
-    shapes = [c.get("shape") for c in (r.correctness or {}).get("checks", [])] if r.mode == "interpret" else []
+    checks = r.correctness.checks if r.correctness is not None else None
+    shapes = [c.shape for c in checks or ()] if r.mode == "interpret" else []
     return json.dumps([sorted((r.env or {}).items()), shapes], sort_keys=True, default=str)
 
 

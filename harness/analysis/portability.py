@@ -11,19 +11,21 @@ timed only in the tuner's short screen says so). Nothing is read from a host's w
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from harness.model.ids import config_key
 from harness.model.records import Record
+from harness.model.runtime import PortabilityEntry, Runtime, Timing
 
 
-def _timing(rt: dict[str, Any], method: str) -> float | None:
-    t = rt.get(method)
-    value = t.get("median_us") if isinstance(t, dict) else None
+def _timing(rt: Runtime, method: str) -> float | None:
+    t = rt.sustained if method == "sustained" else rt.timing
+    value = t.median_us if isinstance(t, Timing) else None
     return float(value) if isinstance(value, (int, float)) and value > 0 else None
 
 
-def _priced(case_records: list[Record], winner: Record, config: dict[str, Any]) -> dict[str, Any] | None:
+def _priced(case_records: list[Record], winner: Record, config: dict[str, Any]) -> PortabilityEntry | None:
     """``config`` timed in this case against this case's winner config, or None where it did not run here."""
     by_id = {r.config_id: r for r in case_records}
     rec = next((r for r in case_records if config_key(r.config) == config_key(config)), None)
@@ -31,34 +33,40 @@ def _priced(case_records: list[Record], winner: Record, config: dict[str, Any]) 
     if rec is None or own is None:
         return None
     rec, own = by_id.get(rec.duplicate_of, rec), by_id.get(own.duplicate_of, own)  # a duplicate ran as its original
-    rt, ort = rec.runtime if isinstance(rec.runtime, dict) else {}, own.runtime if isinstance(own.runtime, dict) else {}
-    if rt.get("status") != "ok" or ort.get("status") != "ok":
-        return {
-            "config_id": rec.config_id,
-            "fits": bool(rec.fits),
-            "status": rt.get("status"),
-            "slowdown": None,
-            "note": "did not run here",
-        }
+    rt, ort = rec.runtime or Runtime(), own.runtime or Runtime()
+    if not rt.ok or not ort.ok:
+        return PortabilityEntry.from_json(
+            {
+                "source": "its winner in this run, timed here",
+                "config_id": rec.config_id,
+                "fits": bool(rec.fits),
+                "status": rt.status,
+                "slowdown": None,
+                "note": "did not run here",
+            }
+        )
     for method in ("sustained", "timing"):
         a, b = _timing(rt, method), _timing(ort, method)
         if a and b:
-            screened = rt.get("stage") == "screen" or ort.get("stage") == "screen"
-            return {
-                "config_id": rec.config_id,
-                "fits": bool(rec.fits),
-                "status": "ok",
-                "slowdown": a / b,
-                "timing_method": ("sustained" if method == "sustained" else "isolated")
-                + (" (screen: a short timing)" if screened else ""),
-            }
+            screened = rt.screened or ort.screened
+            return PortabilityEntry.from_json(
+                {
+                    "source": "its winner in this run, timed here",
+                    "config_id": rec.config_id,
+                    "fits": bool(rec.fits),
+                    "status": "ok",
+                    "slowdown": a / b,
+                    "timing_method": ("sustained" if method == "sustained" else "isolated")
+                    + (" (screen: a short timing)" if screened else ""),
+                }
+            )
     return None
 
 
-def of(tune: Record, records: Iterable[Record]) -> dict[str, dict[str, Any]]:
+def of(tune: Record, records: Iterable[Record]) -> dict[str, PortabilityEntry]:
     """The portability entries of one tune record: what the GPU phase priced, with every other target tuned in
     the same records (same kernel, dtype, shape, Triton and host) priced from them instead of a proxy."""
-    recorded = dict((tune.runtime or {}).get("portability") or {}) if isinstance(tune.runtime, dict) else {}
+    recorded = dict(tune.runtime.portability or {}) if tune.runtime is not None else {}
     if tune.mode != "tune" or tune.status != "ok":
         return recorded
     records = list(records)
@@ -72,9 +80,9 @@ def of(tune: Record, records: Iterable[Record]) -> dict[str, dict[str, Any]]:
             != (tune.kernel, tune.dtype, tune.shape_id, tune.triton, tune.host)
         ):
             continue
-        if str((recorded.get(other.target) or {}).get("source", "")).startswith("its winner in the stored run"):
+        if str((recorded.get(other.target) or PortabilityEntry()).source or "").startswith("its winner in the stored"):
             continue  # the user named the run whose winners count
         priced = _priced(case_records, tune, other.config)
         if priced is not None:
-            recorded[other.target] = {"source": "its winner in this run, timed here", **priced}
+            recorded[other.target] = priced
     return recorded

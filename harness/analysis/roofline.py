@@ -16,9 +16,9 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from harness.model.records import Record
+from harness.model.runtime import DeviceInfo, GpuSlot, Runtime
 from harness.model.targets import Target, catalogue
 
 MEMORY, COMPUTE = "memory", "compute"
@@ -69,16 +69,16 @@ def device_target(gpu_name: str, arch: str, fallback: str) -> tuple[Target, str]
 def model_of(r: Record) -> tuple[float, float] | None:
     """(FLOPs, bytes) of a tune record's case: the recorded models, or derived from older records' rates. None
     where the kernel has neither model (a captured op): no roof, rather than 0% of one."""
-    rt = r.runtime if isinstance(r.runtime, dict) else {}
-    model = rt.get("model")
-    if isinstance(model, dict) and isinstance(model.get("bytes"), (int, float)):
-        if not model.get("flops") and not model["bytes"]:
+    rt = r.runtime or Runtime()
+    model = rt.model
+    if model is not None and isinstance(model.bytes, (int, float)):
+        if not model.flops and not model.bytes:
             return None
-        return float(model.get("flops") or 0.0), float(model["bytes"])
-    median = rt.get("median_us")
-    if isinstance(median, (int, float)) and median > 0 and isinstance(rt.get("gbps"), (int, float)):
+        return float(model.flops or 0.0), float(model.bytes)
+    median = rt.median_us
+    if isinstance(median, (int, float)) and median > 0 and isinstance(rt.gbps, (int, float)):
         seconds = median * 1e-6
-        return float(rt.get("tflops") or 0.0) * 1e12 * seconds, float(rt["gbps"]) * 1e9 * seconds
+        return float(rt.tflops or 0.0) * 1e12 * seconds, float(rt.gbps) * 1e9 * seconds
     return None
 
 
@@ -120,11 +120,11 @@ def roof(
 
 def roof_of(r: Record, median_us: float | None = None) -> Roof | None:
     """The roof of a tune record's winner (or of another timing of the same case, ``median_us``)."""
-    rt = r.runtime if isinstance(r.runtime, dict) else {}
+    rt = r.runtime or Runtime()
     model = model_of(r)
-    median = median_us if median_us is not None else rt.get("median_us")
+    median = median_us if median_us is not None else rt.median_us
     if r.mode != "tune" or model is None or not isinstance(median, (int, float)) or median <= 0:
         return None
-    gpu: Any = rt.get("device") if isinstance(rt.get("device"), dict) else rt.get("gpu") or {}
-    device, note = device_target(str(gpu.get("name") or ""), str(gpu.get("arch") or r.arch), r.target)
-    return roof(model[0], model[1], float(median), r.dtype, device, rt.get("copy_tbps"), note)
+    gpu: DeviceInfo | GpuSlot = rt.device if rt.device is not None else rt.gpu or GpuSlot()
+    device, note = device_target(str(gpu.name or ""), str(gpu.arch or r.arch), r.target)
+    return roof(model[0], model[1], float(median), r.dtype, device, rt.copy_tbps, note)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from harness.device.timing import events, settle, summarize
-from harness.model.timings import Timing
+from harness.model.timings import Measurement
 
 ROUNDS = 5  # interleaved rounds: the ratio of two items has this many paired estimates
 PER_ROUND = 3  # timed batches per item per round (after one discarded)
@@ -87,7 +87,7 @@ def _capture(calls: list[Callable[[], Any]], launches: int) -> _Batch:
 
 def interleaved(
     items: list[Item], settle_ms: float = 10.0, rounds: int = ROUNDS, per_round: int = PER_ROUND
-) -> dict[str, Timing | str]:
+) -> dict[str, Measurement | str]:
     """The sustained timing of each item (or the error that stopped it), all timed in the same rounds."""
     import torch
 
@@ -131,7 +131,7 @@ def interleaved(
                     taken.append((start, end))
             pairs[name].append(taken)
     torch.cuda.synchronize()
-    out: dict[str, Timing | str] = dict(failed)
+    out: dict[str, Measurement | str] = dict(failed)
     for name in names:
         batch = batches[name]
         per_round_us = [[s.elapsed_time(e) * 1000.0 / batch.launches for s, e in rnd] for rnd in pairs[name]]

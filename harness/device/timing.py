@@ -19,7 +19,7 @@ from __future__ import annotations
 import statistics
 from typing import Any, Callable
 
-from harness.model.timings import STABLE_IQR, Timing
+from harness.model.timings import STABLE_IQR, Measurement
 
 #: samples taken first and dropped from every sample set (the first after a settle or a round start)
 WARMUP_SAMPLES = 2
@@ -44,11 +44,11 @@ def summarize(
     launches: int = 1,
     rounds: list[float] | None = None,
     note: str = "",
-) -> Timing:
+) -> Measurement:
     ordered = sorted(samples)
     med = statistics.median(ordered)
     iqr = (quantile(ordered, 0.75) - quantile(ordered, 0.25)) / med if med > 0 else float("inf")
-    return Timing(
+    return Measurement(
         method=method,
         samples_us=[round(s, 3) for s in samples],
         median_us=med,
@@ -139,7 +139,7 @@ def bench(
     max_reps: int = 200,
     settle_ms: float = 200.0,
     prepare: Callable[[int], None] | None = None,
-) -> Timing:
+) -> Measurement:
     """The ``isolated`` timing of ``make_call(i)()`` (i cycles over rotated input buffers): one event pair per
     sample, the L2 flushed before each. ``prepare(i)`` runs before each launch, ahead of the flush and outside
     the timed region (an in-place kernel's inputs restored)."""

@@ -7,20 +7,73 @@ harness version wrote that this one does not know are kept (``extra``).
 from __future__ import annotations
 
 import dataclasses
+import types
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 P = TypeVar("P", bound="Payload")
-_NAMES: dict[type, tuple[str, ...]] = {}
 _BOOKKEEPING = ("extra", "given")
+#: how a field holds its JSON: "one" payload, a "map" of payloads, a "seq" (tuple) of payloads, a "tuple", "plain"
+Shape = tuple[str, "type[Payload] | None"]
+_SHAPES: dict[type, dict[str, Shape]] = {}
 
 
-def _names(cls: type) -> tuple[str, ...]:
-    """A payload's figure fields, in declaration order (not its bookkeeping: ``extra``, ``given``)."""
-    if cls not in _NAMES:
-        _NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls) if f.name not in _BOOKKEEPING)
-    return _NAMES[cls]
+def _shape(hint: Any) -> Shape:
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        inner = [a for a in typing.get_args(hint) if a is not type(None)]
+        hint = inner[0] if len(inner) == 1 else hint
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if isinstance(hint, type) and issubclass(hint, Payload):
+        return "one", hint
+    if origin in (dict, Mapping) and len(args) == 2 and isinstance(args[1], type) and issubclass(args[1], Payload):
+        return "map", args[1]
+    if origin in (tuple, list):
+        item = args[0] if args else None
+        if isinstance(item, type) and issubclass(item, Payload):
+            return "seq" if origin is tuple else "list", item
+        return ("tuple", None) if origin is tuple else ("plain", None)
+    return "plain", None
+
+
+def shapes(cls: type) -> dict[str, Shape]:
+    """A payload's figure fields (not its bookkeeping), in declaration order, each with how JSON holds it."""
+    if cls not in _SHAPES:
+        hints = typing.get_type_hints(cls)
+        _SHAPES[cls] = {f.name: _shape(hints[f.name]) for f in dataclasses.fields(cls) if f.name not in _BOOKKEEPING}
+    return _SHAPES[cls]
+
+
+def _read(shape: Shape, value: Any) -> Any:
+    """A JSON value as the field holds it: objects become their payload, arrays tuples where the field is one."""
+    kind, cls = shape
+    if kind == "one" and cls is not None and isinstance(value, Mapping):
+        return cls.from_json(value)
+    if kind == "map" and cls is not None and isinstance(value, Mapping):
+        return {k: cls.from_json(v) if isinstance(v, Mapping) else v for k, v in value.items()}
+    if kind in ("seq", "list") and cls is not None and isinstance(value, list):
+        items = [cls.from_json(v) if isinstance(v, Mapping) else v for v in value]
+        return tuple(items) if kind == "seq" else items
+    if kind == "tuple" and isinstance(value, list):
+        return tuple(value)
+    return value
+
+
+def read_field(shape: Shape, value: Any) -> Any:
+    """:func:`_read` for a holder of payloads that is not one itself (:class:`~harness.model.records.Record`)."""
+    return _read(shape, value)
+
+
+def to_json_value(value: Any) -> Any:
+    """A field's value as JSON holds it, copied: payloads as their ``to_json``, tuples as arrays."""
+    if isinstance(value, Payload):
+        return value.to_json()
+    if isinstance(value, (tuple, list)):
+        return [to_json_value(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: to_json_value(v) for k, v in value.items()}
+    return value
 
 
 @dataclass(frozen=True)
@@ -32,27 +85,38 @@ class Payload:
     given: tuple[str, ...] = field(default=(), compare=False, repr=False, kw_only=True)  # the JSON's keys, in order
 
     @classmethod
-    def _read(cls, name: str, value: Any) -> Any:
-        """A JSON value as the field holds it (arrays become tuples where the field is one)."""
-        return value
-
-    @classmethod
     def from_json(cls: type[P], data: Mapping[str, Any]) -> P:
-        known = _names(cls)
-        values = {k: cls._read(k, v) for k, v in data.items() if k in known}
+        known = shapes(cls)
+        values = {k: _read(known[k], v) for k, v in data.items() if k in known}
         extra = {k: v for k, v in data.items() if k not in known}
         return cls(**values, extra=extra, given=tuple(data))
 
+    @classmethod
+    def nested(cls) -> dict[str, tuple[str, type[Payload]]]:
+        """The fields that hold payloads: name -> ("one" | "map" | "seq" | "list", the payload class)."""
+        return {name: (kind, sub) for name, (kind, sub) in shapes(cls).items() if sub is not None}
+
+    def keys(self) -> tuple[str, ...]:
+        """The keys ``to_json`` writes, in its order: those it was read with, then any other field not None."""
+        return self.given + tuple(n for n in shapes(type(self)) if n not in self.given and getattr(self, n) is not None)
+
     def to_json(self) -> dict[str, Any]:
-        """The keys it was read with, in their order, then any other field that is not None."""
-        names = self.given + tuple(
-            n for n in _names(type(self)) if n not in self.given and getattr(self, n) is not None
-        )
-        out: dict[str, Any] = {}
-        for name in names:
-            value = self.extra[name] if name in self.extra else getattr(self, name)
-            out[name] = list(value) if isinstance(value, tuple) else value
-        return out
+        return {
+            name: to_json_value(self.extra[name] if name in self.extra else getattr(self, name)) for name in self.keys()
+        }
+
+    def __bool__(self) -> bool:
+        """Empty (no key to write) is false, as the JSON object it stands for is."""
+        return bool(self.keys())
+
+    def has(self, name: str) -> bool:
+        """Whether the JSON holds the key (a figure stored as null is held; one never set is not)."""
+        return name in self.keys()
+
+    def updated(self: P, **changes: Any) -> P:
+        """A copy with ``changes``, written after the keys it already has (as setting a key of a dict would)."""
+        order = self.keys()
+        return dataclasses.replace(self, **changes, given=order + tuple(k for k in changes if k not in order))
 
 
 @dataclass(frozen=True)
@@ -100,10 +164,6 @@ class Resources(Payload):
     total_vgpr: int | None = None
     mfma: int | None = None
     ds_ops: int | None = None
-
-    @classmethod
-    def _read(cls, name: str, value: Any) -> Any:
-        return tuple(value) if name == "grid" and isinstance(value, list) else value
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.model.ids import config_key, shape_id
-from harness.model.payloads import Artifact, LimitFlag, Resources
+from harness.model.payloads import Artifact, LimitFlag, Resources, read_field, shapes, to_json_value
+from harness.model.runtime import InterpretCorrectness, Runtime
 
 #: 2: AMD registers are the compiler's unified total, ``spill_bytes`` / ``occupancy_frac`` added, the
 #: launch specialisation and the verdicts stored. 3: ``deciding_environment`` and ``incomplete`` verdicts, the
@@ -53,10 +54,10 @@ class Record:
     compile_s: float | None = None
     compile_cache: str | None = None  # "miss": compiled from source (cold); "hit": loaded from Triton's cache
     compile_stages_s: dict[str, float] = field(default_factory=dict)  # Triton's own time per lowering stage
-    correctness: dict[str, Any] | None = None
+    correctness: InterpretCorrectness | None = None  # interpret records: the CPU interpreter's checks
     ignored_options: list[str] = field(default_factory=list)
     kernel_hash: str = ""
-    runtime: dict[str, Any] | None = None
+    runtime: Runtime | None = None  # what the GPU found (launched configs, the tune record)
     launcher: str = ""  # "prebuilt" when the compile also built Triton's launcher (GPU host)
     environment: str = "default"  # compile environment name (see harness/model/environments.py)
     deciding_environment: str = "default"  # the target's environment whose build decides its verdict
@@ -96,27 +97,14 @@ class Record:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The record as JSON holds it (the payloads as their ``to_json``)."""
-        out = dataclasses.asdict(self)
-        out["resources"] = self.resources.to_json()  # in place: the keys keep their order
-        out["flags"] = [f.to_json() for f in self.flags]
-        out["artifacts"] = {kind: a.to_json() for kind, a in self.artifacts.items()}
-        return out
+        """The record as JSON holds it (the payloads as their ``to_json``), a copy."""
+        return {f.name: to_json_value(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Record:
+    def from_dict(cls, data: Mapping[str, Any]) -> Record:
         """A record from its JSON (``results.json``, ``records.jsonl``, a worker's reply); unknown keys dropped."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        values = {k: v for k, v in data.items() if k in names}
-        if isinstance(values.get("resources"), Mapping):
-            values["resources"] = Resources.from_json(values["resources"])
-        if isinstance(values.get("artifacts"), Mapping):
-            values["artifacts"] = {
-                k: Artifact.from_json(a) if isinstance(a, Mapping) else a for k, a in values["artifacts"].items()
-            }
-        if isinstance(values.get("flags"), list):
-            values["flags"] = [LimitFlag.from_json(f) if isinstance(f, Mapping) else f for f in values["flags"]]
-        return cls(**values)
+        known = shapes(cls)
+        return cls(**{k: read_field(known[k], v) for k, v in data.items() if k in known})
 
 
 BINARY_KINDS = ("cubin", "hsaco")

@@ -6,15 +6,20 @@ The device stage produces these; analysis and the reports read them (neither imp
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from harness.model.runtime import Baseline, Runtime, Timing
 
 #: a timing whose middle half spans more than this share of its median cannot support a 5% gate
 STABLE_IQR = 0.05
 
 
 @dataclass(frozen=True)
-class Timing:
+class Measurement:
+    """One timing as the device stage measured it; stored as a :class:`~harness.model.runtime.Timing`."""
+
     method: str  # "isolated" | "sustained"
     samples_us: list[float]  # per launch (a sustained sample: one graph replay / its launches)
     median_us: float
@@ -34,15 +39,15 @@ class Timing:
         return asdict(self)
 
 
-def headline(runtime: dict[str, Any]) -> tuple[dict[str, Any], str]:
-    """The timing a figure quotes from a runtime entry: ``sustained`` where it was measured, else ``isolated``."""
-    sustained = runtime.get("sustained")
-    if isinstance(sustained, dict) and sustained.get("median_us"):
-        return sustained, "sustained"
-    return runtime.get("timing") or {}, "isolated"
+def headline(entry: Runtime | Baseline) -> tuple[Timing, str]:
+    """The timing a figure quotes from a runtime or baseline entry: ``sustained`` where it was measured, else
+    ``isolated``."""
+    if entry.sustained is not None and entry.sustained.median_us:
+        return entry.sustained, "sustained"
+    return entry.timing or Timing(), "isolated"
 
 
-def round_ratios(num: list[float], den: list[float]) -> list[float]:
+def round_ratios(num: Sequence[float], den: Sequence[float]) -> list[float]:
     """Per interleaved round, ``num`` / ``den`` from two timings' ``round_medians_us`` (the winner over a
     baseline: their paired estimates)."""
     return [a / b for a, b in zip(num, den) if b > 0]

@@ -17,6 +17,7 @@ from typing import Any
 
 from harness.model.ids import config_key
 from harness.model.records import Record
+from harness.model.runtime import GpuSlot, LaunchedBinary, Runtime, Timing, not_launched
 from harness.model.targets import Target, catalogue
 from harness.pytest_plugin.tune_record import figures, portability, rank, runtime_of, spaces, tune_record
 from harness.pytest_plugin.winners import gpu_lock, known_winners, load_winner, save_winner, tuning_context, winner_key
@@ -67,17 +68,16 @@ def _tune(
     launchable = [r for r in records if r.status == "ok" and r.fits and not r.duplicate_of]
     for rec in records:
         if rec.duplicate_of and rec.status == "ok":
-            rec.runtime = {
-                "status": "not_launched",
-                "reason": f"same binary as {rec.duplicate_of} (sha256, warps, shared bytes, CTAs and grid)",
-            }
+            rec.runtime = not_launched(
+                f"same binary as {rec.duplicate_of} (sha256, warps, shared bytes, CTAs and grid)"
+            )
         elif rec not in launchable:
             reason = (
                 rec.error
                 if rec.status != "ok"
                 else "; ".join(f"{f.resource} {f.value:g} > {f.limit:g}" for f in rec.flags if f.severity == "error")
             )
-            rec.runtime = {"status": "not_launched", "reason": f"failed the static check: {reason}"}
+            rec.runtime = not_launched(f"failed the static check: {reason}")
     known = known_winners(case, other_targets, stored or {})
     to_run = launchable
     tuned_because = "" if cached or retune else "no cached winner"
@@ -104,11 +104,11 @@ def _tune(
         if cached:  # a handful of known configs: check and time each in full
             for rec in to_run:
                 job = {**base, "config": _applied(rec), "cache_key": rec.cache_key}
-                rec.runtime = worker.request("gpu_config", job, case.timeout_s)
+                rec.runtime = Runtime.from_json(worker.request("gpu_config", job, case.timeout_s))
                 _launch_parity(rec)
         else:
             _screen_then_time(worker, base, to_run, known, case.timeout_s)
-        measured = [r for r in to_run if r.runtime and runtime_of(r).get("status") == "ok"]
+        measured = [r for r in to_run if r.runtime and r.runtime.ok]
         configs_done = time.perf_counter()
         baselines = worker.request("gpu_baselines", base, case.timeout_s * 4) if measured else {}
         spent, retired = dict(baselines.get("spent_s") or {}), ""
@@ -125,7 +125,7 @@ def _tune(
         window = [window_start, time.time()]  # wall-clock span this case held the GPU, for overlap audits
     where = {"index": gpu.get("index"), "uuid": gpu.get("uuid")}
     for rec in to_run:
-        rec.runtime = {**runtime_of(rec), "gpu": where}
+        rec.runtime = runtime_of(rec).updated(gpu=GpuSlot.from_json(where))
     # where the case's time went: waiting for the GPU, checking and timing the configs, the baselines
     phases: dict[str, Any] = {
         "gpu_lock_wait": started - waited,
@@ -142,12 +142,14 @@ def _tune(
         },
         "gpu_window": window,
         "configs_launched": len(to_run),
-        "configs_failed": sum(1 for r in to_run if runtime_of(r).get("status") != "ok"),
+        "configs_failed": sum(1 for r in to_run if not runtime_of(r).ok),
         "configs_not_launched": len(records) - len(launchable),
         **runtime_note,
     }
     if not measured:
-        return tune_record(first, case, None, "error", "no config ran correctly on the device", runtime)
+        return tune_record(
+            first, case, None, "error", "no config ran correctly on the device", Runtime.from_json(runtime)
+        )
     best = min(measured, key=rank)
     if not cached:
         space_best = {}
@@ -157,7 +159,7 @@ def _tune(
             key,
             {
                 "config": best.config,
-                "median_us": runtime_of(best)["timing"]["median_us"],
+                "median_us": runtime_of(best).median,
                 "arch": target.arch,
                 "device": gpu.get("name", ""),
                 "space_best": space_best,
@@ -165,11 +167,9 @@ def _tune(
             },
         )
     runtime.update(figures(best, baselines))
-    win_us = runtime["timing"]["median_us"]
     runtime["portability"] = portability(case, records, known, best)
-    rec = tune_record(best, case, best.config, "ok", "", runtime)
-    runtime_of(rec)["median_us"] = win_us
-    return rec
+    won = Runtime.from_json(runtime)
+    return tune_record(best, case, best.config, "ok", "", won.updated(median_us=won.median))
 
 
 def _launch_parity(rec: Record) -> None:
@@ -180,25 +180,26 @@ def _launch_parity(rec: Record) -> None:
     ``not observed``: no binary could be tied to the launch (nothing new in the JIT cache and no
     kernel there with the record's cache key).
     """
-    if not rec.runtime or runtime_of(rec).get("status") != "ok":
+    if not rec.runtime or not rec.runtime.ok:
         return
-    launched = runtime_of(rec).get("launched_binary") or {}
-    binary = rec.artifacts.get(launched.get("kind", ""))
+    launched = rec.runtime.launched_binary or LaunchedBinary()
+    binary = rec.artifacts.get(launched.kind or "")
     static = binary.sha256 if binary is not None else None
-    if not launched.get("sha256") or not static:
-        runtime_of(rec)["launch_parity"] = "not observed"
+    if not launched.sha256 or not static:
+        rec.runtime = rec.runtime.updated(launch_parity="not observed")
     else:
-        runtime_of(rec)["launch_parity"] = "identical" if launched["sha256"] == static else "differs"
-        if launched["sha256"] != static:
+        rec.runtime = rec.runtime.updated(launch_parity="identical" if launched.sha256 == static else "differs")
+        if launched.sha256 != static:
             # same cache key: one compile request, two binaries (non-deterministic codegen, or a cache entry
             # replaced); other key, same TTIR: the options or environment differed; other TTIR: the launch
             # specialised differently (signature, attributes, constexprs)
-            same_key = bool(rec.cache_key) and launched.get("cache_key") == rec.cache_key
+            same_key = bool(rec.cache_key) and launched.cache_key == rec.cache_key
             ttir = rec.artifacts.get("ttir")
-            same_ttir = ttir is not None and launched.get("ttir_sha256") == ttir.sha256
-            runtime_of(rec)["launch_parity_detail"] = ("same cache key" if same_key else "other cache key") + (
+            same_ttir = ttir is not None and launched.ttir_sha256 == ttir.sha256
+            detail = ("same cache key" if same_key else "other cache key") + (
                 ", same TTIR" if same_ttir else ", other TTIR"
             )
+            rec.runtime = rec.runtime.updated(launch_parity_detail=detail)
 
 
 FINALISTS = 3  # the fastest screened configs that get a full timing ...
@@ -216,17 +217,14 @@ def _screen_then_time(
     ``stage: screen`` with its sample count, so no config's result is hidden.
     """
     for rec in to_run:
-        rec.runtime = worker.request(
-            "gpu_config", {**base, "config": _applied(rec), "stage": "screen", "cache_key": rec.cache_key}, timeout
-        )
+        job = {**base, "config": _applied(rec), "stage": "screen", "cache_key": rec.cache_key}
+        rec.runtime = Runtime.from_json(worker.request("gpu_config", job, timeout))
         _launch_parity(rec)
-    ok = sorted(
-        (r for r in to_run if runtime_of(r).get("status") == "ok"), key=lambda r: runtime_of(r)["timing"]["median_us"]
-    )
+    ok = sorted((r for r in to_run if runtime_of(r).ok), key=lambda r: runtime_of(r).median)
     if not ok:
         return
-    fastest = runtime_of(ok[0])["timing"]["median_us"]
-    final = {id(r): r for r in ok[:FINALISTS] if runtime_of(r)["timing"]["median_us"] <= FINALIST_MARGIN * fastest}
+    fastest = runtime_of(ok[0]).median
+    final = {id(r): r for r in ok[:FINALISTS] if runtime_of(r).median <= FINALIST_MARGIN * fastest}
     for space in {s for r in ok for s in spaces(r)}:
         best = next(r for r in ok if space in spaces(r))
         final[id(best)] = best
@@ -234,17 +232,19 @@ def _screen_then_time(
     final.update({id(r): r for r in ok if config_key(r.config) in wanted})
     for rec in final.values():
         screen = runtime_of(rec)
-        full = worker.request("gpu_config", {**base, "config": _applied(rec), "stage": "final"}, timeout)
-        if full.get("status") == "ok":
-            rec.runtime = {
-                **full,
-                "correctness": screen.get("correctness"),
-                "first_launch_s": screen.get("first_launch_s"),
-                "screen_timing": screen["timing"],
-                **{k: screen[k] for k in ("launched_binary", "launch_parity", "launch_parity_detail") if k in screen},
-            }
+        full = Runtime.from_json(
+            worker.request("gpu_config", {**base, "config": _applied(rec), "stage": "final"}, timeout)
+        )
+        if full.ok:
+            kept = ("launched_binary", "launch_parity", "launch_parity_detail")
+            rec.runtime = full.updated(
+                correctness=screen.correctness,
+                first_launch_s=screen.first_launch_s,
+                screen_timing=screen.timing,
+                **{k: getattr(screen, k) for k in kept if screen.has(k)},
+            )
         else:  # a config that ran in its screen and then failed keeps that failure as its result
-            rec.runtime = {**full, "screen_timing": screen["timing"]}
+            rec.runtime = full.updated(screen_timing=screen.timing)
 
 
 def _time_sustained(
@@ -253,7 +253,7 @@ def _time_sustained(
     """The sustained timing of every fully timed config and every baseline that ran, in interleaved rounds; kept
     as ``runtime["sustained"]`` beside each one's isolated ``timing`` (a failure as ``sustained_error``). Returns
     where the request's time went and why the worker retired after it ('' when it did not)."""
-    finals = {r.config_id: r for r in measured if runtime_of(r).get("stage") != "screen"}
+    finals = {r.config_id: r for r in measured if not runtime_of(r).screened}
     names = [n for n, b in (baselines.get("baselines") or {}).items() if b.get("status") == "ok"]
     reply = worker.request(
         "gpu_sustained",
@@ -263,10 +263,10 @@ def _time_sustained(
     timings = reply.get("timings") or {}
     for cid, rec in finals.items():
         got = timings.get(f"config {cid}") or {"error": reply.get("error", "not timed")}
-        rec.runtime = {
-            **runtime_of(rec),
-            **({"sustained": got["timing"]} if "timing" in got else {"sustained_error": got.get("error", "")}),
-        }
+        if "timing" in got:
+            rec.runtime = runtime_of(rec).updated(sustained=Timing.from_json(got["timing"]))
+        else:
+            rec.runtime = runtime_of(rec).updated(sustained_error=got.get("error", ""))
     for name in names:
         got = timings.get(f"baseline {name}") or {"error": reply.get("error", "not timed")}
         entry = baselines["baselines"][name]

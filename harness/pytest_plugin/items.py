@@ -4,6 +4,7 @@ runs the GPU phase where a GPU of the target is here, and hands its records to t
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import os
@@ -20,6 +21,7 @@ from harness.matrix.known import apply_known_failures
 from harness.matrix.reading import MatrixError, parse
 from harness.model.ids import config_id
 from harness.model.records import Record, mark_duplicates
+from harness.model.runtime import Phases, Runtime, not_launched
 from harness.model.targets import catalogue
 from harness.support import tritoncompat
 
@@ -95,8 +97,7 @@ class CaseItem(pytest.Item):
             if r.status not in ("ok", UNSUPPORTED) and case.environment.is_default and not r.expected_failure
         ]
         if gpu is None and device_note:  # a GPU of this arch is here, but it is another model
-            for r in records:
-                r.runtime = {"status": "not_launched", "reason": device_note}
+            records = [dataclasses.replace(r, runtime=not_launched(device_note)) for r in records]
         if gpu is not None:
             from harness.pytest_plugin import gpu_phase, tune_record
 
@@ -115,15 +116,17 @@ class CaseItem(pytest.Item):
                 records, tune = tune_record.failed_tune(
                     case, records, f"the GPU phase failed: {type(exc).__name__}: {exc}"
                 )
-            tune_runtime = tune.runtime if tune.runtime is not None else {}
-            tune.runtime = tune_runtime
+            tune_runtime = tune.runtime if tune.runtime is not None else Runtime()
             if device_note:
-                tune_runtime["device_as"] = device_note
-            tune_runtime.setdefault("phases_s", {})["compile"] = round(compile_s, 3)
+                tune_runtime = tune_runtime.updated(device_as=device_note)
+            phases = tune_runtime.phases_s or Phases()
+            tune = dataclasses.replace(
+                tune, runtime=tune_runtime.updated(phases_s=phases.updated(compile=round(compile_s, 3)))
+            )
             bad += [
-                f"{r.config_id}: on {gpu['name']}: {r.runtime['status']}: {r.runtime.get('error', '')[:500]}"
+                f"{r.config_id}: on {gpu['name']}: {r.runtime.status}: {(r.runtime.error or '')[:500]}"
                 for r in records
-                if r.runtime and r.runtime.get("status") not in ("ok", "not_launched")
+                if r.runtime and r.runtime.status not in ("ok", "not_launched")
             ]
             if tune.status != "ok":
                 bad.append(f"on {gpu['name']}: {tune.error}")

@@ -10,10 +10,11 @@ from typing import Any
 
 from harness.model.ids import config_id, config_key
 from harness.model.records import Record
+from harness.model.runtime import Baseline, PortabilityEntry, Runtime, Timing, not_launched
 from harness.model.targets import catalogue
 
 
-def runtime_of(rec: Record) -> dict[str, Any]:
+def runtime_of(rec: Record) -> Runtime:
     """A record's runtime entry where the GPU phase has set it (every launched config, the tune record)."""
     assert rec.runtime is not None, f"{rec.config_id}: no runtime entry"
     return rec.runtime
@@ -26,7 +27,7 @@ def spaces(rec: Record) -> list[str]:
 
 def rank(rec: Record) -> tuple[bool, float]:
     """Fully timed configs first (decisions rest on them), then by median."""
-    return runtime_of(rec).get("stage") == "screen", runtime_of(rec)["timing"]["median_us"]
+    return runtime_of(rec).screened, runtime_of(rec).median
 
 
 def figures(best: Record, baselines: dict[str, Any]) -> dict[str, Any]:
@@ -35,39 +36,42 @@ def figures(best: Record, baselines: dict[str, Any]) -> dict[str, Any]:
 
     from harness.model.timings import headline, round_ratios
 
-    rt = best.runtime or {}
+    rt = runtime_of(best)
     timing, method = headline(rt)
-    model = rt.get("model") or {}
-    seconds = timing["median_us"] * 1e-6
+    model = rt.model
+    seconds = timing.median * 1e-6
     # no share of a peak here: the roof is decided in the analysis, for the device that ran (harness.analysis.roofline)
     out: dict[str, Any] = {
         "device": baselines.get("device"),
         "copy_tbps": baselines.get("copy_tbps"),
         "timing": timing,
         "timing_method": method,
-        "isolated": rt.get("timing"),
+        "isolated": rt.timing,
         "torch_settings": baselines.get("torch_settings"),
-        "tflops": float(model.get("flops", 0.0)) / seconds / 1e12 if model else rt.get("tflops"),
-        "gbps": float(model.get("bytes", 0.0)) / seconds / 1e9 if model else rt.get("gbps"),
-        "model": model,
+        "tflops": float(model.flops or 0.0) / seconds / 1e12 if model else rt.tflops,
+        "gbps": float(model.bytes or 0.0) / seconds / 1e9 if model else rt.gbps,
+        "model": model if model is not None else {},
     }
-    out["baselines"] = {}
-    for name, b in (baselines.get("baselines") or {}).items():
-        entry = dict(b)
-        if b.get("status") == "ok":
+    found: dict[str, Baseline] = {}
+    for name, raw in (baselines.get("baselines") or {}).items():
+        b = Baseline.from_json(raw)
+        if b.status == "ok":
             b_timing, b_method = headline(b)
             ratios = (
-                round_ratios(b_timing.get("round_medians_us") or [], timing.get("round_medians_us") or [])
+                round_ratios(b_timing.round_medians_us or (), timing.round_medians_us or ())
                 if b_method == method == "sustained"
                 else []
             )
-            entry["speedup"] = statistics.median(ratios) if ratios else b_timing["median_us"] / timing["median_us"]
-            entry["speedup_method"] = "sustained, median of interleaved rounds" if ratios else b_method
+            b = b.updated(
+                speedup=statistics.median(ratios) if ratios else b_timing.median / timing.median,
+                speedup_method="sustained, median of interleaved rounds" if ratios else b_method,
+            )
             if ratios:
-                entry["speedup_rounds"] = [round(x, 4) for x in ratios]
+                b = b.updated(speedup_rounds=tuple(round(x, 4) for x in ratios))
         else:
-            entry["speedup"] = None
-        out["baselines"][name] = entry
+            b = b.updated(speedup=None)
+        found[name] = b
+    out["baselines"] = found
     return out
 
 
@@ -79,7 +83,7 @@ def portability(
     by_key = {config_key(r.config): r for r in records}
     by_id = {r.config_id: r for r in records}
     by_key = {k: by_id.get(r.duplicate_of, r) for k, r in by_key.items()}  # a duplicate ran as its original
-    out: dict[str, Any] = {}
+    out: dict[str, PortabilityEntry] = {}
     for name, known in known_winners.items():
         t = catalogue()[name]
         if known:  # that model's own tuned winner, from the stored run the user named, timed here
@@ -87,50 +91,57 @@ def portability(
         elif t.arch == catalogue()[case.target].arch:
             rec, source = best, f"same architecture, no {name} winner known: this device's own best"
         else:
-            space = [r for r in records if t.vendor in spaces(r) and r.runtime and runtime_of(r).get("status") == "ok"]
+            space = [r for r in records if t.vendor in spaces(r) and r.runtime and r.runtime.ok]
             rec = min(space, key=rank) if space else None
             source = f"proxy: best of the {t.vendor} space here (no {t.arch} winner known)"
             if rec is None:
                 failed = [r for r in records if t.vendor in spaces(r)]
-                out[name] = {
-                    "source": source,
-                    "fits": False if failed else None,
-                    "note": "no config of that space ran here" if failed else "no such configs",
-                }
+                out[name] = PortabilityEntry.from_json(
+                    {
+                        "source": source,
+                        "fits": False if failed else None,
+                        "note": "no config of that space ran here" if failed else "no such configs",
+                    }
+                )
                 continue
         if rec is None:
-            out[name] = {
-                "source": source,
-                "config": known["config"] if known else None,
-                "fits": None,
-                "note": "winner not in this case's config list",
-            }
+            out[name] = PortabilityEntry.from_json(
+                {
+                    "source": source,
+                    "config": known["config"] if known else None,
+                    "fits": None,
+                    "note": "winner not in this case's config list",
+                }
+            )
             continue
-        ok = rec.runtime and runtime_of(rec).get("status") == "ok"
-        both = ok and "sustained" in runtime_of(rec) and "sustained" in runtime_of(best)
-        field = "sustained" if both else "timing"
-        out[name] = {
-            "source": source,
-            "config_id": config_id(rec.config),
-            "fits": bool(rec.fits),
-            "status": runtime_of(rec).get("status") if rec.runtime else None,
-            "slowdown": runtime_of(rec)[field]["median_us"] / runtime_of(best)[field]["median_us"] if ok else None,
-            **({"timing_method": "sustained" if both else "isolated"} if ok else {}),
-        }
+        rt, own = rec.runtime, runtime_of(best)
+        ok = rt is not None and rt.ok
+        both = rt is not None and ok and rt.has("sustained") and own.has("sustained")
+        slowdown = None
+        if rt is not None and ok:
+            mine, theirs = (rt.sustained, own.sustained) if both else (rt.timing, own.timing)
+            slowdown = (mine or Timing()).median / (theirs or Timing()).median
+        out[name] = PortabilityEntry.from_json(
+            {
+                "source": source,
+                "config_id": config_id(rec.config),
+                "fits": bool(rec.fits),
+                "status": rt.status if rt is not None else None,
+                "slowdown": slowdown,
+                **({"timing_method": "sustained" if both else "isolated"} if ok else {}),
+            }
+        )
     return out
 
 
 def failed_tune(case: Any, records: list[Record], error: str) -> tuple[list[Record], Record]:
     """A case whose GPU phase raised: its builds as new records that say they did not run, and its tune record."""
-    said = [
-        r if r.runtime else dataclasses.replace(r, runtime={"status": "not_launched", "reason": error[:300]})
-        for r in records
-    ]
-    return said, tune_record(said[0], case, None, "error", error, {})
+    said = [r if r.runtime else dataclasses.replace(r, runtime=not_launched(error[:300])) for r in records]
+    return said, tune_record(said[0], case, None, "error", error, Runtime())
 
 
 def tune_record(
-    rec: Record, case: Any, config: dict[str, Any] | None, status: str, error: str, runtime: dict[str, Any]
+    rec: Record, case: Any, config: dict[str, Any] | None, status: str, error: str, runtime: Runtime
 ) -> Record:
     return Record(
         kernel=rec.kernel,

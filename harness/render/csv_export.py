@@ -16,6 +16,7 @@ from typing import Any, Iterator
 
 from harness.analysis.findings import Findings
 from harness.model.records import Record
+from harness.model.runtime import Runtime
 from harness.render.escaping import CONTROL
 
 COLUMNS = (
@@ -43,12 +44,12 @@ def _metrics(r: Record, found: Findings) -> Iterator[tuple[str, Any]]:
         yield "compile_cache", r.compile_cache
         for name, value in sorted(r.resources.to_json().items()):
             yield f"resource.{name}", value
-    rt = r.runtime if isinstance(r.runtime, dict) else {}
+    rt = r.runtime or Runtime()
     for name in RUNTIME:
-        if rt.get(name) is not None:
-            yield f"runtime.{name}", rt[name]
+        if getattr(rt, name) is not None:
+            yield f"runtime.{name}", getattr(rt, name)
     for name in TIMING:
-        value = (rt.get("timing") or {}).get(name) if isinstance(rt.get("timing"), dict) else None
+        value = getattr(rt.timing, name) if rt.timing is not None else None
         if value is not None:
             yield f"timing.{name}", value
     roof = found.roof(r)
@@ -61,10 +62,10 @@ def _metrics(r: Record, found: Findings) -> Iterator[tuple[str, Any]]:
         yield "roof.pct_of_copy_bw", roof.copy_pct
         yield "roof.device", roof.device
         yield "roof.math", roof.math
-    for base, b in sorted((rt.get("baselines") or {}).items()):
-        if isinstance(b, dict) and b.get("status") == "ok":
-            yield f"baseline.{base}.median_us", (b.get("timing") or {}).get("median_us")
-            yield f"baseline.{base}.speedup", b.get("speedup")
+    for base, b in sorted((rt.baselines or {}).items()):
+        if b.status == "ok":
+            yield f"baseline.{base}.median_us", b.timing.median_us if b.timing is not None else None
+            yield f"baseline.{base}.speedup", b.speedup
 
 
 def rows(found: Findings) -> Iterator[list[Any]]:

@@ -8,6 +8,7 @@ from collections import defaultdict
 from harness.analysis.findings import Findings
 from harness.analysis.stability import stability_text
 from harness.model.records import Record
+from harness.model.runtime import GpuSlot, Runtime, Timing
 from harness.model.timings import headline
 from harness.render.text_table import table
 
@@ -22,44 +23,43 @@ def device_table(found: Findings, fmt: str = "github") -> str:
     for r in sorted(
         (r for r in found.records if r.mode == "tune"), key=lambda r: (r.kernel, r.dtype, r.shape_id, r.target)
     ):
-        rt = r.runtime or {}
-        timing = rt.get("timing") or {}
-        base = rt.get("baselines") or {}
+        rt = r.runtime or Runtime()
+        timing = rt.timing or Timing()
+        base = rt.baselines or {}
         base_txt = "; ".join(
-            f"{n} {_us(headline(b)[0].get('median_us'))} µs ({b['speedup']:.2f}x)"
-            if b.get("status") == "ok"
-            else f"{n} {b.get('status')}"
+            f"{n} {_us(headline(b)[0].median_us)} µs ({b.speedup:.2f}x)" if b.status == "ok" else f"{n} {b.status}"
             for n, b in base.items()
         )
         port = []
         for t, p in found.penalty(r).items():
-            if p.get("slowdown") is not None:
+            if p.slowdown is not None:
                 port.append(
-                    f"{t} {p['config_id']} +{100 * (p['slowdown'] - 1):.0f}%"
-                    + (" (proxy)" if str(p.get("source", "")).startswith("proxy") else "")
+                    f"{t} {p.config_id} +{100 * (p.slowdown - 1):.0f}%"
+                    + (" (proxy)" if str(p.source or "").startswith("proxy") else "")
                 )
             else:
-                port.append(f"{t} {p.get('note') or p.get('status') or 'n/a'}")
+                port.append(f"{t} {p.note or p.status or 'n/a'}")
         roof = found.roof(r)
-        gpu = rt.get("gpu") or {}
+        gpu = rt.gpu or GpuSlot()
         body.append(
             [
                 r.kernel,
                 r.dtype,
                 r.shape_id,
                 r.target,
-                str(gpu.get("index", "")),
+                str(gpu.index) if gpu.has("index") else "",
                 r.status if r.status != "ok" else r.config_id,
-                _us(timing.get("median_us")),
-                f"{_us(timing.get('p20_us'))}–{_us(timing.get('p80_us'))}" if timing else "",
-                stability_text(timing, str(rt.get("timing_method") or timing.get("method") or "isolated"))
-                if timing
-                else "",
+                _us(timing.median_us),
+                f"{_us(timing.p20_us)}–{_us(timing.p80_us)}" if timing else "",
+                stability_text(timing, str(rt.timing_method or timing.method or "isolated")) if timing else "",
                 f"{roof.rate:.4g} {roof.unit}" if roof else "",
                 f"{roof.bound}-bound" if roof else "",
                 roof.share_text if roof else "",
                 base_txt,
-                "/".join(str(rt.get(k, 0)) for k in ("configs_launched", "configs_failed", "configs_not_launched")),
+                "/".join(
+                    str(getattr(rt, k) if rt.has(k) else 0)
+                    for k in ("configs_launched", "configs_failed", "configs_not_launched")
+                ),
                 "; ".join(port),
             ]
         )
@@ -88,7 +88,7 @@ def launch_parity_lines(records: list[Record]) -> list[str]:
     counts: dict[str, int] = defaultdict(int)
     differ = []
     for r in records:
-        parity = (r.runtime or {}).get("launch_parity") if r.mode == "compile" else None
+        parity = r.runtime.launch_parity if r.mode == "compile" and r.runtime is not None else None
         if parity:
             counts[parity] += 1
             if parity == "differs":
@@ -110,10 +110,10 @@ def gpu_overlaps(records: list[Record]) -> list[str]:
     """
     spans: dict[tuple[str, str], list[tuple[float, float, str]]] = {}
     for r in records:
-        rt = r.runtime or {}
-        if r.mode == "tune" and rt.get("gpu_window") and rt.get("gpu"):
-            gpu = rt["gpu"].get("uuid") or rt["gpu"].get("index") or ""
-            start, end = rt["gpu_window"]
+        rt = r.runtime or Runtime()
+        if r.mode == "tune" and rt.gpu_window and rt.gpu:
+            gpu = rt.gpu.uuid or rt.gpu.index or ""
+            start, end = rt.gpu_window
             spans.setdefault((r.host, gpu), []).append((start, end, f"{r.kernel} {r.dtype} {r.shape_id} {r.column}"))
     found = []
     for (host, gpu), items in spans.items():

@@ -155,10 +155,10 @@ def failures(records: list[Record]) -> list[str]:
             out.append(
                 f"{r.kernel} {r.dtype} {r.shape_id} {where} {r.config_id}: {r.status}{expected}: {r.error[:300]}"
             )
-        elif r.mode == "compile" and r.runtime and r.runtime.get("status") not in ("ok", "not_launched"):
+        elif r.mode == "compile" and r.runtime and r.runtime.status not in ("ok", "not_launched"):
             out.append(
                 f"{r.kernel} {r.dtype} {r.shape_id} {where} {r.config_id}: on device: "
-                f"{r.runtime.get('status')}: {str(r.runtime.get('error', ''))[:300]}"
+                f"{r.runtime.status}: {str(r.runtime.error or '')[:300]}"
             )
     return out
 
@@ -276,9 +276,9 @@ def markdown_report(found: Findings) -> str:
         )
     if any(r.mode == "tune" for r in records):
         devices = {
-            json.dumps(r.runtime.get("device"), sort_keys=True)
+            json.dumps(r.runtime.device.to_json(), sort_keys=True)
             for r in records
-            if r.mode == "tune" and r.runtime and r.runtime.get("device")
+            if r.mode == "tune" and r.runtime and r.runtime.device
         }
         parts += ["## On the device", "", device_table(found), ""]
         parts += [f"- device: {md(d)}" for d in sorted(devices)] + [""]

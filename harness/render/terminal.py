@@ -60,9 +60,9 @@ def device_lines(found: Findings) -> list[str]:
         ok = [t for t in tunes if t.status == "ok" and t.runtime]
         speedups = []
         for t in ok:
-            first = next(iter(((t.runtime or {}).get("baselines") or {}).items()), None)
-            if first and isinstance(first[1], dict) and first[1].get("speedup"):
-                speedups.append((first[1]["speedup"], first[0]))
+            first = next(iter((t.runtime.baselines if t.runtime and t.runtime.baselines else {}).items()), None)
+            if first and first[1].speedup:
+                speedups.append((first[1].speedup, first[0]))
         text = f"{plain(kernel)}: {len(ok)} of {len(tunes)} case(s) tuned on {tunes[0].target}"
         if speedups:
             lo, hi = min(speedups)[0], max(speedups)[0]
@@ -72,8 +72,8 @@ def device_lines(found: Findings) -> list[str]:
             shares = [x.pct for x in roofs if x.bound == bound and x.pct is not None]
             if shares:
                 what = "HBM" if bound == "memory" else "/".join(sorted({x.math for x in roofs if x.bound == bound}))
-                lo, hi = f"{min(shares):.0f}", f"{max(shares):.0f}"
-                text += f"; {what} {lo if lo == hi else lo + '–' + hi}%"
+                low, high = f"{min(shares):.0f}", f"{max(shares):.0f}"
+                text += f"; {what} {low if low == high else low + '–' + high}%"
         out.append(_fit(text))
     return out
 

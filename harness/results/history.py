@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.model.records import Record
+from harness.model.runtime import Baseline, DeviceInfo, GpuSlot, Runtime, Timing
 from harness.support import safe_files
 
 #: schema 2 (``nights``); schema 1's ``figures`` table (keyed by night and host alone) is copied in once
@@ -85,9 +86,9 @@ RESOURCE_METRICS = ("registers", "shared", "spill_bytes")
 
 def _device(r: Record) -> str:
     """The model of the device that timed a record's figures ('' for a compiler figure)."""
-    rt = r.runtime if isinstance(r.runtime, dict) else {}
-    gpu = rt.get("device") if isinstance(rt.get("device"), dict) else rt.get("gpu")
-    return str(gpu.get("name") or "") if isinstance(gpu, dict) else ""
+    rt = r.runtime or Runtime()
+    gpu: DeviceInfo | GpuSlot | None = rt.device if rt.device is not None else rt.gpu
+    return str(gpu.name or "") if gpu is not None else ""
 
 
 def _figures(records: Iterable[Record]) -> Iterable[tuple[str, str, str, float]]:
@@ -99,23 +100,22 @@ def _figures(records: Iterable[Record]) -> Iterable[tuple[str, str, str, float]]
                 value = getattr(r.resources, metric)
                 if isinstance(value, (int, float)) and not isinstance(value, bool):
                     yield "", f"{r.kernel} {r.dtype} {r.shape_id} {r.column} {r.config_id}", metric, float(value)
-        rt = r.runtime if isinstance(r.runtime, dict) else {}
-        timing = rt["timing"] if isinstance(rt.get("timing"), dict) else {}
-        median = timing.get("median_us")
+        rt = r.runtime or Runtime()
+        median = rt.timing.median_us if rt.timing is not None else None
         if not isinstance(median, (int, float)) or median <= 0:
             continue
-        if r.mode == "compile" and rt.get("status") == "ok" and rt.get("stage") != "screen":
+        if r.mode == "compile" and rt.ok and not rt.screened:
             series = f"{r.kernel} {r.dtype} {r.shape_id} {r.column} {r.config_id}"
             yield _device(r), series, "median_us", float(median)
-            sustained = (rt.get("sustained") or {}).get("median_us") if isinstance(rt.get("sustained"), dict) else None
+            sustained = rt.sustained.median_us if rt.sustained is not None else None
             if isinstance(sustained, (int, float)) and sustained > 0:
                 yield _device(r), series, "sustained median_us", float(sustained)
         elif r.mode == "tune" and r.status == "ok":
             case = f"{r.kernel} {r.dtype} {r.shape_id} {r.target} winner"
             yield _device(r), case, "median_us", float(median)
-            first = next(iter((rt.get("baselines") or {}).items()), None)
-            if first and isinstance(first[1], dict) and first[1].get("status") == "ok":
-                value = (first[1].get("timing") or {}).get("median_us")
+            first = next(iter((rt.baselines or {}).items()), None)
+            if first and isinstance(first[1], Baseline) and first[1].status == "ok":
+                value = (first[1].timing or Timing()).median_us
                 if isinstance(value, (int, float)) and value > 0:
                     yield _device(r), case, f"baseline {first[0]} median_us", float(value)
 

@@ -5,13 +5,15 @@ a list, ``status: "weird"``, ``fits: "yes"``) is refused naming the field, whate
 of failing somewhere inside a renderer. The record's own fields are checked against the
 annotations of the record class the caller passes (:class:`~harness.model.records.Record`), so a field added there
 is checked here without a second list to keep, and this module imports nothing of the harness; the nested
-``runtime`` and ``run`` objects the reports read are spelled out below.
+payloads (``resources``, ``runtime`` with its timings and baselines, ``correctness``) against their own classes'
+annotations, found through the record class's; the ``run`` object is spelled out below.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import typing
 from functools import lru_cache
 from typing import Any
@@ -30,27 +32,6 @@ _RUN_FIELDS: dict[str, tuple[type, ...]] = {
     **dict.fromkeys(("matrix", "compare_thresholds"), (dict,)),
     "interrupted": (bool, type(None)),
 }
-_TIMING_FIELDS: dict[str, tuple[type, ...]] = {
-    **dict.fromkeys(("median_us", "p20_us", "p80_us", "iqr_over_median"), (*NUMBER, type(None))),
-    **dict.fromkeys(("samples_us", "round_medians_us"), (list,)),
-    **dict.fromkeys(("method", "note"), (str,)),
-}
-_RUNTIME_DICTS = (
-    "timing",
-    "sustained",
-    "isolated",
-    "screen_timing",
-    "model",
-    "correctness",
-    "gpu",
-    "device",
-    "phases_s",
-    "portability",
-    "torch_settings",
-    "launched_binary",
-    "baselines",
-)
-_RUNTIME_NUMBERS = ("tflops", "gbps", "median_us", "first_launch_s", "copy_tbps", "speedup")
 
 
 def _type_name(value: Any) -> str:
@@ -60,7 +41,8 @@ def _type_name(value: Any) -> str:
 def _allowed(annotation: str) -> tuple[type, ...]:
     """The Python types a field's annotation admits in JSON (``float`` also takes an integer)."""
     kinds: list[type] = []
-    for part in (p.strip() for p in annotation.split("|")):
+    outer = re.sub(r"\[.*\]", "", annotation)  # Mapping[str, bool | str] | None: the outer union only
+    for part in (p.strip() for p in outer.split("|")):
         base = part.split("[")[0]
         admitted: dict[str, list[type]] = {
             "str": [str],
@@ -71,9 +53,10 @@ def _allowed(annotation: str) -> tuple[type, ...]:
             "list": [list],
             "None": [type(None)],
             "tuple": [list],
+            "Mapping": [dict],
         }
         # a payload dataclass (Resources, ...) is a JSON object: its own fields are checked by _payload_problem
-        kinds += admitted.get(base, [dict] if base[:1].isupper() and base not in ("Any", "Mapping") else [object])
+        kinds += admitted.get(base, [dict] if base[:1].isupper() and base != "Any" else [object])
     return tuple(kinds)
 
 
@@ -101,50 +84,47 @@ def _record_types(record_class: type) -> dict[str, tuple[type, ...]]:
 @lru_cache(maxsize=4)
 def _payloads(record_class: type) -> dict[str, type]:
     """The record's fields whose type is a payload dataclass (it reads itself with ``from_json``)."""
-    hints = typing.get_type_hints(record_class)
-    return {
-        name: kind
-        for name, kind in hints.items()
-        if isinstance(kind, type) and dataclasses.is_dataclass(kind) and hasattr(kind, "from_json")
-    }
+    found = {}
+    for name, hint in typing.get_type_hints(record_class).items():
+        inner = [a for a in typing.get_args(hint) if a is not type(None)] if typing.get_origin(hint) else [hint]
+        kind = inner[0] if len(inner) == 1 else None  # Runtime | None: the payload class
+        if isinstance(kind, type) and dataclasses.is_dataclass(kind) and hasattr(kind, "from_json"):
+            found[name] = kind
+    return found
+
+
+def _object_problem(data: dict[str, Any], payload: Any, where: str) -> str:
+    """Why one payload's JSON object is not what its class's annotations say, its nested payloads included."""
+    types = {k: v for k, v in _record_types(payload).items() if k not in ("extra", "given")}
+    problem = _fields_problem(data, types, where)
+    if problem:
+        return problem
+    for name, (kind, sub) in payload.nested().items():
+        value = data.get(name)
+        if kind == "one" and isinstance(value, dict):
+            items: list[tuple[str, Any]] = [("", value)]
+        elif kind == "map" and isinstance(value, dict):
+            items = [(f"[{str(k)[:40]!r}]", v) for k, v in value.items()]
+        elif kind in ("seq", "list") and isinstance(value, list):
+            items = [(f"[{i}]", v) for i, v in enumerate(value)]
+        else:
+            continue
+        for label, item in items:
+            if not isinstance(item, dict):
+                return f"field {where}{name}{label} must be an object, got {_type_name(item)}"
+            problem = _object_problem(item, sub, f"{where}{name}{label}.")
+            if problem:
+                return problem[:200]
+    return ""
 
 
 def _payload_problem(data: dict[str, Any], record_class: type) -> str:
     for name, kind in _payloads(record_class).items():
         value = data.get(name)
         if isinstance(value, dict):
-            types = {k: v for k, v in _record_types(kind).items() if k not in ("extra", "given")}
-            problem = _fields_problem(value, types, f"{name}.")
+            problem = _object_problem(value, kind, f"{name}.")
             if problem:
                 return problem
-    return ""
-
-
-def _runtime_problem(runtime: dict[str, Any]) -> str:
-    types = {
-        "status": (str,),
-        **dict.fromkeys(_RUNTIME_DICTS, (dict, type(None))),
-        **dict.fromkeys(_RUNTIME_NUMBERS, (*NUMBER, type(None))),
-        "gpu_window": (list,),
-        **dict.fromkeys(("configs_launched", "configs_failed", "configs_not_launched"), (int,)),
-    }
-    problem = _fields_problem(runtime, types, "runtime.")
-    if problem:
-        return problem
-    for name in ("timing", "sustained", "isolated", "screen_timing"):
-        problem = _fields_problem(runtime.get(name) or {}, _TIMING_FIELDS, f"runtime.{name}.")
-        if problem:
-            return problem
-    for label, baseline in (runtime.get("baselines") or {}).items():
-        if not isinstance(baseline, dict):
-            return f"runtime.baselines[{str(label)[:40]!r}] must be an object, got {_type_name(baseline)}"
-        problem = _fields_problem(
-            baseline,
-            {"status": (str,), "timing": (dict, type(None)), "sustained": (dict, type(None))},
-            f"runtime.baselines[{label!r}].",
-        )
-        if problem:
-            return problem[:200]
     return ""
 
 
@@ -174,7 +154,7 @@ def record_problem(data: dict[str, Any], record_class: type) -> str:
     for kind, artifact in (data.get("artifacts") or {}).items():
         if not isinstance(artifact, dict) or not all(isinstance(v, str) for v in artifact.values()):
             return f"field artifacts[{str(kind)[:20]!r}] must be an object of strings"
-    return _runtime_problem(data["runtime"]) if isinstance(data.get("runtime"), dict) else ""
+    return ""
 
 
 def run_problem(run: Any) -> str:

@@ -177,7 +177,7 @@ def _static(ra: Record, rb: Record, out: list[Change]) -> None:
                 detail=(expected + (rb.error if rb.status != "ok" else ra.error))[:200],
             )
         )
-    qa, qb = (ra.runtime or {}).get("status"), (rb.runtime or {}).get("status")
+    qa, qb = (ra.runtime.status if ra.runtime else None), (rb.runtime.status if rb.runtime else None)
     if qa in ("ok", "mismatch") and qb in ("ok", "mismatch") and qa != qb:
         out.append(Change("correctness", label, "on device", qa, qb, worse=qb == "mismatch", better=qb == "ok"))
     if ra.status == "ok" and rb.status == "ok":

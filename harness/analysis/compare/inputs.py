@@ -11,6 +11,7 @@ from typing import Any
 from harness.analysis.compare.timings import label
 from harness.model.ids import config_key
 from harness.model.records import Record
+from harness.model.runtime import Timing
 from harness.results.store import complete_cases
 
 
@@ -23,8 +24,8 @@ def index(records: list[Record], mode: str) -> dict[tuple[str, ...], Record]:
 
 
 def median(r: Record) -> float | None:
-    timing = r.runtime.get("timing") if isinstance(r.runtime, dict) else None
-    value = timing.get("median_us") if isinstance(timing, dict) else None
+    timing = r.runtime.timing if r.runtime is not None else None
+    value = timing.median_us if timing is not None else None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
         return None
     return float(value)
@@ -32,12 +33,7 @@ def median(r: Record) -> float | None:
 
 def timed(r: Record) -> bool:
     """Timed in full on a device (a config seen only in the tuner's short screen is not judged)."""
-    return (
-        isinstance(r.runtime, dict)
-        and r.runtime.get("status") == "ok"
-        and r.runtime.get("stage") != "screen"
-        and isinstance(r.runtime.get("timing"), dict)
-    )
+    return r.runtime is not None and r.runtime.ok and not r.runtime.screened and isinstance(r.runtime.timing, Timing)
 
 
 def check_timings(records: list[Record], side: str) -> None:
@@ -45,14 +41,14 @@ def check_timings(records: list[Record], side: str) -> None:
     bad = []
     for r in records:
         if r.mode == "compile" and timed(r) and median(r) is None:
-            value = (r.runtime or {})["timing"].get("median_us")
+            value = (r.runtime.timing if r.runtime and r.runtime.timing else Timing()).median_us
             bad.append(f"{side}: {label(r)}: timed 'ok' but its median is {value!r}")
         elif (
             r.mode == "compile"
-            and isinstance(r.runtime, dict)
-            and r.runtime.get("status") == "ok"
-            and r.runtime.get("stage") != "screen"
-            and not isinstance(r.runtime.get("timing"), dict)
+            and r.runtime is not None
+            and r.runtime.ok
+            and not r.runtime.screened
+            and not isinstance(r.runtime.timing, Timing)
         ):
             bad.append(f"{side}: {label(r)}: timed 'ok' but its median is 'missing'")
     if bad:

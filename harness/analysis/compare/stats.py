@@ -22,7 +22,9 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Sequence
+
+from harness.model.runtime import Timing
 
 MIN_SAMPLES = 5
 #: the between-run noise (σ of the log ratio of one figure in two runs of the same code) assumed with no history
@@ -47,16 +49,16 @@ def robust_sd(values: Sequence[float]) -> float:
     return 1.4826 * statistics.median(abs(v - mid) for v in values)
 
 
-def estimate(timing: dict[str, Any], scale: Estimate | None = None, paired: Sequence[float] = ()) -> Estimate | None:
+def estimate(timing: Timing, scale: Estimate | None = None, paired: Sequence[float] = ()) -> Estimate | None:
     """A run's figure from a timing (``samples_us``, ``round_medians_us``): the median, and the standard error of
     its log — from the interleaved rounds where there are three or more, else from the samples. ``scale``: the
     run's baseline (the figure becomes a ratio); ``paired``: that ratio per interleaved round, whose own spread
     then replaces the combined one."""
-    samples = [float(x) for x in timing.get("samples_us") or [] if isinstance(x, (int, float)) and x > 0]
+    samples = [float(x) for x in timing.samples_us or () if isinstance(x, (int, float)) and x > 0]
     if not samples:
         return None
     value = statistics.median(samples)
-    rounds = [float(x) for x in timing.get("round_medians_us") or [] if isinstance(x, (int, float)) and x > 0]
+    rounds = [float(x) for x in timing.round_medians_us or () if isinstance(x, (int, float)) and x > 0]
     if len(rounds) >= 3:
         spread = robust_sd([math.log(x) for x in rounds]) / math.sqrt(len(rounds))
     else:  # the standard error of a median: 1.2533 sd / sqrt(n)

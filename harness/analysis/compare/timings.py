@@ -14,6 +14,7 @@ from typing import Any, Callable, Sequence
 
 from harness.analysis.compare import stats
 from harness.model.records import Record
+from harness.model.runtime import Baseline, Runtime, Timing
 
 #: ``(series, method, normalised) -> sigma or None``: a figure's night-to-night noise (the history file)
 HistoryNoise = Callable[[str, str, bool], "float | None"]
@@ -47,28 +48,27 @@ def _positive(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
 
 
-def _timing_of(runtime: dict[str, Any], method: str) -> dict[str, Any]:
-    return runtime.get("sustained") if method == "sustained" else runtime.get("timing")  # type: ignore[return-value]
+def _timing_of(entry: Runtime | Baseline, method: str) -> Timing:
+    """The entry's timing by that method (every side of a judged pair holds it: :func:`judge` chose the method)."""
+    timing = entry.sustained if method == "sustained" else entry.timing
+    assert timing is not None, f"no {method} timing"
+    return timing
 
 
-def baselines(records: Sequence[Record]) -> dict[tuple[str, ...], dict[str, Any]]:
+def baselines(records: Sequence[Record]) -> dict[tuple[str, ...], Baseline]:
     """Per case (kernel, dtype, shape, target): the primary baseline's runtime entry in the same run."""
-    out: dict[tuple[str, ...], dict[str, Any]] = {}
+    out: dict[tuple[str, ...], Baseline] = {}
     for r in records:
-        if r.mode != "tune" or not isinstance(r.runtime, dict):
+        if r.mode != "tune" or r.runtime is None:
             continue
-        for base in (r.runtime.get("baselines") or {}).values():
-            if (
-                isinstance(base, dict)
-                and base.get("status") == "ok"
-                and _positive((base.get("timing") or {}).get("median_us"))
-            ):
+        for base in (r.runtime.baselines or {}).values():
+            if isinstance(base, Baseline) and base.status == "ok" and _positive((base.timing or Timing()).median_us):
                 out[(r.kernel, r.dtype, r.shape_id, r.target)] = base
                 break
     return out
 
 
-def _estimate(runtime: dict[str, Any], method: str, base: dict[str, Any] | None) -> stats.Estimate | None:
+def _estimate(runtime: Runtime, method: str, base: Baseline | None) -> stats.Estimate | None:
     from harness.model.timings import round_ratios
 
     timing = _timing_of(runtime, method)
@@ -78,7 +78,7 @@ def _estimate(runtime: dict[str, Any], method: str, base: dict[str, Any] | None)
     ref = stats.estimate(ref_timing)
     if ref is None:
         return None
-    paired = round_ratios(timing.get("round_medians_us") or [], ref_timing.get("round_medians_us") or [])
+    paired = round_ratios(timing.round_medians_us or (), ref_timing.round_medians_us or ())
     return stats.estimate(timing, ref, paired)
 
 
@@ -101,9 +101,9 @@ def judge(
         case = (ra.kernel, ra.dtype, ra.shape_id, ra.target)
         ba, bb = ref_a.get(case), ref_b.get(case)
         normalised = ba is not None and bb is not None
-        rta, rtb = ra.runtime or {}, rb.runtime or {}  # timed pairs only: both runtimes are entries
-        sides = (rta, rtb, *((ba, bb) if normalised else ()))
-        method = "sustained" if all(isinstance(x.get("sustained"), dict) for x in sides) else "isolated"
+        rta, rtb = ra.runtime or Runtime(), rb.runtime or Runtime()  # timed pairs only: both runtimes are entries
+        sides: tuple[Runtime | Baseline | None, ...] = (rta, rtb, *((ba, bb) if normalised else ()))
+        method = "sustained" if all(x is not None and isinstance(x.sustained, Timing) for x in sides) else "isolated"
         ea = _estimate(rta, method, ba if normalised else None)
         eb = _estimate(rtb, method, bb if normalised else None)
         series = f"{ra.kernel} {ra.dtype} {ra.shape_id} {ra.column} {ra.config_id}"
@@ -113,8 +113,8 @@ def judge(
                 label(ra),
                 method,
                 "relative to the run's own baseline" if normalised else "raw",
-                float(_timing_of(rta, method)["median_us"]),
-                float(_timing_of(rtb, method)["median_us"]),
+                float(_timing_of(rta, method).median),
+                float(_timing_of(rtb, method).median),
             )
         )
         family.append((ea, eb, thresholds.get(ra.kernel, threshold), hist))

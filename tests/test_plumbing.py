@@ -158,7 +158,7 @@ def test_verdicts() -> None:
 
 
 def test_opt_in_environments_only_add_risk_and_vendors_say_which_targets() -> None:
-    from harness.analysis import verdicts
+    from harness.analysis import stored_verdicts, verdicts
 
     # fits mi300x by default, exceeds under async copy: fits, at risk; never "NVIDIA only"
     row = verdicts.judge_row(
@@ -188,14 +188,14 @@ def test_opt_in_environments_only_add_risk_and_vendors_say_which_targets() -> No
             _record("mi355x", "amd", 90000, None),
         ]
     )
-    assert row.vendors["amd"] == {"fitting": ["mi355x"], "not": ["mi300x"], "incomplete": [], "fits": "some"}
+    assert row.vendors["amd"].to_json() == {"fitting": ["mi355x"], "not": ["mi300x"], "incomplete": [], "fits": "some"}
     assert row.text == "NVIDIA all; AMD mi355x only" and row.asymmetric
     # results.json: one entry per target column, the deciding one marked
-    doc = verdicts.to_json(
+    doc = stored_verdicts.stored(
         verdicts.judge(
             [_record("mi300x", "amd", 65536, None), _record("mi300x", "amd", 98304, 65536, environment="async-copy")]
         )
-    )
+    ).to_json()
     assert [(e["column"], e["deciding"], e["verdict"]) for e in doc["verdicts"]] == [
         ("mi300x", True, "at risk"),
         ("mi300x@async-copy", False, "exceeds"),

@@ -19,7 +19,7 @@ Semantics (README, "Verdicts"):
   asymmetric when the vendors differ.
 
 Pure functions of records: the results writer stores them in ``results.json``
-and the report renders them; nobody re-derives them differently.
+(:mod:`harness.analysis.stored_verdicts`) and the report renders them; nobody re-derives them differently.
 """
 
 from __future__ import annotations
@@ -69,11 +69,35 @@ class TargetVerdict:
 
 
 @dataclass(frozen=True)
+class VendorFit:
+    """Which of one vendor's targets in a row the config fits, does not fit, or has no deciding build on."""
+
+    fitting: tuple[str, ...] = ()
+    not_fitting: tuple[str, ...] = ()
+    incomplete: tuple[str, ...] = ()
+
+    @property
+    def fits(self) -> str:
+        """``all`` / ``some`` / ``none`` of the complete targets; ``incomplete`` when none is complete."""
+        if not self.fitting and not self.not_fitting:
+            return INCOMPLETE
+        return "all" if not self.not_fitting else ("none" if not self.fitting else "some")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "fitting": list(self.fitting),
+            "not": list(self.not_fitting),
+            "incomplete": list(self.incomplete),
+            "fits": self.fits,
+        }
+
+
+@dataclass(frozen=True)
 class RowVerdict:
     """One (kernel, dtype, shape, config, Triton) across the row's targets."""
 
     targets: dict[str, TargetVerdict]
-    vendors: dict[str, dict[str, Any]]  # vendor -> {"fits": "all"|"some"|"none", "fitting": [...], "not": [...]}
+    vendors: dict[str, VendorFit]
     text: str
     asymmetric: bool
     category: str  # for summaries: "fits both", "NVIDIA only", "mixed", "failed", ...
@@ -104,7 +128,7 @@ def outcome(r: Record) -> str:
     return "fits" if r.fits is not False and not any(f.severity == "error" for f in r.flags) else "exceeds"
 
 
-def _outcome_text(r: Record) -> str:
+def outcome_text(r: Record) -> str:
     where = f"under {r.environment} ({_env_text(r.env)})"
     kind = outcome(r)
     if kind == "failed":
@@ -128,13 +152,13 @@ def judge_target(builds: list[Record]) -> TargetVerdict:
                 f"no build under {deciding}, the environment that decides: the run did not build it "
                 "(cut mid-case, or not selected)",
             ),
-            tuple(_outcome_text(o) for o in builds),
+            tuple(outcome_text(o) for o in builds),
             tuple(builds),
         )
     others = tuple(r for r in builds if r is not decider)
     kind = outcome(decider)
     reasons: list[str] = []
-    beside = [_outcome_text(o) for o in others]
+    beside = [outcome_text(o) for o in others]
     if kind == "failed":
         reasons.append(f"{decider.status}: {' '.join(decider.error.split())[:200]}")
     elif kind == "exceeds":
@@ -143,8 +167,8 @@ def judge_target(builds: list[Record]) -> TargetVerdict:
         risky = [o for o in others if outcome(o) != "fits"]
         if risky:
             kind = "at risk"
-            reasons = [_outcome_text(o) for o in risky]
-            beside = [_outcome_text(o) for o in others if o not in risky]
+            reasons = [outcome_text(o) for o in risky]
+            beside = [outcome_text(o) for o in others if o not in risky]
     return TargetVerdict(decider.target, decider.vendor, kind, decider, tuple(reasons), tuple(beside), others)
 
 
@@ -153,26 +177,22 @@ def judge_row(builds: Iterable[Record]) -> RowVerdict:
     for r in builds:
         by_target[r.target].append(r)
     targets = {t: judge_target(rs) for t, rs in sorted(by_target.items())}
-    vendors: dict[str, dict[str, Any]] = {}
-    for tv in targets.values():
-        entry = vendors.setdefault(tv.vendor, {"fitting": [], "not": [], "incomplete": []})
-        entry["incomplete" if not tv.complete else "fitting" if tv.fits else "not"].append(tv.target)
-    for entry in vendors.values():
-        entry["fits"] = (
-            INCOMPLETE
-            if not entry["fitting"] and not entry["not"]
-            else "all"
-            if not entry["not"]
-            else ("none" if not entry["fitting"] else "some")
+    vendors: dict[str, VendorFit] = {}
+    for vendor in dict.fromkeys(tv.vendor for tv in targets.values()):
+        mine = [tv for tv in targets.values() if tv.vendor == vendor]
+        vendors[vendor] = VendorFit(
+            fitting=tuple(tv.target for tv in mine if tv.complete and tv.fits),
+            not_fitting=tuple(tv.target for tv in mine if tv.complete and not tv.fits),
+            incomplete=tuple(tv.target for tv in mine if not tv.complete),
         )
     return RowVerdict(targets, vendors, *_text(targets, vendors))
 
 
-def _text(targets: dict[str, TargetVerdict], vendors: dict[str, dict[str, Any]]) -> tuple[str, bool, str]:
+def _text(targets: dict[str, TargetVerdict], vendors: dict[str, VendorFit]) -> tuple[str, bool, str]:
     failed = [t for t, v in targets.items() if v.verdict == "failed"]
     risky = [t for t, v in targets.items() if v.verdict == "at risk"]
     missing = [t for t, v in targets.items() if not v.complete]
-    states = {v: e["fits"] for v, e in vendors.items() if e["fits"] != INCOMPLETE}
+    states = {v: e.fits for v, e in vendors.items() if e.fits != INCOMPLETE}
     label = {v: VENDOR_LABEL.get(v, v) for v in vendors}
     if not states:
         return f"incomplete: no deciding build on {', '.join(missing)}", False, INCOMPLETE
@@ -183,7 +203,7 @@ def _text(targets: dict[str, TargetVerdict], vendors: dict[str, dict[str, Any]])
         elif state == "none":
             text, category = "exceeds a limit", "exceeds a limit"
         else:
-            text, category = f"fits {', '.join(vendors[vendor]['fitting'])} only", "fits some"
+            text, category = f"fits {', '.join(vendors[vendor].fitting)} only", "fits some"
         asymmetric = False
     elif all(s == "all" for s in states.values()):
         text, category, asymmetric = "fits both", "fits both", False
@@ -198,7 +218,7 @@ def _text(targets: dict[str, TargetVerdict], vendors: dict[str, dict[str, Any]])
             e = vendors[vendor]
             parts.append(
                 f"{label[vendor]} "
-                + ("all" if state == "all" else "none" if state == "none" else f"{', '.join(e['fitting'])} only")
+                + ("all" if state == "all" else "none" if state == "none" else f"{', '.join(e.fitting)} only")
             )
         text, category, asymmetric = "; ".join(parts), "mixed", True
     if failed:
@@ -219,59 +239,3 @@ def judge(records: Iterable[Record]) -> dict[tuple[str, ...], RowVerdict]:
         if r.mode == "compile":
             groups[group_key(r)].append(r)
     return {k: judge_row(v) for k, v in groups.items()}
-
-
-def to_json(rows: dict[tuple[str, ...], RowVerdict]) -> dict[str, list[dict[str, Any]]]:
-    """``verdicts``: one entry per case x config x target column; ``portability``: one per config row."""
-    entries: list[dict[str, Any]] = []
-    portability: list[dict[str, Any]] = []
-    for row in rows.values():
-        first = next(tv.decided_by or tv.others[0] for tv in row.targets.values())
-        ident = {
-            "kernel": first.kernel,
-            "dtype": first.dtype,
-            "shape": first.shape,
-            "triton": first.triton,
-            "config_id": first.config_id,
-            "origin": first.origin,
-        }
-        for tv in row.targets.values():
-            deciding = tv.decided_by
-            entries.append(
-                {
-                    **ident,
-                    "target": tv.target,
-                    "environment": deciding.environment if deciding else None,
-                    "column": tv.column,
-                    "deciding": True,
-                    "verdict": tv.verdict,
-                    "reasons": list(tv.reasons),
-                    "beside": list(tv.beside),
-                    "flags": [f.to_json() for f in deciding.flags] if deciding else [],
-                }
-            )
-            for o in tv.others:
-                entries.append(
-                    {
-                        **ident,
-                        "target": tv.target,
-                        "environment": o.environment,
-                        "column": o.column,
-                        "deciding": False,
-                        "verdict": outcome(o),
-                        "reasons": [_outcome_text(o)],
-                        "beside": [],
-                        "flags": [f.to_json() for f in o.flags],
-                    }
-                )
-        portability.append(
-            {
-                **ident,
-                "verdict": row.text,
-                "asymmetric": row.asymmetric,
-                "category": row.category,
-                "vendors": row.vendors,
-                "targets": {t: v.verdict for t, v in row.targets.items()},
-            }
-        )
-    return {"verdicts": entries, "portability": portability}

@@ -66,8 +66,9 @@ def read_field(shape: Shape, value: Any) -> Any:
 
 
 def to_json_value(value: Any) -> Any:
-    """A field's value as JSON holds it, copied: payloads as their ``to_json``, tuples as arrays."""
-    if isinstance(value, Payload):
+    """A field's value as JSON holds it, copied: payloads (and any other value with a ``to_json``, such as a
+    verdict's vendor fit) as their ``to_json``, tuples as arrays."""
+    if isinstance(value, Payload) or callable(getattr(value, "to_json", None)):
         return value.to_json()
     if isinstance(value, (tuple, list)):
         return [to_json_value(v) for v in value]
@@ -90,6 +91,11 @@ class Payload:
         values = {k: _read(known[k], v) for k, v in data.items() if k in known}
         extra = {k: v for k, v in data.items() if k not in known}
         return cls(**values, extra=extra, given=tuple(data))
+
+    @classmethod
+    def whole(cls: type[P], **values: Any) -> P:
+        """A payload whose JSON holds every field, in declaration order, a None as null."""
+        return cls(**values, given=tuple(shapes(cls)))
 
     @classmethod
     def nested(cls) -> dict[str, tuple[str, type[Payload]]]:

@@ -14,7 +14,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness.analysis.verdicts import judge, to_json
+from harness.analysis.stored_verdicts import stored
+from harness.analysis.verdicts import judge
 from harness.model.records import SCHEMA_VERSION, Record
 from harness.support import safe_files
 
@@ -54,7 +55,7 @@ class ResultsWriter:
         doc = {
             "schema_version": SCHEMA_VERSION,
             "run": self.run,
-            **to_json(judge(self.records)),
+            **stored(judge(self.records)).to_json(),
             "records": [r.to_dict() for r in self.records],
         }
         safe_files.write_atomic(self.out_dir / "results.json", json.dumps(doc, indent=1))

@@ -64,7 +64,7 @@ def main(argv: list[str]) -> int:
             torch.cuda.synchronize()
     print(
         f"device {torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}, "
-        f"run {argv[0]} ({run.get('commit', '')[:10]})"
+        f"run {argv[0]} ({(run.commit or '')[:10]})"
     )
     print(
         "| case | timed | sustained µs | isolated µs | do_bench µs | do_bench_cudagraph µs | sustained vs do_bench "

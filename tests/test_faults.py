@@ -19,6 +19,7 @@ from harness.matrix.cases import expand
 from harness.matrix.reading import parse
 from harness.model.ids import config_id
 from harness.model.records import Record
+from harness.model.run_info import RunInfo
 from harness.model.runtime import Runtime
 from harness.pytest_plugin.writer import ResultsWriter
 from harness.render import tables
@@ -198,7 +199,7 @@ def test_resume_trusts_only_cases_whose_every_record_is_present() -> None:
 
 
 def test_a_torn_jsonl_line_is_skipped_and_reported(tmp_path: Path) -> None:
-    writer = ResultsWriter(tmp_path, {"host": "h"})
+    writer = ResultsWriter(tmp_path, RunInfo(host="h"))
     writer.add(_record("k"))
     writer.add(_record("k2"))
     with open(tmp_path / "records.jsonl", "a") as fh:
@@ -211,7 +212,7 @@ def test_a_torn_jsonl_line_is_skipped_and_reported(tmp_path: Path) -> None:
 def test_hostile_names_cannot_break_the_markdown_report() -> None:
     evil = "a|b`c\n# heading <script>alert(1)</script> [x](http://y)"
     records = [_record(evil, error="e|r\nr"), _record("plain")]
-    text = tables.markdown_report(analyse([{"host": "h|x", "matrix": {"name": evil}}], records))
+    text = tables.markdown_report(analyse([RunInfo.from_json({"host": "h|x", "matrix": {"name": evil}})], records))
     assert "<script>" not in text and "\n# heading" not in text
     rows = [line for line in text.splitlines() if line.startswith("|")]
     cells = {len(line.replace("\\|", "").split("|")) for line in rows[:4]}
@@ -254,7 +255,7 @@ def test_damaged_results_are_refused_naming_the_record(tmp_path: Path) -> None:
         ("flag_value", {"flags": [{"resource": "shared", "value": "big", "limit": 1, "severity": "error"}]}),
     ):
         run = tmp_path / label
-        writer = ResultsWriter(run, {"host": "h"})
+        writer = ResultsWriter(run, RunInfo(host="h"))
         writer.add(_record("k"))
         writer.finish()
         doc = json.loads((run / "results.json").read_text())
@@ -270,10 +271,10 @@ def test_damaged_results_are_refused_naming_the_record(tmp_path: Path) -> None:
 
 def test_compare_refuses_nan_zero_and_missing_medians(tmp_path: Path) -> None:
     good = tmp_path / "good"
-    ResultsWriter(good, {"host": "h"}).add(_record("k"))
+    ResultsWriter(good, RunInfo(host="h")).add(_record("k"))
     for label, median in (("nan", math.nan), ("zero", 0.0), ("missing", None)):
         bad = tmp_path / label
-        ResultsWriter(bad, {"host": "h"}).add(_record("k", median))
+        ResultsWriter(bad, RunInfo(host="h")).add(_record("k", median))
         proc = run_cli("compare", str(good), str(bad))
         assert proc.returncode == 3, (label, proc.stdout, proc.stderr)  # compare's "cannot be compared"
         assert "new: k fp16 N1 h100 BLOCK1: timed 'ok' but its median is" in proc.stderr

@@ -56,7 +56,7 @@ def test_the_stored_runs_are_whole_and_sustained() -> None:
             "moe_gemm",
             "cross_entropy",
         }, name
-        assert all(r.runtime.timing_method == "sustained" for r in tunes) and run.get("end"), name
+        assert all(r.runtime.timing_method == "sustained" for r in tunes) and run.end, name
 
 
 @pytest.mark.parametrize("base,new", PAIRS)
@@ -141,7 +141,7 @@ def test_history_gives_each_figure_its_own_noise(tmp_path) -> None:
             if r.mode == "compile" and r.runtime is not None and r.runtime.sustained is not None:
                 quiet = r.runtime.sustained.median_us * (1 + 0.002 * (night % 3 - 1))
                 r.runtime = r.runtime.updated(sustained=r.runtime.sustained.updated(median_us=quiet))
-        history.add(db, {**run, "start": f"2026-11-0{night + 1}T00:00:00"}, nightly)
+        history.add(db, run.updated(start=f"2026-11-0{night + 1}T00:00:00"), nightly)
     noise = trends.noise_reader(db)
     (brun, b), (nrun, n) = RUNS["g2"], RUNS["g3"]
     cmp = compare_runs(b, n, base_run=brun, new_run=nrun, history=noise)

@@ -9,6 +9,7 @@ from pathlib import Path
 from helpers import DATA, run_cli
 
 from harness.analysis.trends import step_of
+from harness.model.run_info import RunInfo
 
 
 def _night(doc: dict, day: int, tmp: Path, slower: set[str]) -> Path:
@@ -83,10 +84,10 @@ def test_the_key_keeps_both_tritons_and_trends_stay_per_host(tmp_path: Path) -> 
     doc = json.loads(gzip.decompress((DATA / "h200_gate" / "g2" / "results.json.gz").read_bytes()))
     records = [Record.from_dict(r) for r in doc["records"]]
     db = tmp_path / "h.sqlite"
-    run = {**doc["run"], "start": "2026-11-01T02:00:00+00:00"}
-    n = history.add(db, {**run, "triton": "3.6.0"}, records)
-    history.add(db, {**run, "triton": "3.7.0"}, records)
-    history.add(db, {**run, "host": "other-host", "triton": "3.6.0"}, records)
+    run = RunInfo.from_json({**doc["run"], "start": "2026-11-01T02:00:00+00:00"})
+    n = history.add(db, run.updated(triton="3.6.0"), records)
+    history.add(db, run.updated(triton="3.7.0"), records)
+    history.add(db, run.updated(host="other-host", triton="3.6.0"), records)
     import sqlite3
 
     with sqlite3.connect(db) as con:
@@ -147,7 +148,7 @@ def test_a_schema_1_file_is_read_and_carried_over(tmp_path: Path) -> None:
 
     assert [t.values for t in trends(db, "old series")] == [(1.5,)]
     doc = json.loads(gzip.decompress((DATA / "h200_gate" / "g2" / "results.json.gz").read_bytes()))
-    history.add(db, doc["run"], [Record.from_dict(r) for r in doc["records"]])
+    history.add(db, RunInfo.from_json(doc["run"]), [Record.from_dict(r) for r in doc["records"]])
     with sqlite3.connect(db) as con:
         assert con.execute("SELECT host, triton, torch, device FROM nights WHERE series = 'old series'").fetchall() == [
             ("h", "3.5.1", "", "")

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from helpers import REPO, run_cli, write_matrix
 
+from harness.model.run_info import RunInfo
+
 # async-copy listed first: its case of a shape runs just before the default one, so a stop right after an
 # async-copy record leaves that shape's mi300x without its deciding build (the state a cut CI job leaves)
 MATRIX = """\
@@ -196,18 +198,20 @@ def test_a_damaged_selection_is_refused_in_one_line(tmp_path: Path) -> None:
         compare_runs(
             [],
             [],
-            new_run={
-                "end": "x",
-                "selected": [
-                    {
-                        "kernel": "k",
-                        "dtype": "fp16",
-                        "shape": {},
-                        "target": "h100",
-                        "environment": "default",
-                        "configs": [],
-                    },
-                    {"kernel": 3},
-                ],
-            },
+            new_run=RunInfo.from_json(
+                {
+                    "end": "x",
+                    "selected": [
+                        {
+                            "kernel": "k",
+                            "dtype": "fp16",
+                            "shape": {},
+                            "target": "h100",
+                            "environment": "default",
+                            "configs": [],
+                        },
+                        {"kernel": 3},
+                    ],
+                }
+            ),
         )

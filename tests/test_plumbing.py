@@ -13,6 +13,7 @@ from harness.build.resources import amd_occupancy, nvidia_occupancy, parse_cuobj
 from harness.model.ids import config_id, contained_path, safe_component, shape_id
 from harness.model.payloads import LimitFlag, Resources
 from harness.model.records import Record
+from harness.model.run_info import RunInfo
 from harness.model.targets import catalogue, get
 from harness.pytest_plugin.writer import ResultsWriter
 from harness.render import tables
@@ -203,7 +204,7 @@ def test_opt_in_environments_only_add_risk_and_vendors_say_which_targets() -> No
 
 
 def test_results_survive_a_kill_between_rewrites(tmp_path: Path) -> None:
-    writer = ResultsWriter(tmp_path, {"host": "h"})
+    writer = ResultsWriter(tmp_path, RunInfo(host="h"))
     for i in range(5):
         writer.add(_record("h100", "nvidia", i, None, {"BLOCK": i}))
     # no finish(): the process "died"; results.json may lag, records.jsonl does not

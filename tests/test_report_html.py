@@ -8,6 +8,7 @@ import re
 from helpers import DATA, run_cli
 
 from harness.analysis.findings import analyse
+from harness.model.run_info import RunInfo
 from harness.render import tables, vendor_eval
 from harness.render.html_page import html_report
 from harness.results.store import load_results
@@ -34,7 +35,7 @@ def test_strings_from_matrices_and_kernels_are_escaped() -> None:
     odd[0] = dataclasses.replace(odd[0], status="error")  # listed under Failures
     # a second Triton version too, so the version-comparison section renders the names as well
     odd += [dataclasses.replace(r, triton="9.9.9") for r in odd if r.mode == "compile"]
-    info = {**run, "host": evil, "matrix": {"name": evil}, "dir": evil}
+    info = RunInfo.from_json({**run.to_json(), "host": evil, "matrix": {"name": evil}, "dir": evil})
     page = html_report(analyse([info], odd))
     for section in ("On the device", "Vendor evaluation", "Between Triton versions", "Failures", "Data"):
         assert f"<h2>{section}</h2>" in page

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from harness.analysis import figures, portability, stability, versions
 from harness.analysis.compare import Comparison
@@ -22,12 +21,13 @@ from harness.analysis.rows import Row, build_rows
 from harness.analysis.trends import Trend
 from harness.analysis.vendor_eval import CaseEval, evaluate
 from harness.model.records import Record
+from harness.model.run_info import RunInfo
 from harness.model.runtime import PortabilityEntry
 
 
 @dataclass(frozen=True)
 class Findings:
-    runs: tuple[dict[str, Any], ...]  # each run's provenance, as results.json holds it
+    runs: tuple[RunInfo, ...]  # each run's provenance
     records: tuple[Record, ...]
     rows: tuple[Row, ...]
     roofs: Mapping[int, Roof]  # id(record) -> the roof of a tuned figure (the records are held here, ids stay theirs)
@@ -48,9 +48,7 @@ class Findings:
         return self.roofs.get(id(r))
 
 
-def analyse(
-    runs: Sequence[dict[str, Any]], records: Sequence[Record], trends: Sequence[Trend] | None = None
-) -> Findings:
+def analyse(runs: Sequence[RunInfo], records: Sequence[Record], trends: Sequence[Trend] | None = None) -> Findings:
     """Everything the views need from these records, computed once."""
     held = list(records)
     rows = build_rows(held)

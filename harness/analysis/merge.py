@@ -5,9 +5,10 @@ named (such runs are not mixed)."""
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from typing import Iterable
 
 from harness.model.records import Record
+from harness.model.run_info import RunInfo
 
 
 def merge(record_sets: Iterable[list[Record]]) -> list[Record]:
@@ -28,13 +29,13 @@ def _case_content(r: Record) -> str:
 
 
 def merge_runs(
-    loaded: list[tuple[str, dict[str, Any], list[Record]]],
-) -> tuple[list[dict[str, Any]], list[Record], list[str]]:
+    loaded: list[tuple[str, RunInfo, list[Record]]],
+) -> tuple[list[RunInfo], list[Record], list[str]]:
     """Runs (label, run info, records) merged the same way whatever order they are given in: oldest first by the
     run's start, then host and label. Returns (runs, records, conflicts): a conflict is one case (same key and
     host) that two runs' matrices defined differently (other environment variables, other interpreter shapes) —
     such runs are not mixed; the caller reports them."""
-    ordered = sorted(loaded, key=lambda t: (str(t[1].get("start") or ""), str(t[1].get("host") or ""), t[0]))
+    ordered = sorted(loaded, key=lambda t: (str(t[1].start or ""), str(t[1].host or ""), t[0]))
     seen: dict[tuple[str, ...], tuple[str, str]] = {}
     conflicts = []
     for label, _, records in ordered:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from harness.model.records import Record
+from harness.model.run_info import RunInfo
 from harness.results.store import ResultsFileError, load_results
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_INTERNAL, EXIT_NOTHING = 0, 1, 2, 3, 4
@@ -38,7 +40,7 @@ def write_output(path: Path, text: str, option: str) -> bool:
     return True
 
 
-def load_run(d: str) -> tuple[dict, list] | None:
+def load_run(d: str) -> tuple[RunInfo, list[Record]] | None:
     """A run directory's (or results.json's) run info and records; None after a one-line error."""
     try:
         return load_results(Path(d))

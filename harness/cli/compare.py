@@ -24,12 +24,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     except ResultsFileError as exc:
         err(str(exc))
         return 3
-    for warning in (base_run.get("read_warnings") or []) + (new_run.get("read_warnings") or []):
+    for warning in (*(base_run.read_warnings or ()), *(new_run.read_warnings or ())):
         err(f"warning: {warning}")
     try:
-        thresholds = {
-            k: float(v) for k, v in (new_run.get("compare_thresholds") or {}).items() if isinstance(v, (int, float))
-        }
+        thresholds = {k: float(v) for k, v in (new_run.compare_thresholds or {}).items() if isinstance(v, (int, float))}
         noise = None
         if args.history:
             from harness.analysis.trends import noise_reader

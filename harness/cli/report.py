@@ -19,7 +19,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         if stored is None:
             return EXIT_INPUT
         run, records = stored
-        for warning in run.get("read_warnings") or []:
+        for warning in run.read_warnings or ():
             err(f"warning: {warning}")
         loaded.append((str(d), run, records))
     first = Path(args.dirs[0])  # a run directory, or its results.json named directly
@@ -32,10 +32,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         loaded = [
             (
                 label,
-                {
-                    **run,
-                    "dir": os.path.relpath(Path(label if Path(label).is_dir() else Path(label).parent), out.parent),
-                },
+                run.updated(
+                    dir=os.path.relpath(Path(label if Path(label).is_dir() else Path(label).parent), out.parent)
+                ),
                 records,
             )
             for label, run, records in loaded

@@ -97,6 +97,13 @@ class Payload:
         """A payload whose JSON holds every field, in declaration order, a None as null."""
         return cls(**values, given=tuple(shapes(cls)))
 
+    def without(self: P, *names: str) -> P:
+        """A copy without those keys (as popping them from a dict would)."""
+        cleared = {n: None for n in names if n in shapes(type(self))}
+        extra = {k: v for k, v in self.extra.items() if k not in names}
+        given = tuple(k for k in self.given if k not in names)
+        return dataclasses.replace(self, **cleared, extra=extra, given=given)
+
     @classmethod
     def nested(cls) -> dict[str, tuple[str, type[Payload]]]:
         """The fields that hold payloads: name -> ("one" | "map" | "seq" | "list", the payload class)."""

@@ -11,9 +11,9 @@ import subprocess
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from harness.build import hiplinker
+from harness.model.run_info import RunInfo
 
 
 def _git_commit(repo: Path) -> str:
@@ -74,9 +74,9 @@ def _version_of(module: str) -> str | None:
     return None
 
 
-def run_info(matrix_name: str, matrix_path: str, matrix_hash: str, installed_triton: str | None) -> dict[str, Any]:
+def run_info(matrix_name: str, matrix_path: str, matrix_hash: str, installed_triton: str | None) -> RunInfo:
     repo = Path(__file__).resolve().parents[2]  # harness/pytest_plugin/provenance.py -> the checkout
-    return {
+    info = {
         "matrix": {"name": matrix_name, "path": matrix_path, "sha256": matrix_hash},
         "triton": installed_triton,
         "torch": _version_of("torch"),
@@ -95,3 +95,4 @@ def run_info(matrix_name: str, matrix_path: str, matrix_hash: str, installed_tri
             else {}
         ),
     }
+    return RunInfo.from_json(info)

@@ -16,6 +16,7 @@ from harness.analysis.findings import Findings, analyse
 from harness.matrix.cases import Case, expand, selection_entry, with_targets_option
 from harness.matrix.reading import MatrixError, parse
 from harness.model.records import Record
+from harness.model.run_info import RunInfo
 from harness.model.targets import catalogue
 from harness.pytest_plugin.interrupts import InterruptGuard
 from harness.pytest_plugin.items import RECORD_PROPERTY, CaseItem, compile_parallelism
@@ -214,19 +215,15 @@ class HarnessSession:
     def _ensure_writer(self) -> ResultsWriter:
         if self.writer is None:
             if self.previous is not None:  # resuming: the first run's provenance, and when it was resumed
-                run = dict(self._resumed_run)
-                run["resumed"] = list(run.get("resumed") or []) + [
-                    datetime.now(timezone.utc).isoformat(timespec="seconds")
-                ]
-                run.pop("read_warnings", None)
-                run["interrupted"] = False
-                run["end"] = None
-                self.writer = ResultsWriter(self.out, run, self.previous)
+                run = self._resumed_run
+                now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+                run = run.updated(resumed=(*(run.resumed or ()), now)).without("read_warnings")
+                self.writer = ResultsWriter(self.out, run.updated(interrupted=False, end=None), self.previous)
             else:
                 self.writer = ResultsWriter(self.out, self._run_info())
         return self.writer
 
-    def _run_info(self) -> dict[str, Any]:
+    def _run_info(self) -> RunInfo:
         # The xdist controller collects nothing itself: read the matrix named on the command line.
         matrix = next(iter(self._matrices()), None)
         info = run_info(
@@ -235,12 +232,15 @@ class HarnessSession:
             matrix.content_hash if matrix else "",
             tritoncompat.installed_triton_version(),
         )
-        info["targets"] = list(matrix.targets) if matrix else []
-        info["selected"] = self.selected or []
-        info["compare_thresholds"] = {
-            k.name: k.compare_threshold for k in (matrix.kernels if matrix else ()) if k.compare_threshold is not None
-        }
-        return info
+        return info.updated(
+            targets=tuple(matrix.targets) if matrix else (),
+            selected=tuple(self.selected or ()),
+            compare_thresholds={
+                k.name: k.compare_threshold
+                for k in (matrix.kernels if matrix else ())
+                if k.compare_threshold is not None
+            },
+        )
 
     def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
         self.guard.note()
@@ -254,7 +254,7 @@ class HarnessSession:
             self._ensure_writer()  # a resume with nothing left to run, or a run cut before its first record
         try:
             if self.writer is not None:
-                self.writer.run["interrupted"] = interrupted or self.write_error is not None
+                self.writer.run = self.writer.run.updated(interrupted=interrupted or self.write_error is not None)
                 self.writer.finish()
                 from harness.render.html_page import html_report
                 from harness.support.safe_files import write_atomic

@@ -12,11 +12,11 @@ import json
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from harness.analysis.stored_verdicts import stored
 from harness.analysis.verdicts import judge
 from harness.model.records import SCHEMA_VERSION, Record
+from harness.model.run_info import RunInfo
 from harness.support import safe_files
 
 
@@ -28,7 +28,7 @@ class ResultsWriter:
     so an appended record never joins a fragment.
     """
 
-    def __init__(self, out_dir: Path, run: dict[str, Any], previous: list[Record] | None = None) -> None:
+    def __init__(self, out_dir: Path, run: RunInfo, previous: list[Record] | None = None) -> None:
         self.out_dir = out_dir
         self.run = run
         self.records: list[Record] = list(previous or [])
@@ -54,7 +54,7 @@ class ResultsWriter:
     def _write(self) -> None:
         doc = {
             "schema_version": SCHEMA_VERSION,
-            "run": self.run,
+            "run": self.run.to_json(),
             **stored(judge(self.records)).to_json(),
             "records": [r.to_dict() for r in self.records],
         }
@@ -62,6 +62,6 @@ class ResultsWriter:
         self._last_write = time.monotonic()
 
     def finish(self) -> None:
-        self.run["end"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        self.run = self.run.updated(end=datetime.now(timezone.utc).isoformat(timespec="seconds"))
         self._write()
         self._jsonl.close()

@@ -21,6 +21,7 @@ from harness.analysis import figures, verdicts
 from harness.analysis.findings import Findings
 from harness.analysis.rows import Row
 from harness.analysis.trends import Trend
+from harness.model.run_info import RunInfo
 from harness.model.timings import STABLE_IQR
 from harness.render import svg, tables
 from harness.render.compare import EXIT_MEANING
@@ -43,7 +44,7 @@ def _e(value: Any) -> str:
     return html.escape(CONTROL.sub("", str(value)), quote=True)
 
 
-def _runs(runs: list[dict[str, Any]]) -> list[str]:
+def _runs(runs: list[RunInfo]) -> list[str]:
     out = [
         "<h2>Runs</h2>",
         "<table><tr><th>matrix</th><th>host</th><th>GPUs</th><th>triton</th><th>torch</th>"
@@ -51,14 +52,14 @@ def _runs(runs: list[dict[str, Any]]) -> list[str]:
     ]
     for info in runs:
         cells = [
-            (info.get("matrix") or {}).get("name"),
-            info.get("host"),
-            ", ".join(info.get("gpus") or []) or "none",
-            info.get("triton"),
-            info.get("torch"),
-            info.get("commit") or "-",
-            info.get("start"),
-            "INCOMPLETE (interrupted)" if info.get("interrupted") else info.get("end") or "INCOMPLETE",
+            info.matrix.name if info.matrix else None,
+            info.host,
+            ", ".join(info.gpus or ()) or "none",
+            info.triton,
+            info.torch,
+            info.commit or "-",
+            info.start,
+            "INCOMPLETE (interrupted)" if info.interrupted else info.end or "INCOMPLETE",
         ]
         out.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>")
     return out + ["</table>"]
@@ -270,10 +271,10 @@ def _trends(found: Sequence[Trend] | None) -> list[str]:
     return out + ["</table>"]
 
 
-def _data_links(runs: list[dict[str, Any]]) -> list[str]:
+def _data_links(runs: list[RunInfo]) -> list[str]:
     out = ["<h2>Data</h2>", "<ul>"]
     for info in runs:
-        where = info.get("dir")
+        where = info.dir
         if where:
             href = _e(quote(str(where)))  # a relative URL: every odd character percent-encoded
             out.append(
@@ -287,10 +288,10 @@ def _data_links(runs: list[dict[str, Any]]) -> list[str]:
 
 
 def html_report(found: Findings) -> str:
-    """The page. ``found.runs[i]["dir"]``, when set, is that run's directory relative to the page (links); the
+    """The page. ``found.runs[i].dir``, when set, is that run's directory relative to the page (links); the
     trend section shows ``found.trends`` (the history file's series) when a history file was given."""
     runs, records, rows = list(found.runs), list(found.records), list(found.rows)
-    base = str(runs[0].get("dir") or "") if len(runs) == 1 else None  # one run: link each config's artifacts
+    base = str(runs[0].dir or "") if len(runs) == 1 else None  # one run: link each config's artifacts
     body = (
         ["<h1>Triton portability report</h1>"]
         + _runs(runs)

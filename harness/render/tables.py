@@ -229,18 +229,18 @@ def markdown_report(found: Findings) -> str:
     for info in runs:
         parts.append(
             md(
-                f"matrix {info.get('matrix', {}).get('name')} on {info.get('host')}: triton "
-                f"{info.get('triton')}, torch {info.get('torch')}, python {info.get('python')}, "
-                f"GPUs: {', '.join(info.get('gpus') or []) or 'none'}, commit {info.get('commit') or '-'}, "
-                f"{info.get('start')} → {info.get('end') or 'unfinished'}"
+                f"matrix {info.matrix.name if info.matrix else None} on {info.host}: triton "
+                f"{info.triton}, torch {info.torch}, python {info.python}, "
+                f"GPUs: {', '.join(info.gpus or ()) or 'none'}, commit {info.commit or '-'}, "
+                f"{info.start} → {info.end or 'unfinished'}"
             ).join(("- ", ""))
         )
-        if info.get("interrupted") or not info.get("end"):
+        if info.unfinished:
             parts.append(
                 "- **INCOMPLETE**: this run was interrupted before every case finished; "
                 "`harness run --resume DIR` runs only the missing cases"
             )
-        parts += [f"- resumed {md(t)}" for t in info.get("resumed") or []]
+        parts += [f"- resumed {md(t)}" for t in info.resumed or ()]
     missing = found.incomplete
     if missing:
         parts.append(

@@ -109,11 +109,11 @@ def summary(found: Findings) -> list[str]:
 def incomplete_lines(found: Findings) -> list[str]:
     """INCOMPLETE, first: runs that were interrupted (or never finished), and targets without a deciding build."""
     out = [
-        f"INCOMPLETE: the run on {plain(info.get('host') or '?')} started {info.get('start')} was "
-        + ("interrupted" if info.get("interrupted") else "never finished")
+        f"INCOMPLETE: the run on {plain(info.host or '?')} started {info.start} was "
+        + ("interrupted" if info.interrupted else "never finished")
         + " before every case ran; `harness run --resume DIR` runs only the missing cases"
         for info in found.runs
-        if info.get("interrupted") or not info.get("end")
+        if info.unfinished
     ]
     missing = found.incomplete
     if missing:

@@ -17,9 +17,9 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from harness.model.records import Record
+from harness.model.run_info import RunInfo
 from harness.model.runtime import Baseline, DeviceInfo, GpuSlot, Runtime, Timing
 from harness.support import safe_files
 
@@ -120,17 +120,17 @@ def _figures(records: Iterable[Record]) -> Iterable[tuple[str, str, str, float]]
                     yield _device(r), case, f"baseline {first[0]} median_us", float(value)
 
 
-def add(db: Path, run: dict[str, Any], records: list[Record]) -> int:
+def add(db: Path, run: RunInfo, records: list[Record]) -> int:
     """Store one run's figures; the same run stored again (night, host, versions, device) is replaced. Returns
     rows written."""
     head = (
-        str(run.get("start") or ""),
-        str(run.get("host") or ""),
-        str(run.get("triton") or ""),
-        str(run.get("torch") or ""),
+        str(run.start or ""),
+        str(run.host or ""),
+        str(run.triton or ""),
+        str(run.torch or ""),
     )
     rows = [
-        (*head, device, str(run.get("commit") or ""), series, metric, value)
+        (*head, device, str(run.commit or ""), series, metric, value)
         for device, series, metric, value in _figures(records)
     ]
     with _open(db, write=True) as con:

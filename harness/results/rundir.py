@@ -23,9 +23,10 @@ import shutil
 import socket
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from harness.model.records import Record
+from harness.model.run_info import RunInfo
 from harness.results.store import complete_cases, load_results
 from harness.support import safe_files
 
@@ -171,7 +172,7 @@ def has_records(out: Path) -> bool:
     return jsonl.is_file() and jsonl.stat().st_size > 0
 
 
-def resume_state(out: Path, matrix_hash: str | None) -> tuple[dict[str, Any], set[str], list[Record]]:
+def resume_state(out: Path, matrix_hash: str | None) -> tuple[RunInfo, set[str], list[Record]]:
     """The interrupted run in ``out``: its run info, the cases it finished and their records.
 
     Refuses a resume under another matrix than the one the run started with (its cases
@@ -179,10 +180,10 @@ def resume_state(out: Path, matrix_hash: str | None) -> tuple[dict[str, Any], se
     that case runs again.
     """
     run, records = load_results(out)
-    recorded = (run.get("matrix") or {}).get("sha256")
+    recorded = run.matrix.sha256 if run.matrix else None
     if matrix_hash and recorded and recorded != matrix_hash:
         raise RunDirError(
-            f"--resume {out}: the matrix {(run.get('matrix') or {}).get('path')} changed since that run "
+            f"--resume {out}: the matrix {run.matrix.path if run.matrix else None} changed since that run "
             "started; resume with the same matrix, or start a new run"
         )
     done, kept = complete_cases(records)

@@ -6,7 +6,8 @@ of failing somewhere inside a renderer. The record's own fields are checked agai
 annotations of the record class the caller passes (:class:`~harness.model.records.Record`), so a field added there
 is checked here without a second list to keep, and this module imports nothing of the harness; the nested
 payloads (``resources``, ``runtime`` with its timings and baselines, ``correctness``) against their own classes'
-annotations, found through the record class's; the ``run`` object is spelled out below.
+annotations, found through the record class's, and the ``run`` object against the run class the caller passes
+(:class:`~harness.model.run_info.RunInfo`).
 """
 
 from __future__ import annotations
@@ -22,16 +23,6 @@ NUMBER = (int, float)
 #: a record's status, and the mode that made it
 STATUSES = frozenset({"ok", "mismatch", "error", "crash", "timeout", "interpret-unsupported"})
 MODES = frozenset({"compile", "interpret", "tune"})
-
-_RUN_FIELDS: dict[str, tuple[type, ...]] = {
-    **dict.fromkeys(
-        ("triton", "torch", "numpy", "python", "host", "platform", "commit", "start", "end", "dir", "hip_lld"),
-        (str, type(None)),
-    ),
-    **dict.fromkeys(("gpus", "argv", "targets", "selected", "resumed", "read_warnings"), (list,)),
-    **dict.fromkeys(("matrix", "compare_thresholds"), (dict,)),
-    "interrupted": (bool, type(None)),
-}
 
 
 def _type_name(value: Any) -> str:
@@ -157,13 +148,8 @@ def record_problem(data: dict[str, Any], record_class: type) -> str:
     return ""
 
 
-def run_problem(run: Any) -> str:
-    """Why a stored run's ``run`` object cannot be read ('' when it can)."""
+def run_problem(run: Any, run_class: type) -> str:
+    """Why a stored run's ``run`` object cannot be read as an instance of ``run_class`` ('' when it can)."""
     if not isinstance(run, dict):
         return f"field 'run' must be an object, got {_type_name(run)}"
-    problem = _fields_problem(run, _RUN_FIELDS, "run.")
-    if problem:
-        return problem
-    return _fields_problem(
-        run.get("matrix") or {}, dict.fromkeys(("name", "path", "sha256"), (str, type(None))), "run.matrix."
-    )
+    return _object_problem(run, run_class, "run.")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.model.records import READABLE_SCHEMAS, Record
+from harness.model.run_info import RunInfo
 from harness.results.schema import record_problem, run_problem
 from harness.support import safe_files
 
@@ -75,7 +76,7 @@ def _read_doc(file: Path) -> Any:
         raise ResultsFileError(f"{file}: cannot read results: {str(exc).split(';')[0][:300]}") from None
 
 
-def load_results(path: Path) -> tuple[dict[str, Any], list[Record]]:
+def load_results(path: Path) -> tuple[RunInfo, list[Record]]:
     """Read ``results.json`` (a file or a run directory holding one; ``results.json.gz`` as archived)."""
     file = path / "results.json" if path.is_dir() else path
     if path.is_dir() and not file.is_file() and (path / "results.json.gz").is_file():
@@ -87,10 +88,10 @@ def load_results(path: Path) -> tuple[dict[str, Any], list[Record]]:
             f"{file}: schema_version {version!r} is not one this harness reads "
             f"({', '.join(map(str, READABLE_SCHEMAS))})"
         )
-    problem = run_problem(doc.get("run", {}))
+    problem = run_problem(doc.get("run", {}), RunInfo)
     if problem:
         raise ResultsFileError(f"{file}: {problem}")
-    run = doc.get("run", {})
+    run = RunInfo.from_json(doc.get("run", {}))
     raw = doc.get("records", [])
     if not isinstance(raw, list):
         raise ResultsFileError(f"{file}: field 'records' must be a list, got {type(raw).__name__}")
@@ -101,10 +102,11 @@ def load_results(path: Path) -> tuple[dict[str, Any], list[Record]]:
         except (OSError, safe_files.InputFileError) as exc:
             raise ResultsFileError(f"{jsonl}: cannot read records: {getattr(exc, 'strerror', None) or exc}") from None
         if torn:
-            run.setdefault("read_warnings", []).append(
+            warning = (
                 f"{jsonl}: skipped {len(torn)} line(s) that are not whole records (line {', '.join(map(str, torn[:5]))}"
                 f"{' ...' if len(torn) > 5 else ''}): the run was killed while writing"
             )
+            run = run.updated(read_warnings=(*(run.read_warnings or ()), warning))
         if len(lines) > len(raw):  # the run was killed between two rewrites of results.json
             raw = lines
     try:
@@ -121,5 +123,5 @@ def load_results(path: Path) -> tuple[dict[str, Any], list[Record]]:
     except TypeError as exc:
         raise ResultsFileError(f"{file}: a record lacks required fields: {exc}") from None
     for r in records:
-        r.host = r.host or run.get("host", "")
+        r.host = r.host or run.host or ""
     return run, records

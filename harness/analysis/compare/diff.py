@@ -32,6 +32,7 @@ from harness.analysis.compare.inputs import (
 )
 from harness.model.ids import shape_id
 from harness.model.records import Record
+from harness.model.run_info import RunInfo
 
 #: resource figures whose change is reported (informational: verdicts decide the exit code)
 RESOURCES = (
@@ -101,8 +102,8 @@ def compare_runs(
     normalise: bool = True,
     thresholds: dict[str, float] | None = None,
     compile_threshold: float = 0.25,
-    base_run: dict[str, Any] | None = None,
-    new_run: dict[str, Any] | None = None,
+    base_run: RunInfo | None = None,
+    new_run: RunInfo | None = None,
     allow_incomplete: bool = False,
     fdr: float = 0.05,
     history: Any = None,

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
 
 from harness.analysis.compare.timings import label
 from harness.model.ids import config_key
 from harness.model.records import Record
+from harness.model.run_info import RunInfo
 from harness.model.runtime import Timing
 from harness.results.store import complete_cases
 
@@ -66,13 +66,13 @@ def cut_cases(records: list[Record]) -> set[tuple[str, ...]]:
     return {case_of(r.key()) for r in records if r.case_id and r.case_id not in done}
 
 
-def selected_keys(run: dict[str, Any] | None) -> set[tuple[str, ...]] | None:
+def selected_keys(run: RunInfo | None) -> set[tuple[str, ...]] | None:
     """The build keys a run's matrix selected, or None where the run does not record them (older harness)."""
-    entries = (run or {}).get("selected")
+    entries = run.selected if run is not None else None
     if not entries:
         return None
     keys: set[tuple[str, ...]] = set()
-    for i, e in enumerate(entries if isinstance(entries, list) else [entries]):
+    for i, e in enumerate(entries if isinstance(entries, tuple) else [entries]):
         if not (
             isinstance(e, dict)
             and all(isinstance(e.get(k), str) for k in ("kernel", "dtype", "target", "environment"))
@@ -97,5 +97,5 @@ def selected_keys(run: dict[str, Any] | None) -> set[tuple[str, ...]] | None:
     return keys
 
 
-def is_unfinished(run: dict[str, Any] | None) -> bool:
-    return run is not None and bool(run) and (bool(run.get("interrupted")) or not run.get("end"))
+def is_unfinished(run: RunInfo | None) -> bool:
+    return run is not None and bool(run) and run.unfinished

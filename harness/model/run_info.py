@@ -1,0 +1,52 @@
+"""What a run was: the provenance ``results.json`` stores beside its records (matrix, versions, host, GPUs,
+commit, when), what happened to it (interrupted, resumed), and what it set out to build (``selected``). Written
+by the pytest plugin, read by the reports, the compare gate and the history; a payload, so a misspelt key is an
+error mypy reports."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from harness.model.payloads import Payload
+
+
+@dataclass(frozen=True)
+class MatrixRef(Payload):
+    """The matrix a run expanded: its name, where it was read from, the sha256 of its bytes (what a resume
+    checks)."""
+
+    name: str | None = None
+    path: str | None = None
+    sha256: str | None = None
+
+
+@dataclass(frozen=True)
+class RunInfo(Payload):
+    matrix: MatrixRef | None = None
+    triton: str | None = None
+    torch: str | None = None
+    numpy: str | None = None
+    python: str | None = None
+    host: str | None = None
+    platform: str | None = None
+    gpus: tuple[str, ...] | None = None
+    commit: str | None = None
+    argv: tuple[str, ...] | None = None
+    start: str | None = None
+    end: str | None = None  # None: unfinished (killed, or still running)
+    hip_lld: str | None = None
+    targets: tuple[str, ...] | None = None
+    #: per (kernel, dtype, shape, target, environment): the configs the matrix selected; each entry is checked
+    #: where it is read (harness.analysis.compare.inputs.selected_keys), as a file may hold anything there
+    selected: tuple[Any, ...] | None = None
+    compare_thresholds: Mapping[str, float] | None = None
+    interrupted: bool | None = None
+    resumed: tuple[str, ...] | None = None  # when it was resumed, each time
+    read_warnings: tuple[str, ...] | None = None  # what reading it skipped (a torn records.jsonl line)
+    dir: str | None = None  # the run's directory as a report links it (set by ``harness report``, not stored)
+
+    @property
+    def unfinished(self) -> bool:
+        return bool(self.interrupted) or not self.end

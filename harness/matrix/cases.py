@@ -20,6 +20,7 @@ from harness.matrix.reading import Matrix
 from harness.model import targets
 from harness.model.environments import DEFAULT, DEFAULT_ENV, Environment
 from harness.model.ids import config_id, shape_id
+from harness.model.run_info import Selection
 from harness.support.tritoncompat import pin_matches
 
 INTERPRET = "interpret"
@@ -135,16 +136,16 @@ def with_targets_option(matrix: Matrix, option: str | None) -> Matrix:
     return dataclasses.replace(matrix, targets=tuple(wanted)) if wanted else matrix
 
 
-def selection_entry(case: Case) -> dict[str, Any]:
+def selection_entry(case: Case) -> Selection:
     """What one selected compile case will build: ``harness compare`` tells lost builds from deselected ones."""
-    return {
-        "kernel": case.kernel,
-        "dtype": case.dtype,
-        "shape": case.shape,
-        "target": case.target,
-        "environment": case.environment.name,
-        "configs": [c.as_dict() for c in case.configs],
-    }
+    return Selection.whole(
+        kernel=case.kernel,
+        dtype=case.dtype,
+        shape=case.shape,
+        target=case.target,
+        environment=case.environment.name,
+        configs=tuple(c.as_dict() for c in case.configs),
+    )
 
 
 def interpret_configs(tunables: tuple[str, ...], configs: tuple[ConfigEntry, ...]) -> tuple[ConfigEntry, ...]:

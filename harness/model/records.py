@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.model.build_facts import AutotuneFacts, Captured, ParamSpec
 from harness.model.ids import config_key, shape_id
 from harness.model.payloads import Artifact, LimitFlag, Resources, read_field, shapes, to_json_value
 from harness.model.runtime import InterpretCorrectness, Runtime
@@ -62,7 +63,7 @@ class Record:
     environment: str = "default"  # compile environment name (see harness/model/environments.py)
     deciding_environment: str = "default"  # the target's environment whose build decides its verdict
     env: dict[str, str] = field(default_factory=dict)  # the environment's variables
-    specialisation: dict[str, Any] = field(default_factory=dict)  # per parameter: type, attrs, constexpr value
+    specialisation: dict[str, ParamSpec] = field(default_factory=dict)  # per parameter: type, attrs, constexpr
     assumptions: list[str] = field(default_factory=list)  # what the launch specialisation had to assume
     cache_key: str = ""  # Triton's compile hash (source, options, target, environment): its cache key
     duplicate_of: str = ""  # an earlier config of the case built into the same binary, launched alike
@@ -70,8 +71,8 @@ class Record:
     case_records: int = 0  # how many records that item produced: a resume trusts only complete cases
     expected_failure: str = ""  # the matrix's known-failure reason that covers this failed build
     known_failure_fixed: str = ""  # a known failure's reason that covers this build, which now passes
-    autotune: dict[str, Any] = field(default_factory=dict)  # a decorated kernel: its layers, key values, list size
-    captured: dict[str, Any] = field(default_factory=dict)  # an op's kernel: the op, where and how it was captured
+    autotune: AutotuneFacts = field(default_factory=AutotuneFacts)  # a decorated kernel: what its layers decided
+    captured: Captured = field(default_factory=Captured)  # an op's kernel: the op, where and how it was captured
     import_env: dict[str, str] = field(default_factory=dict)  # variables set before the kernel's module was imported
 
     @property

@@ -23,6 +23,19 @@ class MatrixRef(Payload):
 
 
 @dataclass(frozen=True)
+class Selection(Payload):
+    """One compile case the run's matrix selected and the configs it will build: what tells a build the run lost
+    (cut, crashed) from one it never meant to make (``harness compare``'s missing in new)."""
+
+    kernel: str | None = None
+    dtype: str | None = None
+    shape: Mapping[str, Any] | None = None
+    target: str | None = None
+    environment: str | None = None
+    configs: tuple[Mapping[str, Any], ...] | None = None
+
+
+@dataclass(frozen=True)
 class RunInfo(Payload):
     matrix: MatrixRef | None = None
     triton: str | None = None
@@ -38,9 +51,7 @@ class RunInfo(Payload):
     end: str | None = None  # None: unfinished (killed, or still running)
     hip_lld: str | None = None
     targets: tuple[str, ...] | None = None
-    #: per (kernel, dtype, shape, target, environment): the configs the matrix selected; each entry is checked
-    #: where it is read (harness.analysis.compare.inputs.selected_keys), as a file may hold anything there
-    selected: tuple[Any, ...] | None = None
+    selected: tuple[Selection, ...] | None = None
     compare_thresholds: Mapping[str, float] | None = None
     interrupted: bool | None = None
     resumed: tuple[str, ...] | None = None  # when it was resumed, each time

@@ -16,7 +16,7 @@ from harness.analysis.findings import Findings, analyse
 from harness.matrix.cases import Case, expand, selection_entry, with_targets_option
 from harness.matrix.reading import MatrixError, parse
 from harness.model.records import Record
-from harness.model.run_info import RunInfo
+from harness.model.run_info import RunInfo, Selection
 from harness.model.targets import catalogue
 from harness.pytest_plugin.interrupts import InterruptGuard
 from harness.pytest_plugin.items import RECORD_PROPERTY, CaseItem, compile_parallelism
@@ -56,7 +56,7 @@ class HarnessSession:
         self._session: pytest.Session | None = None
         self._parsed: list[Any] | None = None
         self._stored: dict[tuple[str, str, str, str], dict[str, Any]] | None = None
-        self.selected: list[dict[str, Any]] | None = None
+        self.selected: list[Selection] | None = None
         self._findings: Findings | None = (
             None  # the finished run analysed once, for its files and the summary  # the compile cases this run is to build
         )

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 
 from harness.analysis.compare.timings import label
 from harness.model.ids import config_key
 from harness.model.records import Record
-from harness.model.run_info import RunInfo
+from harness.model.run_info import RunInfo, Selection
 from harness.model.runtime import Timing
 from harness.results.store import complete_cases
 
@@ -74,25 +75,27 @@ def selected_keys(run: RunInfo | None) -> set[tuple[str, ...]] | None:
     keys: set[tuple[str, ...]] = set()
     for i, e in enumerate(entries if isinstance(entries, tuple) else [entries]):
         if not (
-            isinstance(e, dict)
-            and all(isinstance(e.get(k), str) for k in ("kernel", "dtype", "target", "environment"))
-            and isinstance(e.get("shape"), dict)
-            and isinstance(e.get("configs"), list)
-            and all(isinstance(c, dict) for c in e["configs"])
+            isinstance(e, Selection)
+            and all(isinstance(getattr(e, k), str) for k in ("kernel", "dtype", "target", "environment"))
+            and isinstance(e.shape, Mapping)
+            and isinstance(e.configs, tuple)
+            and all(isinstance(c, Mapping) for c in e.configs)
         ):
+            shown = e.to_json() if isinstance(e, Selection) else e
             raise CompareInputError(
-                f"new: run.selected[{i}] is not {{kernel, dtype, shape, target, environment, configs}}: {str(e)[:120]}"
+                f"new: run.selected[{i}] is not {{kernel, dtype, shape, target, environment, configs}}: "
+                f"{str(shown)[:120]}"
             )
         keys |= {
             (
-                e["kernel"],
-                e["dtype"],
-                json.dumps(e["shape"], sort_keys=True),
-                e["target"],
-                e["environment"],
-                config_key(c),
+                str(e.kernel),
+                str(e.dtype),
+                json.dumps(e.shape, sort_keys=True),
+                str(e.target),
+                str(e.environment),
+                config_key(dict(c)),
             )
-            for c in e["configs"]
+            for c in e.configs
         }
     return keys
 

@@ -1,0 +1,44 @@
+"""What a build records about how it was made, beside its figures: the launch specialisation per parameter, what a
+library's ``@triton.autotune`` / ``@triton.heuristics`` layers decided, and where an op's kernel was captured.
+Payloads (:mod:`harness.model.payloads`): written by the build stage, stored, and read back as fields."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from harness.model.payloads import Payload
+
+
+@dataclass(frozen=True)
+class ParamSpec(Payload):
+    """One kernel parameter as Triton's launcher specialises it: its signature type, then its constexpr value or
+    its ``tt.*`` attributes (``[name, value]`` pairs: divisibility, pointer range)."""
+
+    type: str | None = None
+    value: Any = None  # a constexpr's value (a scalar, or its repr)
+    attrs: tuple[Any, ...] | None = None
+
+
+@dataclass(frozen=True)
+class AutotuneFacts(Payload):
+    """What a decorated kernel's layers decided for one build (harness.build.compile.autotune_facts)."""
+
+    layers: tuple[str, ...] | None = None  # outermost first: "Autotuner", "Heuristics", "JITFunction"
+    key: Mapping[str, Any] | None = None  # the autotune key's values for the case
+    autotune_configs: int | None = None  # the size of the library's own list
+    heuristics: Mapping[str, Any] | None = None  # the constexprs the heuristics computed
+    prune: str | None = None
+    pre_hooks: bool | None = None
+
+
+@dataclass(frozen=True)
+class Captured(Payload):
+    """An op's kernel, captured from the library's own call (harness.matrix.capture)."""
+
+    op: str | None = None
+    device: str | None = None
+    launches: int | None = None
+    launches_of_this_kernel: int | None = None
+    kernels: tuple[str, ...] | None = None

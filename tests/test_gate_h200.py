@@ -10,7 +10,7 @@ chose its own winners.
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 import itertools
 import math
 import random
@@ -31,18 +31,19 @@ PAIRS = [pair for names in SESSIONS.values() for pair in itertools.combinations(
 
 def _slowed(records: list[Record], kernel: str, factor: float) -> tuple[list[Record], str]:
     """A copy of the run with the fully timed winner of the first ``kernel`` case ``factor`` slower."""
-    out = copy.deepcopy(records)
+    out = list(records)
     tune = next(r for r in out if r.mode == "tune" and r.kernel == kernel and r.status == "ok")
     rec = next(r for r in out if r.mode == "compile" and r.case_id == tune.case_id and r.config_id == tune.config_id)
+    runtime = rec.runtime
     for key in ("timing", "sustained"):
-        t = getattr(rec.runtime, key)
+        t = getattr(runtime, key)
         slowed = t.updated(
             samples_us=tuple(x * factor for x in t.samples_us),
             round_medians_us=tuple(x * factor for x in t.round_medians_us or ()),
             median_us=t.median_us * factor,
         )
-        rec.runtime = rec.runtime.updated(**{key: slowed})
-    return out, rec.config_id
+        runtime = runtime.updated(**{key: slowed})
+    return [dataclasses.replace(r, runtime=runtime) if r is rec else r for r in out], rec.config_id
 
 
 def test_the_stored_runs_are_whole_and_sustained() -> None:
@@ -136,11 +137,14 @@ def test_history_gives_each_figure_its_own_noise(tmp_path) -> None:
     db = tmp_path / "h.sqlite"
     run, records = RUNS["g2"]
     for night in range(5):
-        nightly = copy.deepcopy(records)
-        for r in nightly:  # nights 0.2% apart: a very quiet figure
+        nightly = []
+        for r in records:  # nights 0.2% apart: a very quiet figure
             if r.mode == "compile" and r.runtime is not None and r.runtime.sustained is not None:
                 quiet = r.runtime.sustained.median_us * (1 + 0.002 * (night % 3 - 1))
-                r.runtime = r.runtime.updated(sustained=r.runtime.sustained.updated(median_us=quiet))
+                r = dataclasses.replace(
+                    r, runtime=r.runtime.updated(sustained=r.runtime.sustained.updated(median_us=quiet))
+                )
+            nightly.append(r)
         history.add(db, run.updated(start=f"2026-11-0{night + 1}T00:00:00"), nightly)
     noise = trends.noise_reader(db)
     (brun, b), (nrun, n) = RUNS["g2"], RUNS["g3"]

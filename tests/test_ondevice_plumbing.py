@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from pathlib import Path
@@ -250,9 +251,7 @@ def test_launch_parity_compares_the_launched_binary_with_the_static_artifact() -
     other = rec({"status": "ok", "launched_binary": {"kind": "cubin", "sha256": "bb"}})
     unseen = rec({"status": "ok", "launched_binary": {"note": "no new JIT kernel"}})
     failed = rec({"status": "launch_error"})
-    for r in (same, other, unseen, failed):
-        gpu_phase._launch_parity(r)
-    assert [r.runtime.launch_parity for r in (same, other, unseen, failed)] == [
+    assert [gpu_phase._launch_parity(r, r.runtime).launch_parity for r in (same, other, unseen, failed)] == [
         "identical",
         "differs",
         "not observed",
@@ -292,7 +291,7 @@ def test_a_duplicate_build_is_not_launched(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("HARNESS_LOCK_DIR", str(tmp_path))
     records = [_rec(1, "nvidia"), _rec(2, "amd")]
-    records[1].duplicate_of = "BLOCK1"
+    records[1] = dataclasses.replace(records[1], duplicate_of="BLOCK1")
     worker = FakeGpuWorker()
     records, _ = gpu_phase.run_case(
         _case(), records, worker, {"index": "0", "uuid": "", "name": "fake", "arch": "sm_90"}, []
@@ -369,7 +368,8 @@ def test_a_gpu_phase_that_raises_leaves_the_builds_their_records() -> None:
     """The plugin's GPU phase catches what ``run_case`` raises: the builds keep their records (not launched, with
     the reason) and the case gets an error tune record, rather than losing everything the compiles found."""
     records = [_rec(1, "nvidia"), _rec(2, "amd")]
-    records[1].runtime = Runtime.from_json({"status": "ok", "timing": {"median_us": 5.0}})  # it already had one: kept
+    ran = Runtime.from_json({"status": "ok", "timing": {"median_us": 5.0}})
+    records[1] = dataclasses.replace(records[1], runtime=ran)  # a runtime it already had: kept
     built = records
     records, tune = tune_record.failed_tune(_case(), built, "the GPU phase failed: RuntimeError: driver gone")
     assert built[0].runtime is None  # new records come back; the builds' own are not touched

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import csv
+import dataclasses
 import io
 from pathlib import Path
 
@@ -75,12 +76,13 @@ def test_device_as_takes_the_peaks_of_the_device_that_ran(tunes: list) -> None:
     """--device-as h100 on an H200 maps winners, never peaks: the roof is still the H200's."""
     r = copy.deepcopy(next(t for t in tunes if t.kernel == "vector_add"))
     own = roof_of(r)
-    r.target = "h100"
-    r.runtime = r.runtime.updated(device_as="mapped by --device-as h100: runs on the local NVIDIA H200")
+    mapped_as = r.runtime.updated(device_as="mapped by --device-as h100: runs on the local NVIDIA H200")
+    r = dataclasses.replace(r, target="h100", runtime=mapped_as)
     mapped = roof_of(r)
     assert mapped.device == "h200" and mapped.pct == own.pct and mapped.peak == H200_HBM_GBPS
     h20 = "NVIDIA H20"  # not in the catalogue: says so
-    r.runtime = r.runtime.updated(device=r.runtime.device.updated(name=h20), gpu=r.runtime.gpu.updated(name=h20))
+    h20_runtime = r.runtime.updated(device=r.runtime.device.updated(name=h20), gpu=r.runtime.gpu.updated(name=h20))
+    r = dataclasses.replace(r, runtime=h20_runtime)
     assert "not in the catalogue: h100's peaks" in roof_of(r).note
 
 

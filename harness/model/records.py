@@ -30,8 +30,11 @@ SCHEMA_VERSION = 3
 READABLE_SCHEMAS = (1, 2, 3)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Record:
+    """One build (``compile``), interpreter check (``interpret``) or a case's tuned winner (``tune``). Frozen: a
+    later stage that adds to a record (the GPU phase's runtime, the plugin's case id) makes a new one."""
+
     kernel: str
     dtype: str
     shape: dict[str, Any]

@@ -27,6 +27,29 @@ def _applied(rec: Record) -> dict[str, Any]:
     return {k: v for k, v in rec.config.items() if k not in rec.ignored_options}
 
 
+class _Found:
+    """What the device found for each of a case's builds, as the phase learns it: the builds (frozen records) stay
+    as the build stage made them; :meth:`record` gives a build with its runtime, a new record."""
+
+    def __init__(self) -> None:
+        self._by_build: dict[int, Runtime] = {}  # id(build record): the records outlive the phase
+
+    def __getitem__(self, rec: Record) -> Runtime:
+        found = self._by_build.get(id(rec), rec.runtime)
+        assert found is not None, f"{rec.config_id}: no runtime entry"
+        return found
+
+    def __setitem__(self, rec: Record, runtime: Runtime) -> None:
+        self._by_build[id(rec)] = runtime
+
+    def ok(self, rec: Record) -> bool:
+        found = self._by_build.get(id(rec), rec.runtime)
+        return found is not None and found.ok
+
+    def record(self, rec: Record) -> Record:
+        return dataclasses.replace(rec, runtime=self._by_build.get(id(rec), rec.runtime))
+
+
 def run_case(
     case: Any,
     records: list[Record],
@@ -39,8 +62,9 @@ def run_case(
     """The GPU phase of one case: its compile records as the device found them (new records, each with its
     ``runtime``; the build stage's records are left as they are) and the case's ``tune`` record. ``stored``:
     other targets' winners from a stored run (:func:`stored_winners`), timed here for the portability column."""
-    on_device = [dataclasses.replace(r) for r in records]
-    return on_device, _tune(case, on_device, worker, gpu, other_targets, retune, stored)
+    found = _Found()
+    tune = _tune(case, records, worker, gpu, other_targets, retune, stored, found)
+    return [found.record(r) for r in records], tune
 
 
 def _tune(
@@ -51,8 +75,9 @@ def _tune(
     other_targets: list[str],
     retune: bool,
     stored: dict[tuple[str, str, str, str], dict[str, Any]] | None,
+    found: _Found,
 ) -> Record:
-    """Fill ``runtime`` on each of the phase's own records; return the tune record."""
+    """Find each build's runtime (into ``found``); return the tune record."""
     target: Target = catalogue()[case.target]
     first = records[0]
     key = winner_key(case.kernel, case.dtype, case.shape, target, case.triton, first.kernel_hash)
@@ -68,16 +93,14 @@ def _tune(
     launchable = [r for r in records if r.status == "ok" and r.fits and not r.duplicate_of]
     for rec in records:
         if rec.duplicate_of and rec.status == "ok":
-            rec.runtime = not_launched(
-                f"same binary as {rec.duplicate_of} (sha256, warps, shared bytes, CTAs and grid)"
-            )
+            found[rec] = not_launched(f"same binary as {rec.duplicate_of} (sha256, warps, shared bytes, CTAs and grid)")
         elif rec not in launchable:
             reason = (
                 rec.error
                 if rec.status != "ok"
                 else "; ".join(f"{f.resource} {f.value:g} > {f.limit:g}" for f in rec.flags if f.severity == "error")
             )
-            rec.runtime = not_launched(f"failed the static check: {reason}")
+            found[rec] = not_launched(f"failed the static check: {reason}")
     known = known_winners(case, other_targets, stored or {})
     to_run = launchable
     tuned_because = "" if cached or retune else "no cached winner"
@@ -104,16 +127,15 @@ def _tune(
         if cached:  # a handful of known configs: check and time each in full
             for rec in to_run:
                 job = {**base, "config": _applied(rec), "cache_key": rec.cache_key}
-                rec.runtime = Runtime.from_json(worker.request("gpu_config", job, case.timeout_s))
-                _launch_parity(rec)
+                found[rec] = _launch_parity(rec, Runtime.from_json(worker.request("gpu_config", job, case.timeout_s)))
         else:
-            _screen_then_time(worker, base, to_run, known, case.timeout_s)
-        measured = [r for r in to_run if r.runtime and r.runtime.ok]
+            _screen_then_time(worker, base, to_run, known, case.timeout_s, found)
+        measured = [r for r in to_run if found.ok(r)]
         configs_done = time.perf_counter()
         baselines = worker.request("gpu_baselines", base, case.timeout_s * 4) if measured else {}
         spent, retired = dict(baselines.get("spent_s") or {}), ""
         if measured and baselines.get("status") == "ok":
-            more, retired = _time_sustained(worker, base, measured, baselines, case.timeout_s)
+            more, retired = _time_sustained(worker, base, measured, baselines, case.timeout_s, found)
             spent.update(more)
         # a baseline that changed the worker's process retired it: the next case gets a fresh one (harness.device.operations)
         runtime_note = (
@@ -125,7 +147,7 @@ def _tune(
         window = [window_start, time.time()]  # wall-clock span this case held the GPU, for overlap audits
     where = {"index": gpu.get("index"), "uuid": gpu.get("uuid")}
     for rec in to_run:
-        rec.runtime = runtime_of(rec).updated(gpu=GpuSlot.from_json(where))
+        found[rec] = found[rec].updated(gpu=GpuSlot.from_json(where))
     # where the case's time went: waiting for the GPU, checking and timing the configs, the baselines
     phases: dict[str, Any] = {
         "gpu_lock_wait": started - waited,
@@ -142,7 +164,7 @@ def _tune(
         },
         "gpu_window": window,
         "configs_launched": len(to_run),
-        "configs_failed": sum(1 for r in to_run if not runtime_of(r).ok),
+        "configs_failed": sum(1 for r in to_run if not found.ok(r)),
         "configs_not_launched": len(records) - len(launchable),
         **runtime_note,
     }
@@ -150,6 +172,7 @@ def _tune(
         return tune_record(
             first, case, None, "error", "no config ran correctly on the device", Runtime.from_json(runtime)
         )
+    measured = [found.record(r) for r in measured]
     best = min(measured, key=rank)
     if not cached:
         space_best = {}
@@ -167,39 +190,39 @@ def _tune(
             },
         )
     runtime.update(figures(best, baselines))
-    runtime["portability"] = portability(case, records, known, best)
+    runtime["portability"] = portability(case, [found.record(r) for r in records], known, best)
     won = Runtime.from_json(runtime)
     return tune_record(best, case, best.config, "ok", "", won.updated(median_us=won.median))
 
 
-def _launch_parity(rec: Record) -> None:
-    """Compare the binary Triton's JIT launched with the one the static phase recorded (sha256).
+def _launch_parity(rec: Record, runtime: Runtime) -> Runtime:
+    """``runtime`` with the binary Triton's JIT launched compared with the one the static phase recorded (sha256).
 
     ``identical``: the static figures (registers, spills, LDS, instruction counts) are those
     of the kernel that ran; ``differs``: a finding (the static build is not what launches);
     ``not observed``: no binary could be tied to the launch (nothing new in the JIT cache and no
     kernel there with the record's cache key).
     """
-    if not rec.runtime or not rec.runtime.ok:
-        return
-    launched = rec.runtime.launched_binary or LaunchedBinary()
+    if not runtime.ok:
+        return runtime
+    launched = runtime.launched_binary or LaunchedBinary()
     binary = rec.artifacts.get(launched.kind or "")
     static = binary.sha256 if binary is not None else None
     if not launched.sha256 or not static:
-        rec.runtime = rec.runtime.updated(launch_parity="not observed")
-    else:
-        rec.runtime = rec.runtime.updated(launch_parity="identical" if launched.sha256 == static else "differs")
-        if launched.sha256 != static:
-            # same cache key: one compile request, two binaries (non-deterministic codegen, or a cache entry
-            # replaced); other key, same TTIR: the options or environment differed; other TTIR: the launch
-            # specialised differently (signature, attributes, constexprs)
-            same_key = bool(rec.cache_key) and launched.cache_key == rec.cache_key
-            ttir = rec.artifacts.get("ttir")
-            same_ttir = ttir is not None and launched.ttir_sha256 == ttir.sha256
-            detail = ("same cache key" if same_key else "other cache key") + (
-                ", same TTIR" if same_ttir else ", other TTIR"
-            )
-            rec.runtime = rec.runtime.updated(launch_parity_detail=detail)
+        return runtime.updated(launch_parity="not observed")
+    runtime = runtime.updated(launch_parity="identical" if launched.sha256 == static else "differs")
+    if launched.sha256 != static:
+        # same cache key: one compile request, two binaries (non-deterministic codegen, or a cache entry
+        # replaced); other key, same TTIR: the options or environment differed; other TTIR: the launch
+        # specialised differently (signature, attributes, constexprs)
+        same_key = bool(rec.cache_key) and launched.cache_key == rec.cache_key
+        ttir = rec.artifacts.get("ttir")
+        same_ttir = ttir is not None and launched.ttir_sha256 == ttir.sha256
+        detail = ("same cache key" if same_key else "other cache key") + (
+            ", same TTIR" if same_ttir else ", other TTIR"
+        )
+        runtime = runtime.updated(launch_parity_detail=detail)
+    return runtime
 
 
 FINALISTS = 3  # the fastest screened configs that get a full timing ...
@@ -207,7 +230,12 @@ FINALIST_MARGIN = 1.10  # ... among those within 10% of the fastest screen
 
 
 def _screen_then_time(
-    worker: Any, base: dict[str, Any], to_run: list[Record], known: dict[str, dict[str, Any] | None], timeout: float
+    worker: Any,
+    base: dict[str, Any],
+    to_run: list[Record],
+    known: dict[str, dict[str, Any] | None],
+    timeout: float,
+    found: _Found,
 ) -> None:
     """Check and briefly time every config; then time in full the ones a decision rests on.
 
@@ -218,42 +246,46 @@ def _screen_then_time(
     """
     for rec in to_run:
         job = {**base, "config": _applied(rec), "stage": "screen", "cache_key": rec.cache_key}
-        rec.runtime = Runtime.from_json(worker.request("gpu_config", job, timeout))
-        _launch_parity(rec)
-    ok = sorted((r for r in to_run if runtime_of(r).ok), key=lambda r: runtime_of(r).median)
+        found[rec] = _launch_parity(rec, Runtime.from_json(worker.request("gpu_config", job, timeout)))
+    ok = sorted((r for r in to_run if found.ok(r)), key=lambda r: found[r].median)
     if not ok:
         return
-    fastest = runtime_of(ok[0]).median
-    final = {id(r): r for r in ok[:FINALISTS] if runtime_of(r).median <= FINALIST_MARGIN * fastest}
+    fastest = found[ok[0]].median
+    final = {id(r): r for r in ok[:FINALISTS] if found[r].median <= FINALIST_MARGIN * fastest}
     for space in {s for r in ok for s in spaces(r)}:
         best = next(r for r in ok if space in spaces(r))
         final[id(best)] = best
     wanted = {config_key(w["config"]) for w in known.values() if w}
     final.update({id(r): r for r in ok if config_key(r.config) in wanted})
     for rec in final.values():
-        screen = runtime_of(rec)
+        screen = found[rec]
         full = Runtime.from_json(
             worker.request("gpu_config", {**base, "config": _applied(rec), "stage": "final"}, timeout)
         )
         if full.ok:
             kept = ("launched_binary", "launch_parity", "launch_parity_detail")
-            rec.runtime = full.updated(
+            found[rec] = full.updated(
                 correctness=screen.correctness,
                 first_launch_s=screen.first_launch_s,
                 screen_timing=screen.timing,
                 **{k: getattr(screen, k) for k in kept if screen.has(k)},
             )
         else:  # a config that ran in its screen and then failed keeps that failure as its result
-            rec.runtime = full.updated(screen_timing=screen.timing)
+            found[rec] = full.updated(screen_timing=screen.timing)
 
 
 def _time_sustained(
-    worker: Any, base: dict[str, Any], measured: list[Record], baselines: dict[str, Any], timeout: float
+    worker: Any,
+    base: dict[str, Any],
+    measured: list[Record],
+    baselines: dict[str, Any],
+    timeout: float,
+    found: _Found,
 ) -> tuple[dict[str, float], str]:
     """The sustained timing of every fully timed config and every baseline that ran, in interleaved rounds; kept
     as ``runtime["sustained"]`` beside each one's isolated ``timing`` (a failure as ``sustained_error``). Returns
     where the request's time went and why the worker retired after it ('' when it did not)."""
-    finals = {r.config_id: r for r in measured if not runtime_of(r).screened}
+    finals = {r.config_id: r for r in measured if not found[r].screened}
     names = [n for n, b in (baselines.get("baselines") or {}).items() if b.get("status") == "ok"]
     reply = worker.request(
         "gpu_sustained",
@@ -264,9 +296,9 @@ def _time_sustained(
     for cid, rec in finals.items():
         got = timings.get(f"config {cid}") or {"error": reply.get("error", "not timed")}
         if "timing" in got:
-            rec.runtime = runtime_of(rec).updated(sustained=Timing.from_json(got["timing"]))
+            found[rec] = found[rec].updated(sustained=Timing.from_json(got["timing"]))
         else:
-            rec.runtime = runtime_of(rec).updated(sustained_error=got.get("error", ""))
+            found[rec] = found[rec].updated(sustained_error=got.get("error", ""))
     for name in names:
         got = timings.get(f"baseline {name}") or {"error": reply.get("error", "not timed")}
         entry = baselines["baselines"][name]

@@ -131,8 +131,8 @@ class CaseItem(pytest.Item):
             if tune.status != "ok":
                 bad.append(f"on {gpu['name']}: {tune.error}")
             records.append(tune)
+        records = [dataclasses.replace(r, case_id=case.id, case_records=len(records)) for r in records]
         for record in records:
-            record.case_id, record.case_records = case.id, len(records)
             self.user_properties.append((RECORD_PROPERTY, json.dumps(record.to_dict())))
         if bad:
             raise CaseFailed(f"{len(bad)} of {len(case.configs)} config(s) failed:\n" + "\n".join(bad))

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import io
 import json
@@ -122,6 +123,4 @@ def load_results(path: Path) -> tuple[RunInfo, list[Record]]:
         records = [Record.from_dict(r) for r in raw]
     except TypeError as exc:
         raise ResultsFileError(f"{file}: a record lacks required fields: {exc}") from None
-    for r in records:
-        r.host = r.host or run.host or ""
-    return run, records
+    return run, [r if r.host else dataclasses.replace(r, host=run.host or "") for r in records]

@@ -17,6 +17,7 @@ from harness.model.payloads import LimitFlag
 from harness.model.records import Record
 from harness.model.runtime import Runtime
 from harness.pytest_plugin import gpu_phase, tune_record
+from harness.pytest_plugin.launch_parity import launch_parity
 from harness.render import device_tables
 
 
@@ -251,7 +252,7 @@ def test_launch_parity_compares_the_launched_binary_with_the_static_artifact() -
     other = rec({"status": "ok", "launched_binary": {"kind": "cubin", "sha256": "bb"}})
     unseen = rec({"status": "ok", "launched_binary": {"note": "no new JIT kernel"}})
     failed = rec({"status": "launch_error"})
-    assert [gpu_phase._launch_parity(r, r.runtime).launch_parity for r in (same, other, unseen, failed)] == [
+    assert [launch_parity(r, r.runtime).launch_parity for r in (same, other, unseen, failed)] == [
         "identical",
         "differs",
         "not observed",

@@ -17,8 +17,9 @@ from typing import Any
 
 from harness.model.ids import config_key
 from harness.model.records import Record
-from harness.model.runtime import GpuSlot, LaunchedBinary, Runtime, Timing, not_launched
+from harness.model.runtime import GpuSlot, Runtime, Timing, not_launched
 from harness.model.targets import Target, catalogue
+from harness.pytest_plugin.launch_parity import launch_parity
 from harness.pytest_plugin.tune_record import figures, portability, rank, runtime_of, spaces, tune_record
 from harness.pytest_plugin.winners import gpu_lock, known_winners, load_winner, save_winner, tuning_context, winner_key
 
@@ -127,7 +128,7 @@ def _tune(
         if cached:  # a handful of known configs: check and time each in full
             for rec in to_run:
                 job = {**base, "config": _applied(rec), "cache_key": rec.cache_key}
-                found[rec] = _launch_parity(rec, Runtime.from_json(worker.request("gpu_config", job, case.timeout_s)))
+                found[rec] = launch_parity(rec, Runtime.from_json(worker.request("gpu_config", job, case.timeout_s)))
         else:
             _screen_then_time(worker, base, to_run, known, case.timeout_s, found)
         measured = [r for r in to_run if found.ok(r)]
@@ -195,36 +196,6 @@ def _tune(
     return tune_record(best, case, best.config, "ok", "", won.updated(median_us=won.median))
 
 
-def _launch_parity(rec: Record, runtime: Runtime) -> Runtime:
-    """``runtime`` with the binary Triton's JIT launched compared with the one the static phase recorded (sha256).
-
-    ``identical``: the static figures (registers, spills, LDS, instruction counts) are those
-    of the kernel that ran; ``differs``: a finding (the static build is not what launches);
-    ``not observed``: no binary could be tied to the launch (nothing new in the JIT cache and no
-    kernel there with the record's cache key).
-    """
-    if not runtime.ok:
-        return runtime
-    launched = runtime.launched_binary or LaunchedBinary()
-    binary = rec.artifacts.get(launched.kind or "")
-    static = binary.sha256 if binary is not None else None
-    if not launched.sha256 or not static:
-        return runtime.updated(launch_parity="not observed")
-    runtime = runtime.updated(launch_parity="identical" if launched.sha256 == static else "differs")
-    if launched.sha256 != static:
-        # same cache key: one compile request, two binaries (non-deterministic codegen, or a cache entry
-        # replaced); other key, same TTIR: the options or environment differed; other TTIR: the launch
-        # specialised differently (signature, attributes, constexprs)
-        same_key = bool(rec.cache_key) and launched.cache_key == rec.cache_key
-        ttir = rec.artifacts.get("ttir")
-        same_ttir = ttir is not None and launched.ttir_sha256 == ttir.sha256
-        detail = ("same cache key" if same_key else "other cache key") + (
-            ", same TTIR" if same_ttir else ", other TTIR"
-        )
-        runtime = runtime.updated(launch_parity_detail=detail)
-    return runtime
-
-
 FINALISTS = 3  # the fastest screened configs that get a full timing ...
 FINALIST_MARGIN = 1.10  # ... among those within 10% of the fastest screen
 
@@ -246,7 +217,7 @@ def _screen_then_time(
     """
     for rec in to_run:
         job = {**base, "config": _applied(rec), "stage": "screen", "cache_key": rec.cache_key}
-        found[rec] = _launch_parity(rec, Runtime.from_json(worker.request("gpu_config", job, timeout)))
+        found[rec] = launch_parity(rec, Runtime.from_json(worker.request("gpu_config", job, timeout)))
     ok = sorted((r for r in to_run if found.ok(r)), key=lambda r: found[r].median)
     if not ok:
         return

@@ -13,8 +13,8 @@ from harness.model.payloads import LimitFlag, Payload
 
 
 @dataclass(frozen=True)
-class VerdictEntry(Payload):
-    """One target column's verdict for one case and config (the deciding build's, or an opt-in one's beside it)."""
+class _CaseConfig(Payload):
+    """Which case and config an entry is about (the keys every stored verdict starts with)."""
 
     kernel: str = ""
     dtype: str = ""
@@ -22,6 +22,12 @@ class VerdictEntry(Payload):
     triton: str = ""
     config_id: str = ""
     origin: str = ""
+
+
+@dataclass(frozen=True)
+class VerdictEntry(_CaseConfig):
+    """One target column's verdict for one case and config (the deciding build's, or an opt-in one's beside it)."""
+
     target: str = ""
     environment: str | None = None  # None: the deciding build is missing (incomplete)
     column: str = ""
@@ -33,15 +39,9 @@ class VerdictEntry(Payload):
 
 
 @dataclass(frozen=True)
-class RowEntry(Payload):
+class RowEntry(_CaseConfig):
     """One config row across its targets: its text, whether the vendors differ, and each vendor's fit."""
 
-    kernel: str = ""
-    dtype: str = ""
-    shape: Mapping[str, Any] = field(default_factory=dict)
-    triton: str = ""
-    config_id: str = ""
-    origin: str = ""
     verdict: str = ""
     asymmetric: bool = False
     category: str = ""

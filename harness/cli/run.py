@@ -77,6 +77,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         "-rfEs",
         "-W",
         "ignore::pytest.PytestAssertRewriteWarning",
+        "--harness-progress",
+        "-o",
+        "console_output_style=classic",
     ]
     if not _plugin_autoloaded():
         argv += ["-p", "harness.pytest_plugin"]

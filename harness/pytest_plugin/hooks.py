@@ -17,6 +17,7 @@ import pytest
 
 from harness.matrix.cases import selection_entry
 from harness.pytest_plugin.items import MatrixFile
+from harness.pytest_plugin.progress import ProgressHooks
 from harness.pytest_plugin.session import OUT_KEY, HarnessSession
 
 
@@ -45,6 +46,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="finish an interrupted run in --harness-out: keep its records, run only missing cases",
     )
     group.addoption(
+        "--harness-progress",
+        action="store_true",
+        help="one status line (cases, builds per target, GPU cases, time left) instead of a dot per case",
+    )
+    group.addoption(
         "--harness-force",
         action="store_true",
         help="start over in a run directory that already holds records (they are replaced)",
@@ -53,6 +59,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(HarnessSession(config), "harness-session")
+    if config.getoption("harness_progress") and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(ProgressHooks(config), "harness-progress")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistHooks(), "harness-xdist")
 

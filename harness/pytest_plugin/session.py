@@ -56,10 +56,8 @@ class HarnessSession:
         self._session: pytest.Session | None = None
         self._parsed: list[Any] | None = None
         self._stored: dict[tuple[str, str, str, str], dict[str, Any]] | None = None
-        self.selected: list[Selection] | None = None
-        self._findings: Findings | None = (
-            None  # the finished run analysed once, for its files and the summary  # the compile cases this run is to build
-        )
+        self.selected: list[Selection] | None = None  # the compile cases this run is to build
+        self._findings: Findings | None = None  # the finished run analysed once, for its files and the summary
         if not self.is_worker and self._matrix_paths():
             self._own_run_dir()
 

@@ -1,0 +1,145 @@
+"""The status line of ``harness run``: what it counts, how wide it gets, how often it writes, and what a real run
+prints through it on a terminal (a pty) and into a log (a pipe)."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+from harness.model.records import Record
+from harness.model.run_info import Selection
+from harness.pytest_plugin.progress import LOG_STEPS, WIDTH, Progress
+
+ROOT = Path(__file__).resolve().parents[1]
+HARNESS = [sys.executable, "-m", "harness"]
+
+
+def _build(target: str, environment: str = "default", mode: str = "compile") -> Record:
+    return Record(
+        kernel="k",
+        dtype="fp16",
+        shape={"N": 1},
+        target=target,
+        arch="sm_90",
+        vendor="nvidia",
+        triton="3.6.0",
+        config={},
+        config_id="c",
+        meta={},
+        origin="nvidia",
+        mode=mode,
+        status="ok",
+        environment=environment,
+    )
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_line_counts_builds_per_column_and_estimates_what_is_left() -> None:
+    out: list[str] = []
+    clock = _Clock()
+    p = Progress(write=out.append, tty=False, clock=clock)
+    selected = [
+        Selection(target="h100", environment="default", configs=({"B": 1}, {"B": 2})),
+        Selection(target="mi300x", environment="async-copy", configs=({"B": 1},)),
+    ]
+    p.start(4, selected)
+    assert out == ["harness: 0/4 cases · builds h100 0/2 mi300x@async-copy 0/1 · 0s\n"]
+    clock.now = 10.0
+    p.records([_build("h100"), _build("h100"), _build("h100", mode="tune")])
+    p.case_done("k[h100]", failed=False)
+    # a quarter of the cases in 10 s: 30 s left; the GPU case is counted from its tune record
+    assert out[-1] == "harness: 1/4 cases · builds h100 2/2 mi300x@async-copy 0/1 · gpu 1 done · 10s, ~30s left\n"
+    clock.now = 75.0
+    p.records([_build("mi300x", "async-copy")])
+    p.case_done("k[mi300x]", failed=True)
+    assert "· 1 failed · 1m15s, ~1m15s" in out[-1] and len(out[-1].rstrip("\n")) <= WIDTH
+
+
+def test_a_log_gets_a_line_per_tenth_of_the_cases_and_no_line_is_wider_than_the_limit() -> None:
+    out: list[str] = []
+    p = Progress(write=out.append, tty=False, clock=_Clock())
+    many = [Selection(target=f"target{i}", environment=f"environment-{i}", configs=({},)) for i in range(12)]
+    p.start(500, many)
+    for i in range(500):
+        p.case_started(f"case{i}")
+        p.case_done(f"case{i}", failed=False)
+    assert len(out) == 1 + LOG_STEPS  # the start, then one per tenth
+    assert all(len(line.rstrip("\n")) <= WIDTH for line in out) and out[-1].rstrip().endswith("…")
+
+
+def test_a_terminal_line_is_redrawn_in_place_at_most_a_few_times_a_second() -> None:
+    out: list[str] = []
+    clock = _Clock()
+    p = Progress(write=out.append, tty=True, clock=clock, width=60)
+    p.start(100, [])
+    assert out == []  # nothing until the first case: xdist's own status line is still being redrawn
+    for i in range(50):  # fifty cases within 0.1 s: one redraw at most
+        clock.now += 0.002
+        p.case_done(f"case{i}", failed=False)
+    assert len(out) == 1
+    clock.now += 1.0
+    p.case_started("matmul[fp16-M4096xN4096xK4096-h100-triton3.6.0]")
+    assert len(out) == 2 and out[-1].startswith("\r\x1b[K") and "\n" not in out[-1]
+    assert len(out[-1]) - len("\r\x1b[K") <= 60 and "now matmul[" in out[-1]
+    p.finish()
+    assert out[-1].endswith("\n")
+
+
+def _run_vector_add(tmp_path: Path, tty: bool) -> str:
+    argv = [*HARNESS, "run", str(ROOT / "matrices" / "smoke.yaml"), "-k", "vector_add", "--out", str(tmp_path / "run")]
+    env = {**os.environ, "HARNESS_CACHE_DIR": str(tmp_path / "cache")}
+    if not tty:
+        proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        return proc.stdout
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))  # a 100-column terminal
+    attrs = termios.tcgetattr(follower)
+    attrs[1] &= ~(termios.OCRNL | termios.ONLCR)  # the bytes as written: a carriage return stays one
+    termios.tcsetattr(follower, termios.TCSANOW, attrs)
+    proc = subprocess.Popen(argv, stdout=follower, stderr=follower, env=env, cwd=tmp_path)
+    os.close(follower)
+    chunks = []
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:  # the child closed the pty
+            break
+        if not data:
+            break
+        chunks.append(data)
+    assert proc.wait(timeout=60) == 0
+    os.close(leader)
+    return b"".join(chunks).decode(errors="replace")
+
+
+def test_a_run_into_a_log_says_its_progress_in_lines_and_no_dots(tmp_path: Path) -> None:
+    out = _run_vector_add(tmp_path, tty=False)
+    lines = out.splitlines()
+    progress = [line for line in lines if line.startswith("harness: ") and " cases" in line]
+    assert progress[0].startswith("harness: 0/4 cases · builds h100 0/5 mi300x 0/5 mi300x@async-copy 0/5")
+    assert progress[-1].startswith("harness: 4/4 cases · builds h100 5/5 mi300x 5/5 mi300x@async-copy 5/5")
+    assert all(len(line) <= WIDTH for line in progress)
+    assert not any(set(line) <= {".", "s"} and line for line in lines)  # no row of pytest dots
+
+
+def test_a_run_on_a_terminal_redraws_one_line_within_its_width(tmp_path: Path) -> None:
+    out = _run_vector_add(tmp_path, tty=True)
+    drawn = [part.split("\n")[0].split("\r")[0] for part in out.split("\r\x1b[K")[1:]]
+    assert drawn and all(len(d) <= WIDTH - 1 for d in drawn), drawn
+    assert any(d.startswith("harness: 4/4 cases · builds h100 5/5") for d in drawn), drawn

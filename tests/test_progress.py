@@ -1,9 +1,10 @@
 """The status line of ``harness run``: what it counts, how wide it gets, how often it writes, and what a real run
-prints through it on a terminal (a pty) and into a log (a pipe)."""
+prints through it on a terminal (a pty) and into a log (a pipe); and ``harness list``, which names the cases first."""
 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import pty
 import struct
@@ -129,7 +130,20 @@ def _run_vector_add(tmp_path: Path, tty: bool) -> str:
 
 
 def test_a_run_into_a_log_says_its_progress_in_lines_and_no_dots(tmp_path: Path) -> None:
+    """Also: ``harness list`` with the same ``-k`` names exactly the cases the run (under xdist) ran, and writes no
+    run directory."""
+    listed = subprocess.run(
+        [*HARNESS, "list", str(ROOT / "matrices" / "smoke.yaml"), "-k", "vector_add"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert listed.returncode == 0 and listed.stderr.strip() == "harness: 4 case(s) selected by -k 'vector_add'"
+    assert not (tmp_path / "runs").exists()
     out = _run_vector_add(tmp_path, tty=False)
+    ran = {json.loads(line)["case_id"] for line in (tmp_path / "run" / "records.jsonl").read_text().splitlines()}
+    assert sorted(listed.stdout.split()) == sorted(ran)
     lines = out.splitlines()
     progress = [line for line in lines if line.startswith("harness: ") and " cases" in line]
     assert progress[0].startswith("harness: 0/4 cases · builds h100 0/5 mi300x 0/5 mi300x@async-copy 0/5")

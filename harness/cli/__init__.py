@@ -21,6 +21,7 @@ import sys
 from harness.cli.common import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, err
 from harness.cli.compare import cmd_compare
 from harness.cli.history import cmd_history
+from harness.cli.list_cases import cmd_list
 from harness.cli.parser import build_parser
 from harness.cli.report import cmd_report
 from harness.cli.run import _plugin_autoloaded, cmd_run
@@ -45,6 +46,7 @@ def _importable_from_here() -> None:
 
 HANDLERS = {
     "run": cmd_run,
+    "list": cmd_list,
     "validate": cmd_validate,
     "targets": cmd_targets,
     "report": cmd_report,

@@ -86,6 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
         "timed here for the portability column (without it: a proxy, never this host's cache)",
     )
     run.epilog = "Arguments after -- go to pytest as they are, e.g. -- --junitxml=junit.xml"
+    lst = sub.add_parser("list", help="print the case ids harness run would run (with the same -k and --targets)")
+    lst.add_argument("matrix", nargs="?", help="matrix YAML (default matrices/smoke.yaml of this repository)")
+    lst.add_argument("--targets", help="comma-separated targets, replacing the matrix's (e.g. h100,mi300x)")
+    lst.add_argument("-k", help="pytest -k expression selecting cases by id")
     val = sub.add_parser("validate", help="check matrix files; prints file:line: message per problem")
     val.add_argument("files", nargs="+")
     tg = sub.add_parser("targets", help="print the target catalogue")

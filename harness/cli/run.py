@@ -15,7 +15,7 @@ from harness.cli.common import (
     default_matrix,
     err,
 )
-from harness.matrix.reading import MatrixError, parse
+from harness.matrix.reading import Matrix, MatrixError, parse
 from harness.model.targets import catalogue
 from harness.results import rundir
 from harness.results.store import ResultsFileError, load_results
@@ -26,6 +26,26 @@ def _plugin_autoloaded() -> bool:
     return any(ep.value.startswith("harness.pytest_plugin") for ep in metadata.entry_points(group="pytest11"))
 
 
+def read_matrix(matrix_path: Path, targets: str | None) -> Matrix | None:
+    """The matrix a command names, and its ``--targets`` checked; None after printing each problem on a line."""
+    try:
+        matrix = parse(matrix_path)
+    except MatrixError as exc:
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        return None
+    if targets is not None:
+        named = [t.strip() for t in targets.split(",")]
+        unknown = [t for t in named if t not in catalogue()]
+        if unknown:
+            err(f"--targets: unknown target(s) {', '.join(repr(t) for t in unknown)} (known: {', '.join(catalogue())})")
+            return None
+        if len(set(named)) != len(named):
+            err(f"--targets: a target is named twice in {targets!r}")
+            return None
+    return matrix
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     # every path is made absolute before the matrix is read: a kernel module may chdir when it is imported
     matrix_path = Path(args.matrix) if args.matrix else default_matrix()
@@ -34,21 +54,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         if getattr(args, name):
             setattr(args, name, str(Path(getattr(args, name)).absolute()))
     out = Path(args.resume or args.out) if (args.resume or args.out) else rundir.default_name().absolute()
-    try:
-        matrix = parse(matrix_path)
-    except MatrixError as exc:
-        for problem in exc.problems:
-            print(problem, file=sys.stderr)
+    matrix = read_matrix(matrix_path, args.targets)
+    if matrix is None:
         return EXIT_INPUT
-    if args.targets is not None:
-        named = [t.strip() for t in args.targets.split(",")]
-        unknown = [t for t in named if t not in catalogue()]
-        if unknown:
-            err(f"--targets: unknown target(s) {', '.join(repr(t) for t in unknown)} (known: {', '.join(catalogue())})")
-            return EXIT_INPUT
-        if len(set(named)) != len(named):
-            err(f"--targets: a target is named twice in {args.targets!r}")
-            return EXIT_INPUT
     if args.device_as:
         unknown = [t for t in args.device_as.split(",") if t.strip() not in catalogue()]
         if unknown:

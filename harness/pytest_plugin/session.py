@@ -58,8 +58,8 @@ class HarnessSession:
         self._stored: dict[tuple[str, str, str, str], dict[str, Any]] | None = None
         self.selected: list[Selection] | None = None  # the compile cases this run is to build
         self._findings: Findings | None = None  # the finished run analysed once, for its files and the summary
-        if not self.is_worker and self._matrix_paths():
-            self._own_run_dir()
+        if not self.is_worker and self._matrix_paths() and not config.option.collectonly:
+            self._own_run_dir()  # a --collect-only (harness list) writes no run directory
 
     def stored_winners(self) -> dict[tuple[str, str, str, str], dict[str, Any]]:
         """The winners of the run ``--harness-winners-from`` names (read once; the CLI checked it is readable)."""

@@ -68,6 +68,11 @@ def test_the_line_counts_builds_per_column_and_estimates_what_is_left() -> None:
     p.records([_build("mi300x", "async-copy")])
     p.case_done("k[mi300x]", failed=True)
     assert "· 1 failed · 1m15s, ~1m15s" in out[-1] and len(out[-1].rstrip("\n")) <= WIDTH
+    # where the time went: case time by kind as the reports gave it, the builds compiled or taken from the cache
+    p.timed("builds", 50.0)
+    p.timed("interpreter", 7.5)
+    p.timed("builds", 30.0)
+    assert p.breakdown() == "harness: 2 cases in 1m15s · case time builds 1m20s, interpreter 7s · GPU 0s (1 cases)"
 
 
 def test_a_log_gets_a_line_per_tenth_of_the_cases_and_no_line_is_wider_than_the_limit() -> None:
@@ -145,11 +150,12 @@ def test_a_run_into_a_log_says_its_progress_in_lines_and_no_dots(tmp_path: Path)
     ran = {json.loads(line)["case_id"] for line in (tmp_path / "run" / "records.jsonl").read_text().splitlines()}
     assert sorted(listed.stdout.split()) == sorted(ran)
     lines = out.splitlines()
-    progress = [line for line in lines if line.startswith("harness: ") and " cases" in line]
+    progress = [line for line in lines if line.startswith("harness: ") and " cases ·" in line]
     assert progress[0].startswith("harness: 0/4 cases · builds h100 0/5 mi300x 0/5 mi300x@async-copy 0/5")
     assert progress[-1].startswith("harness: 4/4 cases · builds h100 5/5 mi300x 5/5 mi300x@async-copy 5/5")
     assert all(len(line) <= WIDTH for line in progress)
     assert not any(set(line) <= {".", "s"} and line for line in lines)  # no row of pytest dots
+    assert any(line.startswith("harness: 4 cases in ") and "case time builds" in line for line in lines)
 
 
 def test_a_run_on_a_terminal_redraws_one_line_within_its_width(tmp_path: Path) -> None:

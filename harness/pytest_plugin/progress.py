@@ -46,6 +46,9 @@ class Progress:
     builds_done: Counter[str] = field(default_factory=Counter)
     gpu_done: int = 0
     failed: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)  # case time by kind: builds, interpreter
+    gpu_s: float = 0.0  # the GPU phases' own time (configs and baselines), from the tune records
+    compiles: Counter[str] = field(default_factory=Counter)  # "cold" (compiled), "cached" (Triton's cache)
     running: list[str] = field(default_factory=list)
     started: float = 0.0
     _drawn: float = -1.0
@@ -69,8 +72,16 @@ class Progress:
         for r in records:
             if r.mode == "compile":
                 self.builds_done[r.column] += 1
+                if r.compile_cache in ("miss", "hit"):
+                    self.compiles["cold" if r.compile_cache == "miss" else "cached"] += 1
             elif r.mode == "tune":
                 self.gpu_done += 1
+                phases = r.runtime.phases_s if r.runtime else None
+                self.gpu_s += float((phases.configs or 0) + (phases.baselines or 0)) if phases else 0.0
+
+    def timed(self, kind: str, seconds: float) -> None:
+        """A case's call took ``seconds`` (``kind``: builds or interpreter): where the run's time went."""
+        self.seconds[kind] = self.seconds.get(kind, 0.0) + seconds
 
     def case_done(self, name: str, failed: bool) -> None:
         if name in self.running:
@@ -110,8 +121,21 @@ class Progress:
             self._logged_step = step
             self.write(self.line() + "\n")
 
+    def breakdown(self) -> str:
+        """Where the run's time went, in one line: wall time, case time by kind (summed over the workers), the GPU
+        phases' own time, and how many builds were compiled or came from Triton's cache."""
+        wall = self.clock() - self.started
+        kinds = ", ".join(f"{k} {_short(v)}" for k, v in sorted(self.seconds.items()))
+        parts = [f"harness: {self.cases_done} cases in {_short(wall)}", f"case time {kinds or 'none'}"]
+        if self.gpu_done:
+            parts.append(f"GPU {_short(self.gpu_s)} ({self.gpu_done} cases)")
+        if self.compiles:
+            parts.append(f"compiles {self.compiles['cold']} cold, {self.compiles['cached']} cached")
+        text = " · ".join(parts)
+        return text if len(text) <= self.width else text[: self.width - 1] + "…"
+
     def finish(self) -> None:
-        """Leave the terminal's line as it is, ended, so what pytest prints next starts on its own line."""
+        """End the terminal's line, so what pytest prints next starts on its own line."""
         if self.tty:
             self.write("\r\x1b[K" + self.line() + "\n")
 
@@ -163,6 +187,8 @@ class ProgressHooks:
                 )
             if report.failed:
                 self._failed.add(report.nodeid)
+            if report.when == "call":
+                self.progress.timed("interpreter" if "-interpret-" in report.nodeid else "builds", report.duration)
             if report.when == "teardown":
                 self.progress.case_done(report.nodeid.rsplit("::", 1)[-1], failed=report.nodeid in self._failed)
         yield
@@ -178,3 +204,9 @@ class ProgressHooks:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.progress is not None:
             self.progress.finish()
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """After the run's summary: where its time went."""
+        if self.progress is not None and self.progress.cases_total:
+            terminalreporter.write_line(self.progress.breakdown())

@@ -163,3 +163,18 @@ def test_a_run_on_a_terminal_redraws_one_line_within_its_width(tmp_path: Path) -
     drawn = [part.split("\n")[0].split("\r")[0] for part in out.split("\r\x1b[K")[1:]]
     assert drawn and all(len(d) <= WIDTH - 1 for d in drawn), drawn
     assert any(d.startswith("harness: 4/4 cases · builds h100 5/5") for d in drawn), drawn
+
+
+def test_the_static_benchmark_runs_cold_then_warm_from_its_own_caches() -> None:
+    """``benchmarks/static_run.py``: the first run compiles everything (its caches start empty, the user's are not
+    used), the second takes every build from the cache the first filled; each says where its time went."""
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "static_run.py"), "-k", "vector_add", "-n", "0"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    cold, warm = (line for line in proc.stdout.splitlines() if line.startswith("  harness: "))
+    assert "compiles 15 cold, 0 cached" in cold and "compiles 0 cold, 15 cached" in warm, proc.stdout
+    assert proc.stdout.startswith("cold: ") and "\nwarm: " in proc.stdout

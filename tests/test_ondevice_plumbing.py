@@ -272,6 +272,39 @@ def test_a_baseline_that_changes_the_process_retires_the_gpu_worker(monkeypatch:
     assert baselines._process_changes(before, True) == "environment variables changed: TRITON_CACHE_DIR"
 
 
+@pytest.mark.parametrize("sustained_retires", [True, False])
+def test_a_changed_worker_serves_its_case_to_the_end_then_retires(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sustained_retires: bool
+) -> None:
+    """A torch.compile baseline taints the worker: the case's sustained rounds still run in it (no second compile),
+    and the worker retires after the case: by the sustained request's reply, or by the GPU phase itself."""
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("HARNESS_LOCK_DIR", str(tmp_path))
+
+    class Tainting(FakeGpuWorker):
+        retired = 0
+
+        def request(self, op: str, job: dict, timeout: float) -> dict:
+            reply = super().request(op, job, timeout)
+            if op == "gpu_baselines":
+                reply["tainted"] = "torch._inductor imported"
+            if op == "gpu_sustained" and sustained_retires:
+                reply["retire_worker"] = "torch._inductor imported"
+            return reply
+
+        def retire(self) -> None:
+            self.retired += 1
+
+    worker = Tainting()
+    gpu = {"index": "0", "uuid": "GPU-x", "name": "fake", "arch": "sm_90"}
+    _, tune = gpu_phase.run_case(_case(), [_rec(1, "nvidia"), _rec(5, "nvidia")], worker, gpu, [])
+    ops = [op for op, _ in worker.requests]
+    assert ops.index("gpu_sustained") > ops.index("gpu_baselines")  # same worker, no request in between
+    assert worker.retired == (0 if sustained_retires else 1)
+    assert tune.runtime.gpu_worker_retired == "torch._inductor imported"
+    assert tune.runtime.phases_s.sustained is not None and tune.runtime.phases_s.baselines is not None
+
+
 def test_a_kernel_reused_from_an_earlier_launch_is_found_by_its_cache_key() -> None:
     from harness.device import operations
 

@@ -3,6 +3,7 @@ prints through it on a terminal (a pty) and into a log (a pipe); and ``harness l
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import json
 import os
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from harness.model.records import Record
 from harness.model.run_info import Selection
+from harness.model.runtime import Phases, Runtime
 from harness.pytest_plugin.progress import LOG_STEPS, WIDTH, Progress
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,7 +62,10 @@ def test_the_line_counts_builds_per_column_and_estimates_what_is_left() -> None:
     p.start(4, selected)
     assert out == ["harness: 0/4 cases · builds h100 0/2 mi300x@async-copy 0/1 · 0s\n"]
     clock.now = 10.0
-    p.records([_build("h100"), _build("h100"), _build("h100", mode="tune")])
+    tuned = dataclasses.replace(
+        _build("h100", mode="tune"), runtime=Runtime(phases_s=Phases(configs=2.0, baselines=0.5, sustained=0.75))
+    )
+    p.records([_build("h100"), _build("h100"), tuned])
     p.case_done("k[h100]", failed=False)
     # a quarter of the cases in 10 s: 30 s left; the GPU case is counted from its tune record
     assert out[-1] == "harness: 1/4 cases · builds h100 2/2 mi300x@async-copy 0/1 · gpu 1 done · 10s, ~30s left\n"
@@ -72,7 +77,15 @@ def test_the_line_counts_builds_per_column_and_estimates_what_is_left() -> None:
     p.timed("builds", 50.0)
     p.timed("interpreter", 7.5)
     p.timed("builds", 30.0)
-    assert p.breakdown() == "harness: 2 cases in 1m15s · case time builds 1m20s, interpreter 7s · GPU 0s (1 cases)"
+    assert p.breakdown() == [
+        "harness: 2 cases in 1m15s · case time builds 1m20s, interpreter 7s",
+        "harness GPU: 1 cases held it 3s (configs 2s, baselines 0s, sustained 0s)",
+        "  per case: median configs 2.0s, baselines 0.5s, sustained 0.8s; baselines <= configs in 1/1",
+    ]
+    # the longest figures still fit the width
+    p.gpu_cases = [(10.5, 10.5, 10.5)] * 520
+    p.gpu_done = 520
+    assert all(len(line) <= WIDTH and not line.endswith("…") for line in p.breakdown())
 
 
 def test_a_log_gets_a_line_per_tenth_of_the_cases_and_no_line_is_wider_than_the_limit() -> None:
@@ -166,10 +179,10 @@ def test_a_run_on_a_terminal_redraws_one_line_within_its_width(tmp_path: Path) -
 
 
 def test_the_static_benchmark_runs_cold_then_warm_from_its_own_caches() -> None:
-    """``benchmarks/static_run.py``: the first run compiles everything (its caches start empty, the user's are not
+    """``benchmarks/run_cost.py static``: the first run compiles everything (its caches start empty, the user's are not
     used), the second takes every build from the cache the first filled; each says where its time went."""
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "static_run.py"), "-k", "vector_add", "-n", "0"],
+        [sys.executable, str(ROOT / "benchmarks" / "run_cost.py"), "static", "-k", "vector_add", "-n", "0"],
         capture_output=True,
         text=True,
         timeout=600,

@@ -2,7 +2,7 @@
 
 Requests of the same GPU worker as :mod:`harness.device.operations` (its case state, rotated inputs and
 fault handling are shared): ``gpu_baselines`` checks and times each baseline in isolation,
-refusing one that synchronises with the host; ``gpu_sustained`` times finalists and baselines
+refusing one that synchronises with the host, and names its device kernels; ``gpu_sustained`` times finalists and baselines
 back to back in interleaved rounds (:mod:`harness.device.sustained`).
 """
 
@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 from harness.device.interpret import compare_outputs
+from harness.device.kernel_names import baseline_kernels
 from harness.device.operations import _PERSIST, _case, _check_fault, _flusher, _rates, _restore, _rotated, _settle_ms
 
 
@@ -71,8 +72,18 @@ def gpu_baselines(job: dict[str, Any]) -> dict[str, Any]:
                 prepare=prepare,
             )
             lap("isolated timing")
-            kernels = _known_kernels(job, name, lambda fn=fn: fn(state["inputs"], shape))
-            lap("profiler")
+            kernels = baseline_kernels(
+                [
+                    job["ref"],
+                    name,
+                    job["dtype"],
+                    sorted(shape.items()),
+                    torch.__version__,
+                    torch.cuda.get_device_name(),
+                ],
+                lambda fn=fn: fn(state["inputs"], shape),  # type: ignore[misc]
+            )
+            lap("kernel names")
             results[name] = {
                 "status": "ok",
                 "matches_reference": check["status"] == "ok",
@@ -96,9 +107,12 @@ def gpu_baselines(job: dict[str, Any]) -> dict[str, Any]:
     if tainted:
         # e.g. torch.compile: Inductor points TRITON_CACHE_DIR at its own cache and sets variables that change
         # Triton's code generation for every later compile in this process, while Triton's cache key for the
-        # same request stays the same (measured: ci/inductor_probe.py). Later kernels here would not be the
-        # ones the static phase built, so this worker retires after replying and the next case gets a fresh one.
-        out["retire_worker"] = tainted
+        # same request stays the same (measured: ci/inductor_probe.py). Kernels compiled here from now on would
+        # not be the ones the static phase built. The case's sustained timing still runs here (its configs were
+        # loaded by their own checks before, and its baselines are compiled already: no second torch.compile);
+        # that request retires the worker, and the GPU phase retires it if no such request follows.
+        _PERSIST["tainted"] = tainted
+        out["tainted"] = tainted
     return out
 
 
@@ -144,7 +158,8 @@ def gpu_sustained(job: dict[str, Any]) -> dict[str, Any]:
         timed = interleaved(items)
     except Exception as exc:  # noqa: BLE001
         _check_fault(exc)
-        return {"status": "error", "error": f"{type(exc).__name__}: {str(exc)[:500]}"}
+        failed = {"status": "error", "error": f"{type(exc).__name__}: {str(exc)[:500]}"}
+        return _retiring(failed, env_before, inductor_before)
     note = "in place: inputs not restored between launches" if state["pristine"] else ""
     out: dict[str, Any] = {}
     for name, t in timed.items():
@@ -160,66 +175,14 @@ def gpu_sustained(job: dict[str, Any]) -> dict[str, Any]:
         "timings": out,
         "spent_s": {"sustained": round(time.perf_counter() - started, 3)},
     }
-    tainted = _process_changes(env_before, inductor_before)
-    if tainted:  # as after gpu_baselines: a torch.compile baseline retires this worker
-        reply["retire_worker"] = tainted
-    return reply
+    return _retiring(reply, env_before, inductor_before)
 
 
-def _known_kernels(job: dict[str, Any], baseline: str, call: Any) -> list[str]:
-    """The baseline's device kernels, profiled once per (kernel, baseline, dtype, shape, torch, device) and kept in
-    the harness cache: starting torch's profiler costs 3.5–6 s per case on the H200 (docs/performance.md), and which library
-    kernel cuBLAS or cuDNN picks for a shape changes only with torch or the device."""
-    import hashlib
-    import json
-
-    import torch
-
-    from harness.support.cache import cache_dir
-
-    raw = json.dumps(
-        [
-            job["ref"],
-            baseline,
-            job["dtype"],
-            sorted(job["shape"].items()),
-            torch.__version__,
-            torch.cuda.get_device_name(),
-        ],
-        default=str,
-    )
-    path = cache_dir() / "baseline_kernels" / f"{hashlib.sha256(raw.encode()).hexdigest()}.json"
-    try:
-        return list(json.loads(path.read_text()))
-    except (OSError, ValueError):
-        pass
-    names = _device_kernels(call)
-    if names and not names[0].startswith("(not profiled"):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(names))
-        tmp.replace(path)
-    return names
-
-
-def _device_kernels(call: Any, limit: int = 8) -> list[str]:
-    """The device kernels one call launches, by name (torch's profiler): which library kernel a baseline ran
-    (cuBLAS ``nvjet_*`` / ``sm90_xmma_*``, cuDNN or flash ``*fprop*``, Inductor's ``triton_*``)."""
-    import torch
-    from torch.profiler import ProfilerActivity, profile
-
-    try:
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            call()
-            torch.cuda.synchronize()
-        names = [e.name for e in prof.events() if str(getattr(e, "device_type", "")).endswith("CUDA")]
-    except Exception as exc:  # noqa: BLE001 - a profiler that cannot start costs the names, not the baseline
-        return [f"(not profiled: {type(exc).__name__}: {str(exc)[:120]})"]
-    seen: list[str] = []
-    for name in names:
-        if name not in seen:
-            seen.append(name[:200])
-    return seen[:limit]
+def _retiring(reply: dict[str, Any], env_before: dict[str, str], inductor_before: bool) -> dict[str, Any]:
+    """The sustained request's reply, retiring the worker when this request or the case's baselines before it
+    changed the process (see :func:`gpu_baselines`)."""
+    tainted = _process_changes(env_before, inductor_before) or str(_PERSIST.get("tainted") or "")
+    return {**reply, "retire_worker": tainted} if tainted else reply
 
 
 def _torch_settings() -> dict[str, Any]:

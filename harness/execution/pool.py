@@ -143,6 +143,20 @@ class Worker:
         )
         return {"status": "error", "error": error, "traceback": trace}
 
+    def retire(self) -> None:
+        """End the child (it may serve no further request, e.g. a baseline changed its process); the next request
+        starts a fresh one."""
+        with self._busy:
+            if self.proc and self.proc.poll() is None:
+                assert self.proc.stdin is not None
+                self.proc.stdin.close()
+                try:
+                    self.proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+            self._release()
+
     def close(self) -> None:
         got = self._busy.acquire(timeout=10)  # let a warm-up in flight finish its reply
         try:

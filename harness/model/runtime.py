@@ -157,11 +157,13 @@ class PortabilityEntry(Payload):
 
 @dataclass(frozen=True)
 class Phases(Payload):
-    """Where a case's seconds went: waiting for the GPU, the configs, the baselines, the compiles."""
+    """Where a case's seconds went: waiting for the GPU, the configs, the baselines, the finalists and baselines
+    timed together (``sustained``; before it was its own phase, runs counted it in ``baselines``), the compiles."""
 
     gpu_lock_wait: float | None = None
     configs: float | None = None
     baselines: float | None = None
+    sustained: float | None = None
     baselines_detail: Mapping[str, float] | None = None
     compile: float | None = None
 

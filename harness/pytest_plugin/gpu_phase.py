@@ -135,25 +135,28 @@ def _tune(
         configs_done = time.perf_counter()
         baselines = worker.request("gpu_baselines", base, case.timeout_s * 4) if measured else {}
         spent, retired = dict(baselines.get("spent_s") or {}), ""
+        baselines_done = time.perf_counter()
         if measured and baselines.get("status") == "ok":
             more, retired = _time_sustained(worker, base, measured, baselines, case.timeout_s, found)
             spent.update(more)
-        # a baseline that changed the worker's process retired it: the next case gets a fresh one (harness.device.operations)
-        runtime_note = (
-            {"gpu_worker_retired": baselines.get("retire_worker") or retired}
-            if baselines.get("retire_worker") or retired
-            else {}
-        )
+        tainted = str(baselines.get("tainted") or baselines.get("retire_worker") or "")
+        if tainted and not retired:  # the sustained request did not retire the changed process: retire it here
+            worker.retire()
+            retired = tainted
+        # a baseline that changed the worker's process retired it: the next case gets a fresh one (harness.device.baselines)
+        runtime_note = {"gpu_worker_retired": retired} if retired else {}
         done = time.perf_counter()
         window = [window_start, time.time()]  # wall-clock span this case held the GPU, for overlap audits
     where = {"index": gpu.get("index"), "uuid": gpu.get("uuid")}
     for rec in to_run:
         found[rec] = found[rec].updated(gpu=GpuSlot.from_json(where))
-    # where the case's time went: waiting for the GPU, checking and timing the configs, the baselines
+    # where the case's time went: waiting for the GPU, checking and timing the configs, checking and timing the
+    # baselines, then the finalists and the baselines timed together in interleaved rounds (shared by both)
     phases: dict[str, Any] = {
         "gpu_lock_wait": started - waited,
         "configs": configs_done - started,
-        "baselines": done - configs_done,
+        "baselines": baselines_done - configs_done,
+        "sustained": done - baselines_done,
     }
     runtime: dict[str, Any] = {
         "gpu": gpu,

@@ -6,6 +6,7 @@ second); in a log (CI) a line is written at each tenth of the cases, so a log st
 from __future__ import annotations
 
 import json
+import statistics
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -47,7 +48,9 @@ class Progress:
     gpu_done: int = 0
     failed: int = 0
     seconds: dict[str, float] = field(default_factory=dict)  # case time by kind: builds, interpreter
-    gpu_s: float = 0.0  # the GPU phases' own time (configs and baselines), from the tune records
+    gpu_cases: list[tuple[float, float, float]] = field(
+        default_factory=list
+    )  # per tuned case: configs, baselines, sustained
     compiles: Counter[str] = field(default_factory=Counter)  # "cold" (compiled), "cached" (Triton's cache)
     running: list[str] = field(default_factory=list)
     started: float = 0.0
@@ -77,7 +80,10 @@ class Progress:
             elif r.mode == "tune":
                 self.gpu_done += 1
                 phases = r.runtime.phases_s if r.runtime else None
-                self.gpu_s += float((phases.configs or 0) + (phases.baselines or 0)) if phases else 0.0
+                if phases is not None:
+                    self.gpu_cases.append(
+                        (float(phases.configs or 0), float(phases.baselines or 0), float(phases.sustained or 0))
+                    )
 
     def timed(self, kind: str, seconds: float) -> None:
         """A case's call took ``seconds`` (``kind``: builds or interpreter): where the run's time went."""
@@ -121,18 +127,32 @@ class Progress:
             self._logged_step = step
             self.write(self.line() + "\n")
 
-    def breakdown(self) -> str:
-        """Where the run's time went, in one line: wall time, case time by kind (summed over the workers), the GPU
-        phases' own time, and how many builds were compiled or came from Triton's cache."""
+    def breakdown(self) -> list[str]:
+        """Where the run's time went: wall time, case time by kind (summed over the workers) and how many builds were
+        compiled or came from Triton's cache; on a GPU run a second line with the GPU phases (time holding the GPU:
+        the configs' checks and timings, the baselines', the interleaved rounds of both), their per-case medians
+        and how many cases spent less on their baselines than on their configs."""
         wall = self.clock() - self.started
         kinds = ", ".join(f"{k} {_short(v)}" for k, v in sorted(self.seconds.items()))
         parts = [f"harness: {self.cases_done} cases in {_short(wall)}", f"case time {kinds or 'none'}"]
-        if self.gpu_done:
-            parts.append(f"GPU {_short(self.gpu_s)} ({self.gpu_done} cases)")
         if self.compiles:
             parts.append(f"compiles {self.compiles['cold']} cold, {self.compiles['cached']} cached")
-        text = " · ".join(parts)
-        return text if len(text) <= self.width else text[: self.width - 1] + "…"
+        lines = [" · ".join(parts)]
+        if self.gpu_done:
+            n = len(self.gpu_cases)
+            cols = list(zip(*self.gpu_cases)) if n else [(), (), ()]
+            total = sum(sum(c) for c in self.gpu_cases)
+            median = [f"{statistics.median(c):.1f}s" if c else "-" for c in cols]
+            cheaper = sum(1 for c, b, _ in self.gpu_cases if b <= c)
+            lines.append(
+                f"harness GPU: {self.gpu_done} cases held it {_short(total)} (configs {_short(sum(cols[0]))}, "
+                f"baselines {_short(sum(cols[1]))}, sustained {_short(sum(cols[2]))})"
+            )
+            lines.append(
+                f"  per case: median configs {median[0]}, baselines {median[1]}, sustained {median[2]};"
+                f" baselines <= configs in {cheaper}/{n}"
+            )
+        return [line if len(line) <= self.width else line[: self.width - 1] + "…" for line in lines]
 
     def finish(self) -> None:
         """End the terminal's line, so what pytest prints next starts on its own line."""
@@ -209,4 +229,5 @@ class ProgressHooks:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """After the run's summary: where its time went."""
         if self.progress is not None and self.progress.cases_total:
-            terminalreporter.write_line(self.progress.breakdown())
+            for line in self.progress.breakdown():
+                terminalreporter.write_line(line)

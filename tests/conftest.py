@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+# The harness's result cache (harness.execution.result_cache) would let one test's builds answer another's: every
+# test runs its jobs unless it turns the cache on itself (tests/test_result_cache.py, the smoke matrix's warm run).
+os.environ["HARNESS_RESULT_CACHE"] = "0"
 
 
 @pytest.fixture()

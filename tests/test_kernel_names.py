@@ -1,5 +1,5 @@
 """Kernel names from a graph's DOT dump: the dumps and the profiler's lists were written on the H200 by
-``tests/gpu/test_kernel_names.py::test_write_dot_dumps`` (docs/performance.md); the GPU test holds the two readings
+``tests/gpu/test_baseline_kernel_names.py::test_write_dot_dumps`` (docs/performance.md); the GPU test holds the two readings
 equal for every baseline of the default matrix, this one holds the parser to those real dumps on any machine."""
 
 from __future__ import annotations

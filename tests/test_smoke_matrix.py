@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import time
@@ -17,7 +18,11 @@ SMOKE_KERNELS = set(yaml.safe_load((REPO / "matrices" / "smoke.yaml").read_text(
 @pytest.fixture(scope="module")
 def smoke_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
     tmp = tmp_path_factory.mktemp("smoke")
-    env = {"TRITON_CACHE_DIR": str(tmp / "triton-cache"), "HARNESS_CACHE_DIR": str(tmp / "harness-cache")}
+    env = {
+        "TRITON_CACHE_DIR": str(tmp / "triton-cache"),
+        "HARNESS_CACHE_DIR": str(tmp / "harness-cache"),
+        "HARNESS_RESULT_CACHE": "1",  # as a user's runs have it: the warm run takes unchanged jobs from it
+    }
     timings = {}
     outputs = {}
     for label in ("cold", "warm"):
@@ -131,7 +136,15 @@ def test_warm_rerun_is_served_by_the_caches(smoke_runs: dict) -> None:
     # cold: every binary compiled from source at least once (later builds of the same binary in the run may hit)
     missed = {r["cache_key"] for r in built(cold_records) if r["compile_cache"] == "miss"}
     assert missed == {r["cache_key"] for r in built(cold_records)} and "" not in missed
-    assert {r["compile_cache"] for r in built(warm_records)} == {"hit"}  # warm: nothing compiled again
+    # warm: nothing compiled or interpreted again; every build from the harness's result cache, its artifacts (linked
+    # into the warm run's folder) byte-identical to what the cold run recorded
+    assert {r["compile_cache"] for r in built(warm_records)} == {"harness"}
+    warm_dir = smoke_runs["dir"] / "warm"
+    for r in built(warm_records):
+        for art in r["artifacts"].values():
+            assert hashlib.sha256((warm_dir / art["path"]).read_bytes()).hexdigest() == art["sha256"], art["path"]
+    checks = [r for r in warm_records if r["mode"] == "interpret" and r["status"] == "ok"]
+    assert checks and all(r["correctness"]["from_cache"] for r in checks)
     cold, warm = smoke_runs["timings"]["cold"], smoke_runs["timings"]["warm"]
     print(f"smoke matrix: cold {cold:.1f} s, warm {warm:.1f} s")  # shown with -s; README quotes measured runs
 

@@ -68,6 +68,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--static-only", action="store_true", help="do not run cases on a local GPU")
     run.add_argument("--retune", action="store_true", help="ignore cached autotune winners")
     run.add_argument(
+        "--no-reuse",
+        action="store_true",
+        help="compile and interpret every job even when the harness's result cache holds it unchanged "
+        "(also HARNESS_RESULT_CACHE=0)",
+    )
+    run.add_argument(
         "--wide",
         action="store_true",
         help="print report.md's full tables (one column per target, wide) instead of the summary",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from importlib import metadata
 from pathlib import Path
@@ -113,6 +114,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         argv += ["--harness-winners-from", str(Path(args.winners_from).resolve())]
     if args.n and args.n != "0":
         argv += ["-n", args.n]
+    if args.no_reuse:  # read by the pytest processes (harness.execution.result_cache), xdist's workers included
+        os.environ["HARNESS_RESULT_CACHE"] = "0"
     argv += args.pytest_args
     print(
         f"harness: matrix {matrix.name} ({matrix_path}), triton {tritoncompat.installed_triton_version()}, out {out}",

@@ -3,7 +3,7 @@
 
 Read from a CUDA/HIP graph: one call captured in debug mode, its DOT dump (``cudaGraphDebugDotPrint``) lists every
 kernel node by its symbol in launch order, at the cost of one capture (2–20 ms on the H200). torch's profiler gives
-the same names (``tests/gpu/test_kernel_names.py`` holds the two equal) but cost 3.5–6 s per case inside a GPU
+the same names (``tests/gpu/test_baseline_kernel_names.py`` holds the two equal) but cost 3.5–6 s per case inside a GPU
 worker (docs/performance.md, run AL), more than the baseline's timing itself. A call that cannot be captured
 (an op graphs refuse) is named by the profiler, once per (baseline, shape, dtype, torch, device) and cached.
 """

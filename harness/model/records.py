@@ -56,7 +56,8 @@ class Record:
     flags: list[LimitFlag] = field(default_factory=list)
     artifacts: dict[str, Artifact] = field(default_factory=dict)  # kind (ttir, ptx, cubin, hsaco, ...) -> file
     compile_s: float | None = None
-    compile_cache: str | None = None  # "miss": compiled from source (cold); "hit": loaded from Triton's cache
+    # "miss": compiled from source (cold); "hit": loaded from Triton's cache; "harness": the harness's result cache
+    compile_cache: str | None = None
     compile_stages_s: dict[str, float] = field(default_factory=dict)  # Triton's own time per lowering stage
     correctness: InterpretCorrectness | None = None  # interpret records: the CPU interpreter's checks
     ignored_options: list[str] = field(default_factory=list)

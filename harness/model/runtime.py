@@ -69,6 +69,7 @@ class InterpretCorrectness(Payload):
     mode: str | None = None
     checks: tuple[Check, ...] | None = None
     max_abs_err: float | None = None
+    from_cache: bool | None = None  # this run took it from the harness's result cache (harness.execution.result_cache)
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ class Progress:
     gpu_cases: list[tuple[float, float, float]] = field(
         default_factory=list
     )  # per tuned case: configs, baselines, sustained
-    compiles: Counter[str] = field(default_factory=Counter)  # "cold" (compiled), "cached" (Triton's cache)
+    compiles: Counter[str] = field(default_factory=Counter)  # "cold", "cached" (Triton's cache), "reused" (ours)
     running: list[str] = field(default_factory=list)
     started: float = 0.0
     _drawn: float = -1.0
@@ -75,8 +75,8 @@ class Progress:
         for r in records:
             if r.mode == "compile":
                 self.builds_done[r.column] += 1
-                if r.compile_cache in ("miss", "hit"):
-                    self.compiles["cold" if r.compile_cache == "miss" else "cached"] += 1
+                if r.compile_cache in ("miss", "hit", "harness"):
+                    self.compiles[{"miss": "cold", "hit": "cached", "harness": "reused"}[r.compile_cache]] += 1
             elif r.mode == "tune":
                 self.gpu_done += 1
                 phases = r.runtime.phases_s if r.runtime else None
@@ -136,7 +136,8 @@ class Progress:
         kinds = ", ".join(f"{k} {_short(v)}" for k, v in sorted(self.seconds.items()))
         parts = [f"harness: {self.cases_done} cases in {_short(wall)}", f"case time {kinds or 'none'}"]
         if self.compiles:
-            parts.append(f"compiles {self.compiles['cold']} cold, {self.compiles['cached']} cached")
+            reused = f", {self.compiles['reused']} reused" if self.compiles["reused"] else ""
+            parts.append(f"compiles {self.compiles['cold']} cold, {self.compiles['cached']} cached{reused}")
         lines = [" · ".join(parts)]
         if self.gpu_done:
             n = len(self.gpu_cases)

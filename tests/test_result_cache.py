@@ -1,0 +1,94 @@
+"""The harness's result cache (:mod:`harness.execution.result_cache`) through real runs: a rerun of unchanged jobs
+compiles and interprets nothing, and gives the same records and byte-identical artifacts; an edit to the kernel's
+source or a variable Triton reads makes its jobs run again; a failure is never kept."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+from helpers import REPO, run_cli, write_matrix
+
+from harness.execution import result_cache
+
+MATRIX = """\
+name: cached
+targets: [h100, mi300x]
+kernels:
+  vector_add:
+    source: {source}:SPEC
+    dtypes: [fp32]
+    shapes: [{{N: 4096}}]
+    configs:
+      - {{BLOCK: 1024, num_warps: 4}}
+      - {{BLOCK: 2048, num_warps: 8}}
+"""
+
+
+def _run(matrix: Path, out: Path, cache: Path, **env: str) -> list[dict]:
+    proc = run_cli(
+        "run",
+        str(matrix),
+        "--out",
+        str(out),
+        "-n",
+        "0",
+        "--static-only",
+        env={
+            "HARNESS_CACHE_DIR": str(cache / "harness"),
+            "TRITON_CACHE_DIR": str(cache / "triton"),
+            "HARNESS_RESULT_CACHE": "1",
+            **env,
+        },
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    return json.loads((out / "results.json").read_text())["records"]
+
+
+def _answers(records: list[dict]) -> list[str]:
+    keep = ("kernel", "target", "environment", "config", "status", "resources", "flags", "artifacts")
+    return sorted(json.dumps({k: r.get(k) for k in keep}, sort_keys=True) for r in records if r["mode"] == "compile")
+
+
+def test_a_rerun_reuses_every_job_and_an_edit_runs_them_again(tmp_path: Path) -> None:
+    kernel = tmp_path / "vector_add.py"
+    shutil.copyfile(REPO / "kernels" / "vector_add.py", kernel)
+    matrix = write_matrix(tmp_path / "m.yaml", MATRIX.format(source=kernel))
+    cold = _run(matrix, tmp_path / "cold", tmp_path / "caches")
+    warm = _run(matrix, tmp_path / "warm", tmp_path / "caches")
+    builds = [r for r in cold if r["mode"] == "compile"]
+    assert builds and {r["compile_cache"] for r in builds} == {"miss"}
+    assert {r["compile_cache"] for r in warm if r["mode"] == "compile"} == {"harness"}
+    assert _answers(cold) == _answers(warm)  # the same figures, verdict inputs and artifact digests
+    for r in warm:
+        for art in (r.get("artifacts") or {}).values():
+            data = (tmp_path / "warm" / art["path"]).read_bytes()
+            assert hashlib.sha256(data).hexdigest() == art["sha256"]
+    checks = [r for r in warm if r["mode"] == "interpret"]
+    assert checks and all(r["correctness"]["from_cache"] for r in checks if r["status"] == "ok")
+    # a variable Triton reads changes the key: every build goes to Triton again (compiled, or from its own cache)
+    fused = _run(matrix, tmp_path / "fp", tmp_path / "caches", TRITON_DEFAULT_FP_FUSION="0")
+    assert {r["compile_cache"] for r in fused if r["mode"] == "compile"} <= {"miss", "hit"}
+    # an edit to the kernel's own file: its jobs run again
+    kernel.write_text(kernel.read_text() + "\n# edited\n")
+    edited = _run(matrix, tmp_path / "edited", tmp_path / "caches")
+    assert {r["compile_cache"] for r in edited if r["mode"] == "compile"} <= {"miss", "hit"}
+
+
+def test_only_results_that_do_not_depend_on_chance_are_kept(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("HARNESS_RESULT_CACHE", "1")
+    job = {"ref": "x.py:SPEC", "config": {"BLOCK": 1}, "out": "/somewhere"}
+    digest = result_cache.key("compile", job, "abc")
+    assert digest is not None and digest == result_cache.key("compile", {**job, "out": "/elsewhere"}, "abc")
+    assert result_cache.key("compile", job, "abd") != digest  # another kernel source
+    assert result_cache.key("compile", {**job, "prebuild_launcher": True}, "abc") is None  # a side effect here
+    assert result_cache.key("compile", job, "unknown") is None
+    result_cache.store("compile", digest, {"status": "error", "error": "boom"}, str(tmp_path))
+    assert result_cache.lookup("compile", digest, str(tmp_path)) is None  # a failure runs again
+    result_cache.store("compile", digest, {"status": "ok", "artifacts": {}}, str(tmp_path))
+    assert result_cache.lookup("compile", digest, str(tmp_path))["compile_cache"] == "harness"
+    monkeypatch.setenv("HARNESS_RESULT_CACHE", "0")
+    assert result_cache.key("compile", job, "abc") is None

@@ -86,6 +86,7 @@ def static(args: argparse.Namespace) -> None:
         env = {
             "TRITON_CACHE_DIR": str(root / "caches" / "triton"),
             "HARNESS_CACHE_DIR": str(root / "caches" / "harness"),
+            "HARNESS_RESULT_CACHE": "1",  # as a user's runs have it, whatever the calling shell says
         }
         extra = ["--static-only", "-n", args.n, *(["-k", args.k] if args.k else [])]
         for label in ("cold", "warm"):

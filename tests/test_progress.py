@@ -189,5 +189,6 @@ def test_the_static_benchmark_runs_cold_then_warm_from_its_own_caches() -> None:
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     cold, warm = (line for line in proc.stdout.splitlines() if line.startswith("  harness: "))
-    assert "compiles 15 cold, 0 cached" in cold and "compiles 0 cold, 15 cached" in warm, proc.stdout
+    # warm: every build taken from the harness's result cache the cold run filled (nothing goes to Triton)
+    assert cold.endswith("compiles 15 cold") and warm.endswith("compiles 15 reused"), proc.stdout
     assert proc.stdout.startswith("cold: ") and "\nwarm: " in proc.stdout

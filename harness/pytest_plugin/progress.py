@@ -136,8 +136,8 @@ class Progress:
         kinds = ", ".join(f"{k} {_short(v)}" for k, v in sorted(self.seconds.items()))
         parts = [f"harness: {self.cases_done} cases in {_short(wall)}", f"case time {kinds or 'none'}"]
         if self.compiles:
-            reused = f", {self.compiles['reused']} reused" if self.compiles["reused"] else ""
-            parts.append(f"compiles {self.compiles['cold']} cold, {self.compiles['cached']} cached{reused}")
+            counts = ", ".join(f"{self.compiles[k]} {k}" for k in ("cold", "cached", "reused") if self.compiles[k])
+            parts.append(f"compiles {counts}")
         lines = [" · ".join(parts)]
         if self.gpu_done:
             n = len(self.gpu_cases)

@@ -413,3 +413,40 @@ def test_a_gpu_phase_that_raises_leaves_the_builds_their_records() -> None:
         "reason": "the GPU phase failed: RuntimeError: driver gone",
     }
     assert records[1].runtime.status == "ok"
+
+
+@pytest.mark.parametrize("recompiles", [False, True])
+def test_a_config_compiled_anew_in_a_changed_worker_is_not_timed(
+    monkeypatch: pytest.MonkeyPatch, recompiles: bool
+) -> None:
+    """After a torch.compile baseline changed the worker, the sustained rounds may only launch kernels the configs'
+    own checks loaded: a kernel the JIT compiles anew there (another ptxas, another cache) is refused, not timed."""
+    from harness.device import baselines, sustained
+    from harness.device.timing import summarize
+
+    cache: dict[str, object] = {"k1": object()}
+
+    class Fn:
+        device_caches = {0: (cache, None)}
+
+    class Spec:
+        fn = Fn()
+        baselines = {"lib": lambda inputs, shape: None}
+
+        def run(self, inputs: tuple, shape: dict, config: dict) -> None:
+            return None
+
+    def fake_interleaved(items: list) -> dict:
+        if recompiles:
+            cache["k2"] = object()  # the JIT built another kernel during the rounds
+        return {i.name: summarize([1.0, 1.0, 1.0], "sustained") for i in items}
+
+    monkeypatch.setattr(baselines, "_case", lambda job: {"spec": Spec(), "rotated": [()], "pristine": {}})
+    monkeypatch.setattr(baselines, "_rotated", lambda state: [()])
+    monkeypatch.setattr(sustained, "interleaved", fake_interleaved)
+    monkeypatch.setitem(baselines._PERSIST, "tainted", "torch._inductor imported")
+    reply = baselines.gpu_sustained({"shape": {}, "configs": {"c": {}}, "baselines": ["lib"]})
+    assert reply["retire_worker"] == "torch._inductor imported"
+    assert reply["timings"]["baseline lib"]["status"] == "ok"
+    config = reply["timings"]["config c"]
+    assert (config["status"] == "error" and "compiled anew" in config["error"]) is recompiles

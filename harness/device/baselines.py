@@ -15,7 +15,17 @@ from typing import Any
 
 from harness.device.interpret import compare_outputs
 from harness.device.kernel_names import baseline_kernels
-from harness.device.operations import _PERSIST, _case, _check_fault, _flusher, _rates, _restore, _rotated, _settle_ms
+from harness.device.operations import (
+    _PERSIST,
+    _case,
+    _check_fault,
+    _flusher,
+    _jit_kernels,
+    _rates,
+    _restore,
+    _rotated,
+    _settle_ms,
+)
 
 
 def gpu_baselines(job: dict[str, Any]) -> dict[str, Any]:
@@ -153,9 +163,14 @@ def gpu_sustained(job: dict[str, Any]) -> dict[str, Any]:
         if name in spec.baselines
     ]
     env_before, inductor_before = dict(os.environ), "torch._inductor" in sys.modules
+    loaded = set(_jit_kernels(spec.fn))  # the configs' kernels, loaded by their own checks in this worker
     started = time.perf_counter()
     try:
         timed = interleaved(items)
+        if _PERSIST.get("tainted") and set(_jit_kernels(spec.fn)) - loaded:
+            # a config compiled anew in a process a baseline changed: not the binary the static phase built
+            why = f"compiled anew after {_PERSIST['tainted']}: not the static binary, not timed"
+            timed = {k: (why if k.startswith("config ") else v) for k, v in timed.items()}
     except Exception as exc:  # noqa: BLE001
         _check_fault(exc)
         failed = {"status": "error", "error": f"{type(exc).__name__}: {str(exc)[:500]}"}

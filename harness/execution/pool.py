@@ -147,34 +147,28 @@ class Worker:
         """End the child (it may serve no further request, e.g. a baseline changed its process); the next request
         starts a fresh one."""
         with self._busy:
-            if self.proc and self.proc.poll() is None:
-                assert self.proc.stdin is not None
-                self.proc.stdin.close()
-                try:
-                    self.proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    self.proc.kill()
-                    self.proc.wait()
-            self._release()
+            self._end(timeout=10)
 
     def close(self) -> None:
         got = self._busy.acquire(timeout=10)  # let a warm-up in flight finish its reply
         try:
-            self._close()
+            self._end(timeout=5)
+            self.log.close()
         finally:
             if got:
                 self._busy.release()
 
-    def _close(self) -> None:
+    def _end(self, timeout: float) -> None:
+        """Close the child's input and let it exit (killed if it does not within ``timeout``); forget it."""
         if self.proc and self.proc.poll() is None:
             assert self.proc.stdin is not None
             self.proc.stdin.close()
             try:
-                self.proc.wait(timeout=5)
+                self.proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
-                self.kill()
+                self.proc.kill()
+                self.proc.wait()
         self._release()
-        self.log.close()
 
 
 def _slot(kind: str, slot: int) -> str:

@@ -6,22 +6,31 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import os
 from pathlib import Path
 
 from harness.cli.common import _PYTEST_TO_EXIT, EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, default_matrix, err
 from harness.cli.run import _plugin_autoloaded, read_matrix
+from harness.matrix import shards
 
 
 def cmd_list(args: argparse.Namespace) -> int:
     matrix_path = Path(args.matrix) if args.matrix else default_matrix()
     if read_matrix(matrix_path, args.targets) is None:
         return EXIT_INPUT
+    if args.shard:
+        try:
+            shards.parse(args.shard, os.environ)
+        except shards.ShardError as exc:
+            err(str(exc))
+            return EXIT_INPUT
     import pytest
 
     argv = [str(matrix_path.absolute()), "--collect-only", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"]
     argv += [] if _plugin_autoloaded() else ["-p", "harness.pytest_plugin"]
     argv += ["--harness-targets", args.targets] if args.targets else []
     argv += ["-k", args.k] if args.k else []
+    argv += ["--harness-shard", args.shard] if args.shard else []
     collected = io.StringIO()
     with contextlib.redirect_stdout(collected):
         code = int(pytest.main(argv))
@@ -31,5 +40,9 @@ def cmd_list(args: argparse.Namespace) -> int:
         return _PYTEST_TO_EXIT.get(code, EXIT_INTERNAL)
     for case_id in ids:
         print(case_id)
-    err(f"{len(ids)} case(s)" + (f" selected by -k {args.k!r}" if args.k else ""))
+    err(
+        f"{len(ids)} case(s)"
+        + (f" selected by -k {args.k!r}" if args.k else "")
+        + (f" in shard {args.shard}" if args.shard else "")
+    )
     return EXIT_OK

@@ -63,6 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--targets", help="comma-separated targets, replacing the matrix's (e.g. h100,mi300x)")
     run.add_argument("-k", help="pytest -k expression selecting cases by id")
     run.add_argument(
+        "--shard",
+        help="run only shard I/N of the matrix's cases (1-based), or 'auto': the CI engine's variables say which",
+    )
+    run.add_argument(
         "-n", default="auto", type=_workers, help="parallel processes (pytest-xdist), 'auto' or 0 (default auto)"
     )
     run.add_argument("--static-only", action="store_true", help="do not run cases on a local GPU")
@@ -96,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     lst.add_argument("matrix", nargs="?", help="matrix YAML (default matrices/smoke.yaml of this repository)")
     lst.add_argument("--targets", help="comma-separated targets, replacing the matrix's (e.g. h100,mi300x)")
     lst.add_argument("-k", help="pytest -k expression selecting cases by id")
+    lst.add_argument("--shard", help="only shard I/N's cases (1-based), or 'auto', as harness run --shard")
     val = sub.add_parser("validate", help="check matrix files; prints file:line: message per problem")
     val.add_argument("files", nargs="+")
     tg = sub.add_parser("targets", help="print the target catalogue")

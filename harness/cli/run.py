@@ -16,6 +16,7 @@ from harness.cli.common import (
     default_matrix,
     err,
 )
+from harness.matrix import shards
 from harness.matrix.reading import Matrix, MatrixError, parse
 from harness.model.targets import catalogue
 from harness.results import rundir
@@ -63,6 +64,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         if unknown:
             err(f"--device-as: unknown target(s) {', '.join(unknown)} (known: {', '.join(catalogue())})")
             return EXIT_INPUT
+    if args.shard:
+        try:
+            shards.parse(args.shard, os.environ)
+        except shards.ShardError as exc:
+            err(str(exc))
+            return EXIT_INPUT
     if args.resume and args.out and Path(args.resume) != Path(args.out):
         err("--resume DIR and --out name different directories: --resume alone says where")
         return EXIT_INPUT
@@ -98,6 +105,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     argv += ["--harness-force"] if args.force else []
     if args.k:
         argv += ["-k", args.k]
+    if args.shard:
+        argv += ["--harness-shard", args.shard]
     if args.device_as:
         argv += ["--harness-device-as", args.device_as]
     if args.wide:

@@ -36,6 +36,16 @@ class Selection(Payload):
 
 
 @dataclass(frozen=True)
+class ShardRef(Payload):
+    """The shard of the matrix a run ran (``harness run --shard``; :mod:`harness.matrix.shards`): 1-based index,
+    the number of shards, and where the index came from (``--shard`` or the CI engine's variables)."""
+
+    index: int | None = None
+    total: int | None = None
+    source: str | None = None
+
+
+@dataclass(frozen=True)
 class RunInfo(Payload):
     matrix: MatrixRef | None = None
     triton: str | None = None
@@ -52,6 +62,7 @@ class RunInfo(Payload):
     hip_lld: str | None = None
     targets: tuple[str, ...] | None = None
     selected: tuple[Selection, ...] | None = None
+    shard: ShardRef | None = None  # None: the whole matrix
     compare_thresholds: Mapping[str, float] | None = None
     interrupted: bool | None = None
     resumed: tuple[str, ...] | None = None  # when it was resumed, each time

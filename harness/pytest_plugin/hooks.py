@@ -28,6 +28,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--harness-targets", default=None, help="comma-separated catalogue targets, replacing the matrix's targets"
     )
     group.addoption("--harness-static-only", action="store_true", help="never run cases on a local GPU")
+    group.addoption("--harness-shard", default=None, help="run only shard I/N of the matrix's cases, or 'auto'")
     group.addoption("--harness-retune", action="store_true", help="ignore cached autotune winners")
     group.addoption(
         "--harness-winners-from",

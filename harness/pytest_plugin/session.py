@@ -13,10 +13,11 @@ from typing import Any
 import pytest
 
 from harness.analysis.findings import Findings, analyse
+from harness.matrix import shards
 from harness.matrix.cases import Case, expand, selection_entry, with_targets_option
 from harness.matrix.reading import MatrixError, parse
 from harness.model.records import Record
-from harness.model.run_info import RunInfo, Selection
+from harness.model.run_info import RunInfo, Selection, ShardRef
 from harness.model.targets import catalogue
 from harness.pytest_plugin.interrupts import InterruptGuard
 from harness.pytest_plugin.items import RECORD_PROPERTY, CaseItem, compile_parallelism
@@ -57,6 +58,11 @@ class HarnessSession:
         self._parsed: list[Any] | None = None
         self._stored: dict[tuple[str, str, str, str], dict[str, Any]] | None = None
         self.selected: list[Selection] | None = None  # the compile cases this run is to build
+        try:  # the CLI checked it already; a plain pytest run gets a usage error in one line
+            opt = config.getoption("harness_shard")
+            self.shard = shards.parse(opt, os.environ) if opt else None
+        except shards.ShardError as exc:
+            raise pytest.UsageError(str(exc)) from None
         self._findings: Findings | None = None  # the finished run analysed once, for its files and the summary
         if not self.is_worker and self._matrix_paths() and not config.option.collectonly:
             self._own_run_dir()  # a --collect-only (harness list) writes no run directory
@@ -146,11 +152,15 @@ class HarnessSession:
         parent = item.parent
         return list(getattr(parent, "targets", ()))
 
+    @pytest.hookimpl(tryfirst=True)  # before -k: a shard is a part of the matrix, whatever the selection
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         installed = tritoncompat.installed_triton_version()
         keep, drop = [], []
+        mine = self._shard_of(items, installed)
         for item in items:
-            if isinstance(item, CaseItem) and item.case.triton != installed:
+            if isinstance(item, CaseItem) and mine is not None and item.case.id not in mine:
+                drop.append(item)  # another shard's: said by the run info's shard, not counted as deselected
+            elif isinstance(item, CaseItem) and item.case.triton != installed:
                 drop.append(item)
                 self.deselected_versions[item.case.triton] = self.deselected_versions.get(item.case.triton, 0) + 1
             elif isinstance(item, CaseItem) and item.case.id in self.done_cases:
@@ -161,6 +171,14 @@ class HarnessSession:
         if drop:
             config.hook.pytest_deselected(items=drop)
             items[:] = keep
+
+    def _shard_of(self, items: list[pytest.Item], installed: str | None) -> set[str] | None:
+        """The ids of this shard's cases (None: no shard), split among the cases of the installed Triton."""
+        if self.shard is None:
+            return None
+        cases = [i.case for i in items if isinstance(i, CaseItem) and i.case.triton == installed]
+        split = shards.assign({c.id: shards.case_cost(len(c.configs), c.is_interpret) for c in cases}, self.shard.total)
+        return {case for case, index in split.items() if index == self.shard.index}
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Start this process's compile workers while pytest gets going: the first case then finds them warm."""
@@ -230,7 +248,11 @@ class HarnessSession:
             matrix.content_hash if matrix else "",
             tritoncompat.installed_triton_version(),
         )
+        shard = (
+            ShardRef(index=self.shard.index, total=self.shard.total, source=self.shard.source) if self.shard else None
+        )
         return info.updated(
+            shard=shard,
             targets=tuple(matrix.targets) if matrix else (),
             selected=tuple(self.selected or ()),
             compare_thresholds={

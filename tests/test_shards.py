@@ -1,0 +1,106 @@
+"""Shards (:mod:`harness.matrix.shards`): every case in exactly one shard, balanced by builds, stable when the matrix
+grows, named from the CI engine's own variables; and real ``harness run --shard`` processes that together run
+exactly the cases one run would."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import REPO, run_cli, write_matrix
+
+from harness.matrix import shards
+from harness.matrix.cases import expand
+from harness.matrix.reading import parse
+from harness.support import tritoncompat
+
+
+def _costs(path: Path, drop: str | None = None) -> dict[str, float]:
+    return {
+        c.id: shards.case_cost(len(c.configs), c.is_interpret)
+        for c in expand(parse(path), tritoncompat.installed_triton_version())
+        if c.kernel != drop
+    }
+
+
+@pytest.mark.parametrize("matrix", ["smoke", "nightly"])
+@pytest.mark.parametrize("total", [1, 3, 4, 7])
+def test_every_case_once_and_the_largest_shard_near_the_mean(matrix: str, total: int) -> None:
+    costs = _costs(REPO / "matrices" / f"{matrix}.yaml")
+    got = shards.assign(costs, total)
+    assert set(got) == set(costs) and set(got.values()) <= set(range(1, total + 1))
+    loads = [sum(costs[c] for c, s in got.items() if s == shard) for shard in range(1, total + 1)]
+    assert max(loads) <= 1.25 * sum(loads) / total, loads
+    assert shards.assign(dict(reversed(list(costs.items()))), total) == got  # the order cases come in is no input
+
+
+def test_the_nightly_static_part_balances_by_build_count() -> None:
+    """Issue 25's measure: the compile cases of the nightly matrix over 4 shards, by build count."""
+    cases = [c for c in expand(parse(REPO / "matrices" / "nightly.yaml"), tritoncompat.installed_triton_version())]
+    builds = {c.id: float(len(c.configs)) for c in cases if not c.is_interpret and c.configs}
+    got = shards.assign(builds, 4)
+    loads = [sum(builds[c] for c, s in got.items() if s == shard) for shard in range(1, 5)]
+    print(f"nightly static part, 4 shards, builds: {loads}")
+    assert max(loads) <= 1.25 * sum(loads) / 4
+
+
+@pytest.mark.parametrize("matrix, share", [("nightly", 0.05), ("smoke", 0.25)])
+def test_a_kernel_added_moves_few_of_the_other_cases(matrix: str, share: float) -> None:
+    path = REPO / "matrices" / f"{matrix}.yaml"
+    full = _costs(path)
+    for total in (3, 4, 7):
+        grown = shards.assign(full, total)
+        for kernel in sorted({c.split("[")[0] for c in full}):
+            before = shards.assign(_costs(path, drop=kernel), total)
+            moved = sum(1 for c in before if before[c] != grown[c])
+            print(f"{matrix} {total} shards, {kernel} added: {moved} of {len(before)} other cases moved")
+            assert moved <= share * len(before), (kernel, total, moved)
+
+
+def test_the_shard_comes_from_the_ci_engine() -> None:
+    assert str(shards.parse("2/4", {})) == "2/4"
+    assert shards.parse("auto", {"CI_NODE_INDEX": "1", "CI_NODE_TOTAL": "3"}) == shards.Shard(
+        1, 3, "CI_NODE_INDEX/CI_NODE_TOTAL"
+    )
+    assert (shards.parse("auto", {"BUILDKITE_PARALLEL_JOB": "0", "BUILDKITE_PARALLEL_JOB_COUNT": "2"}).index) == 1
+    assert shards.parse("auto", {"JOB_COMPLETION_INDEX": "6", "HARNESS_SHARD_TOTAL": "7"}).index == 7
+    assert shards.parse("auto", {"HARNESS_SHARD": "3/5", "CI_NODE_INDEX": "1"}) == shards.Shard(3, 5, "HARNESS_SHARD")
+    for text, env, said in (
+        ("5/4", {}, "does not exist"),
+        ("two", {}, "neither I/N"),
+        ("auto", {}, "no shard in the environment"),
+        ("auto", {"JOB_COMPLETION_INDEX": "0"}, "HARNESS_SHARD_TOTAL is not"),
+        ("auto", {"CI_NODE_INDEX": "x", "CI_NODE_TOTAL": "2"}, "whole numbers"),
+    ):
+        with pytest.raises(shards.ShardError, match=said):
+            shards.parse(text, env)
+
+
+def test_shards_run_exactly_the_cases_of_one_run(tmp_path: Path) -> None:
+    matrix = write_matrix(
+        tmp_path / "m.yaml",
+        """\
+name: sharded
+targets: [h100, mi300x]
+kernels:
+  vector_add:
+    dtypes: [fp32, fp16]
+    shapes: [{N: 4096}, {N: 1000}]
+    configs:
+      - {BLOCK: 1024, num_warps: 4}
+""",
+    )
+    listed = run_cli("list", str(matrix))
+    everything = set(listed.stdout.split())
+    ran: list[str] = []
+    for index in (1, 2, 3):
+        out = tmp_path / f"shard{index}"
+        proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0", "--static-only", "--shard", f"{index}/3")
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        doc = json.loads((out / "results.json").read_text())
+        assert doc["run"]["shard"] == {"index": index, "total": 3, "source": "--shard"}
+        ran += sorted({r["case_id"] for r in doc["records"]})
+    assert sorted(ran) == sorted(everything) and len(ran) == len(set(ran))
+    bad = run_cli("run", str(matrix), "--out", str(tmp_path / "bad"), "--shard", "4/3")
+    assert bad.returncode == 2 and "shard 4/3 does not exist" in bad.stderr and "Traceback" not in bad.stderr

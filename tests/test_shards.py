@@ -5,6 +5,7 @@ exactly the cases one run would."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -93,9 +94,10 @@ kernels:
     )
     listed = run_cli("list", str(matrix))
     everything = set(listed.stdout.split())
+    night = tmp_path / "night"
     ran: list[str] = []
     for index in (1, 2, 3):
-        out = tmp_path / f"shard{index}"
+        out = night / f"shard{index}"
         proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0", "--static-only", "--shard", f"{index}/3")
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
         doc = json.loads((out / "results.json").read_text())
@@ -104,3 +106,45 @@ kernels:
     assert sorted(ran) == sorted(everything) and len(ran) == len(set(ran))
     bad = run_cli("run", str(matrix), "--out", str(tmp_path / "bad"), "--shard", "4/3")
     assert bad.returncode == 2 and "shard 4/3 does not exist" in bad.stderr and "Traceback" not in bad.stderr
+
+    # the night's folder as one run: the same CSV as one unsharded run of the matrix, and an A/A compare is clean
+    single = tmp_path / "single"
+    assert run_cli("run", str(matrix), "--out", str(single), "-n", "0", "--static-only").returncode == 0
+    merged = run_cli(
+        "report", str(night), "--out", str(tmp_path / "merged" / "report.md"), "--csv", str(tmp_path / "n.csv")
+    )
+    alone = run_cli(
+        "report", str(single), "--out", str(tmp_path / "alone" / "report.md"), "--csv", str(tmp_path / "s.csv")
+    )
+    assert merged.returncode == alone.returncode == 0, merged.stderr
+
+    def answers(csv: Path) -> list[str]:  # what each config got, without how long its compile took this time
+        return [line for line in csv.read_text().splitlines() if ",compile_" not in line]
+
+    assert answers(tmp_path / "n.csv") == answers(tmp_path / "s.csv")
+    # report.md: every table the same; the header lists each shard's run (its start and end) where one run had one
+    body = [
+        [ln for ln in (tmp_path / side / "report.md").read_text().splitlines() if not ln.startswith("- matrix sharded")]
+        for side in ("merged", "alone")
+    ]
+    assert body[0] == body[1]
+    same = run_cli("compare", str(night), str(single))
+    assert same.returncode == 0, same.stdout[-2000:] + same.stderr[-2000:]
+
+    # a missing shard, and the same shard's files twice, are named: the night cannot be compared
+    shutil.copytree(night, tmp_path / "gap", ignore=shutil.ignore_patterns("shard2"))
+    for cmd in (["compare", str(single), str(tmp_path / "gap")], ["report", str(tmp_path / "gap")]):
+        gap = run_cli(*cmd)
+        assert gap.returncode == 3 and "night incomplete: shard 2/3 missing" in gap.stderr, gap.stderr
+    shutil.copytree(night, tmp_path / "twice")
+    shutil.copytree(night / "shard1", tmp_path / "twice" / "shard1-copy")
+    twice = run_cli("compare", str(single), str(tmp_path / "twice"))
+    assert twice.returncode == 3 and "shard 1/3 given twice by the same run" in twice.stderr, twice.stderr
+    # a retried shard: its later attempt replaces the earlier one, and the night is whole
+    shutil.copytree(night, tmp_path / "retried")
+    again = tmp_path / "retried" / "shard2-retry"
+    assert (
+        run_cli("run", str(matrix), "--out", str(again), "-n", "0", "--static-only", "--shard", "2/3").returncode == 0
+    )
+    retried = run_cli("compare", str(single), str(tmp_path / "retried"))
+    assert retried.returncode == 0 and "shard2-retry" in retried.stderr and "replaces" in retried.stderr, retried.stderr

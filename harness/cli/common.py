@@ -47,3 +47,36 @@ def load_run(d: str) -> tuple[RunInfo, list[Record]] | None:
     except ResultsFileError as exc:
         err(str(exc))
         return None
+
+
+def shard_dirs(d: str) -> list[str]:
+    """A night's folder (no results.json of its own, run directories in it: one per shard) as those directories;
+    any other path as itself."""
+    path = Path(d)
+    if not path.is_dir() or (path / "results.json").exists():
+        return [d]
+    found = sorted(str(p.parent) for p in path.glob("*/results.json"))
+    return found or [d]
+
+
+def load_night(d: str) -> tuple[RunInfo, list[Record]] | None:
+    """A run directory, or a night's folder of shard runs taken as one run (:mod:`harness.analysis.shard_coverage`);
+    None after one-line errors, a night that misses or repeats a shard among them."""
+    from harness.analysis.shard_coverage import combine, is_sharded
+
+    loaded = []
+    for one in shard_dirs(d):
+        stored = load_run(one)
+        if stored is None:
+            return None
+        loaded.append((one, *stored))
+    if not is_sharded(loaded) and len(loaded) == 1:
+        return loaded[0][1], loaded[0][2]
+    night = combine(loaded)
+    for note in night.notes:
+        err(f"note: {note}")
+    if night.problems:
+        for problem in night.problems:
+            err(f"{d}: night incomplete: {problem}")
+        return None
+    return night.run, night.records

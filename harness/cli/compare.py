@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness.cli.common import err, write_output
-from harness.results.store import ResultsFileError, load_results
+from harness.cli.common import err, load_night, write_output
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -18,12 +17,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     except ImportError:
         err("harness compare needs scipy (a dependency of the harness: pip install 'scipy>=1.11')")
         return 3
-    try:
-        base_run, base = load_results(Path(args.base))
-        new_run, new = load_results(Path(args.new))
-    except ResultsFileError as exc:
-        err(str(exc))
+    # a run directory, or a night's folder of shard runs (every shard once, or it cannot be compared)
+    base_side, new_side = load_night(args.base), load_night(args.new)
+    if base_side is None or new_side is None:
         return 3
+    (base_run, base), (new_run, new) = base_side, new_side
     for warning in (*(base_run.read_warnings or ()), *(new_run.read_warnings or ())):
         err(f"warning: {warning}")
     try:

@@ -8,13 +8,14 @@ from pathlib import Path
 
 from harness.analysis.findings import analyse
 from harness.analysis.merge import merge_runs
-from harness.cli.common import EXIT_INPUT, EXIT_OK, err, load_run, write_output
+from harness.analysis.shard_coverage import combine, is_sharded
+from harness.cli.common import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, err, load_run, shard_dirs, write_output
 from harness.render import tables
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     loaded = []
-    for d in args.dirs:
+    for d in (one for given in args.dirs for one in shard_dirs(given)):  # a night's folder: its shard runs
         stored = load_run(d)
         if stored is None:
             return EXIT_INPUT
@@ -22,6 +23,13 @@ def cmd_report(args: argparse.Namespace) -> int:
         for warning in run.read_warnings or ():
             err(f"warning: {warning}")
         loaded.append((str(d), run, records))
+    incomplete: tuple[str, ...] = ()
+    if is_sharded(loaded):  # every shard of the night once; a retried shard's earlier attempt left out
+        night = combine(loaded)
+        for note in night.notes:
+            err(f"note: {note}")
+        incomplete = night.problems
+        loaded = [t for t in loaded if t[0] in night.chosen or t[1].shard is None]
     first = Path(args.dirs[0])  # a run directory, or its results.json named directly
     out = (
         Path(args.out)
@@ -84,4 +92,6 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(line)
     if out:
         print(f"\nharness: report written to {out}")
-    return EXIT_OK
+    for problem in incomplete:  # rendered from what is there, and said last: the night is not whole
+        err(f"night incomplete: {problem}")
+    return EXIT_INTERNAL if incomplete else EXIT_OK

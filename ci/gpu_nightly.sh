@@ -18,8 +18,11 @@ else
   py=$repo/.venv-gpu/bin/python
 fi
 # a retried nightly finishes what the interrupted one left (its records are kept), a fresh one starts
+# HARNESS_SHARD=I/N (a CI matrix entry) runs that shard of the matrix only (harness run --shard auto)
+shard=()
+if [ -n "${HARNESS_SHARD:-}" ]; then shard=(--shard auto); fi
 if [ -s "$out/records.jsonl" ]; then
-  "$py" -m harness run "$matrix" --resume "$out" -- --junitxml="$out-junit.xml"
+  "$py" -m harness run "$matrix" --resume "$out" "${shard[@]}" -- --junitxml="$out-junit.xml"
 else
-  "$py" -m harness run "$matrix" --out "$out" -- --junitxml="$out-junit.xml"
+  "$py" -m harness run "$matrix" --out "$out" "${shard[@]}" -- --junitxml="$out-junit.xml"
 fi

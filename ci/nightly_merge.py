@@ -3,7 +3,9 @@
     python ci/nightly_merge.py COLLECTED --out DIR [--previous PREV] [--history DB]
 
 COLLECTED holds the night's run directories at any depth (CI artifacts unpacked side by side:
-``static-triton36/<run>/``, ``gpu-h100/``...); a run directory is one with a ``results.json``.
+``static-triton36/<run>/``, ``gpu-h100/``...); a run directory is one with a ``results.json``. The shard runs of
+one job (``harness run --shard``: ``static-triton36/shard1``, ``shard2``...) count as one run, their folder: the
+report and the comparison take them together, and a missing or doubled shard makes that comparison's exit 3.
 The job:
 
 1. ``harness report`` over all of them: ``DIR/report.md``, ``DIR/report.html``, ``DIR/results.csv``
@@ -15,13 +17,15 @@ The job:
    when that is set (the job summary GitHub shows).
 
 Exit code: the worst of the comparisons' (``harness compare``: 0 nothing worse, 1 performance regression,
-2 new failures, 3 not comparable), or 4 when the report itself could not be made. A night without a
+2 new failures, 3 not comparable, also when a job's night lost a shard), or 4 when the report itself could not
+be made. A night without a
 previous one compares nothing and exits 0.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -33,6 +37,22 @@ REPO = Path(__file__).resolve().parent.parent
 def run_dirs(root: Path) -> list[Path]:
     """Every directory under ``root`` that holds a run's ``results.json``, in a stable order."""
     return sorted(p.parent for p in root.rglob("results.json") if p.is_file())
+
+
+def units(runs: list[Path]) -> list[Path]:
+    """What a night is made of: each run directory, except that the shard runs of one job (``harness run --shard``,
+    one CI job each, side by side in one folder) are that folder, which harness report and compare take as one
+    run once every shard is there."""
+    out: list[Path] = []
+    for run in runs:
+        try:
+            sharded = json.loads((run / "results.json").read_text()).get("run", {}).get("shard") is not None
+        except (OSError, ValueError, AttributeError):
+            sharded = False
+        unit = run.parent if sharded else run
+        if unit not in out:
+            out.append(unit)
+    return out
 
 
 def harness(*args: str) -> subprocess.CompletedProcess[str]:
@@ -52,18 +72,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--history", help="SQLite history file (default $HARNESS_HISTORY; none: no history)")
     args = ap.parse_args(argv)
 
-    runs = run_dirs(args.collected)
-    if not runs:
+    found = run_dirs(args.collected)
+    if not found:
         print(f"nightly_merge: no run directory (no results.json) under {args.collected}", file=sys.stderr)
         return 4
+    runs = units(found)  # a folder of one job's shard runs counts as one run
     args.out.mkdir(parents=True, exist_ok=True)
     summary = [f"# Nightly: {len(runs)} run(s)", ""]
-    summary += [f"- `{r.relative_to(args.collected)}`" for r in runs]
+    summary += [
+        f"- `{r.relative_to(args.collected)}`" + ("" if (r / "results.json").is_file() else " (its shards)")
+        for r in runs
+    ]
 
     report = harness(
         "report", *map(str, runs), "--out", str(args.out / "report.md"), "--csv", str(args.out / "results.csv")
     )
-    if report.returncode != 0:
+    incomplete = [
+        ln.split("night incomplete: ", 1)[1] for ln in report.stderr.splitlines() if "night incomplete: " in ln
+    ]
+    if report.returncode == 3 and incomplete:  # rendered from what is there; the night is not whole: said, exit 3
+        summary += ["**Night incomplete:** " + "; ".join(incomplete), ""]
+    elif report.returncode != 0:
         message = (report.stderr or report.stdout).strip().splitlines()
         print(f"nightly_merge: harness report failed: {message[-1] if message else report.returncode}", file=sys.stderr)
         summary += ["", "**The merged report could not be made:** " + (message[-1] if message else "")]
@@ -71,14 +100,14 @@ def main(argv: list[str] | None = None) -> int:
         return 4
     summary += ["", "Merged report: `report.html`, `report.md`, `results.csv`.", "", report.stdout.strip(), ""]
 
-    worst = 0
+    worst = 3 if incomplete else 0
     if args.previous is not None and args.previous.is_dir():
         summary += ["## Against the previous night", "", "| run | exit | meaning |", "| --- | --- | --- |"]
         (args.out / "compare").mkdir(exist_ok=True)
         for run in runs:
             rel = run.relative_to(args.collected)
             base = args.previous / rel
-            if not (base / "results.json").is_file():
+            if not base.is_dir() or not run_dirs(base):
                 summary.append(f"| `{rel}` | — | no run of that name the previous night |")
                 continue
             md = args.out / "compare" / f"{_slug(rel)}.md"
@@ -92,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
 
     db = args.history or os.environ.get("HARNESS_HISTORY")
     if db:
-        hist = harness("history", "add", "--db", db, *map(str, runs))
+        hist = harness("history", "add", "--db", db, *map(str, found))
         summary += [f"History ({db}): " + (hist.stdout.strip().splitlines() or [f"exit {hist.returncode}"])[-1], ""]
         if hist.returncode != 0:
             print(f"nightly_merge: harness history add failed: {hist.stderr.strip()[-300:]}", file=sys.stderr)

@@ -148,3 +148,21 @@ kernels:
     )
     retried = run_cli("compare", str(single), str(tmp_path / "retried"))
     assert retried.returncode == 0 and "shard2-retry" in retried.stderr and "replaces" in retried.stderr, retried.stderr
+
+
+def test_a_shard_without_cases_writes_an_empty_run(tmp_path: Path) -> None:
+    """More shards than cases: the empty shard still writes its run (exit 0), so the night counts every shard."""
+    matrix = write_matrix(
+        tmp_path / "one.yaml",
+        "name: one\ntargets: [h100]\nkernels:\n  vector_add:\n    dtypes: [fp32]\n    shapes: [{N: 4096}]\n"
+        "    configs:\n      - {BLOCK: 1024, num_warps: 4}\n    interpret: false\n",
+    )
+    night = tmp_path / "night"
+    for index in (1, 2):
+        proc = run_cli("run", str(matrix), "--out", str(night / f"s{index}"), "-n", "0", "--static-only",
+                       "--shard", f"{index}/2")  # fmt: skip
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        assert (night / f"s{index}" / "results.json").is_file()
+    records = [json.loads((night / f"s{i}" / "results.json").read_text())["records"] for i in (1, 2)]
+    assert sorted(len(r) for r in records) == [0, 1]
+    assert run_cli("report", str(night)).returncode == 0

@@ -203,3 +203,30 @@ def test_the_gpu_jobs_script_runs_then_resumes(tmp_path: Path) -> None:
     assert second.returncode == 0, second.stdout[-2000:] + second.stderr[-2000:]
     assert json.loads((out / "results.json").read_text())["run"].get("resumed")  # the resume branch ran
     assert builds() == records  # nothing ran twice
+
+
+def test_nightly_merge_takes_a_jobs_shards_together(tmp_path: Path) -> None:
+    """A job's shard runs (static-triton36/shard1, shard2) are one run for the report and the comparison; a night
+    that lost a shard cannot be compared (exit 3) and says which."""
+    env = {"HARNESS_CACHE_DIR": str(tmp_path / "cache"), "TRITON_CACHE_DIR": str(tmp_path / "triton")}
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "scale.py").write_text(KERNEL.replace("BODY", "x * 2.0"))
+    matrix = write_matrix(
+        src / "matrix.yaml", MATRIX.replace("      - {N: 4096}", "      - {N: 4096}\n      - {N: 1000}")
+    )
+    for night in ("night1", "night2"):
+        for shard in (1, 2):
+            out = tmp_path / night / "static-triton36" / f"shard{shard}"
+            proc = run_cli("run", str(matrix), "--static-only", "--out", str(out), "-n", "0", "--shard", f"{shard}/2",
+                           env=env)  # fmt: skip
+            assert (out / "results.json").is_file(), proc.stdout[-2000:] + proc.stderr[-2000:]
+    whole = _merge(str(tmp_path / "night2"), "--out", str(tmp_path / "m2"), "--previous", str(tmp_path / "night1"))
+    summary = (tmp_path / "m2" / "summary.md").read_text()
+    assert whole.returncode == 0, whole.stdout + whole.stderr
+    assert "- `static-triton36` (its shards)" in summary and "| `static-triton36` | 0 |" in summary
+    shutil.rmtree(tmp_path / "night2" / "static-triton36" / "shard2")
+    gap = _merge(str(tmp_path / "night2"), "--out", str(tmp_path / "m3"), "--previous", str(tmp_path / "night1"))
+    assert gap.returncode == 3, gap.stdout + gap.stderr
+    summary = (tmp_path / "m3" / "summary.md").read_text()
+    assert "**Night incomplete:** shard 2/2 missing" in summary and "| `static-triton36` | 3 |" in summary

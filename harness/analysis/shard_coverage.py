@@ -32,6 +32,13 @@ def is_sharded(loaded: list[tuple[str, RunInfo, list[Record]]]) -> bool:
     return any(run.shard is not None for _, run, _ in loaded)
 
 
+def nights(loaded: list[tuple[str, RunInfo, list[Record]]]) -> list[Night]:
+    """The shard runs among ``loaded`` grouped into nights (same matrix, Triton and N), each checked; runs without a
+    shard are not in any."""
+    sharded = sorted((t for t in loaded if t[1].shard is not None), key=lambda t: _group(t[1]))
+    return [combine(list(group)) for _, group in groupby(sharded, key=lambda t: _group(t[1]))]
+
+
 def _group(run: RunInfo) -> tuple[str, str, int]:
     shard = run.shard
     return (str(run.matrix.sha256 if run.matrix else ""), str(run.triton or ""), int(shard.total or 0) if shard else 0)

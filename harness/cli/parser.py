@@ -67,6 +67,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="run only shard I/N of the matrix's cases (1-based), or 'auto': the CI engine's variables say which",
     )
     run.add_argument(
+        "--shard-costs",
+        metavar="RUN",
+        help="balance the shards on what each case took in a stored run (every shard must be given the same one)",
+    )
+    run.add_argument(
         "-n", default="auto", type=_workers, help="parallel processes (pytest-xdist), 'auto' or 0 (default auto)"
     )
     run.add_argument("--static-only", action="store_true", help="do not run cases on a local GPU")

@@ -107,6 +107,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         argv += ["-k", args.k]
     if args.shard:
         argv += ["--harness-shard", args.shard]
+    if args.shard_costs:
+        if not args.shard:
+            err("--shard-costs balances shards: give --shard too")
+            return EXIT_INPUT
+        try:
+            load_results(Path(args.shard_costs))
+        except ResultsFileError as exc:
+            err(f"--shard-costs: {exc}")
+            return EXIT_INPUT
+        argv += ["--harness-shard-costs", str(Path(args.shard_costs).absolute())]
     if args.device_as:
         argv += ["--harness-device-as", args.device_as]
     if args.wide:

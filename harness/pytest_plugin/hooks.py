@@ -29,6 +29,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--harness-static-only", action="store_true", help="never run cases on a local GPU")
     group.addoption("--harness-shard", default=None, help="run only shard I/N of the matrix's cases, or 'auto'")
+    group.addoption("--harness-shard-costs", default=None, help="balance the shards on a stored run's case times")
     group.addoption("--harness-retune", action="store_true", help="ignore cached autotune winners")
     group.addoption(
         "--harness-winners-from",

@@ -19,6 +19,7 @@ from harness.matrix.reading import MatrixError, parse
 from harness.model.records import Record
 from harness.model.run_info import RunInfo, Selection, ShardRef
 from harness.model.targets import catalogue
+from harness.pytest_plugin import sharding
 from harness.pytest_plugin.interrupts import InterruptGuard
 from harness.pytest_plugin.items import RECORD_PROPERTY, CaseItem, compile_parallelism
 from harness.pytest_plugin.provenance import run_info
@@ -156,7 +157,11 @@ class HarnessSession:
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         installed = tritoncompat.installed_triton_version()
         keep, drop = [], []
-        mine = self._shard_of(items, installed)
+        mine = (
+            None
+            if self.shard is None
+            else sharding.case_ids(items, installed, self.shard, config.getoption("harness_shard_costs"))
+        )
         for item in items:
             if isinstance(item, CaseItem) and mine is not None and item.case.id not in mine:
                 drop.append(item)  # another shard's: said by the run info's shard, not counted as deselected
@@ -171,14 +176,6 @@ class HarnessSession:
         if drop:
             config.hook.pytest_deselected(items=drop)
             items[:] = keep
-
-    def _shard_of(self, items: list[pytest.Item], installed: str | None) -> set[str] | None:
-        """The ids of this shard's cases (None: no shard), split among the cases of the installed Triton."""
-        if self.shard is None:
-            return None
-        cases = [i.case for i in items if isinstance(i, CaseItem) and i.case.triton == installed]
-        split = shards.assign({c.id: shards.case_cost(len(c.configs), c.is_interpret) for c in cases}, self.shard.total)
-        return {case for case, index in split.items() if index == self.shard.index}
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Start this process's compile workers while pytest gets going: the first case then finds them warm."""

@@ -21,8 +21,23 @@ fi
 # HARNESS_SHARD=I/N (a CI matrix entry) runs that shard of the matrix only (harness run --shard auto)
 shard=()
 if [ -n "${HARNESS_SHARD:-}" ]; then shard=(--shard auto); fi
-if [ -s "$out/records.jsonl" ]; then
-  "$py" -m harness run "$matrix" --resume "$out" "${shard[@]}" -- --junitxml="$out-junit.xml"
-else
-  "$py" -m harness run "$matrix" --out "$out" "${shard[@]}" -- --junitxml="$out-junit.xml"
+attempt() {
+  if [ -s "$out/records.jsonl" ]; then
+    "$py" -m harness run "$matrix" --resume "$out" "${shard[@]}" -- --junitxml="$out-junit.xml"
+  else
+    "$py" -m harness run "$matrix" --out "$out" "${shard[@]}" -- --junitxml="$out-junit.xml"
+  fi
+}
+# exit 0/1 (a finding), 2 (bad input), 4 (nothing selected) are answers; anything else (3: interrupted or an
+# internal error, a killed process) is tried once more, resuming, and a pass on that retry is marked flaky beside
+# the run ($out.flaky), which ci/nightly_merge.py lists in the night's summary
+set +e
+attempt
+code=$?
+if [ "$code" -ne 0 ] && [ "$code" -ne 1 ] && [ "$code" -ne 2 ] && [ "$code" -ne 4 ] && [ "${HARNESS_NO_RETRY:-}" != 1 ]; then
+  attempt
+  again=$?
+  echo "first attempt exited $code, the retry $again" > "$out.flaky"
+  code=$again
 fi
+exit "$code"

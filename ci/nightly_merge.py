@@ -100,6 +100,11 @@ def main(argv: list[str] | None = None) -> int:
         return 4
     summary += ["", "Merged report: `report.html`, `report.md`, `results.csv`.", "", report.stdout.strip(), ""]
 
+    flaky = sorted(args.collected.rglob("*.flaky"))  # ci/gpu_nightly.sh: a GPU shard that passed on its retry
+    if flaky:
+        summary += ["**Flaky (passed on a retry):**", ""]
+        summary += [f"- `{f.relative_to(args.collected).with_suffix('')}`: {f.read_text().strip()}" for f in flaky]
+        summary.append("")
     worst = 3 if incomplete else 0
     if args.previous is not None and args.previous.is_dir():
         summary += ["## Against the previous night", "", "| run | exit | meaning |", "| --- | --- | --- |"]

@@ -256,3 +256,31 @@ def test_the_gitlab_pipeline_passes_gitlabs_schema_and_shards_like_the_workflow(
     bad = tmp_path / "bad.gitlab-ci.yml"
     bad.write_text("static:\n  stage: build\n  parallel: many\n  script: 3\n")
     assert _gitlab_schema(bad).returncode != 0  # the check can fail
+
+
+def test_a_gpu_shard_that_passes_on_its_retry_is_marked_flaky(tmp_path: Path) -> None:
+    """ci/gpu_nightly.sh tries a run that ended neither with an answer (0, 1, 2, 4) once more, resuming it; a pass on
+    that retry is marked beside the run, and the merge's summary lists it."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "scale.py").write_text(KERNEL.replace("BODY", "x * 2.0"))
+    matrix = write_matrix(src / "matrix.yaml", MATRIX)
+    flaky_python = tmp_path / "python-once-lost"  # its first run dies as an internal error would (exit 3)
+    flaky_python.write_text(f'#!/bin/sh\n[ -e "{tmp_path}/lost" ] || {{ touch "{tmp_path}/lost"; exit 3; }}\n'
+                            f'exec "{sys.executable}" "$@"\n')  # fmt: skip
+    flaky_python.chmod(0o755)
+    out = tmp_path / "night" / "gpu-h100" / "shard1"
+    env = {
+        **os.environ,
+        "HARNESS_PYTHON": str(flaky_python),
+        "HARNESS_CACHE_DIR": str(tmp_path / "cache"),
+        "TRITON_CACHE_DIR": str(tmp_path / "triton"),
+        "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p),
+    }
+    script = [shutil.which("bash") or "bash", str(REPO / "ci" / "gpu_nightly.sh"), str(matrix), str(out)]
+    proc = subprocess.run(script, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert (out.parent / "shard1.flaky").read_text().strip() == "first attempt exited 3, the retry 0"
+    merged = _merge(str(tmp_path / "night"), "--out", str(tmp_path / "m"))
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    assert "- `gpu-h100/shard1`: first attempt exited 3, the retry 0" in (tmp_path / "m" / "summary.md").read_text()

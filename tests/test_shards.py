@@ -92,13 +92,17 @@ kernels:
       - {BLOCK: 1024, num_warps: 4}
 """,
     )
+    # the run after the shards takes their builds from the result cache, as a user's would (the answers are compared)
+    reuse = {"HARNESS_RESULT_CACHE": "1", "HARNESS_CACHE_DIR": str(tmp_path / "cache")}
     listed = run_cli("list", str(matrix))
     everything = set(listed.stdout.split())
     night = tmp_path / "night"
     ran: list[str] = []
     for index in (1, 2, 3):
         out = night / f"shard{index}"
-        proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0", "--static-only", "--shard", f"{index}/3")
+        proc = run_cli(
+            "run", str(matrix), "--out", str(out), "-n", "0", "--static-only", "--shard", f"{index}/3", env=reuse
+        )
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
         doc = json.loads((out / "results.json").read_text())
         assert doc["run"]["shard"] == {"index": index, "total": 3, "source": "--shard"}
@@ -109,7 +113,7 @@ kernels:
 
     # the night's folder as one run: the same CSV as one unsharded run of the matrix, and an A/A compare is clean
     single = tmp_path / "single"
-    assert run_cli("run", str(matrix), "--out", str(single), "-n", "0", "--static-only").returncode == 0
+    assert run_cli("run", str(matrix), "--out", str(single), "-n", "0", "--static-only", env=reuse).returncode == 0
     merged = run_cli(
         "report", str(night), "--out", str(tmp_path / "merged" / "report.md"), "--csv", str(tmp_path / "n.csv")
     )
@@ -144,7 +148,10 @@ kernels:
     shutil.copytree(night, tmp_path / "retried")
     again = tmp_path / "retried" / "shard2-retry"
     assert (
-        run_cli("run", str(matrix), "--out", str(again), "-n", "0", "--static-only", "--shard", "2/3").returncode == 0
+        run_cli(
+            "run", str(matrix), "--out", str(again), "-n", "0", "--static-only", "--shard", "2/3", env=reuse
+        ).returncode
+        == 0
     )
     retried = run_cli("compare", str(single), str(tmp_path / "retried"))
     assert retried.returncode == 0 and "shard2-retry" in retried.stderr and "replaces" in retried.stderr, retried.stderr

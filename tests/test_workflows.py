@@ -209,7 +209,11 @@ def test_the_gpu_jobs_script_runs_then_resumes(tmp_path: Path) -> None:
 def test_nightly_merge_takes_a_jobs_shards_together(tmp_path: Path) -> None:
     """A job's shard runs (static-triton36/shard1, shard2) are one run for the report and the comparison; a night
     that lost a shard cannot be compared (exit 3) and says which."""
-    env = {"HARNESS_CACHE_DIR": str(tmp_path / "cache"), "TRITON_CACHE_DIR": str(tmp_path / "triton")}
+    env = {
+        "HARNESS_CACHE_DIR": str(tmp_path / "cache"),
+        "TRITON_CACHE_DIR": str(tmp_path / "triton"),
+        "HARNESS_RESULT_CACHE": "1",  # the second night reuses the first's builds, as a runner's cache would
+    }
     src = tmp_path / "src"
     src.mkdir()
     (src / "scale.py").write_text(KERNEL.replace("BODY", "x * 2.0"))

@@ -80,3 +80,17 @@ def load_night(d: str) -> tuple[RunInfo, list[Record]] | None:
             err(f"{d}: night incomplete: {problem}")
         return None
     return night.run, night.records
+
+
+def shard_ok(text: str) -> bool:
+    """``--shard I/N`` or ``auto`` names a shard that exists (read as the run will read it); False after one line."""
+    import os
+
+    from harness.matrix import shards
+
+    try:
+        shards.parse(text, os.environ)
+    except shards.ShardError as exc:
+        err(str(exc))
+        return False
+    return True

@@ -6,24 +6,18 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import os
 from pathlib import Path
 
-from harness.cli.common import _PYTEST_TO_EXIT, EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, default_matrix, err
+from harness.cli.common import _PYTEST_TO_EXIT, EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, default_matrix, err, shard_ok
 from harness.cli.run import _plugin_autoloaded, read_matrix
-from harness.matrix import shards
 
 
 def cmd_list(args: argparse.Namespace) -> int:
     matrix_path = Path(args.matrix) if args.matrix else default_matrix()
     if read_matrix(matrix_path, args.targets) is None:
         return EXIT_INPUT
-    if args.shard:
-        try:
-            shards.parse(args.shard, os.environ)
-        except shards.ShardError as exc:
-            err(str(exc))
-            return EXIT_INPUT
+    if args.shard and not shard_ok(args.shard):
+        return EXIT_INPUT
     import pytest
 
     argv = [str(matrix_path.absolute()), "--collect-only", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"]

@@ -15,8 +15,8 @@ from harness.cli.common import (
     EXIT_OK,
     default_matrix,
     err,
+    shard_ok,
 )
-from harness.matrix import shards
 from harness.matrix.reading import Matrix, MatrixError, parse
 from harness.model.targets import catalogue
 from harness.results import rundir
@@ -64,12 +64,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         if unknown:
             err(f"--device-as: unknown target(s) {', '.join(unknown)} (known: {', '.join(catalogue())})")
             return EXIT_INPUT
-    if args.shard:
-        try:
-            shards.parse(args.shard, os.environ)
-        except shards.ShardError as exc:
-            err(str(exc))
-            return EXIT_INPUT
+    if args.shard and not shard_ok(args.shard):
+        return EXIT_INPUT
     if args.resume and args.out and Path(args.resume) != Path(args.out):
         err("--resume DIR and --out name different directories: --resume alone says where")
         return EXIT_INPUT

@@ -175,6 +175,18 @@ def test_nightly_merge_without_runs_says_so(tmp_path: Path) -> None:
     assert proc.returncode == 4 and "no run directory" in proc.stderr
 
 
+def _gpu_job(tmp_path: Path, matrix: Path, out: Path, python: str) -> tuple[list[str], dict[str, str]]:
+    """ci/gpu_nightly.sh as a GPU job calls it, with ``python`` as the environment holding the harness."""
+    env = {
+        **os.environ,
+        "HARNESS_PYTHON": python,
+        "HARNESS_CACHE_DIR": str(tmp_path / "cache"),
+        "TRITON_CACHE_DIR": str(tmp_path / "triton"),
+        "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p),
+    }
+    return [shutil.which("bash") or "bash", str(REPO / "ci" / "gpu_nightly.sh"), str(matrix), str(out)], env
+
+
 def test_the_gpu_jobs_script_runs_then_resumes(tmp_path: Path) -> None:
     """ci/gpu_nightly.sh as the GPU job calls it (here without a GPU: the run is static), then again on the
     same directory, as a retried job would: the second call takes the resume branch and keeps the records."""
@@ -183,14 +195,7 @@ def test_the_gpu_jobs_script_runs_then_resumes(tmp_path: Path) -> None:
     (src / "scale.py").write_text(KERNEL.replace("BODY", "x * 2.0"))
     matrix = write_matrix(src / "matrix.yaml", MATRIX)
     out = tmp_path / "gpu-h100" / "run"
-    env = {
-        **os.environ,
-        "HARNESS_PYTHON": sys.executable,
-        "HARNESS_CACHE_DIR": str(tmp_path / "cache"),
-        "TRITON_CACHE_DIR": str(tmp_path / "triton"),
-        "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p),
-    }
-    script = [shutil.which("bash") or "bash", str(REPO / "ci" / "gpu_nightly.sh"), str(matrix), str(out)]
+    script, env = _gpu_job(tmp_path, matrix, out, sys.executable)
     first = subprocess.run(script, env=env, capture_output=True, text=True, timeout=900)
     assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
 
@@ -274,14 +279,7 @@ def test_a_gpu_shard_that_passes_on_its_retry_is_marked_flaky(tmp_path: Path) ->
                             f'exec "{sys.executable}" "$@"\n')  # fmt: skip
     flaky_python.chmod(0o755)
     out = tmp_path / "night" / "gpu-h100" / "shard1"
-    env = {
-        **os.environ,
-        "HARNESS_PYTHON": str(flaky_python),
-        "HARNESS_CACHE_DIR": str(tmp_path / "cache"),
-        "TRITON_CACHE_DIR": str(tmp_path / "triton"),
-        "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p),
-    }
-    script = [shutil.which("bash") or "bash", str(REPO / "ci" / "gpu_nightly.sh"), str(matrix), str(out)]
+    script, env = _gpu_job(tmp_path, matrix, out, str(flaky_python))
     proc = subprocess.run(script, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert (out.parent / "shard1.flaky").read_text().strip() == "first attempt exited 3, the retry 0"

@@ -247,6 +247,13 @@ def test_compile_time_judged_like_with_like_on_known_distributions() -> None:
         [_build(i, _stages(rng)) for i in range(30)], [_build(i, _stages(rng, {"llir": 4.0})) for i in range(30)]
     )
     assert cmp.compile_time.worse and cmp.exit_code == 1
+    # CPU time, where the records have it, is the figure; two machine kinds are never compared
+    with_cpu = [(dataclasses.replace(a, compile_cpu_s=1.0), dataclasses.replace(b, compile_cpu_s=1.5)) for a, b in
+                ((_build(i, _stages(rng)), _build(i, _stages(rng))) for i in range(20))]  # fmt: skip
+    judged = compile_time.judge(with_cpu)
+    assert judged.verdict == "slower" and judged.measure == compile_time.CPU and "CPU time" in judged.line()
+    apart = compile_time.judge(with_cpu, machines=("EPYC, 2 cores", "Xeon, 16 cores"))
+    assert apart.verdict == "not judged" and "different machines" in apart.reason and not apart.worse
 
 
 def test_a_warm_rerun_is_not_judged_for_compile_time(static_run: Path, tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import DATA, run_cli, small_matrix
+from helpers import DATA, REPO, run_cli, small_matrix
 
 from harness import cli
 
@@ -469,3 +469,19 @@ def test_the_corpus_has_at_least_150_new_inputs() -> None:
     special = 5  # FIFO, /dev/zero, /dev/null, a directory, a link to /dev/zero
     total = len(MATRICES) + special + len(CLI) + len(RUN) + len(DAMAGE) + 2
     assert total >= 150, total
+
+
+def test_a_triton_older_than_34_is_refused_up_front(tmp_path: Path) -> None:
+    """Under 3.3.1 every build used to fail one by one (no ``triton.knobs``): now ``harness run`` says so once,
+    exit 2, before any case. The importable ``triton`` here is a stand-in whose version is all that is read."""
+    from harness.support.tritoncompat import too_old
+
+    assert too_old("3.4.0") is None and too_old("3.10.1") is None and too_old(None) is None
+    assert "older than 3.4" in (too_old("3.3.1") or "") and too_old("3.2.0")
+    fake = tmp_path / "site"
+    (fake / "triton").mkdir(parents=True)
+    (fake / "triton" / "__init__.py").write_text('__version__ = "3.3.1"\n')
+    proc = run_cli("run", "--out", str(tmp_path / "out"), env={"PYTHONPATH": f"{fake}{os.pathsep}{REPO}"})
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert proc.stderr.strip().splitlines()[-1].startswith("harness: triton 3.3.1 is older than 3.4"), proc.stderr
+    assert not (tmp_path / "out").exists()

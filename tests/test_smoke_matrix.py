@@ -6,6 +6,7 @@ import hashlib
 import json
 import re
 import time
+from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
@@ -33,7 +34,7 @@ def smoke_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
         timings[label] = time.perf_counter() - start
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
         outputs[label] = proc.stdout
-    return {"dir": tmp, "timings": timings, "stdout": outputs}
+    return {"dir": tmp, "timings": timings, "stdout": outputs, "env": env}
 
 
 def test_every_kernel_has_ptx_and_amdgcn_for_both_targets(smoke_runs: dict) -> None:
@@ -235,3 +236,46 @@ def test_one_binary_launched_alike_is_one_config(smoke_runs: dict) -> None:
     assert marked >= 2
     # counted once: the terminal summary names them, and the device phase would not launch them
     assert "same binary as another" in smoke_runs["stdout"]["warm"]
+
+
+def test_the_matrix_in_1_3_and_7_shards_reports_as_the_one_run(smoke_runs: dict) -> None:
+    """Issue 25: each shard its own ``harness run`` process (builds and checks from the result cache the runs above
+    filled, as the warm run took them); the night's folder reported as one run gives the warm run's report.md,
+    report.html and CSV, and its shards' stored verdicts together are the warm run's. Set aside: timestamps,
+    the lines that name the shard runs, the run directories in links, and compile_s (how long this process took
+    to fetch the build)."""
+    tmp, env = smoke_runs["dir"], smoke_runs["env"]
+
+    def rendered(run: Path, label: str) -> dict[str, str]:
+        out = tmp / "reports" / label
+        proc = run_cli("report", str(run), "--out", str(out / "report.md"), "--csv", str(out / "r.csv"), env=env)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        texts = {name: (out / name).read_text() for name in ("report.md", "report.html", "r.csv")}
+        texts["report.html"] = texts["report.html"].split("<h2>Data</h2>")[0]  # links to each run's files
+        for name, text in texts.items():
+            text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+\d:]*", "TIME", text)
+            text = re.sub(r"\.\./(warm|shards\d/s\d)/", "RUN/", text)
+            texts[name] = "\n".join(
+                line
+                for line in text.splitlines()
+                if "shard runs (of" not in line and ",compile_s," not in line and ",compile_cpu_s," not in line
+            )
+        return texts
+
+    def stored_verdicts(runs: list[Path]) -> list[str]:
+        docs = [json.loads((run / "results.json").read_text()) for run in runs]
+        return sorted(json.dumps(v, sort_keys=True) for d in docs for k in ("verdicts", "portability") for v in d[k])
+
+    alone = rendered(tmp / "warm", "warm")
+    assert "RUN/artifacts/" in alone["report.html"] and "TIME" in alone["report.md"]
+    for total in (1, 3, 7):
+        night = tmp / f"shards{total}"
+        for index in range(1, total + 1):
+            proc = run_cli("run", "--out", str(night / f"s{index}"), "-n", "0", "--shard", f"{index}/{total}", env=env)
+            assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        merged = rendered(night, f"night{total}")
+        for name in alone:
+            assert merged[name] == alone[name], (total, name)
+        assert stored_verdicts([night / f"s{i}" for i in range(1, total + 1)]) == stored_verdicts([tmp / "warm"])
+        page = (tmp / "reports" / f"night{total}" / "report.html").read_text()
+        assert all(f"../shards{total}/s{i}/results.json" in page for i in range(1, total + 1))

@@ -6,7 +6,8 @@ earlier, and the replacement is said. A missing index, an index given twice by t
 collected twice), or a case found in two shards (runs of different splits mixed) makes the night incomplete,
 each named: ``harness compare`` then cannot compare it (exit 3), ``harness report`` renders what is there and
 exits 3. A complete night becomes one run: the first shard's provenance, started when the first shard started,
-ended when the last one ended (unfinished if any shard is), its shards' selections together.
+ended when the last one ended (unfinished if any shard is), its shards' selections together, and which shard
+runs made it (``RunInfo.night``: what a report shows of the shards).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from itertools import groupby
 
 from harness.analysis.merge import merge
 from harness.model.records import Record
-from harness.model.run_info import RunInfo
+from harness.model.run_info import NightRef, RunInfo
 
 
 @dataclass(frozen=True)
@@ -83,8 +84,9 @@ def combine(loaded: list[tuple[str, RunInfo, list[Record]]]) -> Night:
             if case in owner and owner[case] != label:
                 problems.append(f"case {case} in two shards: {owner[case]} and {label}")
             owner.setdefault(case, label)
+    night = NightRef(total=total, dirs=tuple(run.dir or label for label, run, _ in chosen), problems=tuple(problems))
     return Night(
-        _one_run([run for _, run, _ in chosen]),
+        _one_run([run for _, run, _ in chosen], night),
         merge(r for _, _, r in chosen),
         tuple(problems),
         tuple(notes),
@@ -92,7 +94,7 @@ def combine(loaded: list[tuple[str, RunInfo, list[Record]]]) -> Night:
     )
 
 
-def _one_run(runs: list[RunInfo]) -> RunInfo:
+def _one_run(runs: list[RunInfo], night: NightRef) -> RunInfo:
     if not runs:
         return RunInfo()
     first = min(runs, key=lambda r: str(r.start))
@@ -103,4 +105,6 @@ def _one_run(runs: list[RunInfo]) -> RunInfo:
         interrupted=any(bool(r.interrupted) for r in runs),
         selected=tuple(s for r in runs for s in (r.selected or ())),
         shard=None,
+        dir=None,
+        night=night,
     )

@@ -24,6 +24,7 @@ from harness.cli.history import cmd_history
 from harness.cli.list_cases import cmd_list
 from harness.cli.parser import build_parser
 from harness.cli.report import cmd_report
+from harness.cli.repro import cmd_repro
 from harness.cli.run import _plugin_autoloaded, cmd_run
 from harness.cli.validate import cmd_targets, cmd_validate
 
@@ -52,6 +53,7 @@ HANDLERS = {
     "report": cmd_report,
     "compare": cmd_compare,
     "history": cmd_history,
+    "repro": cmd_repro,
 }
 
 

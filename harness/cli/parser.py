@@ -197,6 +197,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cmp.add_argument("--markdown", metavar="FILE", help="also write the full table as markdown")
     cmp.add_argument("--json", metavar="FILE", help="also write the machine-readable diff")
+    rpr = sub.add_parser(
+        "repro", help="write a standalone Triton script that rebuilds one recorded build and checks its outcome"
+    )
+    rpr.add_argument("run", help="run directory (or its results.json)")
+    rpr.add_argument("case_id", help="the case id, as harness list and the report print it")
+    rpr.add_argument("--config", help="the config id, when the case holds several builds")
+    rpr.add_argument("--target", help="the target column (e.g. mi300x@async-copy), when the case holds several")
+    rpr.add_argument("--out", help="write the script here (default: print it)")
     hist = sub.add_parser("history", help="store nights of results in SQLite; show trends and step changes")
     actions = hist.add_subparsers(dest="action", required=True)
     hist_add = actions.add_parser("add", help="store run directories' figures")

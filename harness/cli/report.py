@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 from pathlib import Path
 
@@ -10,6 +11,8 @@ from harness.analysis.findings import analyse
 from harness.analysis.merge import merge_runs
 from harness.analysis.shard_coverage import nights
 from harness.cli.common import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, err, load_run, shard_dirs, write_output
+from harness.model.records import Record
+from harness.model.run_info import RunInfo
 from harness.render import tables
 
 
@@ -23,31 +26,22 @@ def cmd_report(args: argparse.Namespace) -> int:
         for warning in run.read_warnings or ():
             err(f"warning: {warning}")
         loaded.append((str(d), run, records))
-    incomplete: list[str] = []
-    chosen: set[str] = set()
-    for night in nights(loaded):  # every shard of each night once; a retried shard's earlier attempt left out
-        for note in night.notes:
-            err(f"note: {note}")
-        incomplete += night.problems
-        chosen.update(night.chosen)
-    loaded = [t for t in loaded if t[0] in chosen or t[1].shard is None]
     first = Path(args.dirs[0])  # a run directory, or its results.json named directly
     out = (
         Path(args.out)
         if args.out
         else ((first if first.is_dir() else first.parent) / "report.md" if len(args.dirs) == 1 else None)
     )
-    if out:  # each run's directory as the page links it: relative to where the report goes
-        loaded = [
-            (
-                label,
-                run.updated(
-                    dir=os.path.relpath(Path(label if Path(label).is_dir() else Path(label).parent), out.parent)
-                ),
-                records,
-            )
-            for label, run, records in loaded
-        ]
+    if out:
+        loaded = [_linked(label, run, records, out.parent) for label, run, records in loaded]
+    incomplete: list[str] = []
+    as_one: list[tuple[str, RunInfo, list[Record]]] = []
+    for night in nights(loaded):  # every shard of each night once, a retried shard's latest attempt: one run
+        for note in night.notes:
+            err(f"note: {note}")
+        incomplete += night.problems
+        as_one.append((os.path.commonpath(night.chosen) if night.chosen else "", night.run, night.records))
+    loaded = [t for t in loaded if t[1].shard is None] + as_one
     runs, records, conflicts = merge_runs(loaded)
     if conflicts:
         for line in conflicts:
@@ -96,3 +90,17 @@ def cmd_report(args: argparse.Namespace) -> int:
     for problem in incomplete:  # rendered from what is there, and said last: the night is not whole
         err(f"night incomplete: {problem}")
     return EXIT_INTERNAL if incomplete else EXIT_OK
+
+
+def _linked(label: str, run: RunInfo, records: list[Record], page_dir: Path) -> tuple[str, RunInfo, list[Record]]:
+    """The run as a page in ``page_dir`` links it: its directory, and each build's artifacts, relative to the page
+    (the records store them relative to their own run's directory)."""
+    where = os.path.relpath(Path(label if Path(label).is_dir() else Path(label).parent), page_dir)
+    if where != ".":
+        records = [
+            dataclasses.replace(
+                r, artifacts={k: a.updated(path=f"{where}/{a.path}") if a.path else a for k, a in r.artifacts.items()}
+            )
+            for r in records
+        ]
+    return label, run.updated(dir=where), records

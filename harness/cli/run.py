@@ -56,6 +56,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         if getattr(args, name):
             setattr(args, name, str(Path(getattr(args, name)).absolute()))
     out = Path(args.resume or args.out) if (args.resume or args.out) else rundir.default_name().absolute()
+    old = tritoncompat.too_old(tritoncompat.installed_triton_version())
+    if old:
+        err(old)
+        return EXIT_INPUT
     matrix = read_matrix(matrix_path, args.targets)
     if matrix is None:
         return EXIT_INPUT

@@ -126,7 +126,11 @@ def store(kind: str, digest: str | None, result: dict[str, Any], out_root: str |
                 os.link(src, tmp / "artifacts" / src.name)
             except OSError:
                 shutil.copyfile(src, tmp / "artifacts" / src.name)
-        kept = {k: v for k, v in result.items() if k not in ("compile_cache", "compile_s", "compile_stages_s")}
+        kept = {
+            k: v
+            for k, v in result.items()
+            if k not in ("compile_cache", "compile_s", "compile_cpu_s", "compile_stages_s")
+        }
         (tmp / "result.json").write_text(json.dumps(kept))
         tmp.rename(entry)
     except OSError:

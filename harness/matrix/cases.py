@@ -60,6 +60,15 @@ class Case:
         where = INTERPRET if self.is_interpret else f"{shape_id(self.shape)}-{self.column}"
         return f"{self.kernel}[{self.dtype}-{where}-triton{self.triton}]"
 
+    @property
+    def shard_unit(self) -> str:
+        """What goes to one shard together (:mod:`harness.matrix.shards`): the cases one report row joins — a
+        kernel, dtype, shape and Triton over every target and environment — so that each shard's own verdicts
+        (portability across vendors, a target decided by its default build) are whole; the interpreter's case alone."""
+        if self.is_interpret:
+            return self.id
+        return f"{self.kernel}[{self.dtype}-{shape_id(self.shape)}-triton{self.triton}]"
+
 
 def expand(matrix: Matrix, installed_triton: str | None) -> list[Case]:
     """All cases of a matrix. ``installed`` resolves to the importable Triton's version."""

@@ -56,6 +56,7 @@ class Record:
     flags: list[LimitFlag] = field(default_factory=list)
     artifacts: dict[str, Artifact] = field(default_factory=dict)  # kind (ttir, ptx, cubin, hsaco, ...) -> file
     compile_s: float | None = None
+    compile_cpu_s: float | None = None  # CPU time of the compile and its tools (what compile cost is judged on)
     # "miss": compiled from source (cold); "hit": loaded from Triton's cache; "harness": the harness's result cache
     compile_cache: str | None = None
     compile_stages_s: dict[str, float] = field(default_factory=dict)  # Triton's own time per lowering stage

@@ -46,6 +46,17 @@ class ShardRef(Payload):
 
 
 @dataclass(frozen=True)
+class NightRef(Payload):
+    """Several shard runs rendered as one (``harness report`` over a night's folder; not stored): how many shards
+    the matrix was cut into, each chosen shard run's directory as the report links it, and what makes the night
+    incomplete (empty: every shard once)."""
+
+    total: int | None = None
+    dirs: tuple[str, ...] | None = None
+    problems: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
 class RunInfo(Payload):
     matrix: MatrixRef | None = None
     triton: str | None = None
@@ -54,6 +65,7 @@ class RunInfo(Payload):
     python: str | None = None
     host: str | None = None
     platform: str | None = None
+    cpu: str | None = None  # the machine kind compile costs compare on: CPU model and the cores this run could use
     gpus: tuple[str, ...] | None = None
     commit: str | None = None
     argv: tuple[str, ...] | None = None
@@ -68,6 +80,7 @@ class RunInfo(Payload):
     resumed: tuple[str, ...] | None = None  # when it was resumed, each time
     read_warnings: tuple[str, ...] | None = None  # what reading it skipped (a torn records.jsonl line)
     dir: str | None = None  # the run's directory as a report links it (set by ``harness report``, not stored)
+    night: NightRef | None = None  # a night of shard runs taken as this one run (set by ``harness report``)
 
     @property
     def unfinished(self) -> bool:

@@ -74,6 +74,18 @@ def _version_of(module: str) -> str | None:
     return None
 
 
+def machine_kind() -> str:
+    """CPU model and the cores this process may use: two runs' compile costs compare only on the same kind."""
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            model = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), model)
+    except OSError:
+        pass
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return f"{model}, {cores} cores"
+
+
 def run_info(matrix_name: str, matrix_path: str, matrix_hash: str, installed_triton: str | None) -> RunInfo:
     repo = Path(__file__).resolve().parents[2]  # harness/pytest_plugin/provenance.py -> the checkout
     info = {
@@ -84,6 +96,7 @@ def run_info(matrix_name: str, matrix_path: str, matrix_hash: str, installed_tri
         "python": platform.python_version(),
         "host": socket.gethostname(),
         "platform": platform.platform(),
+        "cpu": machine_kind(),
         "gpus": gpus_seen(),
         "commit": _git_commit(repo) or _installed_harness(),
         "argv": sys.argv,

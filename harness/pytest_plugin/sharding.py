@@ -25,5 +25,5 @@ def case_ids(items: list[pytest.Item], installed: str | None, shard: shards.Shar
         measured, per_build = case_costs.measured(records)  # in seconds
         if measured and per_build:
             costs = {case: measured.get(case) or cost * per_build for case, cost in costs.items()}
-    split = shards.assign(costs, shard.total)
+    split = shards.assign_cases(costs, {c.id: c.shard_unit for c in cases}, shard.total)
     return {case for case, index in split.items() if index == shard.index}

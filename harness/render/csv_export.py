@@ -41,6 +41,8 @@ def _metrics(r: Record, found: Findings) -> Iterator[tuple[str, Any]]:
     if r.mode == "compile":
         yield "fits", r.fits
         yield "compile_s", r.compile_s
+        if r.compile_cpu_s is not None:  # a compile made in this run (not a cache load)
+            yield "compile_cpu_s", r.compile_cpu_s
         yield "compile_cache", r.compile_cache
         for name, value in sorted(r.resources.to_json().items()):
             yield f"resource.{name}", value

@@ -62,23 +62,23 @@ def _runs(runs: list[RunInfo]) -> list[str]:
             "INCOMPLETE (interrupted)" if info.interrupted else info.end or "INCOMPLETE",
         ]
         out.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>")
-    return out + ["</table>"]
+    out.append("</table>")
+    for info in runs:  # a night of shard runs shown as one run: its shards, and what makes it incomplete
+        out += [f"<p class=note>{_e(line)}</p>" for line in tables.night_lines(info)]
+    return out
 
 
-def _artifact_link(row: Row, base: str | None) -> str:
-    """The config's cell: a link to its first build's artifact folder when the page belongs to one run
-    (``base``: that run's directory relative to the page, "" when the page is inside it)."""
-    if base is None:
-        return f"<td>{_e(row.config_id)}</td>"
+def _artifact_link(row: Row) -> str:
+    """The config's cell: a link to its first build's artifact folder (artifact paths are relative to the page:
+    the run's own directory, or as ``harness report`` rebased them)."""
     for rec in row.cells.values():
         path = next((a.path for a in rec.artifacts.values() if a.path), None)
         if path:
-            folder = "/".join(filter(None, (base, str(path).rsplit("/", 1)[0])))
-            return f'<td><a href="{_e(quote(folder))}/">{_e(row.config_id)}</a></td>'
+            return f'<td><a href="{_e(quote(str(path).rsplit("/", 1)[0]))}/">{_e(row.config_id)}</a></td>'
     return f"<td>{_e(row.config_id)}</td>"
 
 
-def _matrix(rows: list[Row], base: str | None = None) -> list[str]:
+def _matrix(rows: list[Row]) -> list[str]:
     out = [
         "<h2>Portability</h2>",
         "<p class=note>Per target, the verdict of its build under Triton's defaults; at risk: it fits by default "
@@ -113,7 +113,7 @@ def _matrix(rows: list[Row], base: str | None = None) -> list[str]:
                 )
             out.append(
                 f"<tr><td>{_e(r.dtype)}</td><td>{_e(r.shape_id)}</td><td>{_e(r.triton)}</td>"
-                + _artifact_link(r, base)
+                + _artifact_link(r)
                 + "".join(cells)
                 + f"<td>{_e(r.judged.text)}</td></tr>"
             )
@@ -273,15 +273,13 @@ def _trends(found: Sequence[Trend] | None) -> list[str]:
 
 def _data_links(runs: list[RunInfo]) -> list[str]:
     out = ["<h2>Data</h2>", "<ul>"]
-    for info in runs:
-        where = info.dir
-        if where:
-            href = _e(quote(str(where)))  # a relative URL: every odd character percent-encoded
-            out.append(
-                f'<li>{_e(where)}: <a href="{href}/results.json">results.json</a>, '
-                f'<a href="{href}/records.jsonl">records.jsonl</a>, '
-                f'<a href="{href}/artifacts/">artifacts/</a></li>'
-            )
+    for where in (d for info in runs for d in ((info.night.dirs or ()) if info.night else (info.dir,)) if d):
+        href = _e(quote(str(where)))  # a relative URL: every odd character percent-encoded
+        out.append(
+            f'<li>{_e(where)}: <a href="{href}/results.json">results.json</a>, '
+            f'<a href="{href}/records.jsonl">records.jsonl</a>, '
+            f'<a href="{href}/artifacts/">artifacts/</a></li>'
+        )
     if len(out) == 2:
         out.append("<li>results.json and records.jsonl beside this file; artifacts under artifacts/</li>")
     return out + ["</ul>"]
@@ -291,11 +289,10 @@ def html_report(found: Findings) -> str:
     """The page. ``found.runs[i].dir``, when set, is that run's directory relative to the page (links); the
     trend section shows ``found.trends`` (the history file's series) when a history file was given."""
     runs, records, rows = list(found.runs), list(found.records), list(found.rows)
-    base = str(runs[0].dir or "") if len(runs) == 1 else None  # one run: link each config's artifacts
     body = (
         ["<h1>Triton portability report</h1>"]
         + _runs(runs)
-        + _matrix(rows, base)
+        + _matrix(rows)
         + _device_charts(found)
         + _vendor_eval(found)
         + _version_compare(found)

@@ -16,6 +16,7 @@ from harness.analysis import verdicts
 from harness.analysis.findings import Findings
 from harness.analysis.rows import Row
 from harness.model.records import Record
+from harness.model.run_info import RunInfo
 from harness.model.timings import STABLE_IQR
 from harness.render.device_tables import device_table, launch_parity_lines
 from harness.render.escaping import md
@@ -223,6 +224,17 @@ def limit_findings(records: list[Record]) -> list[str]:
     return out
 
 
+def night_lines(info: RunInfo) -> list[str]:
+    """A night of shard runs reported as one run: which shard runs made it, then what makes it incomplete."""
+    night = info.night
+    if night is None:
+        return []
+    dirs = night.dirs or ()
+    return [f"shard runs (of {night.total}): {', '.join(dirs)}"] + [
+        f"INCOMPLETE night: {problem}" for problem in night.problems or ()
+    ]
+
+
 def markdown_report(found: Findings) -> str:
     runs, records = found.runs, list(found.records)
     parts = ["# Triton portability report", ""]
@@ -241,6 +253,7 @@ def markdown_report(found: Findings) -> str:
                 "`harness run --resume DIR` runs only the missing cases"
             )
         parts += [f"- resumed {md(t)}" for t in info.resumed or ()]
+        parts += [f"- {md(line)}" for line in night_lines(info)]
     missing = found.incomplete
     if missing:
         parts.append(

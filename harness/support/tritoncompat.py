@@ -1,10 +1,12 @@
 """The few places where Triton's cross-compilation API differs between releases.
 
 Everything version-dependent about building a compile request lives here, so
-the rest of the harness speaks one vocabulary. Supported: Triton 3.3 and later
+the rest of the harness speaks one vocabulary. Supported: Triton 3.4 and later
 (``ASTSource(fn, signature, constexprs=..., attrs=...)`` with every parameter in
-the signature). Triton 3.2 used a different signature form and is refused with a
-clear message rather than guessed at.
+the signature, ``triton.knobs``, host tensor descriptors). Older releases are refused
+up front with one line (:func:`too_old`) rather than failing build by build: under
+3.3.1 every compile failed (``triton.knobs`` is new in 3.4, which the launch
+specialisation reads as Triton's launcher does), and 3.2 takes another signature form.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import contextlib
 import dataclasses
 import importlib
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any, Iterator
@@ -52,6 +55,21 @@ NOT_CONFIG_OPTIONS = frozenset(
         "ir_override",
     }
 )
+
+
+OLDEST = (3, 4)  # the oldest Triton release the harness runs with
+
+
+def too_old(version: str | None) -> str | None:
+    """Why ``version`` (the importable Triton's) cannot run the harness, or None (also when none is importable)."""
+    found = re.match(r"(\d+)\.(\d+)", version or "")
+    if found is None or (int(found[1]), int(found[2])) >= OLDEST:
+        return None
+    return (
+        f"triton {version} is older than {OLDEST[0]}.{OLDEST[1]}, the oldest release the harness supports "
+        f"(it reads triton.knobs as Triton's launcher does, and builds host tensor descriptors): "
+        f"install triton>={OLDEST[0]}.{OLDEST[1]}"
+    )
 
 
 def installed_triton_version() -> str | None:

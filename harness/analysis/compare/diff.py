@@ -153,7 +153,12 @@ def compare_runs(
         return cmp
     for key in matched:
         _static(a[key], b[key], cmp.changes)
-    cmp.compile_time = compile_time.judge([(a[k], b[k]) for k in matched], compile_threshold, alpha)
+    cmp.compile_time = compile_time.judge(
+        [(a[k], b[k]) for k in matched],
+        compile_threshold,
+        alpha,
+        (base_run.cpu if base_run else None, new_run.cpu if new_run else None),
+    )
     _verdict_changes(list(a.values()), list(b.values()), cmp.changes, cmp.not_compared)
     _timing_changes(
         base, new, a, b, matched, cmp, threshold, fdr, min_us, normalise, thresholds or {}, history, noise_floor

@@ -1,0 +1,104 @@
+"""The fixed part of a ``harness repro`` script (:mod:`harness.build.repro`): it reads ``CASE`` and ``KERNEL``
+(written above it), compiles, measures with the tools that own each figure (Triton's metadata, ptxas -v on the PTX
+for NVIDIA registers and spills, the AMDGCN metadata for AMD), prints recorded against now, and exits 0 when the
+recorded outcome came back. Plain Triton and the standard library only: it runs where the harness is not
+installed."""
+
+BODY = r'''
+
+def figures(compiled, backend):
+    import re
+    import subprocess
+    import tempfile
+
+    out = {"shared": int(compiled.metadata.shared)}
+    if backend == "hip":
+        text = compiled.asm["amdgcn"]
+        name = compiled.metadata.name
+        meta = text.split("amdhsa.kernels:", 1)[-1]
+        at = re.search(r"^\s*\.name:\s+" + re.escape(name) + r"\s*$", meta, re.M)
+        entry = meta[max(meta.rfind("\n  - ", 0, at.start()), 0) : meta.find("\n  - ", at.end())] if at else meta
+        for key, field in (("vgpr", "vgpr_count"), ("agpr", "agpr_count"), ("vgpr_spill", "vgpr_spill_count"),
+                           ("sgpr_spill", "sgpr_spill_count"), ("scratch_bytes", "private_segment_fixed_size")):
+            found = re.search(r"\." + field + r":\s+(\d+)", entry)
+            if found:
+                out[key] = int(found.group(1))
+        return out
+    # NVIDIA: ptxas -v, Triton's own ptxas, on this compile's PTX (the log Triton itself throws away)
+    ptxas = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
+    arch = CASE["target"][1]
+    major = int(str(arch).removeprefix("sm_").rstrip("a"))
+    with tempfile.TemporaryDirectory() as tmp:
+        ptx = os.path.join(tmp, "kernel.ptx")
+        with open(ptx, "w") as f:
+            f.write(compiled.asm["ptx"])
+        gpu = f"sm_{major}a" if major >= 90 else f"sm_{major}"
+        log = subprocess.run([ptxas, "-lineinfo", "-v", f"--gpu-name={gpu}", ptx, "-o", os.path.join(tmp, "k.cubin")],
+                             capture_output=True, text=True).stderr
+    block = log.split("Function properties for " + compiled.metadata.name, 1)[-1]
+    regs = re.search(r"Used (\d+) registers", block)
+    spill = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", block)
+    if regs:
+        out["registers"] = int(regs.group(1))
+    if spill:
+        out["spill_store_bytes"], out["spill_load_bytes"] = int(spill.group(1)), int(spill.group(2))
+    return out
+
+
+def main():
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    recorded = CASE["recorded"]
+    print(f"case: {CASE['label']} (triton {CASE['triton']} recorded, {triton.__version__} here)")
+    if triton.__version__ != CASE["triton"]:
+        print(f"warning: recorded with triton {CASE['triton']}; install it to reproduce exactly")
+    backend, arch, warp = CASE["target"]
+    target = GPUTarget(backend, int(str(arch).removeprefix("sm_").rstrip("a")) if backend == "cuda" else arch, warp)
+    src = ASTSource(
+        KERNEL,
+        CASE["signature"],
+        {tuple(k): v for k, v in CASE["constexprs"]},
+        {tuple(k): v for k, v in CASE["attrs"]},
+    )
+    import re
+    import tempfile
+
+    # what the compiler prints goes to file descriptor 2 (MLIR names the pass that failed a pipeline there): kept
+    # to be read, then shown as it would have been
+    with tempfile.TemporaryFile(mode="w+") as printed:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(printed.fileno(), 2)
+        try:
+            compiled, exc = triton.compile(src, target=target, options=CASE["options"]), None
+        except Exception as caught:
+            compiled, exc = None, caught
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+        printed.seek(0)
+        said = printed.read()
+    sys.stderr.write(said)
+    if exc is not None:
+        now = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        failed = re.search(r"Pipeline failed while executing \[`([^`]+)`", said)
+        now += f" (failing pass: {failed.group(1)})" if failed else ""
+        print(f"recorded: {recorded['status']}: {recorded['error']}")
+        print(f"now:      error: {now}")
+        return 0 if recorded["status"] != "ok" and now.strip() == recorded["error"].strip() else 1
+    now = figures(compiled, backend)
+    print(f"recorded: {recorded['status']}" + (f", over a limit: {'; '.join(recorded['flags'])}" if recorded["flags"] else ""))
+    same = recorded["status"] == "ok"
+    for key, value in sorted(recorded["figures"].items()):
+        mark = "" if now.get(key) == value else "   <-- differs"
+        same = same and not mark
+        print(f"  {key:18} recorded {value:>8}   now {now.get(key, '-'):>8}{mark}")
+    print("reproduced" if same else "NOT reproduced")
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''

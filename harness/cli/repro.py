@@ -1,0 +1,63 @@
+"""``harness repro RUN CASE_ID``: one recorded build as a standalone Triton script (:mod:`harness.build.repro`)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from harness.cli.common import EXIT_INPUT, EXIT_OK, err, load_run, write_output
+from harness.model.records import Record
+
+
+def cmd_repro(args: argparse.Namespace) -> int:
+    from harness.build import repro
+    from harness.matrix.reading import MatrixError, parse
+    from harness.model.targets import get
+
+    stored = load_run(args.run)
+    if stored is None:
+        return EXIT_INPUT
+    run, records = stored
+    chosen = [
+        r
+        for r in records
+        if r.mode == "compile"
+        and r.case_id == args.case_id
+        and (args.config is None or r.config_id == args.config)
+        and (args.target is None or r.column == args.target)
+    ]
+    if len(chosen) != 1:
+        err(_which(args, chosen, records))
+        return EXIT_INPUT
+    record = chosen[0]
+    matrix_path = Path(run.matrix.path) if run.matrix and run.matrix.path else None
+    if matrix_path is None or not matrix_path.is_file():
+        err(f"{args.run}: the run's matrix {matrix_path} is not there to say where kernel {record.kernel} comes from")
+        return EXIT_INPUT
+    try:
+        entry = next(e for e in parse(matrix_path).kernels if e.name == record.kernel)
+        text = repro.script(record, entry.ref, get(record.target), f"harness run {args.run} ({run.start}, {run.host})")
+    except (MatrixError, StopIteration) as exc:
+        err(f"{matrix_path}: kernel {record.kernel} not found ({exc})")
+        return EXIT_INPUT
+    except repro.ReproError as exc:
+        err(f"cannot write a standalone script for {args.case_id} {record.config_id}: {exc}")
+        return EXIT_INPUT
+    if args.out:
+        if not write_output(Path(args.out), text, "--out"):
+            return EXIT_INPUT
+        err(f"wrote {args.out}: python3 {args.out}")
+    else:
+        print(text, end="")
+    return EXIT_OK
+
+
+def _which(args: argparse.Namespace, chosen: list[Record], records: list[Record]) -> str:
+    if not chosen:
+        known = sorted({r.case_id for r in records if r.mode == "compile"})
+        if args.case_id not in known:
+            near = [c for c in known if c.split("[")[0] == args.case_id.split("[")[0]][:5]
+            return f"{args.run}: no compile case {args.case_id}" + (f" (of this kernel: {', '.join(near)})" if near else "")
+        return f"{args.run}: {args.case_id} has no build of config {args.config} on {args.target or 'any target'}"
+    configs = sorted({f"{r.config_id} ({r.column})" for r in chosen})
+    return f"{args.case_id} holds {len(chosen)} builds: choose one with --config (and --target): {', '.join(configs)}"

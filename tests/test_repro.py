@@ -1,0 +1,99 @@
+"""``harness repro``: a recorded finding as a standalone script that rebuilds it with plain Triton and gives the
+recorded outcome back — a compile failure's error, an exceeding config's shared memory / LDS, a spilling config's
+spills — run in a fresh virtual environment where the harness cannot be imported."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+import sysconfig
+import venv
+from pathlib import Path
+
+import pytest
+from helpers import run_cli, write_matrix
+
+FINDINGS = [  # (case id, config, what the script prints when it reproduces)
+    (
+        "matmul[fp16-M1024xN1024xK1024-mi300x@async-copy-triton{v}]",
+        "K64_M128_N128_GROUP_M8_s4_w8",
+        "now:      error: RuntimeError: PassManager::run failed (failing pass: TritonAMDGPUBlockPingpong)",
+    ),
+    ("matmul[fp16-M1024xN1024xK1024-mi300x-triton{v}]", "K64_M128_N256_GROUP_M8_s3_w8", "shared 98304 > 65536"),
+    ("fused_activation[bf16-M1024xN1000-h100-triton{v}]", "M32_N1024_s2_w16", "spills 672 > 0"),
+]
+
+
+@pytest.fixture(scope="module")
+def bare_python(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A fresh venv that sees this environment's installed packages (Triton, torch) as a plain directory: its
+    ``.pth`` files, the harness's editable install among them, are not processed, so ``import harness`` fails."""
+    where = tmp_path_factory.mktemp("bare") / "venv"
+    venv.EnvBuilder(with_pip=False).create(where)
+    python = where / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import site; print(site.getsitepackages()[0])"], capture_output=True,
+                          text=True, check=True).stdout.strip()  # fmt: skip
+    Path(site, "installed.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    probe = subprocess.run([str(python), "-c", "import triton, harness"], capture_output=True, text=True, cwd=where)
+    assert "No module named 'harness'" in probe.stderr, probe.stderr
+    return str(python)
+
+
+def test_each_finding_reproduces_with_plain_triton(tmp_path: Path, bare_python: str) -> None:
+    import triton
+
+    matrix = write_matrix(
+        tmp_path / "m.yaml",
+        """\
+name: findings
+targets: [h100, mi300x]
+kernels:
+  matmul:
+    dtypes: [fp16]
+    shapes: [{M: 1024, N: 1024, K: 1024}]
+    interpret: false
+    configs:
+      - {BLOCK_K: 64, BLOCK_M: 128, BLOCK_N: 128, GROUP_M: 8, num_stages: 4, num_warps: 8}
+      - {BLOCK_K: 64, BLOCK_M: 128, BLOCK_N: 256, GROUP_M: 8, num_stages: 3, num_warps: 8}
+  fused_activation:
+    dtypes: [bf16]
+    shapes: [{M: 1024, N: 1000}]
+    interpret: false
+    configs:
+      - {BLOCK_M: 32, BLOCK_N: 1024, num_stages: 2, num_warps: 16}
+""",
+    )
+    run = tmp_path / "run"
+    proc = run_cli("run", str(matrix), "--out", str(run), "-n", "0", "--static-only")
+    assert proc.returncode in (0, 1), proc.stdout[-2000:] + proc.stderr[-2000:]
+    records = json.loads((run / "results.json").read_text())["records"]
+    for case, config, said in FINDINGS:
+        case = case.format(v=triton.__version__)
+        assert any(r["case_id"] == case and r["config_id"] == config for r in records), (case, config)
+        script = tmp_path / f"{config}.py"
+        wrote = run_cli("repro", str(run), case, "--config", config, "--out", str(script))
+        assert wrote.returncode == 0, wrote.stderr
+        tree = ast.parse(script.read_text())
+        imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        assert imported <= {"os", "sys", "re", "subprocess", "tempfile", "triton"}, imported
+        got = subprocess.run([bare_python, str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=600)
+        assert got.returncode == 0 and said in got.stdout, got.stdout + got.stderr[-3000:]
+        assert "reproduced" in got.stdout or "now:      error" in got.stdout
+    # a finding that did not come back says so: the recorded figure edited, the script exits 1
+    text = (tmp_path / "K64_M128_N256_GROUP_M8_s3_w8.py").read_text().replace("'shared': 98304", "'shared': 98305")
+    (tmp_path / "edited.py").write_text(text)
+    got = subprocess.run([bare_python, str(tmp_path / "edited.py")], capture_output=True, text=True, timeout=600)
+    assert got.returncode == 1 and "NOT reproduced" in got.stdout and "<-- differs" in got.stdout, got.stdout
+    # a case with several builds asks which; an unknown case names the kernel's cases
+    many = run_cli("repro", str(run), FINDINGS[1][0].format(v=triton.__version__))
+    assert many.returncode == 2 and "choose one with --config" in many.stderr
+    unknown = run_cli("repro", str(run), "matmul[nope]")
+    assert (
+        unknown.returncode == 2
+        and "no compile case matmul[nope]" in unknown.stderr
+        and "Traceback" not in unknown.stderr
+    )
+    assert sys.executable  # the harness's own interpreter wrote them; the bare one ran them

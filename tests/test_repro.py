@@ -5,9 +5,9 @@ spills — run in a fresh virtual environment where the harness cannot be import
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import subprocess
-import sys
 import sysconfig
 import venv
 from pathlib import Path
@@ -96,4 +96,14 @@ kernels:
         and "no compile case matmul[nope]" in unknown.stderr
         and "Traceback" not in unknown.stderr
     )
-    assert sys.executable  # the harness's own interpreter wrote them; the bare one ran them
+    # the report and compare's markdown name each finding's command
+    failing = f"'{FINDINGS[0][0].format(v=triton.__version__)}' --config {FINDINGS[0][1]}"
+    assert f"harness repro . {failing}" in (run / "report.md").read_text()
+    assert f"harness repro . {failing}".replace("'", "&#x27;") in (run / "report.html").read_text()
+    from harness.analysis.compare import compare_runs
+    from harness.render.compare import markdown
+    from harness.results.store import load_results
+
+    _, new = load_results(run)
+    base = [dataclasses.replace(r, status="ok", error="") if r.status != "ok" else r for r in new]
+    assert f"harness repro NEW {failing}" in markdown(compare_runs(base, new))

@@ -4,7 +4,7 @@ for NVIDIA registers and spills, the AMDGCN metadata for AMD), prints recorded a
 recorded outcome came back. Plain Triton and the standard library only: it runs where the harness is not
 installed."""
 
-BODY = r'''
+BODY = r"""
 
 def figures(compiled, backend):
     import re
@@ -101,4 +101,4 @@ def main():
 
 if __name__ == "__main__":
     sys.exit(main())
-'''
+"""

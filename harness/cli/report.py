@@ -40,7 +40,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         for note in night.notes:
             err(f"note: {note}")
         incomplete += night.problems
-        as_one.append((os.path.commonpath(night.chosen) if night.chosen else "", night.run, night.records))
+        folder = os.path.commonpath(night.chosen) if night.chosen else ""
+        where = os.path.relpath(folder, out.parent) if out and folder else None
+        as_one.append((folder, night.run.updated(dir=where), night.records))
     loaded = [t for t in loaded if t[1].shard is None] + as_one
     runs, records, conflicts = merge_runs(loaded)
     if conflicts:

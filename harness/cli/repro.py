@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness.cli.common import EXIT_INPUT, EXIT_OK, err, load_run, write_output
+from harness.cli.common import EXIT_INPUT, EXIT_OK, err, load_run, shard_dirs, write_output
 from harness.model.records import Record
 
 
@@ -14,10 +14,13 @@ def cmd_repro(args: argparse.Namespace) -> int:
     from harness.matrix.reading import MatrixError, parse
     from harness.model.targets import get
 
-    stored = load_run(args.run)
-    if stored is None:
-        return EXIT_INPUT
-    run, records = stored
+    runs = []
+    for d in shard_dirs(args.run):  # a night's folder: the records of every shard run in it
+        stored = load_run(d)
+        if stored is None:
+            return EXIT_INPUT
+        runs.append(stored)
+    records = [r for _, recs in runs for r in recs]
     chosen = [
         r
         for r in records
@@ -30,6 +33,7 @@ def cmd_repro(args: argparse.Namespace) -> int:
         err(_which(args, chosen, records))
         return EXIT_INPUT
     record = chosen[0]
+    run = next(info for info, recs in runs if any(r is record for r in recs))
     matrix_path = Path(run.matrix.path) if run.matrix and run.matrix.path else None
     if matrix_path is None or not matrix_path.is_file():
         err(f"{args.run}: the run's matrix {matrix_path} is not there to say where kernel {record.kernel} comes from")
@@ -57,7 +61,9 @@ def _which(args: argparse.Namespace, chosen: list[Record], records: list[Record]
         known = sorted({r.case_id for r in records if r.mode == "compile"})
         if args.case_id not in known:
             near = [c for c in known if c.split("[")[0] == args.case_id.split("[")[0]][:5]
-            return f"{args.run}: no compile case {args.case_id}" + (f" (of this kernel: {', '.join(near)})" if near else "")
+            return f"{args.run}: no compile case {args.case_id}" + (
+                f" (of this kernel: {', '.join(near)})" if near else ""
+            )
         return f"{args.run}: {args.case_id} has no build of config {args.config} on {args.target or 'any target'}"
     configs = sorted({f"{r.config_id} ({r.column})" for r in chosen})
     return f"{args.case_id} holds {len(chosen)} builds: choose one with --config (and --target): {', '.join(configs)}"

@@ -113,8 +113,20 @@ def summary(cmp: Comparison, worst: int = 8) -> str:
     return "\n".join(parts)
 
 
+def repro_lines(cmp: Comparison, limit: int = 100) -> list[str]:
+    """Each worse static finding as the command that writes its standalone script (``NEW``: the new run's
+    directory)."""
+    seen = sorted({c.repro for c in cmp.changes if c.worse and c.repro})
+    more = [f"... {len(seen) - limit} more"] if len(seen) > limit else []
+    return [f"harness repro NEW {args}" for args in seen[:limit]] + more
+
+
 def markdown(cmp: Comparison) -> str:
     lines = ["# Run comparison", "", md(summary(cmp).splitlines()[0]), ""]
+    commands = repro_lines(cmp)
+    if commands:
+        lines += ["Each worse build as a standalone Triton script a maintainer can run (`NEW`: the new run's directory):",
+                  "", "```", *commands, "```", ""]  # fmt: skip
     if cmp.changes:
         body = [
             [c.kind, c.label, c.what, c.base, c.new, "worse" if c.worse else ("better" if c.better else ""), c.detail]

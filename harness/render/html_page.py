@@ -301,6 +301,13 @@ def html_report(found: Findings) -> str:
     fails = tables.failures(records)
     if fails:
         body += ["<h2>Failures</h2>", "<ul>"] + [f"<li>{_e(line)}</li>" for line in fails[:200]] + ["</ul>"]
+    commands = tables.repro_commands(records, tables.run_dir(runs))
+    if commands:
+        body += [
+            "<h2>Reproduce</h2>",
+            "<p class=note>Each failed or exceeding build as a standalone Triton script:</p>",
+        ]
+        body += ["<pre>" + "\n".join(_e(c) for c in commands) + "</pre>"]
     body += _data_links(runs)
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8><title>Triton portability report</title>"

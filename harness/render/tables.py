@@ -164,6 +164,19 @@ def failures(records: list[Record]) -> list[str]:
     return out
 
 
+def repro_commands(records: list[Record], run_dir: str, limit: int = 100) -> list[str]:
+    """Each failed or limit-exceeding build as the ``harness repro`` command that writes its standalone script."""
+    from harness.analysis.compare.diff import repro_args
+
+    found = sorted(
+        repro_args(r)
+        for r in records
+        if r.mode == "compile" and r.case_id and (r.status != "ok" or any(f.severity == "error" for f in r.flags))
+    )
+    more = [f"... {len(found) - limit} more"] if len(found) > limit else []
+    return [f"harness repro {run_dir} {args}" for args in found[:limit]] + more
+
+
 def interpreter_gaps(records: list[Record]) -> list[str]:
     """Interpreter checks that could not run (a limitation of Triton's interpreter), with the reason."""
     return [
@@ -222,6 +235,11 @@ def limit_findings(records: list[Record]) -> list[str]:
                     f"{f.resource} {f.value:g} exceeds limit {f.limit:g}"
                 )
     return out
+
+
+def run_dir(runs: Sequence[RunInfo]) -> str:
+    """The run directory (or a night's folder) a command should name, as the report links it; RUN for several."""
+    return (runs[0].dir or ".") if len(runs) == 1 else "RUN"
 
 
 def night_lines(info: RunInfo) -> list[str]:
@@ -331,6 +349,10 @@ def markdown_report(found: Findings) -> str:
         blocks = traceback_blocks(records)
         if blocks:
             parts += ["Where each came from (traceback and compiler output, folded):", ""] + blocks + [""]
+    commands = repro_commands(records, run_dir(runs))
+    if commands:
+        parts += ["## Reproduce", "", "Each failed or exceeding build as a standalone Triton script (`harness repro`):"]
+        parts += ["", "```", *commands, "```", ""]
     fixed = fixed_known_failures(records)
     if fixed:
         parts += ["## Known failures that now pass", "", "Their `known_failures` entries can be removed:", ""]

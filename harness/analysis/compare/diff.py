@@ -61,6 +61,12 @@ class Change:
     worse: bool = False
     better: bool = False
     detail: str = ""
+    repro: str = ""  # the new build as ``harness repro`` names it (case id and config), where one build says it
+
+
+def repro_args(r: Record) -> str:
+    """``harness repro``'s arguments after the run directory for the build ``r``."""
+    return f"'{r.case_id}' --config {r.config_id}" if r.case_id else ""
 
 
 @dataclass
@@ -181,6 +187,7 @@ def _static(ra: Record, rb: Record, out: list[Change]) -> None:
                 worse=rb.status != "ok" and not rb.expected_failure,
                 better=rb.status == "ok",
                 detail=(expected + (rb.error if rb.status != "ok" else ra.error))[:200],
+                repro=repro_args(rb),
             )
         )
     qa, qb = (ra.runtime.status if ra.runtime else None), (rb.runtime.status if rb.runtime else None)
@@ -233,6 +240,7 @@ def _verdict_changes(base: list[Record], new: list[Record], out: list[Change], n
                     worse=VERDICT_RANK[tb.verdict] > VERDICT_RANK[ta.verdict],
                     better=VERDICT_RANK[tb.verdict] < VERDICT_RANK[ta.verdict],
                     detail="; ".join(tb.reasons)[:200],
+                    repro=repro_args(rec),
                 )
             )
 

@@ -128,7 +128,7 @@ kernels:
     )
     assert merged.returncode == alone.returncode == 0, merged.stderr
 
-    def answers(csv: Path) -> list[str]:  # what each config got, without how long its compile took this time
+    def answers(csv: Path) -> list[str]:  # what each config got, not how its build was made (cold, cached) this time
         return [
             line for line in csv.read_text().splitlines() if ",compile_s," not in line and ",compile_cpu_s," not in line
         ]

@@ -23,7 +23,7 @@ from harness.analysis.rows import Row
 from harness.analysis.trends import Trend
 from harness.model.run_info import RunInfo
 from harness.model.timings import STABLE_IQR
-from harness.render import svg, tables
+from harness.render import run_lines, svg, tables
 from harness.render.compare import EXIT_MEANING
 from harness.render.escaping import CONTROL
 
@@ -64,7 +64,7 @@ def _runs(runs: list[RunInfo]) -> list[str]:
         out.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>")
     out.append("</table>")
     for info in runs:  # a night of shard runs shown as one run: its shards, and what makes it incomplete
-        out += [f"<p class=note>{_e(line)}</p>" for line in tables.night_lines(info)]
+        out += [f"<p class=note>{_e(line)}</p>" for line in run_lines.night_lines(info)]
     return out
 
 
@@ -301,7 +301,7 @@ def html_report(found: Findings) -> str:
     fails = tables.failures(records)
     if fails:
         body += ["<h2>Failures</h2>", "<ul>"] + [f"<li>{_e(line)}</li>" for line in fails[:200]] + ["</ul>"]
-    commands = tables.repro_commands(records, tables.run_dir(runs))
+    commands = run_lines.repro_commands(records, run_lines.run_dir(runs))
     if commands:
         body += [
             "<h2>Reproduce</h2>",

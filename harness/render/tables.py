@@ -16,8 +16,8 @@ from harness.analysis import verdicts
 from harness.analysis.findings import Findings
 from harness.analysis.rows import Row
 from harness.model.records import Record
-from harness.model.run_info import RunInfo
 from harness.model.timings import STABLE_IQR
+from harness.render import run_lines
 from harness.render.device_tables import device_table, launch_parity_lines
 from harness.render.escaping import md
 from harness.render.text_table import table
@@ -164,19 +164,6 @@ def failures(records: list[Record]) -> list[str]:
     return out
 
 
-def repro_commands(records: list[Record], run_dir: str, limit: int = 100) -> list[str]:
-    """Each failed or limit-exceeding build as the ``harness repro`` command that writes its standalone script."""
-    from harness.analysis.compare.diff import repro_args
-
-    found = sorted(
-        repro_args(r)
-        for r in records
-        if r.mode == "compile" and r.case_id and (r.status != "ok" or any(f.severity == "error" for f in r.flags))
-    )
-    more = [f"... {len(found) - limit} more"] if len(found) > limit else []
-    return [f"harness repro {run_dir} {args}" for args in found[:limit]] + more
-
-
 def interpreter_gaps(records: list[Record]) -> list[str]:
     """Interpreter checks that could not run (a limitation of Triton's interpreter), with the reason."""
     return [
@@ -237,22 +224,6 @@ def limit_findings(records: list[Record]) -> list[str]:
     return out
 
 
-def run_dir(runs: Sequence[RunInfo]) -> str:
-    """The run directory (or a night's folder) a command should name, as the report links it; RUN for several."""
-    return (runs[0].dir or ".") if len(runs) == 1 else "RUN"
-
-
-def night_lines(info: RunInfo) -> list[str]:
-    """A night of shard runs reported as one run: which shard runs made it, then what makes it incomplete."""
-    night = info.night
-    if night is None:
-        return []
-    dirs = night.dirs or ()
-    return [f"shard runs (of {night.total}): {', '.join(dirs)}"] + [
-        f"INCOMPLETE night: {problem}" for problem in night.problems or ()
-    ]
-
-
 def markdown_report(found: Findings) -> str:
     runs, records = found.runs, list(found.records)
     parts = ["# Triton portability report", ""]
@@ -271,7 +242,7 @@ def markdown_report(found: Findings) -> str:
                 "`harness run --resume DIR` runs only the missing cases"
             )
         parts += [f"- resumed {md(t)}" for t in info.resumed or ()]
-        parts += [f"- {md(line)}" for line in night_lines(info)]
+        parts += [f"- {md(line)}" for line in run_lines.night_lines(info)]
     missing = found.incomplete
     if missing:
         parts.append(
@@ -349,7 +320,7 @@ def markdown_report(found: Findings) -> str:
         blocks = traceback_blocks(records)
         if blocks:
             parts += ["Where each came from (traceback and compiler output, folded):", ""] + blocks + [""]
-    commands = repro_commands(records, run_dir(runs))
+    commands = run_lines.repro_commands(records, run_lines.run_dir(runs))
     if commands:
         parts += ["## Reproduce", "", "Each failed or exceeding build as a standalone Triton script (`harness repro`):"]
         parts += ["", "```", *commands, "```", ""]

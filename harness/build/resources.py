@@ -108,20 +108,50 @@ def parse_amdgcn(text: str, name: str | None = None) -> dict[str, int]:
     return out
 
 
+#: the instruction mix a compare shows for a changed binary, the same names for both vendors: counted in the PTX
+#: (NVIDIA) or the AMDGCN (AMD) Triton wrote, as instruction mnemonics at the start of a line (a predicate aside)
+MIX: dict[str, dict[str, str]] = {
+    "cuda": {
+        "shared_loads": r"(?:ld\.shared|ldmatrix)",
+        "shared_stores": r"(?:st\.shared|stmatrix)",
+        "async_copies": r"cp\.async(?:\.bulk)?\.(?!commit|wait)",
+        "global_loads": r"ld\.global",
+        "global_stores": r"st\.global",
+        "barriers": r"(?:bar|barrier)\.(?:sync|arrive)",
+        "local_ops": r"(?:ld|st)\.local",
+    },
+    "hip": {
+        "shared_loads": r"ds_(?:read|load)",
+        "shared_stores": r"ds_(?:write|store)",
+        "async_copies": r"(?:global|buffer)_load_lds",
+        "global_loads": r"(?:global|buffer)_load(?!_lds)",
+        "global_stores": r"(?:global|buffer)_store",
+        "barriers": r"s_barrier",
+        "local_ops": r"scratch_(?:load|store)",
+    },
+}
+
+
 def instruction_counts(asm: dict[str, Any], backend: str) -> dict[str, int]:
-    """Counts of the instructions that decide portability of matrix code."""
-    if backend == "cuda":
-        ptx = asm.get("ptx", "")
-        return {
-            "mma": len(re.findall(r"^\s*mma\.sync", ptx, re.M)),
-            "wgmma": len(re.findall(r"^\s*wgmma\.mma_async", ptx, re.M)),
-            "tcgen05_mma": len(re.findall(r"^\s*(?:@!?%p\d+\s+)?tcgen05\.mma", ptx, re.M)),
-        }
-    gcn = asm.get("amdgcn", "")
-    return {
-        "mfma": len(re.findall(r"^\s*v_mfma_", gcn, re.M)),
-        "ds_ops": len(re.findall(r"^\s*ds_(?:read|write|load|store)", gcn, re.M)),
+    """Counts of the instructions that decide portability of matrix code (MMA / WGMMA / MFMA), and the mix
+    (:data:`MIX`) a compare reports when a binary changes."""
+    text = asm.get("ptx", "") if backend == "cuda" else asm.get("amdgcn", "")
+    pred = r"^\s*(?:@!?%p\d+\s+)?"
+    out = {
+        name: len(re.findall(pred + rx, text, re.M)) for name, rx in MIX["cuda" if backend == "cuda" else "hip"].items()
     }
+    if backend == "cuda":
+        out.update(
+            mma=len(re.findall(r"^\s*mma\.sync", text, re.M)),
+            wgmma=len(re.findall(r"^\s*wgmma\.mma_async", text, re.M)),
+            tcgen05_mma=len(re.findall(pred + r"tcgen05\.mma", text, re.M)),
+        )
+    else:
+        out.update(
+            mfma=len(re.findall(r"^\s*v_mfma_", text, re.M)),
+            ds_ops=len(re.findall(r"^\s*ds_(?:read|write|load|store)", text, re.M)),
+        )
+    return out
 
 
 def run_tool(argv: list[str], timeout: float = 120.0) -> str:

@@ -3,9 +3,38 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
-from harness.cli.common import err, load_night, write_output
+from harness.cli.common import err, load_night, shard_dirs, write_output
+from harness.model.records import Record
+
+
+def _write_diffs(args: argparse.Namespace, base: list[Record], new: list[Record]) -> set[str] | None:
+    """``--diffs DIR``: each changed binary's TTGIR and PTX / AMDGCN diff; the labels written (None: an error)."""
+    from harness.analysis.compare import ir_diff
+    from harness.analysis.compare.inputs import index
+    from harness.analysis.compare.timings import label
+
+    a, b = index(base, "compile"), index(new, "compile")
+    pairs = []
+    for key in sorted(a.keys() & b.keys()):
+        ra, rb = a[key], b[key]
+        kind = next((k for k in ("cubin", "hsaco") if k in ra.artifacts and k in rb.artifacts), None)
+        if kind and ra.artifacts[kind].sha256 != rb.artifacts[kind].sha256:
+            pairs.append((label(ra), ra, rb))  # the label compare's own code change carries
+    out = Path(args.diffs)
+    written: set[str] = set()
+    for d in ir_diff.diffs(pairs, _roots(args.base), _roots(args.new)):
+        if not write_output(out / ir_diff.diff_name(d.label, d.kind), d.text, "--diffs"):
+            return None
+        written.add(f"{d.label}\0{d.kind}")
+    err(f"wrote {len(written)} IR diff(s) of {len(pairs)} changed binaries to {out}")
+    return written
+
+
+def _roots(given: str) -> list[Path]:
+    return [Path(d) for d in shard_dirs(given)] or [Path(given)]
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -57,8 +86,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
             err(line)
         return 3
     print(render.summary(cmp))
-    if args.markdown and not write_output(Path(args.markdown), render.markdown(cmp), "--markdown"):
-        return 3
+    linked = None
+    if args.diffs:
+        linked = _write_diffs(args, base, new)
+        if linked is None:
+            return 3
+    if args.markdown:
+        rel = os.path.relpath(args.diffs, Path(args.markdown).parent) if args.diffs else None
+        if not write_output(Path(args.markdown), render.markdown(cmp, rel, linked), "--markdown"):
+            return 3
     if args.json:
         import json
 

@@ -197,6 +197,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cmp.add_argument("--markdown", metavar="FILE", help="also write the full table as markdown")
     cmp.add_argument("--json", metavar="FILE", help="also write the machine-readable diff")
+    cmp.add_argument(
+        "--diffs",
+        metavar="DIR",
+        help="write each changed binary's TTGIR and PTX / AMDGCN unified diff into DIR (--markdown links them)",
+    )
     rpr = sub.add_parser(
         "repro", help="write a standalone Triton script that rebuilds one recorded build and checks its outcome"
     )

@@ -177,6 +177,14 @@ class Resources(Payload):
     total_vgpr: int | None = None
     mfma: int | None = None
     ds_ops: int | None = None
+    # both vendors: the instruction mix (harness.build.resources.MIX), what a compare shows for a changed binary
+    shared_loads: int | None = None
+    shared_stores: int | None = None
+    async_copies: int | None = None
+    global_loads: int | None = None
+    global_stores: int | None = None
+    barriers: int | None = None
+    local_ops: int | None = None
 
 
 @dataclass(frozen=True)

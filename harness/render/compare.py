@@ -5,9 +5,11 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from typing import Any
+from urllib.parse import quote
 
 from tabulate import tabulate
 
+from harness.analysis.compare import ir_diff
 from harness.analysis.compare.diff import Change, Comparison
 from harness.analysis.compare.timings import JudgedTiming
 from harness.render.escaping import md, plain
@@ -90,14 +92,18 @@ def summary(cmp: Comparison, worst: int = 8) -> str:
     parts += [f"  {_line(c)}" for c in ranked[:worst]]
     if len(ranked) > worst:
         parts.append(f"  ... {len(ranked) - worst} more worse changes in the full table")
-    # what a person wants to see even when nothing got worse: new spills, the largest register moves, fixes
+    # what a person wants to see even when nothing got worse: the changes by kind (new spills, register moves,
+    # binaries whose instruction mix moved the same way), then the largest new spills, then fixes
+    if cmp.groups:
+        parts.append(f"  changes by kind ({len(cmp.groups)} groups; all in the full table):")
+        parts += [f"    {plain(g.line())}" for g in cmp.groups[:worst]]
     spills = sorted(
         (c for c in cmp.changes if c.what == "spill_bytes" and (c.new or 0) > (c.base or 0)),
         key=lambda c: (c.new or 0) - (c.base or 0),
         reverse=True,
     )
     if spills:
-        parts.append(f"  {len(spills)} config(s) spill more, e.g.:")
+        parts.append(f"  {len(spills)} config(s) spill more, the most:")
         parts += [f"    {_line(c)}" for c in spills[:3]]
     fixed = [c for c in cmp.changes if c.better and c.kind in ("status", "verdict", "correctness")]
     parts += [f"  {_line(c)}" for c in fixed[:3]]
@@ -121,8 +127,20 @@ def repro_lines(cmp: Comparison, limit: int = 100) -> list[str]:
     return [f"harness repro NEW {args}" for args in seen[:limit]] + more
 
 
-def markdown(cmp: Comparison) -> str:
+def _links(c: Change, diffs: str | None, written: set[str] | None) -> str:
+    """A changed binary's IR diffs, as links relative to the markdown (``harness compare --diffs``)."""
+    if c.kind != "code" or diffs is None or written is None:
+        return ""
+    found = [k for k in ir_diff.KINDS if f"{c.label}\0{k}" in written]
+    return " ".join(f"[{k}]({quote(diffs + '/' + ir_diff.diff_name(c.label, k))})" for k in found)
+
+
+def markdown(cmp: Comparison, diffs: str | None = None, written: set[str] | None = None) -> str:
+    """The full comparison; ``diffs``: where ``--diffs`` wrote the IR diffs, relative to the markdown, and
+    ``written``: which (label NUL kind) it wrote, each linked from its build's row."""
     lines = ["# Run comparison", "", md(summary(cmp).splitlines()[0]), ""]
+    if cmp.groups:
+        lines += ["## Changes by kind", ""] + [f"- {md(g.line())}" for g in cmp.groups] + [""]
     commands = repro_lines(cmp)
     if commands:
         lines += ["Each worse build as a standalone Triton script a maintainer can run (`NEW`: the new run's directory):",
@@ -132,10 +150,11 @@ def markdown(cmp: Comparison) -> str:
             [c.kind, c.label, c.what, c.base, c.new, "worse" if c.worse else ("better" if c.better else ""), c.detail]
             for c in sorted(cmp.changes, key=lambda c: (KINDS.index(c.kind), c.label))
         ]
+        links = [_links(c, diffs, written) for c in sorted(cmp.changes, key=lambda c: (KINDS.index(c.kind), c.label))]
         lines.append(
             tabulate(
-                [[md(v) for v in row] for row in body],
-                headers=["kind", "record", "what", "base", "new", "", "detail"],
+                [[md(v) for v in row] + ([link] if diffs else []) for row, link in zip(body, links)],
+                headers=["kind", "record", "what", "base", "new", "", "detail"] + (["IR diff"] if diffs else []),
                 tablefmt="github",
                 disable_numparse=True,
             )
@@ -203,6 +222,7 @@ def to_json(cmp: Comparison) -> dict[str, Any]:
         "largest_insignificant": cmp.largest_insignificant,
         "reason": cmp.reason,
         "exit_code": cmp.exit_code,
-        "changes": [dataclasses.asdict(c) for c in cmp.changes],
+        "changes": [{k: v for k, v in dataclasses.asdict(c).items() if k != "member"} for c in cmp.changes],
+        "groups": [dataclasses.asdict(g) for g in cmp.groups],
         "timings": [dataclasses.asdict(t) for t in cmp.judged],
     }

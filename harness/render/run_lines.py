@@ -11,7 +11,7 @@ from harness.model.run_info import RunInfo
 
 def repro_commands(records: list[Record], run_dir: str, limit: int = 100) -> list[str]:
     """Each failed or limit-exceeding build as the ``harness repro`` command that writes its standalone script."""
-    from harness.analysis.compare.diff import repro_args
+    from harness.analysis.compare.evidence import repro_args
 
     found = sorted(
         repro_args(r)

@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import json
 import math
+from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness.analysis import verdicts
-from harness.analysis.compare import compile_time, stats, timings
+from harness.analysis.compare import compile_time, groups, stats, timings
+from harness.analysis.compare.evidence import mix_delta, repro_args, signature
 from harness.analysis.compare.inputs import (
     case_of,
     check_timings,
@@ -62,11 +65,7 @@ class Change:
     better: bool = False
     detail: str = ""
     repro: str = ""  # the new build as ``harness repro`` names it (case id and config), where one build says it
-
-
-def repro_args(r: Record) -> str:
-    """``harness repro``'s arguments after the run directory for the build ``r``."""
-    return f"'{r.case_id}' --config {r.config_id}" if r.case_id else ""
+    member: groups.Member | None = None  # how the grouping sees it (resource and code changes)
 
 
 @dataclass
@@ -77,6 +76,7 @@ class Comparison:
     missing_in_new: list[str] = field(default_factory=list)  # builds the new run selected and does not hold
     not_compared: list[str] = field(default_factory=list)  # cut cases, incomplete verdicts, interrupted runs' gaps
     changes: list[Change] = field(default_factory=list)
+    groups: list[groups.Group] = field(default_factory=list)  # the resource and code changes, by kind
     timings_judged: int = 0
     judged: list[timings.JudgedTiming] = field(default_factory=list)  # every timing figure considered
     largest_insignificant: float | None = None  # largest |ratio - 1| among judged timings not called a change
@@ -159,6 +159,10 @@ def compare_runs(
         return cmp
     for key in matched:
         _static(a[key], b[key], cmp.changes)
+    population: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for key in matched:
+        population[b[key].column].append(b[key].config)
+    cmp.groups = groups.group([c.member for c in cmp.changes if c.member is not None], population)
     cmp.compile_time = compile_time.judge(
         [(a[k], b[k]) for k in matched],
         compile_threshold,
@@ -197,7 +201,9 @@ def _static(ra: Record, rb: Record, out: list[Change]) -> None:
         for name in RESOURCES:
             va, vb = getattr(ra.resources, name), getattr(rb.resources, name)
             if va != vb and (va is not None or vb is not None):
-                out.append(Change("resource", label, name, va, vb))
+                way = "up" if (vb or 0) > (va or 0) else "down"
+                member = groups.Member(f"{name} {way}", rb.column, rb.kernel, rb.config)
+                out.append(Change("resource", label, name, va, vb, member=member))
         kind = next((k for k in ("cubin", "hsaco") if k in ra.artifacts and k in rb.artifacts), None)
         if kind and ra.artifacts[kind].sha256 != rb.artifacts[kind].sha256:
             out.append(
@@ -207,6 +213,9 @@ def _static(ra: Record, rb: Record, out: list[Change]) -> None:
                     kind,
                     ra.artifacts[kind].sha256[:12],
                     rb.artifacts[kind].sha256[:12],
+                    detail=mix_delta(ra, rb),
+                    repro=repro_args(rb),
+                    member=groups.Member(signature(ra, rb), rb.column, rb.kernel, rb.config),
                 )
             )
 

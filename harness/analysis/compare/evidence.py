@@ -1,0 +1,35 @@
+"""What a change between two builds says beyond "it changed": how the instruction mix and resources moved, the
+kind of change it is (for grouping), and the ``harness repro`` arguments that rebuild the new build."""
+
+from __future__ import annotations
+
+from harness.model.records import Record
+
+#: what a changed binary's line says moved: the instruction mix and the figures a limit is checked on
+MIX = ("mma", "wgmma", "tcgen05_mma", "mfma", "shared_loads", "shared_stores", "async_copies", "global_loads",
+       "global_stores", "barriers", "local_ops", "registers", "spill_bytes", "shared")  # fmt: skip
+
+
+def mix_delta(ra: Record, rb: Record) -> str:
+    """How a changed binary's instruction mix and resources moved, e.g. ``shared_loads 8->12, barriers 6->8``
+    (counted in each build's own PTX or AMDGCN when it was built: :data:`harness.build.resources.MIX`)."""
+    moved = []
+    for name in MIX:
+        va, vb = getattr(ra.resources, name), getattr(rb.resources, name)
+        if va != vb and va is not None and vb is not None:
+            moved.append(f"{name} {va}->{vb}")
+    return ", ".join(moved) or "same instruction mix and resources"
+
+
+def signature(ra: Record, rb: Record) -> str:
+    """A changed binary's kind of change: which mix figures went up and which down."""
+    ups = [n for n in MIX if (getattr(rb.resources, n) or 0) > (getattr(ra.resources, n) or 0)]
+    downs = [n for n in MIX if (getattr(rb.resources, n) or 0) < (getattr(ra.resources, n) or 0)]
+    said = [f"{', '.join(ups)} up"] if ups else []
+    said += [f"{', '.join(downs)} down"] if downs else []
+    return "changed binary: " + ("; ".join(said) or "same mix")
+
+
+def repro_args(r: Record) -> str:
+    """``harness repro``'s arguments after the run directory for the build ``r``."""
+    return f"'{r.case_id}' --config {r.config_id}" if r.case_id else ""

@@ -156,3 +156,19 @@ def test_screenshot_of_the_merged_report(merged_report: Path, tmp_path: Path) ->
     width, height, colours = _png_pixels(shot)
     assert (width, height) == (1280, 2400)
     assert len(colours) > 20  # text, table rules and chart bars, not a blank page
+
+
+def test_the_first_screen_is_the_answer(merged_report: Path, tmp_path: Path) -> None:
+    """At 1280x800 the first screen shows the heatmap of kernels x targets: the colour of a cell where every config
+    fits is among the screenshot's pixels, and the page puts the overview before the runs and the tables."""
+    from harness.render.html_overview import _colour
+
+    text = merged_report.read_text()
+    assert text.index("<h2>At a glance</h2>") < text.index("<h2>Runs</h2>") < text.index("<h2>Portability</h2>")
+    assert "<table class=heat>" in text and "Worst findings" in text
+    shot = tmp_path / "first.png"
+    _browse(merged_report, tmp_path / "profile", f"--screenshot={shot}", "--window-size=1280,800")
+    width, height, colours = _png_pixels(shot)
+    assert (width, height) == (1280, 800)
+    all_fit = bytes.fromhex(_colour({"fits": 1.0})[1:])
+    assert all_fit in colours, "no all-fit heatmap cell on the first screen"

@@ -280,3 +280,24 @@ def test_the_matrix_in_1_3_and_7_shards_reports_as_the_one_run(smoke_runs: dict)
         assert stored_verdicts([night / f"s{i}" for i in range(1, total + 1)]) == stored_verdicts([tmp / "warm"])
         page = (tmp / "reports" / f"night{total}" / "report.html").read_text()
         assert all(f"../shards{total}/s{i}/results.json" in page for i in range(1, total + 1))
+
+
+def test_report_html_leads_with_the_answer_and_links_every_targets_artifacts(smoke_runs: dict) -> None:
+    """The overview before the tables, configs counted once, each target's verdict linking its own artifacts (the
+    mi300x ones too), the legend, configs in numeric order, and opt-in environments' failures said as such."""
+    from harness.render.html_matrix import natural
+
+    out = smoke_runs["dir"] / "cold"
+    page = (out / "report.html").read_text()
+    assert page.index("At a glance") < page.index("<h2>Runs</h2>") < page.index("<h2>Portability</h2>")
+    folders = [unquote(h) for h in re.findall(r'href="([^"]+)/"', page)]
+    for target, suffix in (("h100", "ptx"), ("mi300x", "amdgcn")):
+        mine = [f for f in folders if f"/{target}/" in f]
+        assert mine and all(any((out / f).glob(f"kernel.{suffix}")) for f in mine), target
+    assert "Legend" in page and "64 KiB per workgroup (LDS)" in page and "<code>s</code> num_stages" in page
+    matmul = page.split("<h3>matmul</h3>", 1)[1].split("</table>", 1)[0]
+    rows = re.findall(r"<tr><td>fp16</td><td>M1024xN1024xK1024</td><td>[^<]*</td><td>([^<]+)</td>", matmul)
+    assert len(rows) > 5 and rows == sorted(rows, key=natural), rows
+    assert re.search(r"<p class=note>\d+ config\(s\): ", matmul.split("<table>")[0] if "<table>" in matmul else page)
+    md = (out / "report.md").read_text()
+    assert "opt-in environment async-copy: does not decide the verdict" in md

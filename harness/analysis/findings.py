@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from harness.analysis import figures, portability, stability, versions
 from harness.analysis.compare import Comparison
 from harness.analysis.figures import Measured
+from harness.analysis.overview import Overview, overview
 from harness.analysis.roofline import Roof, roof_of
 from harness.analysis.rows import Row, build_rows
 from harness.analysis.trends import Trend
@@ -38,6 +39,7 @@ class Findings:
     unstable: tuple[str, ...]
     incomplete: int  # (config row, target) verdicts without their deciding build
     trends: tuple[Trend, ...] | None  # None: no history file was given
+    overview: Overview  # report.html's first screen: configs by verdict per kernel x target, the worst findings
 
     def penalty(self, r: Record) -> dict[str, PortabilityEntry]:
         """The tuning-portability entries of a tune record (:func:`harness.analysis.portability.of`)."""
@@ -65,4 +67,5 @@ def analyse(runs: Sequence[RunInfo], records: Sequence[Record], trends: Sequence
         unstable=tuple(stability.unstable_timings(held)),
         incomplete=sum(1 for row in rows for tv in row.judged.targets.values() if not tv.complete),
         trends=tuple(trends) if trends is not None else None,
+        overview=overview(rows),
     )

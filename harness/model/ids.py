@@ -33,6 +33,11 @@ def shape_id(shape: Mapping[str, Any]) -> str:
     return "x".join(dims + flags)
 
 
+def option_abbreviations() -> dict[str, str]:
+    """Compile option -> the short name config ids use for it (``num_stages`` -> ``s``): what a legend decodes."""
+    return dict(_OPTION_ABBREV)
+
+
 def _short(key: str) -> str:
     if key in _OPTION_ABBREV:
         return _OPTION_ABBREV[key]

@@ -3,6 +3,7 @@ cell. Shared by every renderer (reports, compare), so it depends on nothing of t
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Any
 
@@ -28,3 +29,9 @@ def md(text: Any) -> str:
     for ch in "|`*[]#":
         out = out.replace(ch, "\\" + ch)
     return out.replace("<", "&lt;").replace(">", "&gt;")
+
+
+def html_text(value: Any) -> str:
+    """Escaped for HTML (attributes too), control characters dropped: a page's text copied to a terminal stays
+    inert."""
+    return html.escape(CONTROL.sub("", str(value)), quote=True)

@@ -11,21 +11,17 @@ Every string that came from a matrix, a kernel or a record goes through ``html.e
 
 from __future__ import annotations
 
-import html
-from collections import Counter, defaultdict
 from collections.abc import Sequence
-from typing import Any
 from urllib.parse import quote
 
-from harness.analysis import figures, verdicts
+from harness.analysis import figures
 from harness.analysis.findings import Findings
-from harness.analysis.rows import Row
 from harness.analysis.trends import Trend
 from harness.model.run_info import RunInfo
 from harness.model.timings import STABLE_IQR
-from harness.render import run_lines, svg, tables
+from harness.render import html_matrix, html_overview, run_lines, svg, tables
 from harness.render.compare import EXIT_MEANING
-from harness.render.escaping import CONTROL
+from harness.render.escaping import html_text
 
 STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
@@ -36,12 +32,9 @@ td.fits{background:#e6f4ea}td.at-risk{background:#fff4d6}td.exceeds{background:#
 td.incomplete{background:#e8e8e8;font-style:italic}
 h2{margin-top:1.5em}.note{color:#666}
 """
-CLASS = {"fits": "fits", "at risk": "at-risk", "exceeds": "exceeds", "failed": "failed", "incomplete": "incomplete"}
 
 
-def _e(value: Any) -> str:
-    """Escaped for HTML, control characters dropped (a page's text copied to a terminal stays inert)."""
-    return html.escape(CONTROL.sub("", str(value)), quote=True)
+_e = html_text
 
 
 def _runs(runs: list[RunInfo]) -> list[str]:
@@ -65,59 +58,6 @@ def _runs(runs: list[RunInfo]) -> list[str]:
     out.append("</table>")
     for info in runs:  # a night of shard runs shown as one run: its shards, and what makes it incomplete
         out += [f"<p class=note>{_e(line)}</p>" for line in run_lines.night_lines(info)]
-    return out
-
-
-def _artifact_link(row: Row) -> str:
-    """The config's cell: a link to its first build's artifact folder (artifact paths are relative to the page:
-    the run's own directory, or as ``harness report`` rebased them)."""
-    for rec in row.cells.values():
-        path = next((a.path for a in rec.artifacts.values() if a.path), None)
-        if path:
-            return f'<td><a href="{_e(quote(str(path).rsplit("/", 1)[0]))}/">{_e(row.config_id)}</a></td>'
-    return f"<td>{_e(row.config_id)}</td>"
-
-
-def _matrix(rows: list[Row]) -> list[str]:
-    out = [
-        "<h2>Portability</h2>",
-        "<p class=note>Per target, the verdict of its build under Triton's defaults; at risk: it fits by default "
-        "but not under a swept compile environment. Hover a cell for the reasons.</p>",
-    ]
-    by_kernel: dict[str, list[Row]] = defaultdict(list)
-    for row in rows:
-        by_kernel[row.kernel].append(row)
-    for kernel in sorted(by_kernel):
-        krows = sorted(by_kernel[kernel], key=lambda r: (r.dtype, r.shape_id, r.triton, r.config_id))
-        targets = sorted({t for r in krows for t in r.judged.targets})
-        counts = Counter(tv.verdict for r in krows for tv in r.judged.targets.values() if not tv.duplicate_of)
-        summary = ", ".join(f"{counts[v]} {v}" for v in verdicts.VERDICTS if counts[v])
-        out.append(f"<h3>{_e(kernel)}</h3><p class=note>{_e(summary)}</p>")
-        out.append(
-            "<table><tr><th>dtype</th><th>shape</th><th>triton</th><th>config</th>"
-            + "".join(f"<th>{_e(t)}</th>" for t in targets)
-            + "<th>portability</th></tr>"
-        )
-        for r in krows:
-            cells = []
-            for t in targets:
-                tv = r.judged.targets.get(t)
-                if tv is None:
-                    cells.append("<td></td>")
-                    continue
-                reasons = "; ".join(tv.reasons) + (f" (same binary as {tv.duplicate_of})" if tv.duplicate_of else "")
-                cells.append(
-                    f'<td class={CLASS[tv.verdict]} title="{_e(reasons)}">{_e(tv.verdict)}'
-                    + (f"<br><small>{_e(reasons[:80])}</small>" if reasons else "")
-                    + "</td>"
-                )
-            out.append(
-                f"<tr><td>{_e(r.dtype)}</td><td>{_e(r.shape_id)}</td><td>{_e(r.triton)}</td>"
-                + _artifact_link(r)
-                + "".join(cells)
-                + f"<td>{_e(r.judged.text)}</td></tr>"
-            )
-        out.append("</table>")
     return out
 
 
@@ -291,8 +231,9 @@ def html_report(found: Findings) -> str:
     runs, records, rows = list(found.runs), list(found.records), list(found.rows)
     body = (
         ["<h1>Triton portability report</h1>"]
+        + html_overview.section(found.overview)
         + _runs(runs)
-        + _matrix(rows)
+        + html_matrix.tables(rows)
         + _device_charts(found)
         + _vendor_eval(found)
         + _version_compare(found)
@@ -308,8 +249,9 @@ def html_report(found: Findings) -> str:
             "<p class=note>Each failed or exceeding build as a standalone Triton script:</p>",
         ]
         body += ["<pre>" + "\n".join(_e(c) for c in commands) + "</pre>"]
+    body += html_overview.legend(found.overview)
     body += _data_links(runs)
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8><title>Triton portability report</title>"
-        f"<style>{STYLE}</style></head><body>" + "\n".join(body) + "</body></html>\n"
+        f"<style>{STYLE}{html_overview.STYLE}</style></head><body>" + "\n".join(body) + "</body></html>\n"
     )

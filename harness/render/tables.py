@@ -153,6 +153,8 @@ def failures(records: list[Record]) -> list[str]:
             continue  # not the kernel's failure: listed by interpreter_gaps
         if r.status != "ok":
             expected = f" [expected: {r.expected_failure}]" if r.expected_failure else ""
+            if r.mode == "compile" and r.environment != r.deciding_environment:  # an opt-in knob's build
+                expected += f" [opt-in environment {r.environment}: does not decide the verdict]"
             out.append(
                 f"{r.kernel} {r.dtype} {r.shape_id} {where} {r.config_id}: {r.status}{expected}: {r.error[:300]}"
             )

@@ -47,3 +47,32 @@ def test_strings_from_matrices_and_kernels_are_escaped() -> None:
     assert "<script>" not in md_text and "&lt;script&gt;" in md_text
     assert "|`x`" not in md_text and "\\|\\`x\\`" in md_text  # cannot end a cell or open code
     assert '"\nnext' not in md_text  # nor break a table row
+
+
+def test_the_h200_nightly_has_a_roofline_with_every_winner_and_baseline(tmp_path) -> None:
+    """The stored H200 nightly (run AF): one roofline for h200, a point per tuned winner and per baseline at its
+    case's FLOP per byte, under the catalogue's HBM and compute roofs; a memory-bound rate becomes TFLOP/s."""
+    import gzip
+
+    from harness.analysis.roofline import MEMORY
+    from harness.model import targets
+
+    (tmp_path / "af").mkdir()
+    data = gzip.decompress((DATA / "h200_nightly" / "results.json.gz").read_bytes())
+    (tmp_path / "af" / "results.json").write_bytes(data)
+    run, records = load_results(tmp_path / "af")
+    found = analyse([run], records)
+    assert [d.device for d in found.rooflines] == ["h200"]
+    chart = found.rooflines[0]
+    h200 = targets.get("h200")
+    assert chart.bandwidth_tbps == h200.hbm_tbps and ("fp16", h200.fp16_tflops) in chart.compute
+    expected = sum(1 + len(m.baselines) for m in found.measured if m.roof.intensity > 0)
+    assert len(chart.points) == expected >= 100
+    for m in found.measured:  # a memory-bound winner: GB/s times FLOP per byte, in TFLOP/s
+        if m.roof.bound == MEMORY and m.roof.intensity > 0:
+            label = f"{m.kernel} {m.dtype} {m.shape_id}: {m.config_id}"
+            point = next(p for p in chart.points if p.winner and p.label == label)
+            assert abs(point.tflops - m.roof.rate * m.roof.intensity / 1000) < 1e-9
+    page = html_report(found)
+    section = page.split("<h2>Rooflines</h2>", 1)[1].split("</svg>", 1)[0]
+    assert section.count("<circle") == expected and "HBM 4.8 TB/s" in section and "fp16 989.4 TFLOP/s" in section

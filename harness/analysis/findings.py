@@ -18,6 +18,7 @@ from harness.analysis.compare import Comparison
 from harness.analysis.figures import Measured
 from harness.analysis.overview import Overview, overview
 from harness.analysis.roofline import Roof, roof_of
+from harness.analysis.roofline_chart import DeviceRoofline, rooflines
 from harness.analysis.rows import Row, build_rows
 from harness.analysis.trends import Trend
 from harness.analysis.vendor_eval import CaseEval, evaluate
@@ -40,6 +41,7 @@ class Findings:
     incomplete: int  # (config row, target) verdicts without their deciding build
     trends: tuple[Trend, ...] | None  # None: no history file was given
     overview: Overview  # report.html's first screen: configs by verdict per kernel x target, the worst findings
+    rooflines: tuple[DeviceRoofline, ...]  # per device: tuned winners and baselines against its roofs
 
     def penalty(self, r: Record) -> dict[str, PortabilityEntry]:
         """The tuning-portability entries of a tune record (:func:`harness.analysis.portability.of`)."""
@@ -54,6 +56,7 @@ def analyse(runs: Sequence[RunInfo], records: Sequence[Record], trends: Sequence
     """Everything the views need from these records, computed once."""
     held = list(records)
     rows = build_rows(held)
+    measured = figures.measured(held)
     roofs = {id(r): roof for r in held if (roof := roof_of(r)) is not None}
     return Findings(
         runs=tuple(runs),
@@ -61,11 +64,12 @@ def analyse(runs: Sequence[RunInfo], records: Sequence[Record], trends: Sequence
         rows=tuple(rows),
         roofs=roofs,
         penalties={id(r): portability.of(r, held) for r in held if r.mode == "tune"},
-        measured=tuple(figures.measured(held)),
+        measured=tuple(measured),
         evaluations=tuple(evaluate(held, rows)),
         between_versions=tuple(versions.between_versions(held)),
         unstable=tuple(stability.unstable_timings(held)),
         incomplete=sum(1 for row in rows for tv in row.judged.targets.values() if not tv.complete),
         trends=tuple(trends) if trends is not None else None,
         overview=overview(rows),
+        rooflines=tuple(rooflines(measured)),
     )

@@ -61,6 +61,22 @@ def _runs(runs: list[RunInfo]) -> list[str]:
     return out
 
 
+def _rooflines(found: Findings) -> list[str]:
+    """Per device that ran tuned cases: its roofline, each case's winner (green) and baselines (blue)."""
+    if not found.rooflines:
+        return []
+    out = [
+        "<h2>Rooflines</h2>",
+        "<p class=note>Per device: each tuned case's winner (green) and its baselines (blue) at the case's "
+        "FLOP per byte, in TFLOP/s (a memory-bound rate times its intensity), under the device's HBM roof and "
+        "the compute roof of each dtype the cases used (the catalogue's peaks). Hover a point for its case.</p>",
+    ]
+    for d in found.rooflines:
+        points = [(p.label, p.intensity, p.tflops, p.winner) for p in d.points]
+        out.append(svg.roofline(f"{d.device}", d.bandwidth_tbps, list(d.compute), points, width=900, height=420))
+    return out
+
+
 def _device_charts(found: Findings) -> list[str]:
     """Per case, one bar per (device, Triton version, host) winner, then its baselines; a second chart of
     the tuning-portability penalty (another target's winner on this device) where one was measured."""
@@ -235,6 +251,7 @@ def html_report(found: Findings) -> str:
         + _runs(runs)
         + html_matrix.tables(rows)
         + _device_charts(found)
+        + _rooflines(found)
         + _vendor_eval(found)
         + _version_compare(found)
         + _trends(found.trends)

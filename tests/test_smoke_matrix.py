@@ -295,6 +295,10 @@ def test_report_html_leads_with_the_answer_and_links_every_targets_artifacts(smo
         mine = [f for f in folders if f"/{target}/" in f]
         assert mine and all(any((out / f).glob(f"kernel.{suffix}")) for f in mine), target
     assert "Legend" in page and "64 KiB per workgroup (LDS)" in page and "<code>s</code> num_stages" in page
+    # report.md's columns in the HTML too: space, the interpreter check, and per target smem, regs, spill, occ, MMA
+    assert "<th>space</th><th>cpu interp</th>" in page and "smem B · regs · spill B · occ · MMA" in page
+    assert re.search(r"<small>\d+ · \d+ regs · spill \d+ · [\d.]+ \(\d+%\) · \d+ wgmma</small>", page)
+    assert re.search(r"<small>\d+ · \d+ regs · spill \d+ · [\d.]+ \(\d+%\) · \d+ mfma</small>", page)
     matmul = page.split("<h3>matmul</h3>", 1)[1].split("</table>", 1)[0]
     rows = re.findall(r"<tr><td>fp16</td><td>M1024xN1024xK1024</td><td>[^<]*</td><td>([^<]+)</td>", matmul)
     assert len(rows) > 5 and rows == sorted(rows, key=natural), rows

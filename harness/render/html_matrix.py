@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import quote
 
 from harness.analysis.rows import Row
+from harness.render import tables as md_tables
 from harness.render.escaping import html_text
 
 CLASS = {"fits": "fits", "at risk": "at-risk", "exceeds": "exceeds", "failed": "failed", "incomplete": "incomplete"}
@@ -28,6 +29,16 @@ def _folder(rec: Any) -> str | None:
     ``harness report`` rebased them), or None without artifacts."""
     path = next((a.path for a in rec.artifacts.values() if a.path), None) if rec is not None else None
     return quote(str(path).rsplit("/", 1)[0]) + "/" if path else None
+
+
+def _figures(rec: Any) -> str:
+    """A build's figures as report.md's columns say them (smem B, regs, spill B, occ), then its MMA count."""
+    if rec is None or rec.status != "ok":
+        return ""
+    _, smem, regs, spill, occ = md_tables.cell_texts(rec, None)
+    res = rec.resources
+    mma = next((f"{n} {k}" for k in ("wgmma", "mma", "tcgen05_mma", "mfma") if (n := getattr(res, k, None))), "0 MMA")
+    return " · ".join(x for x in (smem, f"{regs} regs" if regs else "", f"spill {spill}", occ, mma) if x)
 
 
 def tables(rows: list[Row]) -> list[str]:
@@ -50,8 +61,8 @@ def tables(rows: list[Row]) -> list[str]:
         summary = f"{len(configs)} config(s): " + ", ".join(f"{n} {c}" for c, n in counts.most_common())
         out.append(f"<h3>{_e(kernel)}</h3><p class=note>{_e(summary)}</p>")
         out.append(
-            "<table><tr><th>dtype</th><th>shape</th><th>triton</th><th>config</th>"
-            + "".join(f"<th>{_e(t)}</th>" for t in targets)
+            "<table><tr><th>dtype</th><th>shape</th><th>triton</th><th>config</th><th>space</th><th>cpu interp</th>"
+            + "".join(f"<th>{_e(t)}<br><small>smem B · regs · spill B · occ · MMA</small></th>" for t in targets)
             + "<th>portability</th></tr>"
         )
         for r in krows:
@@ -67,11 +78,12 @@ def tables(rows: list[Row]) -> list[str]:
                 cells.append(
                     f'<td class={CLASS[tv.verdict]} title="{_e(reasons)}">{said}'
                     + (f"<br><small>{_e(reasons[:80])}</small>" if reasons else "")
+                    + (f"<br><small>{_e(figures)}</small>" if (figures := _figures(tv.decided_by)) else "")
                     + "</td>"
                 )
             out.append(
                 f"<tr><td>{_e(r.dtype)}</td><td>{_e(r.shape_id)}</td><td>{_e(r.triton)}</td>"
-                + f"<td>{_e(r.config_id)}</td>"
+                + f"<td>{_e(r.config_id)}</td><td>{_e(r.origin)}</td><td>{_e(md_tables.interp_text(r.interpret))}</td>"
                 + "".join(cells)
                 + f"<td>{_e(r.judged.text)}</td></tr>"
             )

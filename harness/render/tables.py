@@ -23,8 +23,9 @@ from harness.render.escaping import md
 from harness.render.text_table import table
 
 
-def _cell(rec: Record | None, tv: verdicts.TargetVerdict | None) -> list[str]:
-    """One target column's cells; the verdict of a ``target@env`` column is that build's own outcome."""
+def cell_texts(rec: Record | None, tv: verdicts.TargetVerdict | None) -> list[str]:
+    """One target column's cells (fits, smem B, regs, spill B, occ); the verdict of a ``target@env`` column is that
+    build's own outcome. report.md's table and report.html's cells both say these."""
     if rec is None:
         return ["", "", "", "", ""]
     if rec.status != "ok":
@@ -43,7 +44,7 @@ def _cell(rec: Record | None, tv: verdicts.TargetVerdict | None) -> list[str]:
     return [label, smem, "" if res.registers is None else str(res.registers), spill, occ]
 
 
-def _interp_cell(rec: Record | None) -> str:
+def interp_text(rec: Record | None) -> str:
     if rec is None:
         return "-"
     return "pass" if rec.status == "ok" else rec.status
@@ -60,10 +61,10 @@ def comparison_table(found: Findings, fmt: str = "github") -> str:
     body = []
     for row in sorted(rows, key=lambda r: (r.kernel, r.dtype, r.shape_id, r.triton, r.origin, r.config_id)):
         line = [row.kernel, row.dtype, row.shape_id, row.config_id, row.origin]
-        line += ([row.triton] if multi_triton else []) + [_interp_cell(row.interpret)]
+        line += ([row.triton] if multi_triton else []) + [interp_text(row.interpret)]
         for t in targets:
             rec = row.cells.get(t)
-            line += _cell(rec, row.judged.targets.get(rec.target) if rec is not None else None)
+            line += cell_texts(rec, row.judged.targets.get(rec.target) if rec is not None else None)
         line.append(("⚠ " if row.asymmetric else "") + row.verdict)
         body.append(line)
     return table(body, headers, fmt)

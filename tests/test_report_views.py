@@ -59,3 +59,25 @@ def test_the_page_compares_the_triton_versions_it_holds(tmp_path: Path) -> None:
     assert versions.versions(r39 + r36) == ["3.6.0", "3.9.0"]
     # links to each run's data, relative to the page
     assert 'href="' in page and "static_triton36/results.json" in page
+
+
+def test_a_static_runs_vendor_evaluation_compares_what_it_can(tmp_path: Path) -> None:
+    """No GPU ran: the evaluation is per target how many configs fit and what they cost, not empty device columns.
+    The counts are checked against the records (the deciding builds, counted here by hand)."""
+    proc = run_cli("report", str(DATA / "static_triton36"), "--out", str(tmp_path / "report.md"), "--vendor-eval")
+    assert proc.returncode == 0, proc.stderr
+    text = (tmp_path / "vendor-eval.md").read_text()
+    assert text.startswith("# Vendor evaluation (static)") and "not run on a GPU" not in text
+    records = json.loads((DATA / "static_triton36" / "results.json").read_text())["records"]
+    for r0 in {(r["kernel"], r["dtype"], r["target"]) for r in records if r["mode"] == "compile"}:
+        kernel, dtype, target = r0
+        deciding = [r for r in records if r["mode"] == "compile" and (r["kernel"], r["dtype"], r["target"]) == r0
+                    and r["environment"] == "default"]  # fmt: skip
+        for shape in {json.dumps(r["shape"], sort_keys=True) for r in deciding}:
+            mine = [r for r in deciding if json.dumps(r["shape"], sort_keys=True) == shape]
+            fit = sum(1 for r in mine if r["status"] == "ok" and r["fits"])
+            regs = sorted(r["resources"]["registers"] for r in mine if r["status"] == "ok")
+            said = f"{target}: {fit} of {len(mine)} fit; regs median {regs[len(regs) // 2]} (max {regs[-1]})"
+            assert said in text, (said, text)
+    page = (tmp_path / "report.html").read_text()
+    assert "<h2>Vendor comparison (static)</h2>" in page

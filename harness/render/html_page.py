@@ -147,6 +147,22 @@ def _vendor_eval(found: Findings) -> list[str]:
     evals = found.evaluations
     if not evals:
         return []
+    if not any(ev.devices for ev in evals):  # a static run: what it can compare, not empty device columns
+        from harness.render.vendor_eval import STATIC_NOTE
+
+        rows = "".join(
+            "<tr>"
+            + "".join(f"<td>{_e(v)}</td>" for v in (ev.kernel, ev.dtype, ev.shape_id, ev.triton))
+            + "".join(f"<td>{'<br>'.join(_e(x) for x in lines)}</td>" for lines in ev.static_cells().values())
+            + "</tr>"
+            for ev in evals
+        )
+        return [
+            "<h2>Vendor comparison (static)</h2>",
+            f"<p class=note>{_e(STATIC_NOTE)}</p>",
+            "<table><tr><th>kernel</th><th>dtype</th><th>shape</th><th>triton</th><th>per target</th>"
+            f"<th>one vendor only</th><th>not fitting</th></tr>{rows}</table>",
+        ]
     out = [
         "<h2>Vendor evaluation</h2>",
         "<p class=note>The same kernels tuned separately on each device, on the matrix's shapes; between "

@@ -8,6 +8,8 @@ from harness.render.escaping import md
 
 
 def markdown(evals: list[CaseEval]) -> str:
+    if evals and not any(ev.devices for ev in evals):
+        return _static(evals)
     lines = [
         "# Vendor evaluation",
         "",
@@ -24,6 +26,24 @@ def markdown(evals: list[CaseEval]) -> str:
     ]
     for ev in evals:
         cells = ["<br>".join(md(line) for line in lines) for lines in ev.cells().values()]
+        head = [md(v) for v in (ev.kernel, ev.dtype, ev.shape_id, ev.triton)]
+        lines.append("| " + " | ".join(head + cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+STATIC_NOTE = (
+    "What a run without a GPU can compare: per case and target, how many of the case's configs fit (each binary "
+    "once) and what they cost — registers (median, max), the most shared memory / LDS, how many spill; the "
+    "configs only one vendor takes; those that exceed a limit or failed. Timings need a GPU run."
+)
+
+
+def _static(evals: list[CaseEval]) -> str:
+    lines = ["# Vendor evaluation (static)", "", STATIC_NOTE, ""]
+    lines += ["| kernel | dtype | shape | triton | per target | one vendor only | not fitting (per target) |"]
+    lines += ["| --- | --- | --- | --- | --- | --- | --- |"]
+    for ev in evals:
+        cells = ["<br>".join(md(line) for line in lines) for lines in ev.static_cells().values()]
         head = [md(v) for v in (ev.kernel, ev.dtype, ev.shape_id, ev.triton)]
         lines.append("| " + " | ".join(head + cells) + " |")
     return "\n".join(lines) + "\n"

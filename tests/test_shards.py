@@ -145,6 +145,25 @@ kernels:
     shutil.copytree(night / "shard1", tmp_path / "twice" / "shard1-copy")
     twice = run_cli("compare", str(single), str(tmp_path / "twice"))
     assert twice.returncode == 3 and "shard 1/3 given twice by the same run" in twice.stderr, twice.stderr
+    # a shard narrowed by -k holds only part of its cases: named, the night cannot be compared
+    shutil.copytree(night, tmp_path / "narrowed", ignore=shutil.ignore_patterns("shard3"))
+    part = run_cli(
+        "run",
+        str(matrix),
+        "--out",
+        str(tmp_path / "narrowed" / "shard3"),
+        "-n",
+        "0",
+        "--static-only",
+        "--shard",
+        "3/3",
+        "-k",
+        "h100",
+        env=reuse,
+    )  # fmt: skip  (a shard's units hold every target)
+    assert part.returncode == 0, part.stdout[-2000:] + part.stderr[-2000:]
+    cut = run_cli("compare", str(single), str(tmp_path / "narrowed"))
+    assert cut.returncode == 3 and "shard 3/3" in cut.stderr and "ran only -k 'h100'" in cut.stderr, cut.stderr
     # a retried shard: its later attempt replaces the earlier one, and the night is whole
     shutil.copytree(night, tmp_path / "retried")
     again = tmp_path / "retried" / "shard2-retry"

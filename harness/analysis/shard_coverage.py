@@ -3,7 +3,8 @@
 Shards of one night share the matrix (its sha256), the Triton version and N; together they must hold every index
 1..N exactly once. A shard run twice (a CI retry) counts once: the later attempt, by its start, replaces the
 earlier, and the replacement is said. A missing index, an index given twice by the same run (the same files
-collected twice), or a case found in two shards (runs of different splits mixed) makes the night incomplete,
+collected twice), a case found in two shards (runs of different splits mixed), a shard narrowed by ``-k``, or
+shards run with different ``--targets`` makes the night incomplete,
 each named: ``harness compare`` then cannot compare it (exit 3), ``harness report`` renders what is there and
 exits 3. A complete night becomes one run: the first shard's provenance, started when the first shard started,
 ended when the last one ended (unfinished if any shard is), its shards' selections together, and which shard
@@ -78,6 +79,17 @@ def combine(loaded: list[tuple[str, RunInfo, list[Record]]]) -> Night:
     missing = [i for i in range(1, total + 1) if i not in indices]
     if missing:
         problems.append(f"shard{'s' if len(missing) > 1 else ''} {', '.join(f'{i}/{total}' for i in missing)} missing")
+    for label, run, _ in chosen:  # a shard narrowed by -k holds only part of its cases: the night is not whole
+        argv = list(run.argv or ())
+        narrowed = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "-k"), None) or next(
+            (a[3:] for a in argv if a.startswith("-k=")), None
+        )
+        if narrowed:
+            shard = run.shard
+            problems.append(f"shard {shard.index if shard else '?'}/{total} ({label}) ran only -k {narrowed!r}")
+    if len({tuple(run.targets or ()) for _, run, _ in chosen}) > 1:
+        problems.append("shard runs of different --targets: " + "; ".join(
+            f"{label}: {', '.join(run.targets or ()) or 'the matrix'}" for label, run, _ in chosen))  # fmt: skip
     owner: dict[str, str] = {}
     for label, _, records in chosen:
         for case in sorted({r.case_id for r in records if r.case_id}):

@@ -66,6 +66,16 @@ def compile_one(
     return compile_job(job)
 
 
+def run_static(
+    matrix: Path, out: Path, *extra: str, env: dict[str, str] | None = None, ok: tuple[int, ...] = (0,)
+) -> subprocess.CompletedProcess[str]:
+    """``harness run MATRIX --out OUT -n 0 --static-only [EXTRA]``: one process, no GPU; fails the test with what it
+    printed unless it exits with one of ``ok``."""
+    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0", "--static-only", *extra, env=env)
+    assert proc.returncode in ok, proc.stdout[-3000:] + proc.stderr[-2000:]
+    return proc
+
+
 def write_matrix(path: Path, text: str) -> Path:
     path.write_text(text)
     return path

@@ -13,7 +13,7 @@ import venv
 from pathlib import Path
 
 import pytest
-from helpers import run_cli, write_matrix
+from helpers import run_cli, run_static, write_matrix
 
 FINDINGS = [  # (case id, config, what the script prints when it reproduces)
     (
@@ -68,8 +68,7 @@ kernels:
 """,
     )
     run = tmp_path / "run"
-    proc = run_cli("run", str(matrix), "--out", str(run), "-n", "0", "--static-only")
-    assert proc.returncode in (0, 1), proc.stdout[-2000:] + proc.stderr[-2000:]
+    run_static(matrix, run, ok=(0, 1))  # 1: the async-copy build fails, as recorded
     records = json.loads((run / "results.json").read_text())["records"]
     for case, config, said in FINDINGS:
         case = case.format(v=triton.__version__)

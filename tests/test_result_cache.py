@@ -9,7 +9,7 @@ import json
 import shutil
 from pathlib import Path
 
-from helpers import REPO, run_cli, write_matrix
+from helpers import REPO, run_static, write_matrix
 
 from harness.execution import result_cache
 
@@ -28,22 +28,8 @@ kernels:
 
 
 def _run(matrix: Path, out: Path, cache: Path, **env: str) -> list[dict]:
-    proc = run_cli(
-        "run",
-        str(matrix),
-        "--out",
-        str(out),
-        "-n",
-        "0",
-        "--static-only",
-        env={
-            "HARNESS_CACHE_DIR": str(cache / "harness"),
-            "TRITON_CACHE_DIR": str(cache / "triton"),
-            "HARNESS_RESULT_CACHE": "1",
-            **env,
-        },
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    caches = {"HARNESS_CACHE_DIR": str(cache / "harness"), "TRITON_CACHE_DIR": str(cache / "triton")}
+    run_static(matrix, out, env={**caches, "HARNESS_RESULT_CACHE": "1", **env})
     return json.loads((out / "results.json").read_text())["records"]
 
 

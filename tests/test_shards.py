@@ -223,3 +223,17 @@ def test_shards_balance_on_a_stored_runs_case_times(tmp_path: Path) -> None:
     loads = [sum(seconds[c] for c, s in got.items() if s == shard) for shard in range(1, 5)]
     print(f"nightly h200 cases, 4 shards by run AF's seconds: {[round(x) for x in loads]}")
     assert max(loads) <= 1.25 * sum(loads) / 4
+
+
+def test_a_nights_machine_kind_is_its_shards_one_kind_or_none() -> None:
+    """Shards on runners of different CPUs give the night no single machine kind, so compile cost is not judged."""
+    from harness.analysis.shard_coverage import combine
+    from harness.model.run_info import RunInfo
+
+    def shard(i: int, cpu: str) -> tuple[str, RunInfo, list]:
+        info = {"shard": {"index": i, "total": 2}, "start": f"2026-12-02T0{i}:00:00+00:00", "cpu": cpu}
+        return f"s{i}", RunInfo.from_json({**info, "end": info["start"]}), []
+
+    assert combine([shard(1, "EPYC, 2 cores"), shard(2, "EPYC, 2 cores")]).run.cpu == "EPYC, 2 cores"
+    mixed = combine([shard(1, "EPYC, 2 cores"), shard(2, "Xeon, 4 cores")]).run.cpu
+    assert mixed == "several: EPYC, 2 cores; Xeon, 4 cores"

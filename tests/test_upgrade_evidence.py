@@ -18,7 +18,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
-from helpers import REPO, run_cli, write_matrix
+from helpers import REPO, run_cli, run_static, write_matrix
 
 CONFIGS = "".join(f"      - {{BLOCK: {b}, num_warps: {w}}}\n" for b in (256, 1024) for w in (2, 4))  # 12 builds
 LOOP = "        acc = tl.sin(acc) * x + tl.cos(acc)\n"
@@ -39,8 +39,7 @@ def _run(tmp: Path, label: str, reps: int = 2, barrier: bool = False) -> Path:
         f"    dtypes: [fp32]\n    shapes: [{{N: 1048576}}]\n    interpret: false\n    configs:\n{CONFIGS}",
     )
     env = {"TRITON_CACHE_DIR": str(tmp / label / "triton-cache"), "HARNESS_CACHE_DIR": str(tmp / label / "cache")}
-    proc = run_cli("run", str(matrix), "--out", str(tmp / label / "run"), "-n", "0", "--static-only", env=env)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    run_static(matrix, tmp / label / "run", env=env)
     return tmp / label / "run"
 
 

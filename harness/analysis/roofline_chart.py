@@ -45,6 +45,7 @@ def rooflines(measured: Sequence[Measured]) -> list[DeviceRoofline]:
         if m.roof.intensity > 0:
             by_device[m.roof.device].append(m)
     out = []
+    several = len({m.host for m in measured}) > 1  # a merge of hosts: each point says whose it is
     for device, items in sorted(by_device.items()):
         try:
             t = targets.get(device)
@@ -54,7 +55,7 @@ def rooflines(measured: Sequence[Measured]) -> list[DeviceRoofline]:
         compute = tuple((k, float(v)) for k in maths if (v := getattr(t, f"{k}_tflops", None)))
         points = []
         for m in items:
-            case = f"{m.kernel} {m.dtype} {m.shape_id}"
+            case = f"{m.kernel} {m.dtype} {m.shape_id}" + (f" ({m.host}, triton {m.triton})" if several else "")
             points.append(
                 Point(
                     f"{case}: {m.config_id}",

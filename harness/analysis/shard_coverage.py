@@ -119,4 +119,13 @@ def _one_run(runs: list[RunInfo], night: NightRef) -> RunInfo:
         shard=None,
         dir=None,
         night=night,
+        # shards on CI runners of different CPUs: no one machine kind, so compile cost is never judged across them
+        cpu=_machine_kind(runs),
     )
+
+
+def _machine_kind(runs: list[RunInfo]) -> str | None:
+    """The shards' CPU kind; shards on runners of different CPUs have none, so compile cost is not judged across
+    them (None: the runs did not record one)."""
+    kinds = sorted({r.cpu for r in runs if r.cpu})
+    return kinds[0] if len(kinds) == 1 else ("several: " + "; ".join(kinds) if kinds else None)

@@ -6,23 +6,15 @@ import argparse
 import os
 from pathlib import Path
 
+from harness.analysis.compare import Comparison
 from harness.cli.common import err, load_night, shard_dirs, write_output
-from harness.model.records import Record
 
 
-def _write_diffs(args: argparse.Namespace, base: list[Record], new: list[Record]) -> set[str] | None:
+def _write_diffs(args: argparse.Namespace, cmp: Comparison) -> set[str] | None:
     """``--diffs DIR``: each changed binary's TTGIR and PTX / AMDGCN diff; the labels written (None: an error)."""
     from harness.analysis.compare import ir_diff
-    from harness.analysis.compare.inputs import index
-    from harness.analysis.compare.timings import label
 
-    a, b = index(base, "compile"), index(new, "compile")
-    pairs = []
-    for key in sorted(a.keys() & b.keys()):
-        ra, rb = a[key], b[key]
-        kind = next((k for k in ("cubin", "hsaco") if k in ra.artifacts and k in rb.artifacts), None)
-        if kind and ra.artifacts[kind].sha256 != rb.artifacts[kind].sha256:
-            pairs.append((label(ra), ra, rb))  # the label compare's own code change carries
+    pairs = [(c.label, *c.builds) for c in cmp.changes if c.kind == "code" and c.builds is not None]
     out = Path(args.diffs)
     written: set[str] = set()
     for d in ir_diff.diffs(pairs, _roots(args.base), _roots(args.new)):
@@ -88,7 +80,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print(render.summary(cmp))
     linked = None
     if args.diffs:
-        linked = _write_diffs(args, base, new)
+        linked = _write_diffs(args, cmp)
         if linked is None:
             return 3
     if args.markdown:

@@ -209,6 +209,11 @@ def markdown(cmp: Comparison, diffs: str | None = None, written: set[str] | None
     return "\n".join(lines)
 
 
+def _change_json(c: Change) -> dict[str, Any]:
+    """A change's own fields (its grouping view and the two builds it was read from are not part of it)."""
+    return {f.name: getattr(c, f.name) for f in dataclasses.fields(c) if f.name not in ("member", "builds")}
+
+
 def to_json(cmp: Comparison) -> dict[str, Any]:
     compile_time = dataclasses.asdict(cmp.compile_time) if cmp.compile_time is not None else None
     return {
@@ -222,7 +227,9 @@ def to_json(cmp: Comparison) -> dict[str, Any]:
         "largest_insignificant": cmp.largest_insignificant,
         "reason": cmp.reason,
         "exit_code": cmp.exit_code,
-        "changes": [{k: v for k, v in dataclasses.asdict(c).items() if k != "member"} for c in cmp.changes],
+        "changes": [
+            {k: v for k, v in dataclasses.asdict(c).items() if k not in ("member", "builds")} for c in cmp.changes
+        ],
         "groups": [dataclasses.asdict(g) for g in cmp.groups],
         "timings": [dataclasses.asdict(t) for t in cmp.judged],
     }

@@ -22,7 +22,7 @@ from typing import Any
 
 from harness.analysis import verdicts
 from harness.analysis.compare import compile_time, groups, stats, timings
-from harness.analysis.compare.evidence import mix_delta, repro_args, signature
+from harness.analysis.compare.evidence import changed_binary, mix_delta, repro_args, signature
 from harness.analysis.compare.inputs import (
     case_of,
     check_timings,
@@ -66,6 +66,7 @@ class Change:
     detail: str = ""
     repro: str = ""  # the new build as ``harness repro`` names it (case id and config), where one build says it
     member: groups.Member | None = None  # how the grouping sees it (resource and code changes)
+    builds: tuple[Record, Record] | None = None  # a code change: the two builds (compare --diffs reads their IR)
 
 
 @dataclass
@@ -204,8 +205,8 @@ def _static(ra: Record, rb: Record, out: list[Change]) -> None:
                 way = "up" if (vb or 0) > (va or 0) else "down"
                 member = groups.Member(f"{name} {way}", rb.column, rb.kernel, rb.config)
                 out.append(Change("resource", label, name, va, vb, member=member))
-        kind = next((k for k in ("cubin", "hsaco") if k in ra.artifacts and k in rb.artifacts), None)
-        if kind and ra.artifacts[kind].sha256 != rb.artifacts[kind].sha256:
+        kind = changed_binary(ra, rb)
+        if kind:
             out.append(
                 Change(
                     "code",
@@ -216,6 +217,7 @@ def _static(ra: Record, rb: Record, out: list[Change]) -> None:
                     detail=mix_delta(ra, rb),
                     repro=repro_args(rb),
                     member=groups.Member(signature(ra, rb), rb.column, rb.kernel, rb.config),
+                    builds=(ra, rb),
                 )
             )
 

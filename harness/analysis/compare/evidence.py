@@ -3,11 +3,17 @@ kind of change it is (for grouping), and the ``harness repro`` arguments that re
 
 from __future__ import annotations
 
-from harness.model.records import Record
+from harness.model.records import BINARY_KINDS, Record
 
 #: what a changed binary's line says moved: the instruction mix and the figures a limit is checked on
 MIX = ("mma", "wgmma", "tcgen05_mma", "mfma", "shared_loads", "shared_stores", "async_copies", "global_loads",
        "global_stores", "barriers", "local_ops", "registers", "spill_bytes", "shared")  # fmt: skip
+
+
+def changed_binary(ra: Record, rb: Record) -> str | None:
+    """The binary kind (cubin, hsaco) both builds wrote, when its bytes differ between them; else None."""
+    kind = next((k for k in BINARY_KINDS if k in ra.artifacts and k in rb.artifacts), None)
+    return kind if kind and ra.artifacts[kind].sha256 != rb.artifacts[kind].sha256 else None
 
 
 def mix_delta(ra: Record, rb: Record) -> str:

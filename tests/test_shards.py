@@ -117,24 +117,10 @@ kernels:
     bad = run_cli("run", str(matrix), "--out", str(tmp_path / "bad"), "--shard", "4/3")
     assert bad.returncode == 2 and "shard 4/3 does not exist" in bad.stderr and "Traceback" not in bad.stderr
 
-    # the night's folder as one run: the same CSV as one unsharded run of the matrix, and an A/A compare is clean
-    single = tmp_path / "single"
-    assert run_cli("run", str(matrix), "--out", str(single), "-n", "0", "--static-only", env=reuse).returncode == 0
-    merged = run_cli(
-        "report", str(night), "--out", str(tmp_path / "merged" / "report.md"), "--csv", str(tmp_path / "n.csv")
-    )
-    alone = run_cli(
-        "report", str(single), "--out", str(tmp_path / "alone" / "report.md"), "--csv", str(tmp_path / "s.csv")
-    )
-    assert merged.returncode == alone.returncode == 0, merged.stderr
-
-    def answers(csv: Path) -> list[str]:  # what each config got, not how its build was made (cold, cached) this time
-        return [line for line in csv.read_text().splitlines() if ",compile_" not in line]
-
-    assert answers(tmp_path / "n.csv") == answers(tmp_path / "s.csv")
-    # report.md, report.html and stored verdicts of 1, 3 and 7 shards: tests/test_smoke_matrix.py
-    same = run_cli("compare", str(night), str(single))
-    assert same.returncode == 0, same.stdout[-2000:] + same.stderr[-2000:]
+    # the night's folder as one run, its report and CSV the same as one unsharded run's, byte for byte:
+    # tests/test_smoke_matrix.py (the default matrix in 1, 3 and 7 shards)
+    assert run_cli("report", str(night), "--out", str(tmp_path / "merged" / "report.md")).returncode == 0
+    single = night  # the whole night is the other side of each comparison below
 
     # a missing shard, and the same shard's files twice, are named: the night cannot be compared
     shutil.copytree(night, tmp_path / "gap", ignore=shutil.ignore_patterns("shard2"))
@@ -173,7 +159,7 @@ kernels:
         ).returncode
         == 0
     )
-    retried = run_cli("compare", str(single), str(tmp_path / "retried"))
+    retried = run_cli("compare", str(single), str(tmp_path / "retried"))  # A/A: a retried shard changes nothing
     assert retried.returncode == 0 and "shard2-retry" in retried.stderr and "replaces" in retried.stderr, retried.stderr
 
 

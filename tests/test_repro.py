@@ -79,7 +79,7 @@ kernels:
         tree = ast.parse(script.read_text())
         imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-        assert imported <= {"os", "sys", "re", "subprocess", "tempfile", "triton"}, imported
+        assert imported <= {"os", "sys", "re", "subprocess", "tempfile", "triton", "torch"}, imported
         # -I: no PYTHONPATH (the harness's own CLI sets one for its children), no user site, not the script's folder
         got = subprocess.run(
             [bare_python, "-I", str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=600
@@ -111,3 +111,49 @@ kernels:
     _, new = load_results(run)
     base = [dataclasses.replace(r, status="ok", error="") if r.status != "ok" else r for r in new]
     assert f"harness repro NEW {failing}" in markdown(compare_runs(base, new))
+
+
+LAUNCH_MATRIX = """\
+name: launches
+targets: [h100]
+kernels:
+  skipping_add:
+    source: {source}
+    dtypes: [fp32]
+    shapes: [{{N: 4096}}]
+    configs:
+      - {{BLOCK: 1024, num_warps: 4}}
+      - {{BLOCK: 2048, num_warps: 4}}
+"""
+
+
+def test_a_correctness_finding_replays_its_launch_with_plain_triton_and_torch(tmp_path: Path, bare_python: str) -> None:
+    """The launch half: the interpreter's mismatch of BLOCK=1024 (element 3073 never written) comes back from the
+    script alone, launched under Triton's CPU interpreter on the saved inputs; the correct BLOCK=2048 comes back
+    correct; the kernel fixed in the script is reported as not reproduced. On a GPU host the same script launches
+    on the GPU (tests/gpu/test_repro_gpu.py)."""
+    import triton
+
+    source = Path(__file__).parent / "data" / "skipping_kernel.py"
+    matrix = write_matrix(tmp_path / "m.yaml", LAUNCH_MATRIX.format(source=f"{source}:SPEC"))
+    run = tmp_path / "run"
+    run_static(matrix, run, ok=(1,))  # the interpreter check of BLOCK=1024 fails
+    case = f"skipping_add[fp32-N4096-h100-triton{triton.__version__}]"
+    for config, extra in (("BLOCK1024_w4", []), ("BLOCK2048_w4", ["--launch"])):
+        script = tmp_path / f"{config}.py"
+        wrote = run_cli("repro", str(run), case, "--config", config, "--out", str(script), *extra)
+        assert wrote.returncode == 0 and script.with_suffix(".pt").is_file(), wrote.stderr
+        got = subprocess.run([bare_python, "-I", str(script)], capture_output=True, text=True, timeout=600)
+        assert got.returncode == 0 and "launch reproduced" in got.stdout, got.stdout + got.stderr[-3000:]
+        said = "now:      mismatch (max abs err 0, 1 elements" if config == "BLOCK1024_w4" else "now:      ok"
+        assert said in got.stdout and "under Triton's CPU interpreter" in got.stdout, got.stdout
+    fixed = tmp_path / "fixed.py"
+    text = (tmp_path / "BLOCK1024_w4.py").read_text()
+    assert "mask=mask & (offs != 3 * BLOCK + 1)" in text
+    fixed.write_text(text.replace("mask=mask & (offs != 3 * BLOCK + 1)", "mask=mask"))
+    (tmp_path / "BLOCK1024_w4.pt").rename(tmp_path / "fixed.pt")
+    got = subprocess.run([bare_python, "-I", str(fixed)], capture_output=True, text=True, timeout=600)
+    assert got.returncode == 1 and "launch NOT reproduced" in got.stdout and "now:      ok" in got.stdout, got.stdout
+    # the inputs travel beside the script: without --out there is nowhere to put them
+    printed = run_cli("repro", str(run), case, "--config", "BLOCK1024_w4")
+    assert printed.returncode == 2 and "give --out FILE.py" in printed.stderr and "Traceback" not in printed.stderr

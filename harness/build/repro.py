@@ -19,6 +19,7 @@ import pprint
 import textwrap
 import types
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from harness.build import launchspec
@@ -117,6 +118,10 @@ def case_of(record: Record, ref: str, target: Target) -> dict[str, Any]:
     odd = [k for k, v in launch.constexprs.items() if not isinstance(v, plain)]
     if odd:
         raise ReproError(f"constexpr(s) at {odd} are not plain values a script can carry")
+    options = dict(launch.options)
+    # Triton's own libdevice, named by this host's path: the script's Triton adds its own where it runs
+    if all(str(path).startswith(str(Path(triton_root()))) for _, path in options.get("extern_libs") or ()):
+        options.pop("extern_libs", None)
     return {
         "label": f"{record.kernel} {record.dtype} {record.shape_id} {record.column} {record.config_id}",
         "triton": record.triton,
@@ -124,7 +129,7 @@ def case_of(record: Record, ref: str, target: Target) -> dict[str, Any]:
         "constexprs": [[list(k), v] for k, v in launch.constexprs.items()],
         "attrs": [[list(k), [list(a) for a in v]] for k, v in launch.attrs.items()],
         "target": [target.backend, target.arch, target.warp_size],
-        "options": dict(launch.options),
+        "options": options,
         "env": {**record.import_env, **record.env},
         "recorded": {
             "status": record.status,
@@ -133,6 +138,13 @@ def case_of(record: Record, ref: str, target: Target) -> dict[str, Any]:
             "flags": [f"{f.resource} {f.value:g} > {f.limit:g}" for f in record.flags],
         },
     }
+
+
+def triton_root() -> str:
+    """The installed triton package's folder."""
+    import triton
+
+    return str(Path(triton.__file__).parent)
 
 
 def _recorded_figures(record: Record) -> dict[str, int]:
@@ -147,24 +159,38 @@ def _recorded_figures(record: Record) -> dict[str, int]:
     return {mine: int(res[theirs]) for mine, theirs in pairs.items() if isinstance(res.get(theirs), int)}
 
 
-def script(record: Record, ref: str, target: Target, provenance: str) -> str:
-    """The standalone script for ``record`` (built from kernel ``ref`` for ``target``)."""
+def script(record: Record, ref: str, target: Target, provenance: str, launch: dict[str, Any] | None = None) -> str:
+    """The standalone script for ``record`` (built from kernel ``ref`` for ``target``); with ``launch``
+    (:func:`harness.build.repro_launch.launch_data`) it also replays the recorded check from the ``.pt`` file saved
+    beside it."""
     from harness.build.repro_body import BODY
 
     source = kernel_source(loader.load(ref).for_target(target).fn)
     case = case_of(record, ref, target)
+    finding = _finding(case["recorded"])
+    needs = f"Needs only Triton {record.triton} (`pip install triton=={record.triton}`); no GPU, no harness."
+    if launch is not None:
+        finding += f"; its check on the {launch['where']}: {launch['recorded']['status']}"
+        needs = (
+            f"Needs only Triton {record.triton} and torch; no harness. The launch runs on this host's GPU, or "
+            "without one under Triton's CPU interpreter; its inputs and reference are in the .pt file of the same name."
+        )
+    about = textwrap.fill(
+        f"Recorded by {provenance}. {needs} Prints what the harness recorded and what this compile gives; exit 0: "
+        "the recorded outcome came back. Written by `harness repro`.",
+        width=112,
+    )
     head = f'''#!/usr/bin/env python3
-"""Reproduces {case["label"]}: {_finding(case["recorded"])}.
+"""Reproduces {case["label"]}: {finding}.
 
-Recorded by {provenance}. Needs only Triton {record.triton} (`pip install triton=={record.triton}`); no GPU, no
-harness. Prints what the harness recorded and what this compile gives; exit 0: the recorded outcome came back.
-Written by `harness repro`.
+{about}
 """
 
 import os
 import sys
 
 CASE = {pprint.pformat(case, width=110, sort_dicts=True)}
+LAUNCH = {pprint.pformat(launch, width=110, sort_dicts=True)}
 os.environ.update(CASE["env"])  # the compile environment, before Triton reads it
 
 '''

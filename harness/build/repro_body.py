@@ -1,7 +1,10 @@
-"""The fixed part of a ``harness repro`` script (:mod:`harness.build.repro`): it reads ``CASE`` and ``KERNEL``
-(written above it), compiles, measures with the tools that own each figure (Triton's metadata, ptxas -v on the PTX
-for NVIDIA registers and spills, the AMDGCN metadata for AMD), prints recorded against now, and exits 0 when the
-recorded outcome came back. Plain Triton and the standard library only: it runs where the harness is not
+"""The fixed part of a ``harness repro`` script (:mod:`harness.build.repro`): it reads ``CASE``, ``LAUNCH`` and
+``KERNEL`` (written above it), compiles, measures with the tools that own each figure (Triton's metadata, ptxas -v on
+the PTX for NVIDIA registers and spills, the AMDGCN metadata for AMD), prints recorded against now, and exits 0 when
+the recorded outcome came back. With a ``LAUNCH`` (a correctness finding, :mod:`harness.build.repro_launch`) it then
+launches the kernel on the saved inputs and checks it against the saved reference: on this host's GPU, or, without
+one, under Triton's CPU interpreter in a second process (``TRITON_INTERPRET`` must be set before Triton is
+imported). Plain Triton, torch for the launch, and the standard library: it runs where the harness is not
 installed."""
 
 BODY = r"""
@@ -24,17 +27,26 @@ def figures(compiled, backend):
             if found:
                 out[key] = int(found.group(1))
         return out
-    # NVIDIA: ptxas -v, Triton's own ptxas, on this compile's PTX (the log Triton itself throws away)
-    ptxas = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
+    # NVIDIA: ptxas -v, the ptxas Triton itself uses, on this compile's PTX (the log Triton itself throws away)
     arch = CASE["target"][1]
     major = int(str(arch).removeprefix("sm_").rstrip("a"))
+    try:
+        from triton.backends.nvidia.compiler import get_ptxas
+
+        ptxas = getattr(get_ptxas(major), "path", None)
+    except Exception:  # an older Triton: the wheel's own binary
+        ptxas = None
+    ptxas = ptxas or os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
     with tempfile.TemporaryDirectory() as tmp:
         ptx = os.path.join(tmp, "kernel.ptx")
         with open(ptx, "w") as f:
             f.write(compiled.asm["ptx"])
         gpu = f"sm_{major}a" if major >= 90 else f"sm_{major}"
-        log = subprocess.run([ptxas, "-lineinfo", "-v", f"--gpu-name={gpu}", ptx, "-o", os.path.join(tmp, "k.cubin")],
-                             capture_output=True, text=True).stderr
+        done = subprocess.run([ptxas, "-lineinfo", "-v", f"--gpu-name={gpu}", ptx, "-o", os.path.join(tmp, "k.cubin")],
+                              capture_output=True, text=True)
+    log = done.stderr
+    if done.returncode != 0 or "Function properties for" not in log:
+        print(f"ptxas -v gave no figures ({ptxas}, exit {done.returncode}): {(log or done.stdout).strip()[:400]}")
     block = log.split("Function properties for " + compiled.metadata.name, 1)[-1]
     regs = re.search(r"Used (\d+) registers", block)
     spill = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", block)
@@ -45,7 +57,7 @@ def figures(compiled, backend):
     return out
 
 
-def main():
+def rebuild():
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
@@ -97,6 +109,65 @@ def main():
         print(f"  {key:18} recorded {value:>8}   now {now.get(key, '-'):>8}{mark}")
     print("reproduced" if same else "NOT reproduced")
     return 0 if same else 1
+
+
+def replay():
+    # the recorded launch on the saved inputs, checked as the harness checks: |now - ref| <= atol + rtol * |ref|
+    import torch
+
+    interpreted = os.environ.get("TRITON_INTERPRET") == "1"
+    device = "cpu" if interpreted else "cuda"
+    saved = torch.load(os.path.splitext(os.path.abspath(__file__))[0] + ".pt")
+    args = {k: v.to(device) for k, v in saved["args"].items()}
+    for name in LAUNCH["poison"]:
+        args[name].fill_(float("nan") if args[name].is_floating_point() else -1)
+    args.update(LAUNCH["scalars"])
+    recorded = LAUNCH["recorded"]
+    where = "Triton's CPU interpreter" if interpreted else torch.cuda.get_device_name()
+    print(f"launch: grid {tuple(LAUNCH['grid'])}, {LAUNCH['options']}, on {where} (inputs made on "
+          f"{LAUNCH['made_on']} with seed {LAUNCH['seed']}, shape {LAUNCH['shape']}; the harness checked on "
+          f"{LAUNCH['where']})")
+    KERNEL[tuple(LAUNCH["grid"])](**args, **({} if interpreted else LAUNCH["options"]))
+    if not interpreted:
+        torch.cuda.synchronize()
+    worst, bad = 0.0, 0
+    for name, out in sorted(LAUNCH["outputs"].items()):
+        got = args[out["arg"]].float().cpu()
+        ref = saved["expected"][name].float()
+        diff = (got - ref).abs()
+        finite = torch.isfinite(diff)
+        worst = max(worst, float(diff[finite].max()) if bool(finite.any()) else 0.0)
+        bad += int((~(diff <= out["atol"] + out["rtol"] * ref.abs())).sum())
+    now = "ok" if bad == 0 else "mismatch"
+    print(f"recorded: {recorded['status']} (max abs err {recorded['max_abs_err']}, {recorded['mismatched']} "
+          f"elements outside tolerance)")
+    print(f"now:      {now} (max abs err {worst:.6g}, {bad} elements outside tolerance)")
+    same = now == recorded["status"]
+    print("launch reproduced" if same else "launch NOT reproduced")
+    return 0 if same else 1
+
+
+def main():
+    import subprocess
+
+    if "--launch-only" in sys.argv:
+        return replay()
+    code = rebuild()
+    if LAUNCH is None:
+        return code
+    try:
+        import torch
+
+        gpu = torch.cuda.is_available()
+    except ImportError:
+        print("launch: not run (torch is not installed: pip install torch)")
+        return 1
+    if gpu and os.environ.get("TRITON_INTERPRET") != "1":
+        return max(code, replay())
+    print("launch: no GPU here, so under Triton's CPU interpreter")
+    sys.stdout.flush()
+    env = dict(os.environ, TRITON_INTERPRET="1")
+    return max(code, subprocess.run([sys.executable, os.path.abspath(__file__), "--launch-only"], env=env).returncode)
 
 
 if __name__ == "__main__":

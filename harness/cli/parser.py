@@ -210,6 +210,12 @@ def build_parser() -> argparse.ArgumentParser:
     rpr.add_argument("--config", help="the config id, when the case holds several builds")
     rpr.add_argument("--target", help="the target column (e.g. mi300x@async-copy), when the case holds several")
     rpr.add_argument("--out", help="write the script here (default: print it)")
+    rpr.add_argument(
+        "--launch",
+        action="store_true",
+        help="also replay the config's recorded check (GPU or CPU interpreter) from inputs saved beside --out "
+        "(the default for a recorded mismatch)",
+    )
     hist = sub.add_parser("history", help="store nights of results in SQLite; show trends and step changes")
     actions = hist.add_subparsers(dest="action", required=True)
     hist_add = actions.add_parser("add", help="store run directories' figures")

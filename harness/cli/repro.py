@@ -10,7 +10,7 @@ from harness.model.records import Record
 
 
 def cmd_repro(args: argparse.Namespace) -> int:
-    from harness.build import repro
+    from harness.build import repro, repro_launch
     from harness.matrix.reading import MatrixError, parse
     from harness.model.targets import get
 
@@ -38,19 +38,41 @@ def cmd_repro(args: argparse.Namespace) -> int:
     if matrix_path is None or not matrix_path.is_file():
         err(f"{args.run}: the run's matrix {matrix_path} is not there to say where kernel {record.kernel} comes from")
         return EXIT_INPUT
+    check = repro_launch.recorded_check(record, records)
+    wants_launch = args.launch or (check is not None and check.status == "mismatch")
+    if args.launch and check is None:
+        err(f"{args.case_id} {record.config_id}: no check of this config was recorded (GPU or CPU interpreter)")
+        return EXIT_INPUT
+    if wants_launch and not args.out:
+        err(f"{args.case_id} {record.config_id}: the launch saves its inputs beside the script: give --out FILE.py")
+        return EXIT_INPUT
     try:
-        entry = next(e for e in parse(matrix_path).kernels if e.name == record.kernel)
-        text = repro.script(record, entry.ref, get(record.target), f"harness run {args.run} ({run.start}, {run.host})")
+        matrix = parse(matrix_path)
+        entry = next(e for e in matrix.kernels if e.name == record.kernel)
+        target = get(record.target)
+        launch, tensors = (None, None)
+        if wants_launch and check is not None:
+            launch, tensors = repro_launch.launch_data(record, entry.ref, target, matrix.seed, check)
+        text = repro.script(record, entry.ref, target, f"harness run {args.run} ({run.start}, {run.host})", launch)
     except (MatrixError, StopIteration) as exc:
         err(f"{matrix_path}: kernel {record.kernel} not found ({exc})")
         return EXIT_INPUT
-    except repro.ReproError as exc:
+    except (repro.ReproError, ValueError) as exc:
         err(f"cannot write a standalone script for {args.case_id} {record.config_id}: {exc}")
         return EXIT_INPUT
     if args.out:
-        if not write_output(Path(args.out), text, "--out"):
+        out = Path(args.out)
+        if not write_output(out, text, "--out"):
             return EXIT_INPUT
-        err(f"wrote {args.out}: python3 {args.out}")
+        if tensors is not None:
+            import torch
+
+            torch.save(tensors, out.with_suffix(".pt"))
+        err(
+            f"wrote {args.out}"
+            + (f" and {out.with_suffix('.pt')}" if tensors is not None else "")
+            + f": python3 {args.out}"
+        )
     else:
         print(text, end="")
     return EXIT_OK

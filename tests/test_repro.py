@@ -103,7 +103,7 @@ kernels:
     # the report and compare's markdown name each finding's command
     failing = f"'{FINDINGS[0][0].format(v=triton.__version__)}' --config {FINDINGS[0][1]}"
     assert f"harness repro . {failing}" in (run / "report.md").read_text()
-    assert f"harness repro . {failing}".replace("'", "&#x27;") in (run / "report.html").read_text()
+    assert f"harness repro . {failing}".replace("'", "&#39;") in (run / "report.html").read_text()
     from harness.analysis.compare import compare_runs
     from harness.render.compare import markdown
     from harness.results.store import load_results

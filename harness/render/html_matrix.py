@@ -1,22 +1,20 @@
 """report.html's per-kernel tables: every config row x target column with its verdict, each verdict linking that
 target's own artifact folder (PTX / cubin for an NVIDIA column, AMDGCN / hsaco for an AMD one), configs in numeric
-order (``K32`` before ``K128``), counts by config."""
+order (``K32`` before ``K128``), counts by config. Plain data for the page's template (templates/report.html.j2),
+which escapes it."""
 
 from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
 from harness.analysis.rows import Row
 from harness.render import tables as md_tables
-from harness.render.escaping import html_text
 
 CLASS = {"fits": "fits", "at risk": "at-risk", "exceeds": "exceeds", "failed": "failed", "incomplete": "incomplete"}
-
-
-_e = html_text
 
 
 def natural(text: str) -> tuple[Any, ...]:
@@ -41,13 +39,35 @@ def _figures(rec: Any) -> str:
     return " · ".join(x for x in (smem, f"{regs} regs" if regs else "", f"spill {spill}", occ, mma) if x)
 
 
-def tables(rows: list[Row]) -> list[str]:
-    out = [
-        "<h2>Portability</h2>",
-        "<p class=note>Per target, the verdict of its build under Triton's defaults; at risk: it fits by default "
-        "but not under a swept compile environment. Hover a cell for the reasons; a verdict links that target's "
-        "own artifacts.</p>",
-    ]
+@dataclass(frozen=True)
+class Cell:
+    """One target's verdict of one config: its class, the reasons (the hover title), its artifact folder."""
+
+    css: str
+    verdict: str
+    reasons: str
+    href: str | None
+    figures: str
+
+
+@dataclass(frozen=True)
+class ConfigRow:
+    head: tuple[str, ...]  # dtype, shape, triton, config, space, cpu interp
+    cells: tuple[Cell | None, ...]  # per target column
+    text: str  # the portability verdict
+
+
+@dataclass(frozen=True)
+class KernelTable:
+    kernel: str
+    summary: str
+    targets: tuple[str, ...]
+    rows: tuple[ConfigRow, ...]
+
+
+def tables(rows: list[Row]) -> list[KernelTable]:
+    """Per kernel (by name), its configs in numeric order with each target's cell."""
+    out = []
     by_kernel: dict[str, list[Row]] = defaultdict(list)
     for row in rows:
         by_kernel[row.kernel].append(row)
@@ -59,33 +79,20 @@ def tables(rows: list[Row]) -> list[str]:
         configs = [r for r in krows if not r.judged.duplicate]  # a config built into another's binary: that one
         counts = Counter(r.judged.category for r in configs)
         summary = f"{len(configs)} config(s): " + ", ".join(f"{n} {c}" for c, n in counts.most_common())
-        out.append(f"<h3>{_e(kernel)}</h3><p class=note>{_e(summary)}</p>")
-        out.append(
-            "<table><tr><th>dtype</th><th>shape</th><th>triton</th><th>config</th><th>space</th><th>cpu interp</th>"
-            + "".join(f"<th>{_e(t)}<br><small>smem B · regs · spill B · occ · MMA</small></th>" for t in targets)
-            + "<th>portability</th></tr>"
-        )
+        table = []
         for r in krows:
-            cells = []
+            cells: list[Cell | None] = []
             for t in targets:
                 tv = r.judged.targets.get(t)
                 if tv is None:
-                    cells.append("<td></td>")
+                    cells.append(None)
                     continue
                 reasons = "; ".join(tv.reasons) + (f" (same binary as {tv.duplicate_of})" if tv.duplicate_of else "")
-                folder = _folder(tv.decided_by)  # this target's own build: its PTX / cubin or AMDGCN / hsaco
-                said = f'<a href="{_e(folder)}">{_e(tv.verdict)}</a>' if folder else _e(tv.verdict)
+                # this target's own build: its PTX / cubin or AMDGCN / hsaco
                 cells.append(
-                    f'<td class={CLASS[tv.verdict]} title="{_e(reasons)}">{said}'
-                    + (f"<br><small>{_e(reasons[:80])}</small>" if reasons else "")
-                    + (f"<br><small>{_e(figures)}</small>" if (figures := _figures(tv.decided_by)) else "")
-                    + "</td>"
+                    Cell(CLASS[tv.verdict], tv.verdict, reasons, _folder(tv.decided_by), _figures(tv.decided_by))
                 )
-            out.append(
-                f"<tr><td>{_e(r.dtype)}</td><td>{_e(r.shape_id)}</td><td>{_e(r.triton)}</td>"
-                + f"<td>{_e(r.config_id)}</td><td>{_e(r.origin)}</td><td>{_e(md_tables.interp_text(r.interpret))}</td>"
-                + "".join(cells)
-                + f"<td>{_e(r.judged.text)}</td></tr>"
-            )
-        out.append("</table>")
+            head = (r.dtype, r.shape_id, r.triton, r.config_id, r.origin, md_tables.interp_text(r.interpret))
+            table.append(ConfigRow(head, tuple(cells), r.judged.text))
+        out.append(KernelTable(kernel, summary, tuple(targets), tuple(table)))
     return out

@@ -3,15 +3,18 @@
 A heatmap of kernels x targets (each cell the share of the kernel's configs that fit, are at risk, exceed a limit
 or failed on that target, counted by config), each kernel's configs by portability (fits both, one vendor only,
 neither), the worst findings with the reason that decided each, and a legend that decodes config ids and names
-each target's limits. Formatting only: the counts come from the analysis.
+each target's limits. Formatting only, as plain data for the page's template (templates/report.html.j2): the counts
+come from the analysis.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from harness.analysis.overview import Overview
 from harness.model import targets
 from harness.model.ids import option_abbreviations
-from harness.render.escaping import html_text
 
 # verdict -> the colour its share paints (RGB); a cell mixes them by share, so green reads "all fit" at a glance
 COLOURS = {"fits": (46, 160, 67), "at risk": (230, 170, 20), "exceeds": (215, 58, 73), "failed": (120, 20, 30),
@@ -26,9 +29,6 @@ table.heat td.h small{display:block;color:#333}
 """
 
 
-_e = html_text
-
-
 def _colour(shares: dict[str, float]) -> str:
     """A light background mixing each verdict's colour by its share (white where nothing was counted)."""
     if not shares:
@@ -38,49 +38,55 @@ def _colour(shares: dict[str, float]) -> str:
     return "#" + "".join(f"{c:02x}" for c in light)
 
 
-def section(ov: Overview) -> list[str]:
+@dataclass(frozen=True)
+class HeatCell:
+    colour: str
+    fit: int
+    total: int
+    said: str  # "3 fit, 1 exceed"
+
+
+@dataclass(frozen=True)
+class HeatRow:
+    kernel: str
+    cells: tuple[HeatCell | None, ...]
+    portability: str
+
+
+@dataclass(frozen=True)
+class Glance:
+    columns: tuple[str, ...]
+    rows: tuple[HeatRow, ...]
+    worst: tuple[Any, ...]  # the analysis's worst findings (kernel, label, category, reason)
+
+
+@dataclass(frozen=True)
+class Legend:
+    options: tuple[tuple[str, str], ...]  # (abbreviation, option)
+    limits: tuple[str, ...]  # per target column
+
+
+def section(ov: Overview) -> Glance | None:
     if not ov.cells:
-        return []
-    head = "".join(f"<th>{_e(c)}</th>" for c in ov.columns)
+        return None
     rows = []
     for kernel in ov.kernels:
-        cells = []
+        cells: list[HeatCell | None] = []
         for column in ov.columns:
             cell = ov.cell(kernel, column)
             if cell is None:
-                cells.append("<td></td>")
+                cells.append(None)
                 continue
             shares = {v: cell.share(v) for v, _ in cell.counts}
-            fit = dict(cell.counts).get("fits", 0)
             said = ", ".join(f"{n} {SHORT[v]}" for v, n in cell.counts)
-            cells.append(
-                f'<td class=h style="background:{_colour(shares)}" title="{_e(said)}">'
-                f"{fit}/{cell.total} fit<small>{_e(said)}</small></td>"
-            )
+            cells.append(HeatCell(_colour(shares), dict(cell.counts).get("fits", 0), cell.total, said))
         split = dict(ov.categories).get(kernel, ())
-        portability = ", ".join(f"{n} {c}" for c, n in split)
-        rows.append(f"<tr><th>{_e(kernel)}</th>{''.join(cells)}<td>{_e(portability)}</td></tr>")
-    table = (
-        "<table class=heat><tr><th>kernel</th>" + head + "<th>configs by portability</th></tr>" + "".join(rows)
-        + "</table>"
-    )  # fmt: skip
-    worst = "".join(
-        f"<li><b>{_e(w.kernel)}</b> {_e(w.label)}: <b>{_e(w.category)}</b>" + (f" — {_e(w.reason)}" if w.reason else "")
-        + "</li>"
-        for w in ov.worst
-    )  # fmt: skip
-    findings = f"<div class=worst><h3>Worst findings</h3><ol>{worst}</ol></div>" if worst else ""
-    return [
-        "<h2>At a glance</h2>",
-        "<p class=note>Per kernel and target: of its configs (each binary once), how many fit under Triton's "
-        "defaults; the colour mixes fit (green), at risk (amber), exceed (red) and failed (dark red) by share.</p>",
-        f"<div class=glance><div>{table}</div>{findings}</div>",
-    ]
+        rows.append(HeatRow(kernel, tuple(cells), ", ".join(f"{n} {c}" for c, n in split)))
+    return Glance(tuple(ov.columns), tuple(rows), tuple(ov.worst))
 
 
-def legend(ov: Overview) -> list[str]:
+def legend(ov: Overview) -> Legend:
     """Config ids decoded, and each target's limits the verdicts are checked against."""
-    opts = ", ".join(f"<code>{_e(short)}</code> {_e(opt)}" for opt, short in option_abbreviations().items())
     limits = []
     for column in ov.columns:
         name = column.split("@", 1)[0]
@@ -90,15 +96,9 @@ def legend(ov: Overview) -> list[str]:
             continue
         per = "per workgroup (LDS)" if t.vendor == "amd" else "per block"
         limits.append(
-            f"<li>{_e(column)} ({_e(t.arch)}): shared memory {t.shared_per_block // 1024} KiB {per}, "
+            f"{column} ({t.arch}): shared memory {t.shared_per_block // 1024} KiB {per}, "
             f"{t.max_threads_per_block} threads per block, {t.max_regs_per_thread} registers per thread, "
-            f"warp of {t.warp_size}</li>"
+            f"warp of {t.warp_size}"
         )
-    return [
-        "<div class=legend><h3>Legend</h3>",
-        "<p>Config ids: <code>M128_N64_K32</code> are the block sizes <code>BLOCK_M</code>, <code>BLOCK_N</code>, "
-        f"<code>BLOCK_K</code>; other tunables by name (<code>GROUP_M8</code>); compile options: {opts}.</p>",
-        "<p>Limits checked (the target catalogue, <code>harness targets --sources</code>):</p><ul>"
-        + "".join(dict.fromkeys(limits))
-        + "</ul></div>",
-    ]
+    options = tuple((short, opt) for opt, short in option_abbreviations().items())
+    return Legend(options, tuple(dict.fromkeys(limits)))

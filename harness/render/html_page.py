@@ -1,18 +1,29 @@
 """report.html: one self-contained file for people who never open a terminal.
 
 No network to view it: the styles are inline and the charts are inline SVG (no JavaScript).
-Sections: the runs (matrix, host, GPUs, versions, commit, when); the portability matrix per kernel
-(every config × target column, the verdict with value against limit, the reasons on hover); per case
-that ran on a GPU, each device's and Triton version's winner with its share of that device's peak
-against its baselines, and the tuning-portability penalty; the vendor evaluation; the comparison
-between the Triton versions the merge holds; trends from the history file; links to the raw data.
-Every string that came from a matrix, a kernel or a record goes through ``html.escape``.
+Sections: at a glance (the heatmap and the worst findings); the runs (matrix, host, GPUs, versions, commit, when);
+the portability matrix per kernel (every config × target column, the verdict with value against limit, the
+reasons on hover); per case that ran on a GPU, each device's and Triton version's winner with its share of that
+device's peak against its baselines, the tuning-portability penalty and a roofline per device; the vendor
+evaluation; the comparison between the Triton versions the merge holds; trends from the history file; the
+failures and their reproducers; the legend; links to the raw data.
+
+The page is ``templates/report.html.j2`` rendered by jinja2 with autoescaping: this module only gathers the
+values (formatted text, never markup) and the SVG charts, which :mod:`harness.render.svg` escapes as it draws
+them and which alone reach the page as ``Markup``. Control characters are dropped from every value
+(:data:`harness.render.escaping.CONTROL`), so the page's text copied to a terminal stays inert.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
 from urllib.parse import quote
+
+import jinja2
+from markupsafe import Markup
 
 from harness.analysis import figures
 from harness.analysis.findings import Findings
@@ -21,7 +32,7 @@ from harness.model.run_info import RunInfo
 from harness.model.timings import STABLE_IQR
 from harness.render import html_matrix, html_overview, run_lines, svg, tables
 from harness.render.compare import EXIT_MEANING
-from harness.render.escaping import html_text
+from harness.render.escaping import CONTROL
 
 STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
@@ -34,17 +45,30 @@ h2{margin-top:1.5em}.note{color:#666}
 """
 
 
-_e = html_text
+def _inert(value: Any) -> Any:
+    """Every value the template prints, control characters dropped (markup from svg.py is kept as it is)."""
+    if isinstance(value, Markup) or not isinstance(value, str):
+        return "" if value is None else value
+    return CONTROL.sub("", value)
 
 
-def _runs(runs: list[RunInfo]) -> list[str]:
-    out = [
-        "<h2>Runs</h2>",
-        "<table><tr><th>matrix</th><th>host</th><th>GPUs</th><th>triton</th><th>torch</th>"
-        "<th>commit</th><th>start</th><th>end</th></tr>",
-    ]
-    for info in runs:
-        cells = [
+@cache
+def _template() -> jinja2.Template:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("harness.render", "templates"),
+        autoescape=True,
+        finalize=_inert,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["join_lines"] = lambda lines: Markup("<br>").join(_inert(x) for x in lines)
+    return env.get_template("report.html.j2")
+
+
+def _runs(runs: list[RunInfo]) -> list[tuple[Any, ...]]:
+    return [
+        (
             info.matrix.name if info.matrix else None,
             info.host,
             ", ".join(info.gpus or ()) or "none",
@@ -53,46 +77,25 @@ def _runs(runs: list[RunInfo]) -> list[str]:
             info.commit or "-",
             info.start,
             "INCOMPLETE (interrupted)" if info.interrupted else info.end or "INCOMPLETE",
-        ]
-        out.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>")
-    out.append("</table>")
-    for info in runs:  # a night of shard runs shown as one run: its shards, and what makes it incomplete
-        out += [f"<p class=note>{_e(line)}</p>" for line in run_lines.night_lines(info)]
-    return out
-
-
-def _rooflines(found: Findings) -> list[str]:
-    """Per device that ran tuned cases: its roofline, each case's winner (green) and baselines (blue)."""
-    if not found.rooflines:
-        return []
-    out = [
-        "<h2>Rooflines</h2>",
-        "<p class=note>Per device: each tuned case's winner (green) and its baselines (blue) at the case's "
-        "FLOP per byte, in TFLOP/s (a memory-bound rate times its intensity), under the device's HBM roof and "
-        "the compute roof of each dtype the cases used (the catalogue's peaks). Hover a point for its case.</p>",
+        )
+        for info in runs
     ]
-    for d in found.rooflines:
-        points = [(p.label, p.intensity, p.tflops, p.winner) for p in d.points]
-        out.append(svg.roofline(f"{d.device}", d.bandwidth_tbps, list(d.compute), points, width=900, height=420))
-    return out
 
 
-def _device_charts(found: Findings) -> list[str]:
+def _rooflines(found: Findings) -> list[Markup]:
+    """Per device that ran tuned cases: its roofline, each case's winner (green) and baselines (blue)."""
+    return [
+        Markup(svg.roofline(f"{d.device}", d.bandwidth_tbps, list(d.compute),
+                            [(p.label, p.intensity, p.tflops, p.winner) for p in d.points], width=900, height=420))
+        for d in found.rooflines
+    ]  # fmt: skip
+
+
+def _device_charts(found: Findings) -> list[Markup]:
     """Per case, one bar per (device, Triton version, host) winner, then its baselines; a second chart of
     the tuning-portability penalty (another target's winner on this device) where one was measured."""
-    cases = figures.by_case(list(found.measured))
-    if not cases:
-        return []
-    out = [
-        "<h2>On the device</h2>",
-        "<p class=note>Per tuned case: each device's winner (green, per Triton version and host) and its "
-        "baselines (blue), as a rate against the case's roof — GB/s and the share of the HBM peak when its "
-        "FLOP-per-byte is below the device's ridge point (memory-bound), else TFLOP/s and the share of the "
-        "peak of its dtype (compute-bound), always the peaks of the device that ran; then the portability "
-        "penalty: how much slower another target's "
-        "winner (or the other vendor space's best, a proxy) ran on this device.</p>",
-    ]
-    for (kernel, dtype, shape_id), items in cases.items():
+    out = []
+    for (kernel, dtype, shape_id), items in figures.by_case(list(found.measured)).items():
         bars, notes, colours = [], [], []
         for m in items:
             bars.append((f"{m.target} · triton {m.triton} · {m.host}: {m.config_id}", m.rate))
@@ -102,189 +105,157 @@ def _device_charts(found: Findings) -> list[str]:
                 bars.append((f"  {name} ({m.target}, {m.triton})", rate))
                 notes.append(f"speedup of the winner {speedup:.2f}×" if isinstance(speedup, (int, float)) else "")
                 colours.append(svg.PALETTE[1])
-        out.append(
-            svg.bar_chart(
-                f"{kernel} {dtype} {shape_id}",
-                bars,
-                items[0].unit,
-                width=1000,
-                notes=notes,
-                colours=colours,
-                text_w=300,
-                label_w=460,
-            )
-        )
+        chart = svg.bar_chart(f"{kernel} {dtype} {shape_id}", bars, items[0].unit, width=1000, notes=notes,
+                              colours=colours, text_w=300, label_w=460)  # fmt: skip
+        out.append(Markup(chart))
         pen = [
             (f"{other} winner on {m.target} ({m.triton})", slowdown, source)
             for m in items
             for other, slowdown, source in m.penalties
         ]
         if pen:
-            out.append(
-                svg.bar_chart(
-                    f"{kernel} {dtype} {shape_id}: portability penalty (× the local winner's time)",
-                    [(label, v) for label, v, _ in pen],
-                    "×",
-                    width=1000,
-                    notes=[src[:60] for _, _, src in pen],
-                    colours=[svg.PALETTE[2]] * len(pen),
-                    text_w=440,
-                    label_w=300,
-                )
-            )
-    unstable = found.unstable
-    if unstable:
-        out.append(
-            f"<p class=note>Unstable timings (the middle half of the samples spans more than "
-            f"{100 * STABLE_IQR:.0f}% of the median):</p><ul>"
-            + "".join(f"<li>{_e(line)}</li>" for line in unstable)
-            + "</ul>"
-        )
+            out.append(Markup(svg.bar_chart(
+                f"{kernel} {dtype} {shape_id}: portability penalty (× the local winner's time)",
+                [(label, v) for label, v, _ in pen], "×", width=1000, notes=[src[:60] for _, _, src in pen],
+                colours=[svg.PALETTE[2]] * len(pen), text_w=440, label_w=300,
+            )))  # fmt: skip
     return out
 
 
-def _vendor_eval(found: Findings) -> list[str]:
+@dataclass(frozen=True)
+class VendorRow:
+    head: tuple[str, ...]  # kernel, dtype, shape, triton
+    cells: tuple[Sequence[str], ...]  # each cell's lines
+
+
+@dataclass(frozen=True)
+class StaticVendor:
+    note: str
+    rows: tuple[VendorRow, ...]
+
+
+def _vendor_eval(found: Findings) -> tuple[StaticVendor | None, list[VendorRow]]:
+    """(a static run's comparison, what a static run can compare; the device evaluation's rows)."""
     evals = found.evaluations
     if not evals:
-        return []
+        return None, []
+    head = lambda ev: (ev.kernel, ev.dtype, ev.shape_id, ev.triton)  # noqa: E731
     if not any(ev.devices for ev in evals):  # a static run: what it can compare, not empty device columns
         from harness.render.vendor_eval import STATIC_NOTE
 
-        rows = "".join(
-            "<tr>"
-            + "".join(f"<td>{_e(v)}</td>" for v in (ev.kernel, ev.dtype, ev.shape_id, ev.triton))
-            + "".join(f"<td>{'<br>'.join(_e(x) for x in lines)}</td>" for lines in ev.static_cells().values())
-            + "</tr>"
-            for ev in evals
-        )
-        return [
-            "<h2>Vendor comparison (static)</h2>",
-            f"<p class=note>{_e(STATIC_NOTE)}</p>",
-            "<table><tr><th>kernel</th><th>dtype</th><th>shape</th><th>triton</th><th>per target</th>"
-            f"<th>one vendor only</th><th>not fitting</th></tr>{rows}</table>",
-        ]
-    out = [
-        "<h2>Vendor evaluation</h2>",
-        "<p class=note>The same kernels tuned separately on each device, on the matrix's shapes; between "
-        "devices: time relative to the fastest; a vendor-specific winner does not fit the other targets; one "
-        "vendor only: configs of the case that fit one vendor's targets and not the other's; "
-        "not fitting: configs of the case that exceed a limit or failed, per target.</p>",
-        "<table><tr><th>kernel</th><th>dtype</th><th>shape</th><th>triton</th><th>device: winner, median, "
-        "rate, % of peak</th><th>between devices</th><th>winner elsewhere</th><th>one vendor only</th>"
-        "<th>static only</th><th>not fitting</th></tr>",
-    ]
-    for ev in evals:
-        cells = ["<br>".join(_e(line) for line in lines) for lines in ev.cells().values()]
-        head = [_e(v) for v in (ev.kernel, ev.dtype, ev.shape_id, ev.triton)]
-        out.append("<tr>" + "".join(f"<td>{c}</td>" for c in head + cells) + "</tr>")
-    return out + ["</table>"]
+        rows = tuple(VendorRow(head(ev), tuple(ev.static_cells().values())) for ev in evals)
+        return StaticVendor(STATIC_NOTE, rows), []
+    return None, [VendorRow(head(ev), tuple(ev.cells().values())) for ev in evals]
 
 
-def _version_compare(found: Findings) -> list[str]:
-    pairs = found.between_versions
-    if not pairs:
-        return []
-    out = [
-        "<h2>Between Triton versions</h2>",
-        "<p class=note>The records of each Triton version in this merge against the next version's, by "
-        "<code>harness compare</code>'s rules (worse first).</p>",
-    ]
-    for older, newer, cmp in pairs:
-        out.append(f"<h3>{_e(older)} → {_e(newer)}</h3>")
+@dataclass(frozen=True)
+class ChangeRow:
+    mark: str  # "worse" | "better" | ""
+    css: str
+    kind: str
+    what: str
+    label: str
+    base: Any
+    new: Any
+    detail: str
+
+
+@dataclass(frozen=True)
+class VersionPair:
+    older: str
+    newer: str
+    reason: str
+    summary: str
+    compile_time: str
+    changes: tuple[ChangeRow, ...]
+
+
+def _version_compare(found: Findings) -> list[VersionPair]:
+    out = []
+    for older, newer, cmp in found.between_versions:
         if cmp.reason:
-            out.append(f"<p>{_e(cmp.reason)}</p>")
+            out.append(VersionPair(older, newer, cmp.reason, "", "", ()))
             continue
         worse = [c for c in cmp.changes if c.worse]
         better = [c for c in cmp.changes if c.better]
-        out.append(
-            f"<p>{cmp.matched} builds matched; {len(worse)} worse, {len(better)} better, "
+        summary = (
+            f"{cmp.matched} builds matched; {len(worse)} worse, {len(better)} better, "
             f"{len(cmp.changes) - len(worse) - len(better)} other changes; exit {cmp.exit_code}: "
-            f"{_e(EXIT_MEANING[cmp.exit_code])}"
-            + (f"<br>{_e(cmp.compile_time.line())}" if cmp.compile_time is not None else "")
-            + "</p>"
+            f"{EXIT_MEANING[cmp.exit_code]}"
         )
         shown = sorted(cmp.changes, key=lambda c: (not c.worse, not c.better, c.kind, c.label))[:150]
-        if shown:
-            out.append(
-                "<table><tr><th></th><th>kind</th><th>what</th><th>build</th><th>"
-                + _e(older)
-                + "</th><th>"
-                + _e(newer)
-                + "</th><th>detail</th></tr>"
-            )
-            for c in shown:
-                mark = "worse" if c.worse else ("better" if c.better else "")
-                cls = " class=exceeds" if c.worse else (" class=fits" if c.better else "")
-                out.append(
-                    f"<tr><td{cls}>{mark}</td><td>{_e(c.kind)}</td><td>{_e(c.what)}</td><td>{_e(c.label)}"
-                    f"</td><td>{_e(c.base)}</td><td>{_e(c.new)}</td><td>{_e(c.detail)}</td></tr>"
-                )
-            out.append("</table>")
+        rows = tuple(
+            ChangeRow(
+                "worse" if c.worse else ("better" if c.better else ""),
+                "exceeds" if c.worse else ("fits" if c.better else ""),
+                c.kind,
+                c.what,
+                c.label,
+                c.base,
+                c.new,
+                c.detail,
+            )  # fmt: skip
+            for c in shown
+        )
+        line = cmp.compile_time.line() if cmp.compile_time is not None else ""
+        out.append(VersionPair(older, newer, "", summary, line, rows))
     return out
 
 
-def _trends(found: Sequence[Trend] | None) -> list[str]:
+@dataclass(frozen=True)
+class TrendRow:
+    series: str
+    metric: str
+    nights: int
+    sparkline: Markup
+    step: str
+
+
+@dataclass(frozen=True)
+class Trends:
+    total: int
+    rows: tuple[TrendRow, ...]
+
+
+def _trends(found: Sequence[Trend] | None) -> Trends | None:
     if not found:
-        return []
+        return None
     ranked = sorted(found, key=lambda t: (t.step is None, t.series, t.metric))[:40]
-    out = [
-        "<h2>Trends across nights</h2>",
-        f"<p class=note>From the history file: {len(found)} series; those with a step (a shift that lasted) "
-        "first, their last nights in red.</p>",
-        "<table><tr><th>series</th><th>metric</th><th>nights</th><th>trend</th><th>step</th></tr>",
-    ]
+    rows = []
     for t in ranked:
         marked = len(t.values) - 2 if t.step is not None else None
         step = "" if t.step is None else ("from zero" if t.step == float("inf") else f"{100 * t.step:+.1f}%")
-        out.append(
-            f"<tr><td>{_e(t.series)}</td><td>{_e(t.metric)}</td><td>{len(t.values)}</td>"
-            f"<td>{svg.sparkline(list(t.values), marked_from=marked)}</td><td>{_e(step)}</td></tr>"
-        )
-    return out + ["</table>"]
+        rows.append(TrendRow(t.series, t.metric, len(t.values), Markup(svg.sparkline(list(t.values), marked_from=marked)), step))
+    return Trends(len(found), tuple(rows))
 
 
-def _data_links(runs: list[RunInfo]) -> list[str]:
-    out = ["<h2>Data</h2>", "<ul>"]
-    for where in (d for info in runs for d in ((info.night.dirs or ()) if info.night else (info.dir,)) if d):
-        href = _e(quote(str(where)))  # a relative URL: every odd character percent-encoded
-        out.append(
-            f'<li>{_e(where)}: <a href="{href}/results.json">results.json</a>, '
-            f'<a href="{href}/records.jsonl">records.jsonl</a>, '
-            f'<a href="{href}/artifacts/">artifacts/</a></li>'
-        )
-    if len(out) == 2:
-        out.append("<li>results.json and records.jsonl beside this file; artifacts under artifacts/</li>")
-    return out + ["</ul>"]
+def _data_links(runs: list[RunInfo]) -> list[tuple[str, str]]:
+    """(the run directory, its URL relative to the page: every odd character percent-encoded)."""
+    wheres = (d for info in runs for d in ((info.night.dirs or ()) if info.night else (info.dir,)) if d)
+    return [(str(where), quote(str(where))) for where in wheres]
 
 
 def html_report(found: Findings) -> str:
     """The page. ``found.runs[i].dir``, when set, is that run's directory relative to the page (links); the
     trend section shows ``found.trends`` (the history file's series) when a history file was given."""
-    runs, records, rows = list(found.runs), list(found.records), list(found.rows)
-    body = (
-        ["<h1>Triton portability report</h1>"]
-        + html_overview.section(found.overview)
-        + _runs(runs)
-        + html_matrix.tables(rows)
-        + _device_charts(found)
-        + _rooflines(found)
-        + _vendor_eval(found)
-        + _version_compare(found)
-        + _trends(found.trends)
-    )
-    fails = tables.failures(records)
-    if fails:
-        body += ["<h2>Failures</h2>", "<ul>"] + [f"<li>{_e(line)}</li>" for line in fails[:200]] + ["</ul>"]
-    commands = run_lines.repro_commands(records, run_lines.run_dir(runs))
-    if commands:
-        body += [
-            "<h2>Reproduce</h2>",
-            "<p class=note>Each failed or exceeding build as a standalone Triton script:</p>",
-        ]
-        body += ["<pre>" + "\n".join(_e(c) for c in commands) + "</pre>"]
-    body += html_overview.legend(found.overview)
-    body += _data_links(runs)
-    return (
-        "<!doctype html><html lang=en><head><meta charset=utf-8><title>Triton portability report</title>"
-        f"<style>{STYLE}{html_overview.STYLE}</style></head><body>" + "\n".join(body) + "</body></html>\n"
+    runs, records = list(found.runs), list(found.records)
+    vendor_static, vendor_devices = _vendor_eval(found)
+    return _template().render(
+        style=Markup(STYLE + html_overview.STYLE),  # our own constants, no value in them
+        glance=html_overview.section(found.overview),
+        runs=_runs(runs),
+        night_lines=[line for info in runs for line in run_lines.night_lines(info)],
+        portability=html_matrix.tables(list(found.rows)),
+        device_charts=_device_charts(found),
+        unstable=list(found.unstable),
+        stable_iqr_pct=f"{100 * STABLE_IQR:.0f}",
+        rooflines=_rooflines(found),
+        vendor_static=vendor_static,
+        vendor_devices=vendor_devices,
+        versions=_version_compare(found),
+        trends=_trends(found.trends),
+        failures=tables.failures(records)[:200],
+        commands=run_lines.repro_commands(records, run_lines.run_dir(runs)),
+        legend=html_overview.legend(found.overview),
+        data_links=_data_links(runs),
     )

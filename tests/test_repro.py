@@ -154,6 +154,18 @@ def test_a_correctness_finding_replays_its_launch_with_plain_triton_and_torch(tm
     (tmp_path / "BLOCK1024_w4.pt").rename(tmp_path / "fixed.pt")
     got = subprocess.run([bare_python, "-I", str(fixed)], capture_output=True, text=True, timeout=600)
     assert got.returncode == 1 and "launch NOT reproduced" in got.stdout and "now:      ok" in got.stdout, got.stdout
+    # a config whose GPU check failed is listed in the report with --out (its inputs go beside the script)
+    from harness.model.runtime import Runtime
+    from harness.render.run_lines import repro_commands
+    from harness.results.store import load_results
+
+    _, records = load_results(run)
+    on_gpu = [dataclasses.replace(r, runtime=Runtime(status="mismatch")) if r.config_id == "BLOCK1024_w4" else r
+              for r in records]  # fmt: skip
+    assert repro_commands(records, ".") == []  # the interpreter's finding has no compile case of its own to name
+    assert repro_commands(on_gpu, ".") == [
+        f"harness repro . '{case}' --config BLOCK1024_w4 --out repro_BLOCK1024_w4.py"
+    ]
     # the inputs travel beside the script: without --out there is nowhere to put them
     printed = run_cli("repro", str(run), case, "--config", "BLOCK1024_w4")
     assert printed.returncode == 2 and "give --out FILE.py" in printed.stderr and "Traceback" not in printed.stderr

@@ -225,7 +225,9 @@ def _trends(found: Sequence[Trend] | None) -> Trends | None:
     for t in ranked:
         marked = len(t.values) - 2 if t.step is not None else None
         step = "" if t.step is None else ("from zero" if t.step == float("inf") else f"{100 * t.step:+.1f}%")
-        rows.append(TrendRow(t.series, t.metric, len(t.values), Markup(svg.sparkline(list(t.values), marked_from=marked)), step))
+        rows.append(
+            TrendRow(t.series, t.metric, len(t.values), Markup(svg.sparkline(list(t.values), marked_from=marked)), step)
+        )
     return Trends(len(found), tuple(rows))
 
 

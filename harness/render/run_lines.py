@@ -10,13 +10,19 @@ from harness.model.run_info import RunInfo
 
 
 def repro_commands(records: list[Record], run_dir: str, limit: int = 100) -> list[str]:
-    """Each failed or limit-exceeding build as the ``harness repro`` command that writes its standalone script."""
+    """Each failed or limit-exceeding build, and each config whose GPU check failed, as the ``harness repro`` command
+    that writes its standalone script (a GPU mismatch's with ``--out``: its inputs are saved beside the script)."""
     from harness.analysis.compare.evidence import repro_args
 
+    def mismatched(r: Record) -> bool:
+        return r.runtime is not None and r.runtime.status == "mismatch"
+
     found = sorted(
-        repro_args(r)
+        repro_args(r) + (f" --out repro_{r.config_id}.py" if mismatched(r) else "")
         for r in records
-        if r.mode == "compile" and r.case_id and (r.status != "ok" or any(f.severity == "error" for f in r.flags))
+        if r.mode == "compile"
+        and r.case_id
+        and (r.status != "ok" or any(f.severity == "error" for f in r.flags) or mismatched(r))
     )
     more = [f"... {len(found) - limit} more"] if len(found) > limit else []
     return [f"harness repro {run_dir} {args}" for args in found[:limit]] + more

@@ -325,7 +325,11 @@ def markdown_report(found: Findings) -> str:
             parts += ["Where each came from (traceback and compiler output, folded):", ""] + blocks + [""]
     commands = run_lines.repro_commands(records, run_lines.run_dir(runs))
     if commands:
-        parts += ["## Reproduce", "", "Each failed or exceeding build as a standalone Triton script (`harness repro`):"]
+        parts += [
+            "## Reproduce",
+            "",
+            "Each failed or exceeding build, and each config whose GPU check failed, as a standalone Triton script (`harness repro`):",
+        ]
         parts += ["", "```", *commands, "```", ""]
     fixed = fixed_known_failures(records)
     if fixed:

@@ -32,6 +32,7 @@ def test_a_gpu_mismatch_replays_on_the_gpu_from_a_plain_script(tmp_path: Path) -
     status = {r["config_id"]: (r.get("runtime") or {}).get("status") for r in records if r["mode"] == "compile"}
     assert status == {"BLOCK1024_w4": "mismatch", "BLOCK2048_w4": "ok"}, status
     case = f"skipping_add[fp32-N4096-h100-triton{triton.__version__}]"
+    assert f"'{case}' --config BLOCK1024_w4 --out repro_BLOCK1024_w4.py" in (run / "report.md").read_text()
     probe = subprocess.run([sys.executable, "-I", "-c", "import harness"], capture_output=True, text=True, cwd=tmp_path)
     assert probe.returncode != 0, "the script must run where the harness cannot be imported"
     for config, extra, said in (

@@ -161,7 +161,7 @@ def _recorded_figures(record: Record) -> dict[str, int]:
 
 def script(record: Record, ref: str, target: Target, provenance: str, launch: dict[str, Any] | None = None) -> str:
     """The standalone script for ``record`` (built from kernel ``ref`` for ``target``); with ``launch``
-    (:func:`harness.build.repro_launch.launch_data`) it also replays the recorded check from the ``.pt`` file saved
+    (:func:`harness.device.repro_launch.launch_data`) it also replays the recorded check from the ``.pt`` file saved
     beside it."""
     from harness.build.repro_body import BODY
 

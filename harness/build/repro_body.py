@@ -1,7 +1,7 @@
 """The fixed part of a ``harness repro`` script (:mod:`harness.build.repro`): it reads ``CASE``, ``LAUNCH`` and
 ``KERNEL`` (written above it), compiles, measures with the tools that own each figure (Triton's metadata, ptxas -v on
 the PTX for NVIDIA registers and spills, the AMDGCN metadata for AMD), prints recorded against now, and exits 0 when
-the recorded outcome came back. With a ``LAUNCH`` (a correctness finding, :mod:`harness.build.repro_launch`) it then
+the recorded outcome came back. With a ``LAUNCH`` (a correctness finding, :mod:`harness.device.repro_launch`) it then
 launches the kernel on the saved inputs and checks it against the saved reference: on this host's GPU, or, without
 one, under Triton's CPU interpreter in a second process (``TRITON_INTERPRET`` must be set before Triton is
 imported). Plain Triton, torch for the launch, and the standard library: it runs where the harness is not

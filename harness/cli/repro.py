@@ -10,7 +10,8 @@ from harness.model.records import Record
 
 
 def cmd_repro(args: argparse.Namespace) -> int:
-    from harness.build import repro, repro_launch
+    from harness.build import repro
+    from harness.device import repro_launch
     from harness.matrix.reading import MatrixError, parse
     from harness.model.targets import get
 

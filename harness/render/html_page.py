@@ -258,6 +258,7 @@ def html_report(found: Findings) -> str:
         trends=_trends(found.trends),
         failures=tables.failures(records)[:200],
         commands=run_lines.repro_commands(records, run_lines.run_dir(runs)),
+        repro_said=run_lines.REPRO_SAID,
         legend=html_overview.legend(found.overview),
         data_links=_data_links(runs),
     )

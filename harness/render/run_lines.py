@@ -8,6 +8,9 @@ from collections.abc import Sequence
 from harness.model.records import Record
 from harness.model.run_info import RunInfo
 
+#: what the reports' Reproduce section says it lists
+REPRO_SAID = "Each failed or exceeding build, and each config whose GPU check failed, as a standalone Triton script"
+
 
 def repro_commands(records: list[Record], run_dir: str, limit: int = 100) -> list[str]:
     """Each failed or limit-exceeding build, and each config whose GPU check failed, as the ``harness repro`` command

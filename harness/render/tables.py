@@ -325,12 +325,7 @@ def markdown_report(found: Findings) -> str:
             parts += ["Where each came from (traceback and compiler output, folded):", ""] + blocks + [""]
     commands = run_lines.repro_commands(records, run_lines.run_dir(runs))
     if commands:
-        parts += [
-            "## Reproduce",
-            "",
-            "Each failed or exceeding build, and each config whose GPU check failed, as a standalone Triton script (`harness repro`):",
-        ]
-        parts += ["", "```", *commands, "```", ""]
+        parts += ["## Reproduce", "", f"{run_lines.REPRO_SAID} (`harness repro`):", "", "```", *commands, "```", ""]
     fixed = fixed_known_failures(records)
     if fixed:
         parts += ["## Known failures that now pass", "", "Their `known_failures` entries can be removed:", ""]

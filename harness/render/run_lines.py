@@ -21,7 +21,7 @@ def repro_commands(records: list[Record], run_dir: str, limit: int = 100) -> lis
         return r.runtime is not None and r.runtime.status == "mismatch"
 
     found = sorted(
-        repro_args(r) + (f" --out repro_{r.config_id}.py" if mismatched(r) else "")
+        repro_args(r)
         for r in records
         if r.mode == "compile"
         and r.case_id

@@ -37,5 +37,9 @@ def signature(ra: Record, rb: Record) -> str:
 
 
 def repro_args(r: Record) -> str:
-    """``harness repro``'s arguments after the run directory for the build ``r``."""
-    return f"'{r.case_id}' --config {r.config_id}" if r.case_id else ""
+    """``harness repro``'s arguments after the run directory for the build ``r`` (with ``--out`` where its GPU check
+    failed: the launch's inputs are saved beside the script)."""
+    if not r.case_id:
+        return ""
+    mismatched = r.runtime is not None and r.runtime.status == "mismatch"
+    return f"'{r.case_id}' --config {r.config_id}" + (f" --out repro_{r.config_id}.py" if mismatched else "")

@@ -58,7 +58,7 @@ def cmd_repro(args: argparse.Namespace) -> int:
     except (MatrixError, StopIteration) as exc:
         err(f"{matrix_path}: kernel {record.kernel} not found ({exc})")
         return EXIT_INPUT
-    except (repro.ReproError, ValueError) as exc:
+    except repro.ReproError as exc:
         err(f"cannot write a standalone script for {args.case_id} {record.config_id}: {exc}")
         return EXIT_INPUT
     if args.out:

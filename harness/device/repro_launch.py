@@ -18,12 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from harness.build.repro import ReproError
 from harness.matrix import capture, loader
 from harness.model.records import Record
 from harness.model.targets import Target
-
-#: launch options ``KERNEL[grid](...)`` takes beside the kernel's parameters
-OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "waves_per_eu", "matrix_instr_nonkdim", "kpack")
 
 
 @dataclass(frozen=True)
@@ -40,7 +38,7 @@ class RecordedCheck:
 
 def recorded_check(record: Record, records: list[Record]) -> RecordedCheck | None:
     """The check this build's config got: on the GPU (the build's own runtime), else under the CPU interpreter (the
-    run's interpret record of the same kernel, dtype and meta-parameters: the first check that failed, else the first that
+    run's interpret record of the same kernel, dtype, meta-parameters and Triton version: the first check that failed, else the first that
     ran). None when neither ran."""
     runtime = record.runtime
     if runtime is not None and runtime.status in ("ok", "mismatch") and runtime.correctness is not None:
@@ -49,8 +47,10 @@ def recorded_check(record: Record, records: list[Record]) -> RecordedCheck | Non
             "gpu", dict(record.shape), runtime.status, runtime.error or "", check.max_abs_err, check.mismatched
         )
     for other in records:
-        same = (other.kernel, other.dtype, other.meta) == (record.kernel, record.dtype, record.meta)
-        if other.mode != "interpret" or not same:  # the interpreter checks a config's meta-parameters only
+        # the interpreter checks a config's meta-parameters only; a merge may hold other Triton versions' checks
+        same = (other.kernel, other.dtype, other.meta, other.triton) == (record.kernel, record.dtype, record.meta,
+                                                                          record.triton)  # fmt: skip
+        if other.mode != "interpret" or not same:
             continue
         checks = (
             [c for c in (other.correctness.checks or ()) if c.status in ("ok", "mismatch")] if other.correctness else []
@@ -76,7 +76,7 @@ def launch_data(
 
     spec = loader.load(ref).for_target(target)
     if spec.compile_only:
-        raise ValueError(f"{spec.name} is compile-only: it has no inputs, launcher or reference to replay")
+        raise ReproError(f"{spec.name} is compile-only: it has no inputs, launcher or reference to replay")
     device = "cuda" if check.where == "gpu" and torch.cuda.is_available() else "cpu"
     gen = torch.Generator(device=device).manual_seed(seed)
     shape = check.shape
@@ -85,11 +85,11 @@ def launch_data(
     with capture.launches() as found:
         returned = spec.run(inputs, shape, record.config, **poisoned_out(spec, reference))
     if len(found) != 1:
-        raise ValueError(f"its launcher made {len(found)} Triton launches; a script replays one")
+        raise ReproError(f"its launcher made {len(found)} Triton launches; a script replays one")
     launch = found[0]
-    args = {name: value for name, value in launch.args.items()}
+    args = dict(launch.args)
     args.update(record.meta)  # a decorated kernel's config reaches it through its autotuner, not the call
-    options = {k: v for k, v in {**record.config, **launch.options}.items() if k in OPTIONS}
+    options = {k: v for k, v in {**record.config, **launch.options}.items() if k in capture.OPTIONS}
     grid = launch.grid(dict(args, **options)) if callable(launch.grid) else launch.grid
     by_id = {id(v): name for name, v in args.items()}
     outputs: dict[str, dict[str, Any]] = {}
@@ -97,7 +97,7 @@ def launch_data(
     refs = dict(output_items(reference, spec.outputs))
     for name, tensor in output_items(returned, spec.outputs):
         if id(tensor) not in by_id or name not in refs:
-            raise ValueError(f"output {name} is not one of the kernel's arguments")
+            raise ReproError(f"output {name} is not one of the kernel's arguments")
         atol, rtol = spec.tolerance(record.dtype, None if len(refs) == 1 else name)
         outputs[name] = {"arg": by_id[id(tensor)], "atol": atol, "rtol": rtol}
         expected[name] = refs[name].detach().cpu()
@@ -107,7 +107,7 @@ def launch_data(
     scalars = {k: v for k, v in args.items() if not isinstance(v, torch.Tensor)}
     odd = sorted(k for k, v in scalars.items() if not isinstance(v, plain))
     if odd:
-        raise ValueError(f"argument(s) {odd} are neither tensors nor plain values a script can carry")
+        raise ReproError(f"argument(s) {odd} are neither tensors nor plain values a script can carry")
     data = {
         "where": check.where,
         "made_on": device,

@@ -53,7 +53,7 @@ def _arg_names(kernel: Any) -> list[str]:
 
 
 #: keyword arguments of ``JITFunction.run`` that are launch options, not kernel parameters
-_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "waves_per_eu", "matrix_instr_nonkdim", "kpack")
+OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "waves_per_eu", "matrix_instr_nonkdim", "kpack")
 
 
 def _recorder(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -65,7 +65,7 @@ def _recorder(original: Callable[..., Any]) -> Callable[..., Any]:
         kwargs.pop("warmup", None)
         names = _arg_names(self)
         bound = dict(zip(names, args))
-        options = {k: kwargs.pop(k) for k in list(kwargs) if k in _OPTIONS}
+        options = {k: kwargs.pop(k) for k in list(kwargs) if k in OPTIONS}
         bound.update(kwargs)
         found.append(Launch(self, bound, grid, options))
         return None

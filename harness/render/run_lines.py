@@ -15,17 +15,14 @@ REPRO_SAID = "Each failed or exceeding build, and each config whose GPU check fa
 def repro_commands(records: list[Record], run_dir: str, limit: int = 100) -> list[str]:
     """Each failed or limit-exceeding build, and each config whose GPU check failed, as the ``harness repro`` command
     that writes its standalone script (a GPU mismatch's with ``--out``: its inputs are saved beside the script)."""
-    from harness.analysis.compare.evidence import repro_args
-
-    def mismatched(r: Record) -> bool:
-        return r.runtime is not None and r.runtime.status == "mismatch"
+    from harness.analysis.compare.evidence import gpu_mismatch, repro_args
 
     found = sorted(
         repro_args(r)
         for r in records
         if r.mode == "compile"
         and r.case_id
-        and (r.status != "ok" or any(f.severity == "error" for f in r.flags) or mismatched(r))
+        and (r.status != "ok" or any(f.severity == "error" for f in r.flags) or gpu_mismatch(r))
     )
     more = [f"... {len(found) - limit} more"] if len(found) > limit else []
     return [f"harness repro {run_dir} {args}" for args in found[:limit]] + more

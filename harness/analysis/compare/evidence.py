@@ -41,5 +41,9 @@ def repro_args(r: Record) -> str:
     failed: the launch's inputs are saved beside the script)."""
     if not r.case_id:
         return ""
-    mismatched = r.runtime is not None and r.runtime.status == "mismatch"
-    return f"'{r.case_id}' --config {r.config_id}" + (f" --out repro_{r.config_id}.py" if mismatched else "")
+    return f"'{r.case_id}' --config {r.config_id}" + (f" --out repro_{r.config_id}.py" if gpu_mismatch(r) else "")
+
+
+def gpu_mismatch(r: Record) -> bool:
+    """The build's config launched on a GPU and failed its check against the reference."""
+    return r.runtime is not None and r.runtime.status == "mismatch"

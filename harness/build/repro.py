@@ -14,8 +14,11 @@ Anything else a kernel reads from its module (an object the script could not reb
 
 from __future__ import annotations
 
+import ast
 import inspect
+import math
 import pprint
+import re
 import textwrap
 import types
 from dataclasses import dataclass
@@ -74,10 +77,10 @@ def kernel_source(fn: Any) -> KernelSource:
                     f"import {value.__name__}" if value.__name__ == name else f"import {value.__name__} as {name}"
                 )
             elif isinstance(value, (bool, int, float, str)) or value is None:
-                constants[name] = repr(value)
+                constants[name] = data_literal(value)
             elif type(value).__name__ == "constexpr" and isinstance(getattr(value, "value", None), (bool, int, float)):
                 imports.setdefault("tl", "import triton.language as tl")
-                constants[name] = f"tl.constexpr({value.value!r})"
+                constants[name] = f"tl.constexpr({data_literal(value.value)})"
             elif callable(value) and getattr(value, "__module__", "").startswith("triton"):
                 imports[name] = f"from {value.__module__} import {value.__name__} as {name}"
             else:
@@ -91,6 +94,14 @@ def kernel_source(fn: Any) -> KernelSource:
         functions[raw.__name__] = "@triton.jit\n" + body
 
     visit(fn)
+    # what is written as code must be names: a function or module renamed at run time is refused
+    dotted = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+    for line in imports.values():
+        if not all(dotted.fullmatch(w) for w in line.split() if w not in ("import", "from", "as")):
+            raise ReproError(f"an import the kernel needs is not spelled as names: {line!r}")
+    for raw_name in functions:
+        if not raw_name.isidentifier():
+            raise ReproError(f"a @triton.jit function is named {raw_name!r}, which is not a Python name")
     return KernelSource(
         tuple(sorted(set(imports.values()))),
         tuple(f"{k} = {v}" for k, v in sorted(constants.items())),
@@ -180,22 +191,84 @@ def script(record: Record, ref: str, target: Target, provenance: str, launch: di
         "the recorded outcome came back. Written by `harness repro`.",
         width=112,
     )
-    head = f'''#!/usr/bin/env python3
-"""Reproduces {case["label"]}: {finding}.
-
-{about}
-"""
-
-import os
-import sys
-
-CASE = {pprint.pformat(case, width=110, sort_dicts=True)}
-LAUNCH = {pprint.pformat(launch, width=110, sort_dicts=True)}
-os.environ.update(CASE["env"])  # the compile environment, before Triton reads it
-
-'''
+    doc = f"Reproduces {case['label']}: {finding}.\n\n{about}\n"
+    # every value below is data: the docstring a literal that reads back as the text, CASE and LAUNCH literals of
+    # plain values (tests/test_repro_injection.py writes the script for hostile names, shapes, configs and env)
+    head = (
+        "#!/usr/bin/env python3\n"
+        + docstring_literal(doc)
+        + "\n\nimport os\nimport sys\n\n"
+        + f"CASE = {data_literal(case)}\n"
+        + f"LAUNCH = {data_literal(launch)}\n"
+        + 'os.environ.update(CASE["env"])  # the compile environment, before Triton reads it\n\n'
+    )
     kernel = "\n".join(["import triton", *source.imports, "", *source.constants, "", "", *source.functions])
-    return head + kernel + f"\n\nKERNEL = {source.entry}\n" + BODY
+    text = head + kernel + f"\n\nKERNEL = {source.entry}\n" + BODY
+    _check_parses(text, doc)
+    return text
+
+
+def docstring_literal(text: str) -> str:
+    """``text`` as a triple-quoted literal that Python reads back as exactly ``text``, whatever it holds: backslashes
+    and quotes escaped (no ``\"\"\"`` can close it), and every character that is not printable -- controls, the
+    bidirectional overrides that would show the script's lines reordered -- as its ``\\u`` escape."""
+    out = []
+    for ch in text:
+        if ch in '\\"':
+            out.append("\\" + ch)
+        elif ch == "\n" or (ch.isprintable() and not _BIDI.match(ch)):
+            out.append(ch)
+        else:
+            out.append(f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}")
+    return '"""' + "".join(out) + '"""'
+
+
+def data_literal(value: Any) -> str:
+    """A Python literal of plain data (dicts, lists, tuples, strings, numbers, booleans, None), laid out by pprint.
+    Each value is first rebuilt as its exact built-in type, so no object's own ``__repr__`` reaches the text (a
+    ``str`` subclass becomes a plain string); a non-finite float is written ``float('nan')``, which a literal
+    cannot say; anything else is refused."""
+    return _DataPrinter(width=110, sort_dicts=True).pformat(_plain(value))
+
+
+def _plain(value: Any) -> Any:
+    if value is None or isinstance(value, bool):
+        return None if value is None else bool(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, str):
+        return "" + value  # the exact str, whatever the subclass
+    if isinstance(value, (list, tuple)):
+        items = [_plain(v) for v in value]
+        return items if isinstance(value, list) else tuple(items)
+    if isinstance(value, dict):
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    raise ReproError(f"a value the script would carry is not plain data: {type(value).__name__}")
+
+
+class _DataPrinter(pprint.PrettyPrinter):
+    """pprint, with the non-finite floats Python's literals have no spelling for written as calls."""
+
+    def format(self, obj: object, context: dict[int, int], maxlevels: int, level: int) -> tuple[str, bool, bool]:
+        if isinstance(obj, float) and not math.isfinite(obj):
+            return f"float({str(obj)!r})", True, False
+        return super().format(obj, context, maxlevels, level)
+
+
+#: the Unicode bidirectional embeddings, overrides and isolates, and the marks
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _check_parses(text: str, doc: str) -> None:
+    """The script is Python whose docstring is the text meant: a check on this module's own quoting."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as exc:  # pragma: no cover - a bug in the quoting above, never the user's input
+        raise ReproError(f"the script would not parse ({exc}); please report this") from None
+    if ast.get_docstring(tree, clean=False) != doc:  # pragma: no cover - likewise
+        raise ReproError("the script's docstring would not read back as written; please report this")
 
 
 def _finding(recorded: dict[str, Any]) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 from harness.authoring.spec import KernelSpec
 from harness.support import tritoncompat
-from harness.support.checking import Checker, is_a, suggest
+from harness.support.checking import Checker, is_a, seen_before, suggest
 
 CONFIG_SPACES = ("default", "nvidia", "amd")
 
@@ -127,12 +127,13 @@ def configs_of(
             f"configs is an empty list: nothing of {spec.name} would be built (leave it out for the default spaces)",
         )
         return None
+    seen: set[Any] = set()
     for i, config in enumerate(raw):
         if not isinstance(config, dict):
             chk.add(path + (i,), f"config must be a mapping, got {config!r}")
             bad = True
             continue
-        if config in raw[:i]:
+        if seen_before(seen, config):
             chk.add(path + (i,), f"config {config} is listed twice")
             bad = True
             continue

@@ -14,7 +14,7 @@ from typing import Any
 from harness.authoring.spec import KernelSpec
 from harness.matrix import loader
 from harness.matrix.configs import ConfigEntry, configs_of
-from harness.support.checking import Checker, is_a, suggest
+from harness.support.checking import Checker, is_a, seen_before, suggest
 
 KERNEL_KEYS = {
     "source": str,
@@ -170,8 +170,9 @@ def _kernel_entry(
     if not dtypes:
         chk.add(path, f"kernel {name!r} needs a non-empty 'dtypes' list")
         dtypes = []
+    seen_dtypes: set[Any] = set()
     for i, dt in enumerate(dtypes if isinstance(dtypes, list) else []):
-        if dt in dtypes[:i]:
+        if seen_before(seen_dtypes, dt):
             chk.add(path + ("dtypes", i), f"dtype {dt!r} is listed twice for {name!r}")
         elif dt not in spec.dtypes:
             chk.add(
@@ -183,8 +184,9 @@ def _kernel_entry(
     if not raw_shapes:
         chk.add(path, f"kernel {name!r} needs a non-empty 'shapes' list")
     shapes = [_check_shape(chk, spec, s, path + ("shapes", i)) for i, s in enumerate(raw_shapes)]
+    seen_shapes: set[Any] = set()
     for i, shape in enumerate(shapes):
-        if shape is not None and shape in shapes[:i]:
+        if shape is not None and seen_before(seen_shapes, shape):
             chk.add(path + ("shapes", i), f"shape {dict(shape)} is listed twice for {name!r}")
     configs = configs_of(chk, spec, entry.get("configs", "default"), path + ("configs",), backends)
     if (

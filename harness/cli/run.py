@@ -77,6 +77,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         err("--resume keeps a run's records and --force replaces them: choose one")
         return EXIT_INPUT
     try:
+        if args.resume and rundir.resume_refusal(out):
+            raise rundir.RunDirError(rundir.resume_refusal(out))
+        if args.resume and not rundir.has_records(out):
+            err(f"harness: {out} holds no finished case yet (stopped before its first record): --resume starts it over")
         rundir.check_usable(out)
     except rundir.RunDirError as exc:
         err(str(exc))

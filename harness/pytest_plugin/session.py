@@ -90,7 +90,7 @@ class HarnessSession:
         try:
             self._lock = rundir.prepare(self.out, resume, self.config.getoption("harness_force"))
             self.guard.install()
-            if resume:
+            if resume and rundir.has_records(self.out):  # else prepare() started it over: nothing had finished
                 matrix = next(iter(self._matrices()), None)
                 self._resumed_run, self.done_cases, self.previous = rundir.resume_state(
                     self.out, matrix.content_hash if matrix else None

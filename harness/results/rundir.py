@@ -65,12 +65,12 @@ def check_usable(out: Path) -> None:
         raise RunDirError(f"--out {out} is a link to nothing")
     if out.exists() and not out.is_dir():
         raise RunDirError(f"--out {out} exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()) and not has_marker(out):
-        found = sorted(p.name for p in out.iterdir())[:3]
+    if out.is_dir() and not has_marker(out) and any(not _own_file(p) for p in out.iterdir()):
+        found = sorted(p.name for p in out.iterdir() if not _own_file(p))[:3]
         raise RunDirError(
             f"--out {out} holds files a harness run did not write ({', '.join(found)}, ...; no "
             f"{MARKER_NAME} marker): the harness writes only into a new or empty directory or one of "
-            "its own runs, --force included"
+            "its own runs, --force included: choose another --out"
         )
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -78,6 +78,25 @@ def check_usable(out: Path) -> None:
         raise RunDirError(f"--out {out}: cannot create it: {exc.strerror or exc}") from None
     if not os.access(out, os.W_OK | os.X_OK):
         raise RunDirError(f"--out {out}: not writable")
+
+
+def _own_file(path: Path) -> bool:
+    """The harness's own lock file (left by a run refused before it claimed the directory) is never a foreign file."""
+    return path.name == LOCK_NAME and path.is_file() and not path.is_symlink()
+
+
+def resume_refusal(out: Path) -> str:
+    """Why ``--resume out`` cannot resume (a command that works named), or ``""``. A directory the harness marked
+    but that holds no record yet (a run stopped before its first case finished) can: it starts over, as nothing
+    finished is there to keep."""
+    if has_records(out):
+        return ""
+    if not out.is_dir() or not any(not _own_file(p) for p in out.iterdir()):
+        return (
+            f"--resume {out}: no run there to resume (the directory is missing or empty): start one with "
+            f"harness run MATRIX --out {out}"
+        )
+    return ""  # a directory not marked as a run is refused by check_usable(), as for any run
 
 
 def claim(out: Path) -> None:
@@ -191,13 +210,16 @@ def resume_state(out: Path, matrix_hash: str | None) -> tuple[RunInfo, set[str],
 
 
 def prepare(out: Path, resume: bool, force: bool) -> RunLock:
-    """Check and lock ``out`` for a run; raise :class:`RunDirError` with the reason when it cannot be used."""
+    """Check and lock ``out`` for a run; raise :class:`RunDirError` with the reason when it cannot be used. A resume
+    of a run that finished no case yet starts it over (:func:`resume_refusal`)."""
+    if resume and resume_refusal(out):
+        raise RunDirError(resume_refusal(out))  # before the directory is made or locked: nothing is left behind
     check_usable(out)
     lock = RunLock(out)
     lock.acquire()
     try:
-        if resume and not has_records(out):
-            raise RunDirError(f"--resume {out}: no records to resume from (records.jsonl is missing or empty)")
+        if resume and not has_records(out):  # claimed, stopped before its first record: nothing to keep
+            resume, force = False, True
         started = has_records(out) or any((out / name).exists() for name in ("results.json", "report.md", ARTIFACTS))
         if not resume and not force and started:
             raise RunDirError(

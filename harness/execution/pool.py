@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.model.environments import DEFAULT_ENV, Environment, worker_env
+from harness.support import lifeline
 
 
 def _signal_name(returncode: int) -> str:
@@ -72,7 +73,7 @@ class Worker:
 
     def kill(self) -> None:
         if self.proc and self.proc.poll() is None:
-            self.proc.kill()
+            lifeline.kill_tree(self.proc.pid)
             self.proc.wait()
         self._release()
 
@@ -130,7 +131,7 @@ class Worker:
                 try:
                     proc.wait(timeout=30)
                 except subprocess.TimeoutExpired:
-                    proc.kill()
+                    lifeline.kill_tree(proc.pid)
                     proc.wait()
                 self._release()
             return reply["result"]
@@ -166,7 +167,7 @@ class Worker:
             try:
                 self.proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
+                lifeline.kill_tree(self.proc.pid)
                 self.proc.wait()
         self._release()
 

@@ -74,6 +74,9 @@ def describe(exc: BaseException) -> str:
 
 
 def main() -> None:
+    from harness.support.lifeline import watch_parent
+
+    watch_parent()  # a worker busy in a hung compile still ends with the harness
     channel = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr

@@ -18,28 +18,34 @@ import dataclasses
 import hashlib
 import json
 import os
+import secrets
 import selectors
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from harness.matrix import loader
+from harness.support import lifeline
 
 _CHILD = r"""
 import json, sys
+from harness.support.lifeline import watch_parent
+watch_parent()
 from harness.matrix import loader
 from harness.model import targets
 from harness.authoring.spec import _with_context
-payload = json.loads(sys.stdin.read())
+sent = json.loads(sys.stdin.read())
+nonce, payload = sent["nonce"], sent["entries"]
 specs = [loader.load(e["ref"]) for e in payload]
-print("harness-callbacks-imported", flush=True)
+print("harness-callbacks-imported", nonce, flush=True)
 def say(*what):
-    print("harness-callback", json.dumps(what), flush=True)
+    print("harness-callback", nonce, json.dumps(what), flush=True)
 for i, (entry, spec) in enumerate(zip(payload, specs)):
     for shape in entry["shapes"]:
         for config in entry["configs"]:
@@ -63,7 +69,7 @@ for i, (entry, spec) in enumerate(zip(payload, specs)):
                         _with_context(spec.fixed_constexprs, dict(shape), dtype, targets.get(name), dict(config))
                     except Exception:
                         pass
-print("harness-callbacks-done", flush=True)
+print("harness-callbacks-done", nonce, flush=True)
 """
 
 
@@ -127,8 +133,8 @@ def _is_user_code(ref: str) -> bool:
 def _check_cached(
     probes: tuple[Probe, ...], stamps: tuple[str, ...], import_env: tuple[tuple[str, str], ...]
 ) -> tuple[str, str]:
-    payload = json.dumps(
-        [
+    nonce = secrets.token_hex(16)  # the child's lines carry it: a callback that prints them cannot pass for done
+    payload = json.dumps({"nonce": nonce, "entries": [
             {
                 "ref": p.ref,
                 "shapes": [json.loads(s) for s in p.shapes],
@@ -137,18 +143,30 @@ def _check_cached(
                 "targets": list(p.targets),
             }
             for p in probes
-        ]
-    )
+        ]})  # fmt: skip
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in sys.path if x), **dict(import_env))
     env.pop("TRITON_INTERPRET", None)
+    errors = tempfile.TemporaryFile()  # a file, not a pipe: a callback that prints much cannot block on it
     proc = subprocess.Popen(
         [sys.executable, "-c", _CHILD],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=errors,
         env=env,
-        start_new_session=True,
+        start_new_session=True,  # its own group: whatever a callback starts is killed with it
     )
+    try:
+        return _watch(proc, probes, payload, nonce, errors)
+    finally:  # a Ctrl-C, a SIGTERM or an error here: the child's whole group ends with this call
+        lifeline.end_group(proc.pid)
+        proc.wait()
+        errors.close()
+
+
+def _watch(
+    proc: subprocess.Popen[bytes], probes: tuple[Probe, ...], payload: str, nonce: str, errors: IO[bytes]
+) -> tuple[str, str]:
+    """Feed the child, follow its lines, and say what it did."""
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(payload.encode())
     proc.stdin.close()
@@ -161,7 +179,7 @@ def _check_cached(
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
-                os.killpg(proc.pid, signal.SIGKILL)
+                lifeline.end_group(proc.pid)
                 proc.wait()
                 if not imported:
                     return probes[0].name, f"importing its module did not finish within {loader.import_timeout_s():g} s"
@@ -176,17 +194,18 @@ def _check_cached(
             *lines, pending = (pending + chunk).split(b"\n")
             for raw in lines:
                 line = raw.decode(errors="replace")
-                if line.startswith("harness-callbacks-imported"):
+                if line == f"harness-callbacks-imported {nonce}":
                     imported = True
-                elif line.startswith("harness-callback "):
-                    last = json.loads(line.split(" ", 1)[1])
-                elif line.startswith("harness-callbacks-done"):
+                elif line.startswith(f"harness-callback {nonce} "):
+                    last = json.loads(line.split(" ", 2)[2])
+                elif line == f"harness-callbacks-done {nonce}":
                     done = True
                 else:
                     continue
                 deadline = time.monotonic() + callback_timeout_s()
     code = proc.wait()
-    stderr = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    errors.seek(0)
+    stderr = errors.read()[-65536:].decode(errors="replace")
     if done and code == 0:
         return "", ""
     if not imported:  # the import probe passed: an import that fails now fails the same way in the check itself

@@ -13,6 +13,7 @@ import hashlib
 import importlib
 import importlib.util
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -91,8 +92,14 @@ def load(ref: str) -> KernelSpec:
     return obj
 
 
+#: the import probe's child: it reads a fresh nonce from stdin before any user module runs and says it after each
+#: import, so a module that prints the marker and exits cannot pass for one that imported
 _PROBE = """
 import importlib, importlib.util, sys
+from harness.support.lifeline import watch_parent
+watch_parent()
+nonce = sys.stdin.readline().strip()
+sys.stdin.close()
 for i, location in enumerate(sys.argv[1:]):
     if location.endswith(".py"):
         sys.path.insert(0, location.rpartition("/")[0] or ".")
@@ -101,7 +108,7 @@ for i, location in enumerate(sys.argv[1:]):
         spec.loader.exec_module(module)
     else:
         module = importlib.import_module(location)
-    print("harness-probe-imported", i, flush=True)
+    print("harness-probe-imported", nonce, i, flush=True)
 """
 
 
@@ -135,6 +142,7 @@ def _probe_cached(
     env.update(dict(import_env))
     env.pop("TRITON_INTERPRET", None)
     timeout = import_timeout_s()
+    marker = f"harness-probe-imported {secrets.token_hex(16)} "
     try:
         proc = subprocess.run(
             [sys.executable, "-c", _PROBE, *locations],
@@ -142,11 +150,12 @@ def _probe_cached(
             capture_output=True,
             text=True,
             timeout=timeout,
-            stdin=subprocess.DEVNULL,
+            input=marker.split()[1] + "\n",
         )
-        done = proc.stdout.count("harness-probe-imported")
+        done = _imports_said(proc.stdout, marker, len(locations))
     except subprocess.TimeoutExpired as exc:
-        done = (exc.stdout or b"").decode(errors="replace").count("harness-probe-imported")
+        said = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else exc.stdout or ""
+        done = _imports_said(said, marker, len(locations))
         return (
             f"importing {locations[min(done, len(locations) - 1)]} did not finish within {timeout:g} s "
             "(it hangs at import?)"
@@ -163,6 +172,15 @@ def _probe_cached(
             "os._exit at import"
         )
     return f"cannot import kernel {location}: exit code {proc.returncode}" + (f": {last}" if last else "")
+
+
+def _imports_said(stdout: str, marker: str, count: int) -> int:
+    """How many imports the probe finished, in order, by its nonce-bearing lines (a module's own prints aside)."""
+    lines = {line for line in stdout.splitlines() if line.startswith(marker)}
+    done = 0
+    while done < count and f"{marker}{done}" in lines:
+        done += 1
+    return done
 
 
 def probe(ref: str, import_env: tuple[tuple[str, str], ...] = ()) -> None:

@@ -1,0 +1,78 @@
+"""Every process the harness starts ends with it, however the harness ends.
+
+A child the harness starts (a compile, interpreter or GPU worker, the import probe, the callback probe) may be busy
+in user code when the harness goes: killed with SIGKILL, stopped by a CI time limit, or interrupted while the child
+sits in a session of its own (the callback probe's, so that its whole group can be killed). Signals to the harness's
+process group then never reach it, and a hung callback would run on forever, parented to init.
+
+So each child calls :func:`watch_parent` first: a daemon thread that polls its parent's pid and, once that process
+is gone (the child is re-parented), kills every process below this one (read from ``/proc``: a ptxas, a compiler a
+user callback started) and ends this one. Polling, not ``PR_SET_PDEATHSIG``: the harness starts workers from
+threads too, and the death signal fires when the starting *thread* ends, which would take a healthy worker down.
+The parent side, :func:`end_group`, kills a child's process group it made with ``start_new_session``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+#: how often a child looks for its parent: the longest a child outlives the harness
+POLL_S = 0.2
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid``, deepest first (Linux ``/proc``; nothing where it is not there)."""
+    found: list[int] = []
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            children = [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, ValueError):
+            continue
+        for child in children:
+            found += descendants(child) + [child]
+    return found
+
+
+def kill_tree(pid: int, itself: bool = True) -> None:
+    """SIGKILL every process below ``pid`` (a hung compile's ptxas, a process a user callback started), then
+    ``pid`` itself unless ``itself`` is false."""
+    for below in descendants(pid) + ([pid] if itself else []):
+        try:
+            os.kill(below, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _end_below_and_exit() -> None:
+    kill_tree(os.getpid(), itself=False)
+    os._exit(70)  # EX_SOFTWARE: nobody reads it; the parent is gone
+
+
+def watch_parent() -> None:
+    """In a child the harness started: end this process and all below it once its parent is gone."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(POLL_S)
+            if os.getppid() != parent:
+                _end_below_and_exit()
+
+    threading.Thread(target=watch, name="harness-lifeline", daemon=True).start()
+
+
+def end_group(pid: int) -> None:
+    """Kill the process group ``pid`` leads (a child started with ``start_new_session``), ignoring one already
+    gone."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass

@@ -1,0 +1,93 @@
+"""No process the harness started is alive after it exits, whichever way it exits.
+
+The fault: Ctrl-C while the matrix was read left the callback probe's child (a session of its own) running for
+ever, parented to init; a SIGKILL or a CI time limit did the same to any busy worker. Here user code blocks in the
+callback probe (``harness validate``) and in a compile worker (``harness run``), each after starting a process of
+its own (a grandchild of the harness); the harness alone is then sent SIGINT, SIGTERM or SIGKILL, or run under
+``timeout``. Every process started is found by a tag in its environment, which children inherit whatever session
+or process group they are in; none may be left a few seconds after the harness is gone.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from helpers import DATA, REPO
+
+
+def _tagged(tag: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if tag.encode() in (entry / "environ").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def _wait_for(predicate, timeout: float) -> bool:  # type: ignore[no-untyped-def]
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return predicate()
+
+
+def _matrix(path: Path, attr: str) -> Path:
+    path.write_text(
+        f"name: linger\ntargets: [h100]\nkernels:\n  linger:\n    source: {DATA / 'lingering_kernel.py'}:{attr}\n"
+        "    dtypes: [fp32]\n    shapes: [{N: 64}]\n    interpret: false\n"
+    )
+    return path
+
+
+CASES = [
+    (how, command, attr)
+    for how in ("SIGINT", "SIGTERM", "SIGKILL", "timeout")
+    for command, attr in (("validate", "CONFIG_OK"), ("run", "RUNTIME"))
+]
+
+
+@pytest.mark.parametrize(("how", "command", "attr"), CASES, ids=[f"{c}-{h}" for h, c, _ in CASES])
+def test_no_child_outlives_the_harness(tmp_path: Path, how: str, command: str, attr: str) -> None:
+    tag = f"HARNESS_LIFELINE_TEST={uuid.uuid4().hex}"
+    env = dict(os.environ, PYTHONPATH=str(REPO), TRITON_CACHE_DIR=str(tmp_path / "tc"),
+               HARNESS_CACHE_DIR=str(tmp_path / "hc"))  # fmt: skip
+    env[tag.split("=")[0]] = tag.split("=")[1]
+    env.pop("TRITON_INTERPRET", None)
+    argv = [sys.executable, "-m", "harness", command, str(_matrix(tmp_path / "m.yaml", attr))]
+    argv += ["--out", str(tmp_path / "run"), "-n", "0", "--static-only"] if command == "run" else []
+    if how == "timeout":
+        argv = ["timeout", "20", *argv]  # coreutils: SIGTERM to the harness alone once the limit is reached
+    harness = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    try:
+        # the user code is blocking once its own child, `sleep 600`, exists (three processes or more carry the tag)
+        assert _wait_for(lambda: any(_comm(p) == "sleep" for p in _tagged(tag)), 120), "user code never started"
+        if how != "timeout":
+            harness.send_signal(getattr(signal, how))  # to the harness's pid alone, not its group
+        harness.wait(timeout=60)
+        assert _wait_for(lambda: not _tagged(tag), 10), [(_comm(p), p) for p in _tagged(tag)]
+    finally:
+        for pid in _tagged(tag):
+            os.kill(pid, signal.SIGKILL)
+        harness.kill()
+        harness.wait()
+
+
+def _comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return "?"

@@ -14,7 +14,10 @@ _PYTEST_TO_EXIT = {0: EXIT_OK, 1: EXIT_FAILED, 2: EXIT_INTERNAL, 3: EXIT_INTERNA
 
 
 def err(message: str) -> None:
-    print(f"harness: {message}", file=sys.stderr)
+    """One line to stderr, prefixed; a name or path in it cannot drive the terminal (controls and bidi dropped)."""
+    from harness.render.escaping import CONTROL
+
+    print(f"harness: {CONTROL.sub('', message)}", file=sys.stderr)
 
 
 def default_matrix() -> Path:

@@ -200,7 +200,9 @@ class CaseItem(pytest.Item):
         return super().repr_failure(excinfo)  # type: ignore[return-value]
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, 0, self.name
+        from harness.render.escaping import plain
+
+        return self.path, 0, plain(self.name)  # pytest's failure header shows it: inert, as every other output
 
 
 def compile_parallelism() -> int:

@@ -7,8 +7,10 @@ import html
 import re
 from typing import Any
 
-#: C0 controls but tab and newline, DEL, and the C1 controls (U+009B is a one-character CSI on many terminals)
-CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: C0 controls but tab and newline, DEL, the C1 controls (U+009B is a one-character CSI on many terminals), and the
+#: bidirectional embeddings, overrides, isolates and marks (U+202E shows a name reversed, U+2066-U+2069 reorder
+#: what follows: text that displays as something other than what it is)
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def no_controls(text: str) -> str:

@@ -19,7 +19,7 @@ from harness.model.records import Record
 from harness.model.timings import STABLE_IQR
 from harness.render import run_lines
 from harness.render.device_tables import device_table, launch_parity_lines
-from harness.render.escaping import md
+from harness.render.escaping import CONTROL, md, plain
 from harness.render.text_table import table
 
 
@@ -189,11 +189,13 @@ def traceback_blocks(records: list[Record], limit: int = 20, lines: int = 40) ->
     for r in failed[:limit]:
         where = "interpreter" if r.mode == "interpret" else r.column
         title = html.escape(
-            f"{r.kernel} {r.dtype} {r.shape_id} {where} {r.config_id}: {r.error.splitlines()[0][:160]}"
-            if r.error
-            else f"{r.kernel} {r.config_id}"
+            plain(
+                f"{r.kernel} {r.dtype} {r.shape_id} {where} {r.config_id}: {r.error.splitlines()[0][:160]}"
+                if r.error
+                else f"{r.kernel} {r.config_id}"
+            )
         )
-        body = html.escape("\n".join(r.traceback.strip().splitlines()[-lines:]))
+        body = html.escape(CONTROL.sub("", "\n".join(r.traceback.strip().splitlines()[-lines:])))
         out.append(f"<details><summary>{title}</summary>\n\n<pre>{body}</pre>\n</details>")
     if len(failed) > limit:
         out.append(f"({len(failed) - limit} more in results.json, field `traceback`)")

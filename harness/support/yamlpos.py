@@ -42,7 +42,9 @@ MAX_DEPTH = 64
 MAX_VALUES = 200_000
 MAX_BYTES = 4 << 20
 _MERGE = "tag:yaml.org,2002:merge"
-_BAD_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]")
+#: controls (C0 but tab and newline, DEL, C1), the bidirectional overrides and isolates, lone surrogates: a name
+#: holding one would drive a terminal or display as something other than what it is
+_BAD_CHARS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _PLAIN_TAGS = {
     f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "map", "seq", "merge", "timestamp")
 }
@@ -85,8 +87,8 @@ class _Builder:
             bad = _BAD_CHARS.search(value).group()  # type: ignore[union-attr]
             raise YamlError(
                 line,
-                f"a string holds the character U+{ord(bad):04X} (a control character or a lone "
-                "surrogate): names and values must be printable text",
+                f"a string holds the character U+{ord(bad):04X} (a control character, a bidirectional "
+                "override or a lone surrogate): names and values must be printable text",
             )
         return value
 
@@ -146,8 +148,14 @@ def load(text: str) -> Located:
         if exc.context and exc.context_mark is not None:
             context = f"{exc.context} started on line {exc.context_mark.line + 1}: "
         raise YamlError(line, f"invalid YAML: {context}{exc.problem or exc}") from None
+    except yaml.reader.ReaderError as exc:  # a character YAML itself refuses: one line, not PyYAML's two
+        line = text[: max(int(exc.position), 0)].count("\n") + 1
+        code = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "?")
+        raise YamlError(
+            line, f"invalid YAML: the character U+{code:04X} (a control character) is not allowed"
+        ) from None
     except yaml.YAMLError as exc:
-        raise YamlError(1, f"invalid YAML: {exc}") from None
+        raise YamlError(1, f"invalid YAML: {' '.join(str(exc).split())}") from None
     except RecursionError:
         raise YamlError(1, "invalid YAML: nested too deeply to read") from None
     if node is None:

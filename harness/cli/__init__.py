@@ -15,20 +15,27 @@ Limit findings (a config that exceeds a target's limit) are results, not failure
 
 from __future__ import annotations
 
+import errno
+import importlib
 import os
 import sys
+from typing import Any
 
-from harness.cli.common import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, err
-from harness.cli.compare import cmd_compare
-from harness.cli.history import cmd_history
-from harness.cli.list_cases import cmd_list
-from harness.cli.parser import build_parser
-from harness.cli.report import cmd_report
-from harness.cli.repro import cmd_repro
-from harness.cli.run import _plugin_autoloaded, cmd_run
-from harness.cli.validate import cmd_targets, cmd_validate
-
+# Nothing heavy at import: the handlers are imported inside main()'s guard, so a Ctrl-C in the first second of a
+# command (while they load) is the one-line "interrupted", not a KeyboardInterrupt traceback.
 __all__ = ["main", "build_parser", "_plugin_autoloaded"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "build_parser":
+        from harness.cli.parser import build_parser
+
+        return build_parser
+    if name == "_plugin_autoloaded":
+        from harness.cli.run import _plugin_autoloaded
+
+        return _plugin_autoloaded
+    raise AttributeError(name)
 
 
 def _importable_from_here() -> None:
@@ -45,19 +52,31 @@ def _importable_from_here() -> None:
         os.environ["PYTHONPATH"] = os.pathsep.join([here] + [p for p in paths if p])
 
 
+#: command -> (module, function) of its handler
 HANDLERS = {
-    "run": cmd_run,
-    "list": cmd_list,
-    "validate": cmd_validate,
-    "targets": cmd_targets,
-    "report": cmd_report,
-    "compare": cmd_compare,
-    "history": cmd_history,
-    "repro": cmd_repro,
+    "run": ("harness.cli.run", "cmd_run"),
+    "list": ("harness.cli.list_cases", "cmd_list"),
+    "validate": ("harness.cli.validate", "cmd_validate"),
+    "targets": ("harness.cli.validate", "cmd_targets"),
+    "report": ("harness.cli.report", "cmd_report"),
+    "compare": ("harness.cli.compare", "cmd_compare"),
+    "history": ("harness.cli.history", "cmd_history"),
+    "repro": ("harness.cli.repro", "cmd_repro"),
 }
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("harness: interrupted", file=sys.stderr)
+        return 3  # EXIT_INTERNAL: interrupted
+
+
+def _main(argv: list[str] | None) -> int:
+    from harness.cli.common import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, err
+    from harness.cli.parser import build_parser
+
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     passthrough: list[str] = []
@@ -69,9 +88,22 @@ def main(argv: list[str] | None = None) -> int:
         args.pytest_args = passthrough
     except SystemExit as exc:  # argparse already printed a one-line usage error
         return EXIT_INPUT if exc.code else EXIT_OK
+    from harness.support.settings import problems
+
+    wrong = problems()
+    if wrong:  # before a matrix is read: a bad timeout is an error, never a silent one second
+        err(wrong[0])
+        return EXIT_INPUT
     _importable_from_here()
+    module, function = HANDLERS[args.command]
     try:
-        return int(HANDLERS[args.command](args))
+        return int(getattr(importlib.import_module(module), function)(args))
     except KeyboardInterrupt:
         err("interrupted")
         return EXIT_INTERNAL
+    except OSError as exc:  # a path the system cannot even look up (a 300-character name, a loop of links)
+        if exc.errno in (errno.ENAMETOOLONG, errno.ELOOP) and exc.filename:
+            name = str(exc.filename)
+            err(f"{name if len(name) <= 120 else name[:100] + '...'}: {exc.strerror}: choose a shorter or plain path")
+            return EXIT_INPUT
+        raise

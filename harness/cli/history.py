@@ -20,6 +20,12 @@ def cmd_history(args: argparse.Namespace) -> int:
                 loaded = load_run(d)
                 if loaded is None:
                     return EXIT_INPUT
+                if loaded[0].unfinished:  # as harness compare refuses it: a night's figures are a whole night's
+                    err(
+                        f"{d}: the run was interrupted or is still being written (no end recorded): history keeps "
+                        f"whole nights; finish it with harness run MATRIX --resume {d}, then add it"
+                    )
+                    return EXIT_INPUT
                 print(f"harness: {history.add(db, *loaded)} figure(s) of {d} stored in {db}")
             return EXIT_OK
         found = trends.trends(db, args.k or "", args.threshold, args.hold)

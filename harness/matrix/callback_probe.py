@@ -86,10 +86,9 @@ class Probe:
 
 
 def callback_timeout_s() -> float:
-    try:
-        return max(1.0, float(os.environ.get("HARNESS_CALLBACK_TIMEOUT_S", "120")))
-    except ValueError:
-        return 120.0
+    from harness.support.settings import timeout_s
+
+    return timeout_s("HARNESS_CALLBACK_TIMEOUT_S")
 
 
 def check(probes: list[Probe], import_env: tuple[tuple[str, str], ...] = ()) -> tuple[str, str]:

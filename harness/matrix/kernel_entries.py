@@ -166,6 +166,15 @@ def _kernel_entry(
     except loader.KernelLoadError as exc:
         chk.add(path + (("source",) if "source" in entry else ("op",) if "op" in entry else ()), str(exc))
         return None
+    params = getattr(spec.fn, "arg_names", None)
+    stray = [t for t in spec.tunables if params is not None and spec.fn_of_target is None and t not in params]
+    if stray:  # it would be in every config id, and Triton would never see it: two ids for one binary
+        chk.add(
+            path + (("source",) if "source" in entry else ()),
+            f"{spec.name}: tunable(s) {', '.join(map(repr, stray))} are not parameters of the kernel "
+            f"{getattr(spec.fn, '__name__', '?')} (its parameters: {', '.join(params or ())})",
+        )
+        return None
     dtypes = entry.get("dtypes")
     if not dtypes:
         chk.add(path, f"kernel {name!r} needs a non-empty 'dtypes' list")

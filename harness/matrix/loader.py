@@ -113,10 +113,11 @@ for i, location in enumerate(sys.argv[1:]):
 
 
 def import_timeout_s() -> float:
-    try:
-        return max(1.0, float(os.environ.get("HARNESS_IMPORT_TIMEOUT_S", "120")))
-    except ValueError:
-        return 120.0
+    """``HARNESS_IMPORT_TIMEOUT_S`` (:mod:`harness.support.settings`: a value that is no number of seconds is an
+    error, checked by the command line before a matrix is read)."""
+    from harness.support.settings import timeout_s
+
+    return timeout_s("HARNESS_IMPORT_TIMEOUT_S")
 
 
 @contextmanager

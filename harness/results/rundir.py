@@ -61,6 +61,14 @@ def has_marker(out: Path) -> bool:
 
 def check_usable(out: Path) -> None:
     """``--out`` must be a new or empty directory, or one a harness run marked as its own."""
+    try:
+        _check_usable(out)
+    except OSError as exc:  # a name too long to look up, a loop of links, a folder that cannot be listed
+        shown = str(out) if len(str(out)) <= 120 else str(out)[:100] + "..."
+        raise RunDirError(f"--out {shown}: cannot use it: {exc.strerror or exc}") from None
+
+
+def _check_usable(out: Path) -> None:
     if out.is_symlink() and not out.exists():
         raise RunDirError(f"--out {out} is a link to nothing")
     if out.exists() and not out.is_dir():

@@ -1,0 +1,110 @@
+"""The smaller faults a hostile user found, each written as the input or action that showed it.
+
+- ``--out`` (and every path argument) of a 300-character name was a ``File name too long`` traceback;
+- ``harness history add`` stored a run that was still being written, or had been killed, as a complete night;
+- ``HARNESS_IMPORT_TIMEOUT_S=nan`` (or 0.5, or 0) silently meant one second;
+- a spec tunable that is no parameter of the kernel went into every config id while Triton never saw it;
+- Ctrl-C in the first second of ``harness compare`` was a ``KeyboardInterrupt`` traceback;
+- README said ``schema_version: 2`` while the files say 3.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers import DATA, REPO, run_cli, run_static, small_matrix, write_matrix
+
+LONG = "a" * 300
+
+
+def _one_line_refusal(proc: subprocess.CompletedProcess[str], *needles: str) -> str:
+    said = (proc.stdout + proc.stderr).strip()
+    assert proc.returncode == 2 and "Traceback" not in said, said[-2000:]
+    last = said.splitlines()[-1]
+    assert last.startswith("harness: ") and all(n in last for n in needles), last
+    return last
+
+
+def test_a_path_too_long_to_look_up_is_a_one_line_refusal(tmp_path: Path) -> None:
+    matrix = write_matrix(tmp_path / "m.yaml", small_matrix("long"))
+    long = str(tmp_path / LONG)
+    for args in (
+        ("run", str(matrix), "--out", long, "--static-only"),
+        ("run", str(matrix), "--resume", long),
+        ("report", long),
+        ("compare", long, str(tmp_path)),
+        ("history", "add", long, "--db", str(tmp_path / "h.sqlite")),
+        ("repro", long, "case"),
+    ):
+        _one_line_refusal(run_cli(*args), "File name too long")
+
+
+def test_history_add_refuses_a_run_still_being_written_or_killed(tmp_path: Path) -> None:
+    matrix = write_matrix(tmp_path / "m.yaml", small_matrix("night"))
+    run = tmp_path / "run"
+    run_static(matrix, run)
+    doc = json.loads((run / "results.json").read_text())
+    for what, change in (("being written", {"end": None}), ("killed", {"interrupted": True})):
+        cut = tmp_path / what.replace(" ", "_")
+        cut.mkdir()
+        (cut / "results.json").write_text(json.dumps({**doc, "run": {**doc["run"], **change}}))
+        db = tmp_path / f"{cut.name}.sqlite"
+        last = _one_line_refusal(run_cli("history", "add", str(cut), "--db", str(db)), "--resume")
+        assert "interrupted or is still being written" in last
+        compare = run_cli("compare", str(run), str(cut))  # the same judgement compare makes
+        assert compare.returncode == 3 and "interrupted" in compare.stdout + compare.stderr
+    assert run_cli("history", "add", str(run), "--db", str(tmp_path / "whole.sqlite")).returncode == 0
+
+
+@pytest.mark.parametrize("value", ["nan", "0.5", "0", "-3", "inf", "soon", "1e9"])
+def test_a_timeout_setting_that_is_no_number_of_seconds_is_refused(tmp_path: Path, value: str) -> None:
+    matrix = write_matrix(tmp_path / "m.yaml", small_matrix("timeouts"))
+    for name in ("HARNESS_IMPORT_TIMEOUT_S", "HARNESS_CALLBACK_TIMEOUT_S"):
+        _one_line_refusal(run_cli("validate", str(matrix), env={name: value}), name, repr(value))
+    assert run_cli("validate", str(matrix), env={"HARNESS_IMPORT_TIMEOUT_S": "1"}).returncode == 0
+
+
+def test_a_tunable_the_kernel_does_not_take_is_refused(tmp_path: Path) -> None:
+    spec = tmp_path / "stray_tunable.py"
+    spec.write_text(
+        (DATA / "bad_callbacks.py").read_text().split("def hang")[0]
+        + "SPEC = KernelSpec(name='stray', fn=copy_kernel, dims=('N',), dtypes=('fp32',),\n"
+        + "                  tunables=('BLOCK', 'BLOCK_N'), nvidia_configs=({'BLOCK': 16, 'BLOCK_N': 8},),\n"
+        + "                  amd_configs=({'BLOCK': 16, 'BLOCK_N': 8},), runtime_args=_args,\n"
+        + "                  grid=lambda s, c: (1,))\n"
+    )
+    matrix = write_matrix(
+        tmp_path / "m.yaml",
+        f"name: stray\ntargets: [h100]\nkernels:\n  stray:\n    source: {spec}:SPEC\n    dtypes: [fp32]\n"
+        "    shapes: [{N: 64}]\n    interpret: false\n",
+    )
+    proc = run_cli("validate", str(matrix))
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 2 and "m.yaml:5:" in said and "'BLOCK_N' are not parameters" in said, said
+    assert "x_ptr, y_ptr, n, BLOCK" in said  # what the kernel does take, from Triton's own JITFunction
+
+
+def test_ctrl_c_in_the_first_second_of_a_command_is_one_line(tmp_path: Path) -> None:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    for delay in (0.05, 0.15, 0.3, 0.5, 0.8):
+        proc = subprocess.Popen([sys.executable, "-m", "harness", "compare", str(tmp_path), str(tmp_path)],
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        out, errs = proc.communicate(timeout=60)
+        assert "Traceback" not in out + errs, (delay, errs[-2000:])
+        # killed by the signal before Python installed its handler, interrupted, or already refused the input
+        assert proc.returncode in (-signal.SIGINT, 3, 2), (delay, proc.returncode, errs)
+
+
+def test_readme_names_the_schema_version_the_files_have() -> None:
+    from harness.model.records import SCHEMA_VERSION
+
+    assert f"`schema_version: {SCHEMA_VERSION}`" in (REPO / "README.md").read_text()

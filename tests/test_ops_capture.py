@@ -196,3 +196,66 @@ def test_fla_ops_on_the_h200_were_checked_and_timed_per_config_against_the_op_as
         name, baseline = next(iter(tune["runtime"]["baselines"].items()))
         assert name.endswith(" as shipped") and baseline["status"] == "ok" and baseline["matches_reference"]
         assert 0.8 < baseline["speedup"] < 1.25  # the library's own pick of the same list
+
+
+MISBEHAVING = """
+import os, signal, sys, time
+
+
+def hangs(x):
+    time.sleep(3600)
+
+
+def exits(x):
+    os._exit(0)
+
+
+def sys_exits(x):
+    sys.exit(0)
+
+
+def crashes(x):
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def prints_the_markers_and_exits(x):
+    for word in ("imported", "done"):
+        print("harness-probe-" + word, flush=True)
+        print("harness-callbacks-" + word, flush=True)
+    os._exit(0)
+"""
+
+
+def test_an_op_that_hangs_exits_or_crashes_while_captured_is_one_line(tmp_path: Path) -> None:
+    """The capture runs first in a child: each bad op is a file:line error naming it and the shape, exit 2, and the
+    good entry beside it in the same matrix is not what the error names; nothing hangs."""
+    files = {}
+    for name, why in (
+        ("hangs", "did not return within 3 s (it hangs?)"),
+        ("exits", "ended the process (exit code 0)"),
+        ("sys_exits", "ended the process (exit code 0)"),
+        ("crashes", "killed the process (SIGSEGV)"),
+        ("prints_the_markers_and_exits", "ended the process (exit code 0)"),
+    ):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "bad_ops.py").write_text(MISBEHAVING)
+        files[name] = (
+            _matrix(
+                folder,
+                f"  toy:\n    op: toylib.py:square_plus\n    inputs: toy_inputs.py:inputs\n"
+                f"    dtypes: [fp32]\n    shapes: [{{R: 64, C: 128}}]\n"
+                f"  bad:\n    op: bad_ops.py:{name}\n    inputs: toy_inputs.py:inputs\n"
+                f"    dtypes: [fp32]\n    shapes: [{{R: 64, C: 128}}]\n",
+            ),
+            why,
+        )
+    proc = run_cli("validate", *(str(p) for p, _ in files.values()), env={"HARNESS_CALLBACK_TIMEOUT_S": "3"},
+                   timeout=600)  # fmt: skip
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 2 and "Traceback" not in said, said[-3000:]
+    for name, (path, why) in files.items():
+        mine = [x for x in proc.stdout.splitlines() if x.startswith(f"{path}:")]
+        assert len(mine) == 1, (name, mine)
+        assert f"capturing op bad_ops.py:{name} for shape" in mine[0] and why in mine[0], (name, mine)
+        assert f"{path}:10:" in mine[0]  # the bad entry's op line, not the good entry's

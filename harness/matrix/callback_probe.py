@@ -18,35 +18,22 @@ import dataclasses
 import hashlib
 import json
 import os
-import secrets
-import selectors
 import signal
-import subprocess
 import sys
-import tempfile
-import time
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from harness.matrix import loader
-from harness.support import lifeline
+from harness.matrix import child_probe, loader
 
 _CHILD = r"""
-import json, sys
-from harness.support.lifeline import watch_parent
-watch_parent()
 from harness.matrix import loader
 from harness.model import targets
 from harness.authoring.spec import _with_context
-sent = json.loads(sys.stdin.read())
-nonce, payload = sent["nonce"], sent["entries"]
-specs = [loader.load(e["ref"]) for e in payload]
-print("harness-callbacks-imported", nonce, flush=True)
-def say(*what):
-    print("harness-callback", nonce, json.dumps(what), flush=True)
-for i, (entry, spec) in enumerate(zip(payload, specs)):
+specs = [loader.load(e["ref"]) for e in ENTRIES]
+imported()
+for i, (entry, spec) in enumerate(zip(ENTRIES, specs)):
     for shape in entry["shapes"]:
         for config in entry["configs"]:
             say(i, "config_ok", shape, config)
@@ -69,7 +56,7 @@ for i, (entry, spec) in enumerate(zip(payload, specs)):
                         _with_context(spec.fixed_constexprs, dict(shape), dtype, targets.get(name), dict(config))
                     except Exception:
                         pass
-print("harness-callbacks-done", nonce, flush=True)
+done()
 """
 
 
@@ -132,90 +119,32 @@ def _is_user_code(ref: str) -> bool:
 def _check_cached(
     probes: tuple[Probe, ...], stamps: tuple[str, ...], import_env: tuple[tuple[str, str], ...]
 ) -> tuple[str, str]:
-    nonce = secrets.token_hex(16)  # the child's lines carry it: a callback that prints them cannot pass for done
-    payload = json.dumps({"nonce": nonce, "entries": [
-            {
-                "ref": p.ref,
-                "shapes": [json.loads(s) for s in p.shapes],
-                "configs": [json.loads(c) for c in p.configs],
-                "dtypes": list(p.dtypes),
-                "targets": list(p.targets),
-            }
-            for p in probes
-        ]})  # fmt: skip
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in sys.path if x), **dict(import_env))
-    env.pop("TRITON_INTERPRET", None)
-    errors = tempfile.TemporaryFile()  # a file, not a pipe: a callback that prints much cannot block on it
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _CHILD],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=errors,
-        env=env,
-        start_new_session=True,  # its own group: whatever a callback starts is killed with it
-    )
-    try:
-        return _watch(proc, probes, payload, nonce, errors)
-    finally:  # a Ctrl-C, a SIGTERM or an error here: the child's whole group ends with this call
-        lifeline.end_group(proc.pid)
-        proc.wait()
-        errors.close()
-
-
-def _watch(
-    proc: subprocess.Popen[bytes], probes: tuple[Probe, ...], payload: str, nonce: str, errors: IO[bytes]
-) -> tuple[str, str]:
-    """Feed the child, follow its lines, and say what it did."""
-    assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write(payload.encode())
-    proc.stdin.close()
-    last: list[Any] | None = None
-    imported, done, pending = False, False, b""
-    fd = proc.stdout.fileno()  # read raw: a buffered reader would hide lines from select
-    deadline = time.monotonic() + loader.import_timeout_s()
-    with selectors.DefaultSelector() as sel:
-        sel.register(fd, selectors.EVENT_READ)
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                lifeline.end_group(proc.pid)
-                proc.wait()
-                if not imported:
-                    return probes[0].name, f"importing its module did not finish within {loader.import_timeout_s():g} s"
-                return _name(
-                    probes, last
-                ), f"{_call(last)} did not return within {callback_timeout_s():g} s (it hangs?)"
-            if not sel.select(timeout=left):
-                continue
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                break
-            *lines, pending = (pending + chunk).split(b"\n")
-            for raw in lines:
-                line = raw.decode(errors="replace")
-                if line == f"harness-callbacks-imported {nonce}":
-                    imported = True
-                elif line.startswith(f"harness-callback {nonce} "):
-                    last = json.loads(line.split(" ", 2)[2])
-                elif line == f"harness-callbacks-done {nonce}":
-                    done = True
-                else:
-                    continue
-                deadline = time.monotonic() + callback_timeout_s()
-    code = proc.wait()
-    errors.seek(0)
-    stderr = errors.read()[-65536:].decode(errors="replace")
-    if done and code == 0:
+    entries = [
+        {
+            "ref": p.ref,
+            "shapes": [json.loads(s) for s in p.shapes],
+            "configs": [json.loads(c) for c in p.configs],
+            "dtypes": list(p.dtypes),
+            "targets": list(p.targets),
+        }
+        for p in probes
+    ]
+    got = child_probe.run(_CHILD, entries, import_env)
+    if got.clean:
         return "", ""
-    if not imported:  # the import probe passed: an import that fails now fails the same way in the check itself
+    if got.timed_out:
+        if not got.imported:
+            return probes[0].name, f"importing its module did not finish within {loader.import_timeout_s():g} s"
+        return _name(
+            probes, got.last
+        ), f"{_call(got.last)} did not return within {callback_timeout_s():g} s (it hangs?)"
+    if not got.imported:  # the import probe passed: an import that fails now fails the same way in the check itself
         return "", ""
-    if code < 0:
-        return _name(probes, last), f"{_call(last)} killed the process ({signal.Signals(-code).name})"
-    tail = " ".join(stderr.strip().splitlines()[-1:])[:200]
-    return _name(
-        probes, last
-    ), f"{_call(last)} ended the process (exit code {code}) instead of returning: it calls sys.exit or os._exit" + (
-        f" ({tail})" if tail and code else ""
+    if got.returncode < 0:
+        return _name(probes, got.last), f"{_call(got.last)} killed the process ({signal.Signals(-got.returncode).name})"
+    return _name(probes, got.last), (
+        f"{_call(got.last)} ended the process (exit code {got.returncode}) instead of returning: it calls sys.exit "
+        "or os._exit" + (f" ({got.stderr_tail})" if got.stderr_tail and got.returncode else "")
     )
 
 

@@ -20,6 +20,9 @@ class KernelLoadError(Exception):
 def import_attr(ref: str) -> object:
     """Import the module a canonical reference names (``/abs/file.py:ATTR`` or ``module:ATTR``) and return the
     attribute. Raises :class:`KernelLoadError` with the reason in one line."""
+    from harness.support import tritoncompat
+
+    tritoncompat.installed_triton_version()  # the harness's own import first: records cite it, never a user's
     location, _, attr = ref.rpartition(":")
     try:
         if location.endswith(".py"):
@@ -44,6 +47,11 @@ def import_attr(ref: str) -> object:
         raise KernelLoadError(f"cannot import kernel {location}: it calls sys.exit({exc.code!r}) at import") from None
     except Exception as exc:  # noqa: BLE001 - a user's module may raise anything on import
         raise KernelLoadError(f"cannot import kernel {location}: {type(exc).__name__}: {exc}") from exc
+    if tritoncompat.triton_replaced():
+        raise KernelLoadError(
+            f"importing {location} replaced the triton module (sys.modules['triton']): the harness compiles and "
+            "records with the Triton it imported itself; a kernel module must not swap it"
+        )
     if not hasattr(module, attr):
         raise KernelLoadError(f"{location} has no attribute {attr!r}")
     return getattr(module, attr)

@@ -75,6 +75,12 @@ def op_refs(
             chk.add(path + ("shapes", i), f"every shape of op {name!r} has the same fields ({', '.join(sorted(keys))})")
             return []
         keys = set(shape)
+    from harness.matrix import op_probe
+
+    why = op_probe.check(str(entry["op"]), refs, shapes, [str(d) for d in dtypes], import_env)
+    if why:  # the capture, first in a child: a hang, exit or crash of the op is this line, not the reader's end
+        chk.add(path + ("op",), why)
+        return []
     found: list[str] | None = None
     for i, shape in enumerate(shapes):
         for dtype in dtypes:

@@ -72,17 +72,32 @@ def too_old(version: str | None) -> str | None:
     )
 
 
+#: the harness's own import of triton, taken once: (module, version). What every record says comes from here, so a
+#: user module that puts another object in ``sys.modules["triton"]`` cannot change it (:func:`triton_replaced`)
+_OWN: list[tuple[Any, str | None]] = []
+
+
 def installed_triton_version() -> str | None:
-    """Version of the importable ``triton`` module, whichever distribution provides it.
+    """Version of the importable ``triton`` module, whichever distribution provides it, as this process imported it
+    first (the harness imports it before any user module: :func:`harness.matrix.importing.import_attr`).
 
     ROCm hosts ship ``pytorch-triton-rocm``; reading the module, not the
     distribution, finds it too.
     """
-    try:
-        import triton
-    except Exception:  # noqa: BLE001 - any import failure means "not usable"
-        return None
-    return str(getattr(triton, "__version__", "unknown"))
+    if not _OWN:
+        try:
+            import triton
+        except Exception:  # noqa: BLE001 - any import failure means "not usable"
+            return None
+        _OWN.append((triton, str(getattr(triton, "__version__", "unknown"))))
+    return _OWN[0][1]
+
+
+def triton_replaced() -> bool:
+    """Whether ``sys.modules["triton"]`` is no longer the module the harness imported (a user module swapped it)."""
+    import sys
+
+    return bool(_OWN) and sys.modules.get("triton") is not _OWN[0][0]
 
 
 def version_tuple(version: str) -> tuple[int, ...]:

@@ -1,0 +1,123 @@
+"""Running user code first in a child that says, before each call, which call it makes: the shared runner of the
+callback probe (:mod:`harness.matrix.callback_probe`) and the op-capture probe (:mod:`harness.matrix.op_probe`).
+
+The child is ``python -c CODE`` in a session of its own (so whatever user code starts dies with it), with the
+lifeline (:mod:`harness.support.lifeline`) watching the harness. It reads ``{"nonce": ..., "entries": [...]}`` on
+stdin and prints, each line carrying the nonce (so user code that prints the same words cannot pass for the
+child): ``harness-probe-imported NONCE`` once the user's modules are imported, ``harness-probe-call NONCE JSON``
+before each call, ``harness-probe-done NONCE`` at the end. The import may take ``HARNESS_IMPORT_TIMEOUT_S``, each
+call ``HARNESS_CALLBACK_TIMEOUT_S``; the child's stderr goes to a file, which it cannot block on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import selectors
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import IO, Any
+
+from harness.support import lifeline
+from harness.support.settings import timeout_s
+
+#: the lines the child prints, for its CODE: ``say(...)`` before a call, ``done()`` at the end
+PRELUDE = r"""
+import json, sys
+from harness.support.lifeline import watch_parent
+watch_parent()
+_sent = json.loads(sys.stdin.read())
+NONCE, ENTRIES = _sent["nonce"], _sent["entries"]
+def imported():
+    print("harness-probe-imported", NONCE, flush=True)
+def say(*what):
+    print("harness-probe-call", NONCE, json.dumps(what), flush=True)
+def done():
+    print("harness-probe-done", NONCE, flush=True)
+"""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the child did: how far it got, the last call it announced, how it ended."""
+
+    imported: bool
+    done: bool
+    last: list[Any] | None  # the arguments of the last ``say``
+    returncode: int  # negative: the signal that killed it
+    stderr_tail: str
+    timed_out: bool  # killed by the harness at a limit
+
+    @property
+    def clean(self) -> bool:
+        return self.done and self.returncode == 0 and not self.timed_out
+
+
+def run(code: str, entries: list[Any], import_env: tuple[tuple[str, str], ...] = ()) -> Outcome:
+    """Run ``PRELUDE + code`` on ``entries`` and follow it; the child's whole group ends with this call, whatever
+    ends it (a Ctrl-C, a SIGTERM, a limit)."""
+    nonce = secrets.token_hex(16)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in sys.path if x), **dict(import_env))
+    env.pop("TRITON_INTERPRET", None)
+    errors = tempfile.TemporaryFile()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", PRELUDE + code],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=errors,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        return _follow(proc, json.dumps({"nonce": nonce, "entries": entries}), nonce, errors)
+    finally:
+        lifeline.end_group(proc.pid)
+        proc.wait()
+        errors.close()
+
+
+def _follow(proc: subprocess.Popen[bytes], payload: str, nonce: str, errors: IO[bytes]) -> Outcome:
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(payload.encode())
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass  # it ended before reading: said by its exit below
+    last: list[Any] | None = None
+    imported = done = timed_out = False
+    pending = b""
+    fd = proc.stdout.fileno()  # read raw: a buffered reader would hide lines from select
+    deadline = time.monotonic() + timeout_s("HARNESS_IMPORT_TIMEOUT_S")
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                timed_out = True
+                lifeline.end_group(proc.pid)
+                break
+            if not sel.select(timeout=left):
+                continue
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break
+            *lines, pending = (pending + chunk).split(b"\n")
+            for raw in lines:
+                line = raw.decode(errors="replace")
+                if line == f"harness-probe-imported {nonce}":
+                    imported = True
+                elif line.startswith(f"harness-probe-call {nonce} "):
+                    last = json.loads(line.split(" ", 2)[2])
+                elif line == f"harness-probe-done {nonce}":
+                    done = True
+                else:
+                    continue
+                deadline = time.monotonic() + timeout_s("HARNESS_CALLBACK_TIMEOUT_S")
+    code = proc.wait()
+    errors.seek(0)
+    tail = " ".join(errors.read()[-65536:].decode(errors="replace").strip().splitlines()[-1:])[:200]
+    return Outcome(imported, done, last, code, tail, timed_out)

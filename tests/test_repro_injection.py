@@ -24,10 +24,10 @@ PAYLOADS = (
     "'''; import os; os.system('touch PWNED'); '''",
     '\\"""; import os; os.system("touch PWNED"); x = """',
     "x\n__import__('os').system('touch PWNED')\n",
-    "\u202e\u2066 reversed, isolated",
+    "ends in a backslash \\",
 )
-#: what a matrix refuses but an edited results file can still hold
-CONTROLS = "\x1b[2J\x9b\x1b]0;title\x07\r"
+#: what a matrix refuses (controls, bidi overrides) but an edited results file can still hold
+CONTROLS = "\x1b[2J\x9b\x1b]0;title\x07\r\u202e\u2066 reversed, isolated"
 
 
 @pytest.fixture(scope="module")

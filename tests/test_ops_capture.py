@@ -233,7 +233,6 @@ def test_an_op_that_hangs_exits_or_crashes_while_captured_is_one_line(tmp_path: 
     for name, why in (
         ("hangs", "did not return within 3 s (it hangs?)"),
         ("exits", "ended the process (exit code 0)"),
-        ("sys_exits", "ended the process (exit code 0)"),
         ("crashes", "killed the process (SIGSEGV)"),
         ("prints_the_markers_and_exits", "ended the process (exit code 0)"),
     ):

@@ -72,3 +72,95 @@ def test_a_module_that_swaps_the_triton_module_is_refused(tmp_path: Path) -> Non
     # the same module without the swap validates, and the version the harness names is its own import's
     code, said = _validate(tmp_path, COPY + SPEC.replace("EXTRA", ""))
     assert code == 0 and f"here {triton.__version__}" in said, said
+
+
+WITNESS = """
+import os
+import sys
+
+import triton
+import triton.language as tl
+
+from harness.spec import KernelSpec, Pointer, Scalar
+
+LOG = os.environ["WITNESS_LOG"]
+
+
+def _saw(what):
+    with open(LOG, "a") as f:
+        f.write(f"{os.getpid()} {what}\\n")
+
+
+_saw("import")
+
+
+@triton.jit
+def copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def _args(shape, dtype):
+    _saw("runtime_args")
+    return {"x_ptr": Pointer(dtype), "y_ptr": Pointer(dtype), "n": Scalar("i32", shape["N"])}
+
+
+def _ok(shape, config):
+    _saw("config_ok")
+    return True
+
+
+def _grid(shape, config):
+    _saw("grid")
+    return (triton.cdiv(shape["N"], config["BLOCK"]),)
+
+
+SPEC = KernelSpec(name="witness", fn=copy_kernel, dims=("N",), dtypes=("fp32",), tunables=("BLOCK",),
+                  nvidia_configs=({"BLOCK": 64},), amd_configs=({"BLOCK": 64},), runtime_args=_args,
+                  config_ok=_ok, grid=_grid)
+"""
+
+
+def test_the_harness_process_never_runs_user_code(tmp_path: Path) -> None:
+    """A spec module that writes its pid at import and in every callback, through validate, list, a whole run
+    (``-n 0``: the cases run in the harness's own process) and repro: each pid it wrote is a child's, never the
+    harness's — and it wrote some, so the check is not empty."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from helpers import REPO
+
+    (tmp_path / "witness.py").write_text(WITNESS)
+    matrix = write_matrix(
+        tmp_path / "m.yaml",
+        "name: witness\ntargets: [h100]\nkernels:\n  witness:\n    source: witness.py:SPEC\n    dtypes: [fp32]\n"
+        "    shapes: [{N: 4096}]\n    interpret: false\n",
+    )
+    log = tmp_path / "witness.log"
+    env = dict(os.environ, PYTHONPATH=str(REPO), WITNESS_LOG=str(log), HARNESS_CACHE_DIR=str(tmp_path / "hc"),
+               TRITON_CACHE_DIR=str(tmp_path / "tc"))  # fmt: skip
+    env.pop("TRITON_INTERPRET", None)
+    run = tmp_path / "run"
+    commands = [
+        ["validate", str(matrix)],
+        ["list", str(matrix)],
+        ["run", str(matrix), "--out", str(run), "-n", "0", "--static-only"],
+    ]
+    for args in commands:
+        proc = subprocess.Popen([sys.executable, "-m", "harness", *args], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)  # fmt: skip
+        out, errs = proc.communicate(timeout=600)
+        assert proc.returncode == 0, (args, out[-2000:], errs[-2000:])
+        seen = log.read_text().split() if log.exists() else []
+        assert str(proc.pid) not in seen[::2], (args, "user code ran in the harness's own process")
+    case = next(r["case_id"] for r in json.loads((run / "results.json").read_text())["records"])
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "repro", str(run), case, "--out", str(tmp_path / "r.py")],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    out, errs = proc.communicate(timeout=600)
+    assert proc.returncode == 0, errs[-2000:]
+    lines = [line.split() for line in log.read_text().splitlines()]
+    assert str(proc.pid) not in {pid for pid, _ in lines}
+    said = {what for _, what in lines}
+    assert {"import", "config_ok", "grid", "runtime_args"} <= said, said  # the callbacks did run, in children

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from harness.cli.common import EXIT_INPUT, EXIT_OK, err, load_run, shard_dirs, write_output
 from harness.model.records import Record
 
 
 def cmd_repro(args: argparse.Namespace) -> int:
-    from harness.build import repro
     from harness.device import repro_launch
     from harness.matrix.reading import MatrixError, parse
     from harness.model.targets import get
@@ -50,30 +50,28 @@ def cmd_repro(args: argparse.Namespace) -> int:
     try:
         matrix = parse(matrix_path)
         entry = next(e for e in matrix.kernels if e.name == record.kernel)
-        target = get(record.target)
-        launch, tensors = (None, None)
-        if wants_launch and check is not None:
-            launch, tensors = repro_launch.launch_data(record, entry.ref, target, matrix.seed, check)
-        text = repro.script(record, entry.ref, target, f"harness run {args.run} ({run.start}, {run.host})", launch)
+        get(record.target)
     except (MatrixError, StopIteration) as exc:
         err(f"{matrix_path}: kernel {record.kernel} not found ({exc})")
         return EXIT_INPUT
-    except repro.ReproError as exc:
-        err(f"cannot write a standalone script for {args.case_id} {record.config_id}: {exc}")
+    out = Path(args.out) if args.out else None
+    pt = out.with_suffix(".pt") if out is not None and wants_launch and check is not None else None
+    text, why = _written_in_a_child(  # the kernel's module is imported there, never in this process
+        record,
+        entry.ref,
+        entry.import_env,
+        f"harness run {args.run} ({run.start}, {run.host})",
+        matrix.seed,
+        check if pt is not None else None,
+        pt,
+    )
+    if why:
+        err(f"cannot write a standalone script for {args.case_id} {record.config_id}: {why}")
         return EXIT_INPUT
-    if args.out:
-        out = Path(args.out)
+    if out is not None:
         if not write_output(out, text, "--out"):
             return EXIT_INPUT
-        if tensors is not None:
-            import torch
-
-            torch.save(tensors, out.with_suffix(".pt"))
-        err(
-            f"wrote {args.out}"
-            + (f" and {out.with_suffix('.pt')}" if tensors is not None else "")
-            + f": python3 {args.out}"
-        )
+        err(f"wrote {args.out}" + (f" and {pt}" if pt is not None else "") + f": python3 {args.out}")
     else:
         print(text, end="")
     return EXIT_OK
@@ -90,3 +88,70 @@ def _which(args: argparse.Namespace, chosen: list[Record], records: list[Record]
         return f"{args.run}: {args.case_id} has no build of config {args.config} on {args.target or 'any target'}"
     configs = sorted({f"{r.config_id} ({r.column})" for r in chosen})
     return f"{args.case_id} holds {len(chosen)} builds: choose one with --config (and --target): {', '.join(configs)}"
+
+
+_CHILD = r"""
+import dataclasses
+from harness.build import repro
+from harness.device import repro_launch
+from harness.model.records import Record
+from harness.model.targets import get
+e = ENTRIES[0]
+imported()
+say(0)
+try:
+    record = Record.from_dict(e["record"])
+    target = get(record.target)
+    launch = tensors = None
+    if e["check"] is not None:
+        check = repro_launch.RecordedCheck(**e["check"])
+        launch, tensors = repro_launch.launch_data(record, e["ref"], target, e["seed"], check)
+    text = repro.script(record, e["ref"], target, e["provenance"], launch)
+    if tensors is not None:
+        import torch
+
+        torch.save(tensors, e["pt"])
+    result(0, {"text": text})
+except repro.ReproError as exc:
+    result(0, {"error": str(exc)})
+done()
+"""
+
+
+def _written_in_a_child(
+    record: Record,
+    ref: str,
+    import_env: tuple[tuple[str, str], ...],
+    provenance: str,
+    seed: int,
+    check: Any,
+    pt: Path | None,
+) -> tuple[str, str]:
+    """(the script, "") or ("", why): made in a child that imports the kernel and runs its inputs and reference
+    (:mod:`harness.matrix.child_probe`); what it reports must be a script that parses."""
+    import ast
+    import dataclasses
+
+    from harness.matrix import child_probe
+
+    entry = {
+        "record": record.to_dict(),
+        "ref": ref,
+        "provenance": provenance,
+        "seed": seed,
+        "check": dataclasses.asdict(check) if check is not None else None,
+        "pt": str(pt) if pt is not None else None,
+    }
+    got = child_probe.run(_CHILD, [entry], import_env)
+    reported = got.results.get(0)
+    if not got.clean or not isinstance(reported, dict):
+        how = "did not finish in time" if got.timed_out else f"ended with exit code {got.returncode}"
+        return "", f"the child that imports the kernel {how}" + (f" ({got.stderr_tail})" if got.stderr_tail else "")
+    if isinstance(reported.get("error"), str):
+        return "", reported["error"]
+    text = reported.get("text")
+    try:
+        ast.parse(text if isinstance(text, str) else "(")
+    except SyntaxError:
+        return "", "the child reported a script that does not parse"
+    return str(text), ""

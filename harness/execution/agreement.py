@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.matrix import loader
+from harness.matrix import facts, loader
 
 
 class _Captured(Exception):
@@ -109,7 +109,7 @@ def disagreements(matrix: Any) -> list[str]:
     pool = Workers()
     try:
         for e in entries:
-            spec = loader.load(e.ref)
+            spec = facts.get(e.ref, e.import_env)
             if spec.compile_only:
                 continue
             job = {

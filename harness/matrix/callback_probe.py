@@ -25,24 +25,35 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from harness.matrix import child_probe, loader
+from harness.matrix import child_probe, facts, loader
 
 _CHILD = r"""
 from harness.matrix import loader
 from harness.model import targets
 from harness.authoring.spec import _with_context
+from harness.authoring.decorated import prune
 specs = [loader.load(e["ref"]) for e in ENTRIES]
 imported()
+answers = 0
+def answer(*what):
+    global answers
+    result(answers, list(what))
+    answers += 1
 for i, (entry, spec) in enumerate(zip(ENTRIES, specs)):
+    early = spec.decorations is not None and "early_config_prune" in spec.decorations.prune
     for shape in entry["shapes"]:
+        passing = []
         for config in entry["configs"]:
             say(i, "config_ok", shape, config)
             try:
-                ok = spec.config_ok(dict(shape), dict(config))
-            except Exception:
+                ok = bool(spec.config_ok(dict(shape), dict(config)))
+            except Exception as exc:
+                answer(i, "config_ok", shape, config, f"{type(exc).__name__}: {exc}")
                 continue
+            answer(i, "config_ok", shape, config, ok)
             if not ok:
                 continue
+            passing.append(config)
             if spec.grid is not None:
                 say(i, "grid", shape, config)
                 try:
@@ -56,6 +67,11 @@ for i, (entry, spec) in enumerate(zip(ENTRIES, specs)):
                         _with_context(spec.fixed_constexprs, dict(shape), dtype, targets.get(name), dict(config))
                     except Exception:
                         pass
+        if early:
+            for dtype in entry["dtypes"]:
+                say(i, "early_config_prune", shape, {}, dtype, "")
+                kept, _ = prune(spec.decorated, [dict(c) for c in passing], spec.stand_in_nargs(dict(shape), dtype))
+                answer(i, "pruned", shape, dtype, [dict(c) for c in kept])
 done()
 """
 
@@ -83,18 +99,35 @@ def check(probes: list[Probe], import_env: tuple[tuple[str, str], ...] = ()) -> 
     user = [p for p in probes if _is_user_code(p.ref)]
     if not user:
         return "", ""
-    stamps = tuple(loader.source_hash(p.ref) for p in user)
+    stamps = tuple(facts.get(p.ref, import_env).source_hash for p in user)
     marker = _passed_marker(tuple(user), stamps, import_env)
-    if marker.is_file():
-        return "", ""  # these very sources returned from every call before (a verdict kept per source hash)
-    found = _check_cached(tuple(user), stamps, import_env)
+    if marker.is_file():  # these very sources returned from every call before: their answers kept with the verdict
+        try:
+            _remember(user, json.loads(marker.read_text()))
+            return "", ""
+        except (OSError, ValueError, TypeError, KeyError, IndexError):
+            pass  # a damaged marker: ask the child again
+    found, answers = _check_cached(tuple(user), stamps, import_env)
+    _remember(user, answers)
     if not found[1]:
         try:
             marker.parent.mkdir(parents=True, exist_ok=True)
-            marker.write_text("ok\n")
+            marker.write_text(json.dumps(answers))
         except OSError:
             pass  # an unwritable cache only costs the next read of this matrix the check again
     return found
+
+
+def _remember(probes: list[Probe], answers: Any) -> None:
+    """The child's answers, checked for their shape, kept where the reader looks them up (:mod:`facts`)."""
+    for i, kind, shape, key, value in answers:
+        ref = probes[int(i)].ref
+        if kind == "config_ok" and isinstance(value, (bool, str)) and isinstance(shape, dict):
+            facts.remember_config_ok(ref, shape, key, value)
+        elif kind == "pruned" and isinstance(value, list) and all(isinstance(c, dict) for c in value):
+            facts.remember_pruned(ref, shape, str(key), value)
+        else:
+            raise ValueError(f"the callback probe reported {kind!r}, which it never says")
 
 
 def _passed_marker(probes: tuple[Probe, ...], stamps: tuple[str, ...], import_env: tuple[tuple[str, str], ...]) -> Path:
@@ -107,10 +140,7 @@ def _passed_marker(probes: tuple[Probe, ...], stamps: tuple[str, ...], import_en
 
 
 def _is_user_code(ref: str) -> bool:
-    from harness.matrix import ops
-
-    if ops.is_op(ref):
-        return False  # the harness's own callbacks over what the op passed
+    """Everything but the repository's own kernels: a captured op's spec runs the library's capture too."""
     location = ref.rpartition(":")[0]
     return not (location.endswith(".py") and os.path.dirname(os.path.abspath(location)) == str(loader.REPO_KERNELS))
 
@@ -118,7 +148,7 @@ def _is_user_code(ref: str) -> bool:
 @lru_cache(maxsize=64)
 def _check_cached(
     probes: tuple[Probe, ...], stamps: tuple[str, ...], import_env: tuple[tuple[str, str], ...]
-) -> tuple[str, str]:
+) -> tuple[tuple[str, str], list[Any]]:
     entries = [
         {
             "ref": p.ref,
@@ -130,6 +160,11 @@ def _check_cached(
         for p in probes
     ]
     got = child_probe.run(_CHILD, entries, import_env)
+    answers = [got.results[k] for k in sorted(got.results)]
+    return _verdict(probes, got), answers
+
+
+def _verdict(probes: tuple[Probe, ...], got: child_probe.Outcome) -> tuple[str, str]:
     if got.clean:
         return "", ""
     if got.timed_out:

@@ -13,7 +13,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from harness.matrix import loader
+from harness.matrix import facts
 from harness.matrix.configs import ConfigEntry
 from harness.matrix.known import KnownFailure
 from harness.matrix.reading import Matrix
@@ -80,7 +80,7 @@ def expand(matrix: Matrix, installed_triton: str | None) -> list[Case]:
             versions.append(resolved)
     cases: list[Case] = []
     for entry in matrix.kernels:
-        spec = loader.load(entry.ref)
+        spec = facts.get(entry.ref, entry.import_env)  # from a child: the harness's process never imports user code
         for version in versions:
             for dtype in entry.dtypes:
                 for shape in entry.shapes:
@@ -127,14 +127,14 @@ def expand(matrix: Matrix, installed_triton: str | None) -> list[Case]:
     return cases
 
 
-def _autotune_pruned(spec: Any, shape: Any, dtype: str, configs: tuple[ConfigEntry, ...]) -> tuple[ConfigEntry, ...]:
+def _autotune_pruned(
+    spec: facts.SpecFacts, shape: Any, dtype: str, configs: tuple[ConfigEntry, ...]
+) -> tuple[ConfigEntry, ...]:
     """A decorated kernel's configs after its autotuner's own ``early_config_prune`` (where it runs on a CPU; the
-    records say whether it did: :func:`harness.build.compile.autotune_facts`)."""
-    if spec.decorations is None or "early_config_prune" not in spec.decorations.prune:
+    records say whether it did: :func:`harness.build.compile.autotune_facts`), as the callback probe's child ran it."""
+    if not spec.early_prune:
         return configs
-    from harness.authoring.decorated import prune
-
-    kept, _ = prune(spec.decorated, [c.as_dict() for c in configs], spec.stand_in_nargs(dict(shape), dtype))
+    kept = spec.pruned(dict(shape), dtype, [c.as_dict() for c in configs])
     keys = {repr(sorted(c.items())) for c in kept}
     return tuple(c for c in configs if repr(sorted(c.as_dict().items())) in keys)
 

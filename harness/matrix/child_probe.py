@@ -36,6 +36,8 @@ def imported():
     print("harness-probe-imported", NONCE, flush=True)
 def say(*what):
     print("harness-probe-call", NONCE, json.dumps(what), flush=True)
+def result(i, value):
+    print("harness-probe-result", NONCE, json.dumps([i, value]), flush=True)
 def done():
     print("harness-probe-done", NONCE, flush=True)
 """
@@ -51,15 +53,21 @@ class Outcome:
     returncode: int  # negative: the signal that killed it
     stderr_tail: str
     timed_out: bool  # killed by the harness at a limit
+    results: dict[int, Any]  # what ``result(i, value)`` reported, by i (JSON values: the caller checks them)
 
     @property
     def clean(self) -> bool:
         return self.done and self.returncode == 0 and not self.timed_out
 
 
-def run(code: str, entries: list[Any], import_env: tuple[tuple[str, str], ...] = ()) -> Outcome:
-    """Run ``PRELUDE + code`` on ``entries`` and follow it; the child's whole group ends with this call, whatever
-    ends it (a Ctrl-C, a SIGTERM, a limit)."""
+def run(
+    code: str,
+    entries: list[Any],
+    import_env: tuple[tuple[str, str], ...] = (),
+    call_limit: str = "HARNESS_CALLBACK_TIMEOUT_S",
+) -> Outcome:
+    """Run ``PRELUDE + code`` on ``entries`` and follow it, each call announced by ``say`` limited by the setting
+    ``call_limit``; the child's whole group ends with this call, whatever ends it (a Ctrl-C, a SIGTERM, a limit)."""
     nonce = secrets.token_hex(16)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in sys.path if x), **dict(import_env))
     env.pop("TRITON_INTERPRET", None)
@@ -73,14 +81,14 @@ def run(code: str, entries: list[Any], import_env: tuple[tuple[str, str], ...] =
         start_new_session=True,
     )
     try:
-        return _follow(proc, json.dumps({"nonce": nonce, "entries": entries}), nonce, errors)
+        return _follow(proc, json.dumps({"nonce": nonce, "entries": entries}), nonce, errors, call_limit)
     finally:
         lifeline.end_group(proc.pid)
         proc.wait()
         errors.close()
 
 
-def _follow(proc: subprocess.Popen[bytes], payload: str, nonce: str, errors: IO[bytes]) -> Outcome:
+def _follow(proc: subprocess.Popen[bytes], payload: str, nonce: str, errors: IO[bytes], call_limit: str) -> Outcome:
     assert proc.stdin is not None and proc.stdout is not None
     try:
         proc.stdin.write(payload.encode())
@@ -88,6 +96,7 @@ def _follow(proc: subprocess.Popen[bytes], payload: str, nonce: str, errors: IO[
     except BrokenPipeError:
         pass  # it ended before reading: said by its exit below
     last: list[Any] | None = None
+    results: dict[int, Any] = {}
     imported = done = timed_out = False
     pending = b""
     fd = proc.stdout.fileno()  # read raw: a buffered reader would hide lines from select
@@ -112,12 +121,15 @@ def _follow(proc: subprocess.Popen[bytes], payload: str, nonce: str, errors: IO[
                     imported = True
                 elif line.startswith(f"harness-probe-call {nonce} "):
                     last = json.loads(line.split(" ", 2)[2])
+                elif line.startswith(f"harness-probe-result {nonce} "):
+                    i, value = json.loads(line.split(" ", 2)[2])
+                    results[int(i)] = value
                 elif line == f"harness-probe-done {nonce}":
                     done = True
                 else:
                     continue
-                deadline = time.monotonic() + timeout_s("HARNESS_CALLBACK_TIMEOUT_S")
+                deadline = time.monotonic() + timeout_s(call_limit)
     code = proc.wait()
     errors.seek(0)
     tail = " ".join(errors.read()[-65536:].decode(errors="replace").strip().splitlines()[-1:])[:200]
-    return Outcome(imported, done, last, code, tail, timed_out)
+    return Outcome(imported, done, last, code, tail, timed_out, results)

@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from harness.authoring.spec import KernelSpec
+from harness.matrix.facts import SpecFacts
 from harness.support import tritoncompat
 from harness.support.checking import Checker, is_a, seen_before, suggest
 
@@ -58,7 +58,7 @@ def _option_type_problem(key: str, value: Any, types: set[type]) -> str:
     return f"{key} must be {' or '.join(names[t] for t in sorted(types, key=str))}, got {value!r}"
 
 
-def config_problems(spec: KernelSpec, config: dict[str, Any], backends: set[str]) -> list[tuple[str | None, str]]:
+def config_problems(spec: SpecFacts, config: dict[str, Any], backends: set[str]) -> list[tuple[str | None, str]]:
     """(key, message) for each problem in one config; key None for the config as a whole."""
     known_options: set[str] = set()
     for backend in backends:
@@ -93,7 +93,7 @@ def config_problems(spec: KernelSpec, config: dict[str, Any], backends: set[str]
 
 
 def configs_of(
-    chk: Checker, spec: KernelSpec, raw: Any, path: tuple[Any, ...], backends: set[str]
+    chk: Checker, spec: SpecFacts, raw: Any, path: tuple[Any, ...], backends: set[str]
 ) -> list[ConfigEntry] | None:
     if isinstance(raw, str):
         if raw not in CONFIG_SPACES:

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.authoring.spec import KernelSpec
-from harness.matrix import loader
+from harness.matrix import facts, loader
 from harness.matrix.configs import ConfigEntry, configs_of
+from harness.matrix.facts import SpecFacts
 from harness.support.checking import Checker, is_a, seen_before, suggest
 
 KERNEL_KEYS = {
@@ -47,7 +47,7 @@ class KernelEntry:
     import_env: tuple[tuple[str, str], ...] = ()  # set in every process before the kernel's module is imported
 
 
-def _check_shape(chk: Checker, spec: KernelSpec, shape: Any, path: tuple[Any, ...]) -> dict[str, Any] | None:
+def _check_shape(chk: Checker, spec: SpecFacts, shape: Any, path: tuple[Any, ...]) -> dict[str, Any] | None:
     if not isinstance(shape, dict):
         chk.add(path, f"shape must be a mapping of {', '.join(spec.dims)}, got {shape!r}")
         return None
@@ -93,24 +93,22 @@ def entries_of(
     import_env = _import_env(chk, entry.get("import_env", {}), path + ("import_env",))
     if import_env is None:
         return []
-    with loader.environ(import_env):
-        if "op" in entry or "inputs" in entry or "reference" in entry:
-            from harness.matrix import ops_entries
+    if "op" in entry or "inputs" in entry or "reference" in entry:
+        from harness.matrix import ops_entries
 
-            refs = ops_entries.op_refs(chk, name, entry, path, base_dir, import_env)
-        else:
-            source = entry.get("source") if isinstance(entry.get("source"), str) else None
-            try:
-                refs = [(name, loader.resolve(name, source, kernels_dir, base_dir))]
-                loader.probe(refs[0][1], import_env)
-            except loader.KernelLoadError as exc:
-                chk.add(path + (("source",) if source else ()), str(exc))
-                return []
-        out = []
-        for kernel_name, ref in refs:
-            parsed = _kernel_entry(chk, kernel_name, ref, entry, path, backends, default_timeout)
-            if parsed:
-                out.append(dataclasses.replace(parsed, import_env=import_env))
+        refs = ops_entries.op_refs(chk, name, entry, path, base_dir, import_env)
+    else:
+        source = entry.get("source") if isinstance(entry.get("source"), str) else None
+        try:
+            refs = [(name, loader.resolve(name, source, kernels_dir, base_dir))]
+        except loader.KernelLoadError as exc:
+            chk.add(path + (("source",) if source else ()), str(exc))
+            return []
+    out = []
+    for kernel_name, ref in refs:
+        parsed = _kernel_entry(chk, kernel_name, ref, entry, path, backends, default_timeout, import_env)
+        if parsed:
+            out.append(dataclasses.replace(parsed, import_env=import_env))
     return out
 
 
@@ -160,19 +158,20 @@ def _kernel_entry(
     path: tuple[Any, ...],
     backends: set[str],
     default_timeout: float,
+    import_env: tuple[tuple[str, str], ...] = (),
 ) -> KernelEntry | None:
-    try:
-        spec = loader.load(ref)
+    try:  # the spec's facts, from a child that imported it (the harness's process never imports user code)
+        spec = facts.get(ref, import_env)
     except loader.KernelLoadError as exc:
         chk.add(path + (("source",) if "source" in entry else ("op",) if "op" in entry else ()), str(exc))
         return None
-    params = getattr(spec.fn, "arg_names", None)
-    stray = [t for t in spec.tunables if params is not None and spec.fn_of_target is None and t not in params]
+    params = spec.arg_names
+    stray = [t for t in spec.tunables if params is not None and not spec.per_target_fn and t not in params]
     if stray:  # it would be in every config id, and Triton would never see it: two ids for one binary
         chk.add(
             path + (("source",) if "source" in entry else ()),
             f"{spec.name}: tunable(s) {', '.join(map(repr, stray))} are not parameters of the kernel "
-            f"{getattr(spec.fn, '__name__', '?')} (its parameters: {', '.join(params or ())})",
+            f"{spec.fn_name} (its parameters: {', '.join(params or ())})",
         )
         return None
     dtypes = entry.get("dtypes")
@@ -198,11 +197,7 @@ def _kernel_entry(
         if shape is not None and seen_before(seen_shapes, shape):
             chk.add(path + ("shapes", i), f"shape {dict(shape)} is listed twice for {name!r}")
     configs = configs_of(chk, spec, entry.get("configs", "default"), path + ("configs",), backends)
-    if (
-        spec.captured
-        and not (spec.decorations and spec.decorations.autotune_configs)
-        and entry.get("configs", "default") != "default"
-    ):
+    if spec.captured and not spec.autotune_listed and entry.get("configs", "default") != "default":
         chk.add(
             path + ("configs",),
             f"the op launches {spec.name} with its own options and no autotuner: there is "
@@ -219,7 +214,7 @@ def _kernel_entry(
     if spec.compile_only:
         interp = []
     elif interp_raw is True:
-        interp = [spec.normalize_shape(s) for s in spec.interpret_shapes]
+        interp = list(spec.interpret_shapes)  # normalised where they were taken
     elif interp_raw is False:
         interp = []
     else:

@@ -10,8 +10,6 @@ top-level package called ``kernels`` is ever imported or installed.
 from __future__ import annotations
 
 import hashlib
-import importlib
-import importlib.util
 import os
 import secrets
 import signal
@@ -224,8 +222,19 @@ def probe_all(refs: list[str], import_env: tuple[tuple[str, str], ...] = ()) -> 
 
 
 def _module_file(name: str) -> Path | None:
+    """The file of module ``name``, found along ``sys.path`` without importing anything (``importlib.util.find_spec``
+    of ``a.b`` imports ``a``: a user's package must never run in the harness's process)."""
+    from importlib.machinery import PathFinder
+
+    found = None
+    search: list[str] | None = None
+    parts = name.split(".")
     try:
-        found = importlib.util.find_spec(name)
+        for i in range(len(parts)):
+            found = PathFinder.find_spec(".".join(parts[: i + 1]), search)
+            if found is None:
+                return None
+            search = list(found.submodule_search_locations or [])
     except (ImportError, ValueError):
         return None
     origin = getattr(found, "origin", None) if found else None

@@ -16,6 +16,7 @@ import importlib.util
 import json
 import signal
 import sys
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -25,21 +26,37 @@ from harness.support.settings import timeout_s
 
 _CHILD = r"""
 from harness.matrix import ops
-from harness.matrix.importing import import_attr
-for e in ENTRIES:
-    for ref in e["refs"]:
+from harness.matrix.capture import CaptureError
+from harness.matrix.importing import KernelLoadError, import_attr
+e = ENTRIES[0]
+failed = None
+for key, ref in sorted(e["refs"].items()):
+    try:
         import_attr(ref)
+    except KernelLoadError as exc:
+        failed = [key, str(exc)]
+        break
 imported()
-for i, e in enumerate(ENTRIES):
-    for shape in e["shapes"]:
-        for dtype in e["dtypes"]:
-            say(i, shape, dtype)
-            try:
-                ops.kernel_names(e["op"], e["inputs"], shape, dtype)
-            except Exception:
-                pass
+result(0, failed)
+if failed is None:
+    for k, (shape, dtype) in enumerate((s, d) for s in e["shapes"] for d in e["dtypes"]):
+        say(k, shape, dtype)
+        try:
+            names, _ = ops.kernel_names(e["refs"]["op"], e["refs"]["inputs"], shape, dtype)
+            result(k + 1, [shape, dtype, names])
+        except (CaptureError, KernelLoadError) as exc:
+            result(k + 1, [shape, dtype, str(exc)])
 done()
 """
+
+
+@dataclass(frozen=True)
+class Captured:
+    """What the child found: the module that could not be imported (its key and why), else each shape and dtype's
+    kernels in launch order, or why its capture failed."""
+
+    import_error: tuple[str, str] | None
+    captures: tuple[tuple[dict[str, Any], str, tuple[str, ...] | str], ...]
 
 
 def check(
@@ -48,40 +65,73 @@ def check(
     shapes: list[dict[str, Any]],
     dtypes: list[str],
     import_env: tuple[tuple[str, str], ...],
-) -> str:
-    """Why capturing ``op`` (its resolved ``refs``: op, inputs, reference) does not return for some shape and dtype,
-    in one line; ``""`` when every capture returns (or raises: the reader reports that itself)."""
-    entry = {"op": refs["op"], "inputs": refs["inputs"], "refs": sorted(refs.values()), "shapes": shapes,
-             "dtypes": [str(d) for d in dtypes]}  # fmt: skip
+) -> tuple[str, Captured | None]:
+    """(why capturing ``op`` (its resolved ``refs``: op, inputs, reference) hung, crashed or ended the child for some
+    shape and dtype, in one line, or ``""``; what it captured when it returned)."""
+    entry = {"refs": refs, "shapes": shapes, "dtypes": [str(d) for d in dtypes]}
     key = json.dumps([entry, import_env, _stamps(list(refs.values())), sys.executable, _CHILD], default=str)
     marker = _marker(key)
     if marker.is_file():
-        return ""
-    why = _check_cached(key, json.dumps(entry), import_env, op)
-    if not why:
         try:
-            marker.parent.mkdir(parents=True, exist_ok=True)
-            marker.write_text("ok\n")
-        except OSError:
-            pass  # an unwritable cache only costs the next read the probe again
-    return why
+            return "", _captured(json.loads(marker.read_text()))
+        except (OSError, ValueError, TypeError):
+            pass  # a damaged marker: capture again
+    why, reported = _check_cached(key, json.dumps(entry), import_env, op)
+    if why:
+        return why, None
+    try:
+        captured = _captured(reported)
+    except (ValueError, TypeError):
+        return f"capturing op {op}: the child's report is not what it says", None
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(json.dumps(reported))
+    except OSError:
+        pass  # an unwritable cache only costs the next read the probe again
+    return "", captured
+
+
+def _captured(reported: Any) -> Captured:
+    """The child's report, checked field by field."""
+    failed, *captures = reported
+    if failed is not None and not (
+        isinstance(failed, list) and len(failed) == 2 and all(isinstance(x, str) for x in failed)
+    ):
+        raise ValueError("import error")
+    out = []
+    for shape, dtype, names in captures:
+        if not isinstance(shape, dict) or not isinstance(dtype, str):
+            raise ValueError("capture")
+        if not isinstance(names, str) and not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
+            raise ValueError("names")
+        out.append((shape, dtype, names if isinstance(names, str) else tuple(names)))
+    return Captured(tuple(failed) if failed else None, tuple(out))  # type: ignore[arg-type]
 
 
 @lru_cache(maxsize=64)
-def _check_cached(_key: str, entry_json: str, import_env: tuple[tuple[str, str], ...], op: str) -> str:
-    got = child_probe.run(_CHILD, [json.loads(entry_json)], import_env)
-    if got.clean or (not got.imported and not got.timed_out):
-        return ""  # an import that fails fails the same way in the reader, which names it
-    where = f"capturing op {op} for shape {got.last[1]} {got.last[2]}" if got.last else f"importing op {op}"
+def _check_cached(
+    _key: str, entry_json: str, import_env: tuple[tuple[str, str], ...], op: str
+) -> tuple[str, list[Any]]:
+    entry = json.loads(entry_json)
+    got = child_probe.run(_CHILD, [entry], import_env, call_limit="HARNESS_CALLBACK_TIMEOUT_S")
+    reported = [got.results.get(k) for k in range(len(got.results))]
+    if got.clean and 0 in got.results:
+        return "", reported
+    pairs = [(s, d) for s in entry["shapes"] for d in entry["dtypes"]]
+    if got.imported and got.last is not None:
+        shape, dtype = pairs[int(got.last[0])]
+        where = f"capturing op {op} for shape {shape} {dtype}"
+    else:
+        where = f"importing op {op}'s modules"
     if got.timed_out:
         limit = timeout_s("HARNESS_CALLBACK_TIMEOUT_S" if got.imported else "HARNESS_IMPORT_TIMEOUT_S")
-        return f"{where} did not return within {limit:g} s (it hangs?)"
+        return f"{where} did not return within {limit:g} s (it hangs?)", []
     if got.returncode < 0:
-        return f"{where} killed the process ({signal.Signals(-got.returncode).name})"
+        return f"{where} killed the process ({signal.Signals(-got.returncode).name})", []
     return (
         f"{where} ended the process (exit code {got.returncode}) instead of returning: it calls sys.exit or os._exit"
         + (f" ({got.stderr_tail})" if got.stderr_tail and got.returncode else "")
-    )
+    ), []
 
 
 def _stamps(refs: list[str]) -> list[Any]:

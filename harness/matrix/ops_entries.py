@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from harness.matrix import loader, ops
-from harness.matrix.capture import CaptureError
 from harness.support.checking import Checker, is_a
 
 
@@ -40,19 +39,6 @@ def op_refs(
             except loader.KernelLoadError as exc:
                 chk.add(path + (key,), str(exc))
                 return []
-    try:
-        loader.probe_all(
-            list(refs.values()), import_env
-        )  # their imports in one child first: a hang or exit costs an error
-    except loader.KernelLoadError as exc:
-        chk.add(path + ("op",), str(exc))
-        return []
-    for key, ref in refs.items():
-        try:
-            loader.import_attr(ref)
-        except loader.KernelLoadError as exc:
-            chk.add(path + (key,), str(exc))
-            return []
     shapes = entry.get("shapes") if isinstance(entry.get("shapes"), list) else []
     dtypes = entry.get("dtypes") if isinstance(entry.get("dtypes"), list) else []
     if not shapes or not dtypes:
@@ -77,27 +63,30 @@ def op_refs(
         keys = set(shape)
     from harness.matrix import op_probe
 
-    why = op_probe.check(str(entry["op"]), refs, shapes, [str(d) for d in dtypes], import_env)
-    if why:  # the capture, first in a child: a hang, exit or crash of the op is this line, not the reader's end
+    # the modules imported and the op captured in a child, never here: a hang, exit or crash is this line
+    why, captured = op_probe.check(str(entry["op"]), refs, shapes, [str(d) for d in dtypes], import_env)
+    if why or captured is None:
         chk.add(path + ("op",), why)
         return []
+    if captured.import_error:
+        key, said = captured.import_error
+        chk.add(path + (key,), said)
+        return []
     found: list[str] | None = None
-    for i, shape in enumerate(shapes):
-        for dtype in dtypes:
-            try:
-                names, _device = ops.kernel_names(refs["op"], refs["inputs"], shape, str(dtype))
-            except (CaptureError, loader.KernelLoadError) as exc:
-                chk.add(path + ("shapes", i), f"capturing op {entry['op']} for {shape} {dtype} failed: {exc}")
-                return []
-            if found is not None and names != found:
-                chk.add(
-                    path + ("shapes", i),
-                    f"op {entry['op']} launches {', '.join(names)} for {shape} {dtype} but "
-                    f"{', '.join(found)} for the first shape and dtype: give the shapes "
-                    "that take each path as entries of their own",
-                )
-                return []
-            found = names
+    for shape, dtype, names in captured.captures:
+        i = shapes.index(shape) if shape in shapes else 0
+        if isinstance(names, str):
+            chk.add(path + ("shapes", i), f"capturing op {entry['op']} for {shape} {dtype} failed: {names}")
+            return []
+        if found is not None and list(names) != found:
+            chk.add(
+                path + ("shapes", i),
+                f"op {entry['op']} launches {', '.join(names)} for {shape} {dtype} but "
+                f"{', '.join(found)} for the first shape and dtype: give the shapes "
+                "that take each path as entries of their own",
+            )
+            return []
+        found = list(names)
     assert found is not None
     first = tuple(shapes[0].items())
     return [

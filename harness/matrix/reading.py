@@ -61,22 +61,20 @@ class Matrix:
 
 
 def _probe_together(kernels: dict[str, Any], kernels_dir: Path | None, base_dir: Path) -> None:
-    """Probe the imports of every user module the matrix names in one child process (a library such as fla-core
-    takes ~10 s to import: once, not once per entry); where that fails, each entry's own probe names the module."""
+    """Import every user spec the matrix names in one child and keep its facts (a library such as fla-core takes
+    ~10 s to import: once, not once per entry); an entry whose import failed says why when it is read."""
+    from harness.matrix import facts
+
     refs = []
     for name, entry in kernels.items():
-        if isinstance(entry, dict) and entry.get("import_env"):
-            continue  # probed with its own variables
-        for key in ("source", "op", "inputs", "reference"):
-            if isinstance(entry, dict) and isinstance(entry.get(key), str):
-                try:
-                    refs.append(loader.resolve(str(name), entry[key], kernels_dir, base_dir))
-                except loader.KernelLoadError:
-                    pass
-    try:
-        loader.probe_all(refs)
-    except loader.KernelLoadError:
-        pass
+        if not isinstance(entry, dict) or entry.get("import_env") or "op" in entry or "inputs" in entry:
+            continue  # fetched with its own variables, or captured (harness.matrix.op_probe)
+        source = entry.get("source")
+        try:
+            refs.append(loader.resolve(str(name), source if isinstance(source, str) else None, kernels_dir, base_dir))
+        except loader.KernelLoadError:
+            pass
+    facts.fetch(refs)
 
 
 def _check_callbacks(
@@ -84,7 +82,7 @@ def _check_callbacks(
 ) -> None:
     """The specs' callbacks, first in a child (a hang, crash or exit is one line: :mod:`harness.matrix.callback_probe`),
     then ``config_ok`` here, where what it raises is reported with the shape and config."""
-    from harness.matrix import callback_probe
+    from harness.matrix import callback_probe, facts
 
     groups: dict[tuple[tuple[str, str], ...], list[callback_probe.Probe]] = {}
     for e in entries:
@@ -104,16 +102,16 @@ def _check_callbacks(
             chk.add(("kernels", yaml_names.get(name, name)), f"{name}: {why}")
             return
     for e in entries:
-        spec = loader.load(e.ref)
+        spec = facts.get(e.ref, e.import_env)
         for i, shape in enumerate(e.shapes):
             for config in e.configs:
                 try:
                     spec.config_ok(dict(shape), config.as_dict())
                 except Exception as exc:  # noqa: BLE001 - the spec's own code: its failure is this entry's error
+                    said = str(exc) if isinstance(exc, facts.CallbackRaised) else f"{type(exc).__name__}: {exc}"
                     chk.add(
                         ("kernels", yaml_names.get(e.name, e.name), "shapes", i),
-                        f"{spec.name}.config_ok raised {type(exc).__name__}: {exc} for shape {dict(shape)} and "
-                        f"config {config.as_dict()}",
+                        f"{spec.name}.config_ok raised {said} for shape {dict(shape)} and config {config.as_dict()}",
                     )
                     return
 

@@ -16,7 +16,7 @@ import pytest
 
 from harness.device.interpret import UNSUPPORTED
 from harness.execution import result_cache
-from harness.matrix import loader
+from harness.matrix import facts
 from harness.matrix.cases import Case, compile_job, expand, interpret_job, with_targets_option
 from harness.matrix.known import apply_known_failures
 from harness.matrix.reading import MatrixError, parse
@@ -67,13 +67,13 @@ class CaseItem(pytest.Item):
             if reason:
                 pytest.skip(reason)
         session = _session(self.config)
-        spec = loader.load(case.ref)
+        spec = facts.get(case.ref, case.import_env)  # from a child: this process never imports user code
         if case.is_interpret and not spec.interpretable(case.dtype):
             pytest.skip(
                 f"{case.kernel} does not list {case.dtype} among its interpret_dtypes (Triton's CPU "
                 "interpreter keeps bf16 as raw uint16 and has no fp8 matrix multiply); checked only on a GPU"
             )
-        kernel_hash = loader.source_hash(case.ref)
+        kernel_hash = spec.source_hash
         # the GPU phase runs under Triton's defaults only: its JIT reads the GPU worker's environment
         gpu, device_note = (
             (None, "")

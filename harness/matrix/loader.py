@@ -5,18 +5,15 @@ A kernel is named in a matrix either by the name of a file in the repository's
 importable spec (``mypkg.kernels.rmsnorm:SPEC``), or by ``path/to/file.py:SPEC``.
 Repository kernel files are loaded by path under a private module name, so no
 top-level package called ``kernels`` is ever imported or installed.
+
+:func:`load` imports a user's module, so the harness's own process calls it only for the repository's kernels;
+for any other it runs in a child (:mod:`harness.matrix.facts`, the probes, the workers).
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
-import secrets
-import signal
-import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
@@ -90,135 +87,13 @@ def load(ref: str) -> KernelSpec:
     return obj
 
 
-#: the import probe's child: it reads a fresh nonce from stdin before any user module runs and says it after each
-#: import, so a module that prints the marker and exits cannot pass for one that imported
-_PROBE = """
-import importlib, importlib.util, sys
-from harness.support.lifeline import watch_parent
-watch_parent()
-nonce = sys.stdin.readline().strip()
-sys.stdin.close()
-for i, location in enumerate(sys.argv[1:]):
-    if location.endswith(".py"):
-        sys.path.insert(0, location.rpartition("/")[0] or ".")
-        spec = importlib.util.spec_from_file_location(f"harness_probe_module_{i}", location)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    else:
-        module = importlib.import_module(location)
-    print("harness-probe-imported", nonce, i, flush=True)
-"""
-
-
 def import_timeout_s() -> float:
     """``HARNESS_IMPORT_TIMEOUT_S`` (:mod:`harness.support.settings`: a value that is no number of seconds is an
-    error, checked by the command line before a matrix is read)."""
+    error, checked by the command line before a matrix is read). User modules are imported only in children
+    (:mod:`harness.matrix.facts`), each import within this limit."""
     from harness.support.settings import timeout_s
 
     return timeout_s("HARNESS_IMPORT_TIMEOUT_S")
-
-
-@contextmanager
-def environ(variables: tuple[tuple[str, str], ...]) -> Iterator[None]:
-    """A kernel entry's ``import_env`` set in this process while its modules are imported (the matrix is read)."""
-    saved = {k: os.environ.get(k) for k, _ in variables}
-    os.environ.update(dict(variables))
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
-@lru_cache(maxsize=None)
-def _probe_cached(
-    locations: tuple[str, ...], stamps: tuple[float, ...], import_env: tuple[tuple[str, str], ...] = ()
-) -> str:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    env.update(dict(import_env))
-    env.pop("TRITON_INTERPRET", None)
-    timeout = import_timeout_s()
-    marker = f"harness-probe-imported {secrets.token_hex(16)} "
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-c", _PROBE, *locations],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            input=marker.split()[1] + "\n",
-        )
-        done = _imports_said(proc.stdout, marker, len(locations))
-    except subprocess.TimeoutExpired as exc:
-        said = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else exc.stdout or ""
-        done = _imports_said(said, marker, len(locations))
-        return (
-            f"importing {locations[min(done, len(locations) - 1)]} did not finish within {timeout:g} s "
-            "(it hangs at import?)"
-        )
-    if done == len(locations) and proc.returncode == 0:
-        return ""
-    location = locations[min(done, len(locations) - 1)]
-    if proc.returncode < 0:
-        return f"importing {location} killed the process ({signal.Signals(-proc.returncode).name})"
-    last = " ".join(proc.stderr.strip().splitlines()[-1:])[:300]
-    if proc.returncode == 0:
-        return (
-            f"importing {location} ended the process (exit code 0) before it finished: it calls sys.exit or "
-            "os._exit at import"
-        )
-    return f"cannot import kernel {location}: exit code {proc.returncode}" + (f": {last}" if last else "")
-
-
-def _imports_said(stdout: str, marker: str, count: int) -> int:
-    """How many imports the probe finished, in order, by its nonce-bearing lines (a module's own prints aside)."""
-    lines = {line for line in stdout.splitlines() if line.startswith(marker)}
-    done = 0
-    while done < count and f"{marker}{done}" in lines:
-        done += 1
-    return done
-
-
-def probe(ref: str, import_env: tuple[tuple[str, str], ...] = ()) -> None:
-    """Import a user's kernel module in a child process first (timeout ``HARNESS_IMPORT_TIMEOUT_S``).
-
-    A module that exits, crashes or hangs at import then costs a clear error,
-    not the harness. The repository's own kernels are not probed. Raises
-    :class:`KernelLoadError` with the reason.
-    """
-    from harness.matrix import ops
-
-    probe_all(ops.OpRef.decode(ref).files if ops.is_op(ref) else [ref], import_env)
-
-
-#: (location, stamp) of every module a probe imported cleanly in this process
-_PROBED: set[tuple[str, float, tuple[tuple[str, str], ...]]] = set()
-
-
-def probe_all(refs: list[str], import_env: tuple[tuple[str, str], ...] = ()) -> None:
-    """:func:`probe` for several references in one child process (every op entry of a matrix at once: a library
-    such as fla-core takes ~10 s to import); a module imported cleanly by an earlier probe is not probed again."""
-    locations, stamps = [], []
-    for ref in refs:
-        location = ref.rpartition(":")[0]
-        stamp = 0.0
-        if location.endswith(".py"):
-            path = Path(location)
-            if path.parent == REPO_KERNELS or not path.is_file():
-                continue  # our own kernels are trusted; a missing file is reported by load()
-            stamp = path.stat().st_mtime
-        if location not in locations and (location, stamp, import_env) not in _PROBED:
-            locations.append(location)
-            stamps.append(stamp)
-    if not locations:
-        return
-    problem = _probe_cached(tuple(locations), tuple(stamps), import_env)
-    if problem:
-        raise KernelLoadError(problem)
-    _PROBED.update((loc, stamp, import_env) for loc, stamp in zip(locations, stamps))
 
 
 def _module_file(name: str) -> Path | None:

@@ -52,7 +52,7 @@ def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _plant(run: Path, into: Path) -> tuple[Path, str]:
     """A copy of ``run`` whose results also carry hostile text where a results file can: the host, the start, a
-    config value that is no finite number; the case id of its one build."""
+    config value, a shape field; the case id of its one build."""
     import shutil
 
     shutil.copytree(run, into)
@@ -61,6 +61,7 @@ def _plant(run: Path, into: Path) -> tuple[Path, str]:
     results["run"]["start"] = PAYLOADS[3]
     for r in results["records"]:
         r["config"]["HOSTILE"] = PAYLOADS[2]
+        r["shape"][PAYLOADS[0]] = 1  # a shape field the kernel never reads: it reaches the label, not the build
     (into / "results.json").write_text(json.dumps(results))
     (into / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in results["records"]))
     case = next(r["case_id"] for r in results["records"] if r["mode"] == "compile")

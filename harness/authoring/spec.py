@@ -16,6 +16,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+from harness.authoring.spec_shapes import SpecShapes
+
 #: dtype names accepted in matrices, and the Triton pointer element type of each. The fp8 formats
 #: differ per vendor: ``fp8e4nv`` (OCP e4m3, H100 and MI355X) and ``fp8e4b8`` (MI300X's e4m3 "fnuz");
 #: ``fp8`` is the format the target uses natively (see :func:`fp8_for`), for specs that run on both.
@@ -121,7 +123,7 @@ RuntimeArg = Scalar | Pointer | TensorDesc
 
 
 @dataclass(frozen=True)
-class KernelSpec:
+class KernelSpec(SpecShapes):
     """Everything the harness knows about one kernel.
 
     Attributes:
@@ -288,9 +290,6 @@ class KernelSpec:
             raise TypeError(f"{self.name} is compile-only (no make_inputs): nothing to check or time")
         return self.make_inputs(shape, dtype, device, generator)
 
-    def interpretable(self, dtype: str) -> bool:
-        return self.interpret_dtypes is None or dtype in self.interpret_dtypes
-
     def args_for(
         self, shape: Shape, dtype: str, target: Any = None, config: Config | None = None
     ) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
@@ -305,19 +304,6 @@ class KernelSpec:
         spec fixes, and None for a tensor (a rule that needs one cannot run here, and says so)."""
         runtime, fixed = self.args_for(dict(shape), dtype)
         return {**{k: (v.value if isinstance(v, Scalar) else None) for k, v in runtime.items()}, **dict(fixed)}
-
-    def split_config(self, config: Config) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Split a config into (constexpr meta-parameters, compile options)."""
-        meta = {k: v for k, v in config.items() if k in self.tunables}
-        options = {k: v for k, v in config.items() if k not in self.tunables}
-        return meta, options
-
-    def normalize_shape(self, shape: Shape) -> dict[str, ShapeValue]:
-        """Shape with every flag present (missing flags are False)."""
-        out: dict[str, ShapeValue] = {d: int(shape[d]) for d in self.dims}
-        for f in self.flags:
-            out[f] = bool(shape.get(f, False))
-        return out
 
 
 def _is_function_of_target(fn: Any) -> bool:

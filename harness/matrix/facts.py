@@ -19,13 +19,14 @@ import signal
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.authoring.spec_shapes import SpecShapes
 from harness.matrix import child_probe, loader
 
 Shape = dict[str, Any]
 
 
 @dataclass(frozen=True)
-class SpecFacts:
+class SpecFacts(SpecShapes):
     """A kernel spec as the reader sees it: plain values, the same names as :class:`KernelSpec`'s."""
 
     ref: str
@@ -47,20 +48,6 @@ class SpecFacts:
     per_target_fn: bool  # ``fn`` is a function of the target
     source_hash: str
     trusted: bool = field(default=False, compare=False)  # the repository's own kernel: callbacks run here
-
-    def normalize_shape(self, shape: Shape) -> dict[str, Any]:
-        """Shape with every flag present (missing flags are False), as :meth:`KernelSpec.normalize_shape`."""
-        out: dict[str, Any] = {d: int(shape[d]) for d in self.dims}
-        for f in self.flags:
-            out[f] = bool(shape.get(f, False))
-        return out
-
-    def interpretable(self, dtype: str) -> bool:
-        return self.interpret_dtypes is None or dtype in self.interpret_dtypes
-
-    def split_config(self, config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        meta = {k: v for k, v in config.items() if k in self.tunables}
-        return meta, {k: v for k, v in config.items() if k not in self.tunables}
 
     def config_ok(self, shape: Shape, config: dict[str, Any]) -> bool:
         """The spec's ``config_ok`` for this shape and config: called here for the repository's kernels, else the

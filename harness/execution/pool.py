@@ -238,6 +238,8 @@ class Workers:
             env = worker_env(dict(os.environ), environment)
             env.update(dict(import_env))
             env.pop("TRITON_INTERPRET", None)
+            if kind.split("#")[0] != "compile":  # a GPU answers for itself; the interpreter is neither vendor
+                env.pop("HARNESS_FACE", None)
             # the child must import this very harness, installed or not
             root = str(Path(__file__).resolve().parents[2])  # harness/execution/pool.py -> the folder holding harness/
             env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)

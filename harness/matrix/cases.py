@@ -84,11 +84,15 @@ def expand(matrix: Matrix, installed_triton: str | None) -> list[Case]:
         for version in versions:
             for dtype in entry.dtypes:
                 for shape in entry.shapes:
-                    configs = tuple(c for c in entry.configs if spec.config_ok(dict(shape), c.as_dict()))
-                    configs = _autotune_pruned(spec, shape, dtype, configs)
+                    configs = entry.configs
+                    if not entry.launched:  # a captured op's configs are what it launched (pruned by Triton)
+                        configs = tuple(c for c in configs if spec.config_ok(dict(shape), c.as_dict()))
+                        configs = _autotune_pruned(spec, shape, dtype, configs)
                     for target in matrix.targets:
                         envs = matrix.environments_for(target)
                         deciding = DEFAULT if any(e.name == DEFAULT for e in envs) else envs[0].name
+                        # a captured op: the configs it launches as on this target (or on ``launches_from``)
+                        launched = entry.launched_configs(target, shape, dtype)
                         for env in envs:
                             cases.append(
                                 Case(
@@ -98,13 +102,13 @@ def expand(matrix: Matrix, installed_triton: str | None) -> list[Case]:
                                     (shape,),
                                     target,
                                     version,
-                                    configs,
+                                    configs if launched is None else launched,
                                     entry.timeout_s,
                                     matrix.seed,
                                     env,
                                     matrix.known_failures,
                                     deciding,
-                                    entry.import_env,
+                                    entry.face_env(target),
                                 )
                             )
                 if entry.interpret:

@@ -27,9 +27,12 @@ from harness.support.settings import timeout_s
 
 #: the lines the child prints, for its CODE: ``say(...)`` before a call, ``done()`` at the end
 PRELUDE = r"""
-import json, sys
+import json, os, sys
 from harness.support.lifeline import watch_parent
 watch_parent()
+if os.environ.get("HARNESS_FACE"):  # a captured op's child: the target's virtual device, before any user import
+    from harness.matrix import face as _face
+    _face.wear_from_env()
 _sent = json.loads(sys.stdin.read())
 NONCE, ENTRIES = _sent["nonce"], _sent["entries"]
 def imported():

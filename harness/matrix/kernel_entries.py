@@ -22,6 +22,7 @@ KERNEL_KEYS = {
     "inputs": str,
     "reference": str,
     "import_env": dict,
+    "launches_from": str,
     "dtypes": list,
     "shapes": list,
     "configs": (list, str),
@@ -45,6 +46,27 @@ class KernelEntry:
     timeout_s: float
     compare_threshold: float | None = None  # harness compare's threshold for this kernel's timings
     import_env: tuple[tuple[str, str], ...] = ()  # set in every process before the kernel's module is imported
+    #: a captured op's launches: (face target, shape JSON, dtype) -> configs (harness.matrix.ops_entries)
+    launched: tuple[tuple[tuple[str, str, str], tuple[ConfigEntry, ...]], ...] = ()
+    launches_from: str | None = None  # every target builds this target's launches (the cross-vendor question)
+
+    def launched_configs(self, target: str, shape: Any, dtype: str) -> tuple[ConfigEntry, ...] | None:
+        """The configs a captured op launches as on ``target`` (or on ``launches_from``); None for a spec."""
+        if not self.launched:
+            return None
+        from harness.matrix.ops_entries import shape_key
+
+        face = self.launches_from or target
+        wanted = (face, shape_key(shape), dtype)
+        return next((configs for key, configs in self.launched if key == wanted), ())
+
+    def face_env(self, target: str) -> tuple[tuple[str, str], ...]:
+        """``import_env`` with the face a captured op's processes wear for ``target``'s builds."""
+        if not self.launched:
+            return self.import_env
+        from harness.matrix.face import ENV
+
+        return tuple(sorted(dict(self.import_env, **{ENV: self.launches_from or target}).items()))
 
 
 def _check_shape(chk: Checker, spec: SpecFacts, shape: Any, path: tuple[Any, ...]) -> dict[str, Any] | None:
@@ -83,6 +105,7 @@ def entries_of(
     default_timeout: float,
     kernels_dir: Path | None,
     base_dir: Path | None = None,
+    targets: tuple[str, ...] = (),
 ) -> list[KernelEntry]:
     """The entries of one ``kernels:`` item: one for a spec, one per kernel the op launches for an ``op:``."""
     path = ("kernels", name)
@@ -96,7 +119,24 @@ def entries_of(
     if "op" in entry or "inputs" in entry or "reference" in entry:
         from harness.matrix import ops_entries
 
-        refs = ops_entries.op_refs(chk, name, entry, path, base_dir, import_env)
+        if "configs" in entry:
+            chk.add(
+                path + ("configs",),
+                f"op {name!r}: its configs are the launches the library makes under each target's virtual device "
+                "(its autotuner's, as Triton prunes them, or its own options); leave 'configs' out",
+            )
+            return []
+        out = []
+        for made in ops_entries.op_refs(chk, name, entry, path, base_dir, import_env, targets):
+            face_env = tuple(sorted(dict(import_env, HARNESS_FACE=made.first_face).items()))
+            parsed = _kernel_entry(chk, made.name, made.ref, entry, path, backends, default_timeout, face_env)
+            if parsed:
+                source = entry.get("launches_from")
+                out.append(
+                    # its facts are read under the first face; each target's cases wear their own (face_env)
+                    dataclasses.replace(parsed, import_env=face_env, launched=made.launched, launches_from=source)
+                )
+        return out
     else:
         source = entry.get("source") if isinstance(entry.get("source"), str) else None
         try:
@@ -120,6 +160,7 @@ _HARNESS_VARIABLES = (
     "HIP_VISIBLE_DEVICES",
     "ROCR_VISIBLE_DEVICES",
     "TRITON_CACHE_DIR",
+    "HARNESS_FACE",
 )
 
 
@@ -197,13 +238,6 @@ def _kernel_entry(
         if shape is not None and seen_before(seen_shapes, shape):
             chk.add(path + ("shapes", i), f"shape {dict(shape)} is listed twice for {name!r}")
     configs = configs_of(chk, spec, entry.get("configs", "default"), path + ("configs",), backends)
-    if spec.captured and not spec.autotune_listed and entry.get("configs", "default") != "default":
-        chk.add(
-            path + ("configs",),
-            f"the op launches {spec.name} with its own options and no autotuner: there is "
-            "no other config to force on it; leave 'configs' out",
-        )
-        return None
     interp_raw = entry.get("interpret", True)
     if spec.compile_only and isinstance(interp_raw, list) and interp_raw:
         chk.add(

@@ -1,12 +1,14 @@
-"""An ``op:`` entry's capture, run first in a child: an op (or its ``inputs`` function) that hangs, exits or crashes
-while it is captured is one line naming the op, the shape and the dtype, never a hung or silently ended ``validate``.
+"""An ``op:`` entry's capture, one child per target: the library imported and the op captured under that target's
+virtual device (:mod:`harness.matrix.face`), never in the harness's own process. An op (or its ``inputs``
+function) that hangs, exits or crashes while it is captured is one line naming the op, the target, the shape and
+the dtype, never a hung or silently ended ``validate``.
 
-The capture (:func:`harness.matrix.ops.kernel_names`) runs the library's Python for every shape and dtype of the
-entry, with launches recorded and not run. Before the matrix reader does that in its own process, a child does it
-(:mod:`harness.matrix.child_probe`: its own session, the import and call limits, a nonce on its lines). An op that
-raises is left to the reader, which says what it raised. A capture that returned every time is remembered per
-op, inputs, shapes, dtypes, variables and source stamps (the cache directory), so a matrix read again does not pay
-for a library's import twice.
+The capture (:func:`harness.matrix.ops.launch_table`) runs the library's Python for every shape and dtype of the
+entry, with launches recorded and not run, and reports what the op launches there: each kernel's distinct
+launches in order and each launch's configs. The child is :mod:`harness.matrix.child_probe`'s (its own session,
+the import and call limits, a nonce on its lines). A capture that returned every time is remembered per op,
+inputs, shapes, dtypes, target, variables and source stamps (the cache directory), so a matrix read again does not
+pay for a library's import again.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from harness.matrix import child_probe, loader
 from harness.support.settings import timeout_s
 
 _CHILD = r"""
+from harness.matrix import face  # worn by the prelude (HARNESS_FACE), before the library is imported
 from harness.matrix import ops
 from harness.matrix.capture import CaptureError
 from harness.matrix.importing import KernelLoadError, import_attr
@@ -42,9 +45,9 @@ if failed is None:
     for k, (shape, dtype) in enumerate((s, d) for s in e["shapes"] for d in e["dtypes"]):
         say(k, shape, dtype)
         try:
-            names, _ = ops.kernel_names(e["refs"]["op"], e["refs"]["inputs"], shape, dtype)
-            result(k + 1, [shape, dtype, names])
-        except (CaptureError, KernelLoadError) as exc:
+            table = ops.launch_table(e["refs"]["op"], e["refs"]["inputs"], shape, dtype)
+            result(k + 1, [shape, dtype, table])
+        except (CaptureError, KernelLoadError, face.FaceError) as exc:
             result(k + 1, [shape, dtype, str(exc)])
 done()
 """
@@ -52,11 +55,11 @@ done()
 
 @dataclass(frozen=True)
 class Captured:
-    """What the child found: the module that could not be imported (its key and why), else each shape and dtype's
-    kernels in launch order, or why its capture failed."""
+    """What one target's child found: the module that could not be imported (its key and why), else each shape and
+    dtype's launch table (:func:`harness.matrix.ops.launch_table`), or why its capture failed."""
 
     import_error: tuple[str, str] | None
-    captures: tuple[tuple[dict[str, Any], str, tuple[str, ...] | str], ...]
+    captures: tuple[tuple[dict[str, Any], str, dict[str, Any] | str], ...]
 
 
 def check(
@@ -65,10 +68,14 @@ def check(
     shapes: list[dict[str, Any]],
     dtypes: list[str],
     import_env: tuple[tuple[str, str], ...],
+    target: str,
 ) -> tuple[str, Captured | None]:
-    """(why capturing ``op`` (its resolved ``refs``: op, inputs, reference) hung, crashed or ended the child for some
-    shape and dtype, in one line, or ``""``; what it captured when it returned)."""
+    """(why capturing ``op`` (its resolved ``refs``: op, inputs, reference) for ``target`` hung, crashed or ended the
+    child for some shape and dtype, in one line, or ``""``; what it captured when it returned)."""
+    from harness.matrix import face
+
     entry = {"refs": refs, "shapes": shapes, "dtypes": [str(d) for d in dtypes]}
+    import_env = tuple(sorted(dict(import_env, **{face.ENV: target}).items()))
     key = json.dumps([entry, import_env, _stamps(list(refs.values())), sys.executable, _CHILD], default=str)
     marker = _marker(key)
     if marker.is_file():
@@ -76,7 +83,7 @@ def check(
             return "", _captured(json.loads(marker.read_text()))
         except (OSError, ValueError, TypeError):
             pass  # a damaged marker: capture again
-    why, reported = _check_cached(key, json.dumps(entry), import_env, op)
+    why, reported = _check_cached(key, json.dumps(entry), import_env, f"{op} (as on {target})")
     if why:
         return why, None
     try:
@@ -99,13 +106,32 @@ def _captured(reported: Any) -> Captured:
     ):
         raise ValueError("import error")
     out = []
-    for shape, dtype, names in captures:
+    for shape, dtype, table in captures:
         if not isinstance(shape, dict) or not isinstance(dtype, str):
             raise ValueError("capture")
-        if not isinstance(names, str) and not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
-            raise ValueError("names")
-        out.append((shape, dtype, names if isinstance(names, str) else tuple(names)))
+        if not isinstance(table, str):
+            _check_table(table)
+        out.append((shape, dtype, table))
     return Captured(tuple(failed) if failed else None, tuple(out))  # type: ignore[arg-type]
+
+
+def _check_table(table: Any) -> None:
+    """A launch table as :func:`harness.matrix.ops.launch_table` writes it, or ValueError."""
+    if not isinstance(table, dict) or not isinstance(table.get("device"), str):
+        raise ValueError("table")
+    for la in table.get("launches", None) or []:
+        if not (
+            isinstance(la, dict)
+            and isinstance(la.get("kernel"), str)
+            and all(isinstance(la.get(k), int) and not isinstance(la.get(k), bool) for k in ("launch", "of"))
+            and isinstance(la.get("tuned"), bool)
+            and isinstance(la.get("configs"), list)
+            and la["configs"]
+            and all(isinstance(c, dict) and all(isinstance(k, str) for k in c) for c in la["configs"])
+        ):
+            raise ValueError("launch")
+    if not table.get("launches"):
+        raise ValueError("no launches")
 
 
 @lru_cache(maxsize=64)

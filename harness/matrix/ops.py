@@ -2,15 +2,18 @@
 
 A matrix entry with ``op:`` (the library's function), ``inputs:`` (``(shape, dtype, device, generator) -> args``)
 and optionally ``reference:`` (same args, the torch result) has no hand-written spec. Per shape and dtype the op
-runs once in capture mode (:mod:`harness.matrix.capture`: meta tensors, launches recorded and not run); each kernel it
-launches becomes a :class:`~harness.authoring.spec.KernelSpec` whose arguments are what the op passed — tensors as pointers
-of their dtype and storage size, scalars by value, the op's constexprs fixed, the autotune list (if any) as the
-config space, the op's own launch options (``num_warps`` ...) as the one config of a kernel without one. On a GPU
-a config is run by calling the op with that config forced on the kernel's autotuner; the op as shipped (its own
-autotuning) is the baseline, and the reference where the entry gives none.
+runs once in capture mode (:mod:`harness.matrix.capture`: launches recorded and not run), in a process that wears
+the build target's virtual device (:mod:`harness.matrix.face`), so what is recorded is that vendor's launch. Each
+distinct launch of a kernel becomes a :class:`~harness.authoring.spec.KernelSpec` whose ``fn`` is the JIT function
+and whose every argument is what the op passed for that shape and config — tensors as pointers of their dtype and
+storage size, scalars by value, constexprs (the op's, its heuristics') fixed — and whose space is what the op
+launches: the autotuner's configs as Triton pruned them under the face, or the op's own options. On a GPU a config
+is run by calling the op with that config forced on the kernel's autotuner; the op as shipped (its own autotuning)
+is the baseline, and the reference where the entry gives none.
 
-A reference is ``op|`` followed by JSON (the op, inputs and reference references, the kernel's name, and the shape
-and dtype the spec's ``fn`` is taken from), so every worker rebuilds the same spec from the case alone.
+A reference is ``op|`` followed by JSON (the op, inputs and reference references, the kernel's name, its launch's
+order among the op's launches of it, and the shape and dtype the spec's defaults are taken from), so every worker
+rebuilds the same spec from the case alone.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from functools import lru_cache
 from typing import Any, Callable, Mapping, cast
 
 from harness.authoring.spec import TRITON_DTYPES, KernelSpec, Pointer, Scalar, TensorDesc
-from harness.matrix.capture import CaptureError, Launch, capture
+from harness.matrix.capture import CaptureError, KernelLaunch, capture
 
 PREFIX = "op|"
 _TORCH_NAMES = {
@@ -50,14 +53,17 @@ class OpRef:
     kernel: str
     shape: tuple[tuple[str, Any], ...]
     dtype: str
+    launch: int = 1  # the launch's order among the op's distinct launches of this kernel
 
     def encode(self) -> str:
-        return PREFIX + json.dumps([self.op, self.inputs, self.reference, self.kernel, list(self.shape), self.dtype])
+        return PREFIX + json.dumps(
+            [self.op, self.inputs, self.reference, self.kernel, list(self.shape), self.dtype, self.launch]
+        )
 
     @classmethod
     def decode(cls, ref: str) -> "OpRef":
-        op, inputs, reference, kernel, shape, dtype = json.loads(ref[len(PREFIX) :])
-        return cls(op, inputs, reference, kernel, tuple((k, v) for k, v in shape), dtype)
+        op, inputs, reference, kernel, shape, dtype, *launch = json.loads(ref[len(PREFIX) :])
+        return cls(op, inputs, reference, kernel, tuple((k, v) for k, v in shape), dtype, *launch)
 
     @property
     def files(self) -> list[str]:
@@ -78,30 +84,43 @@ def _attr(ref: str) -> Callable[..., Any]:
 @lru_cache(maxsize=64)
 def _captured(
     op_ref: str, inputs_ref: str, shape: tuple[tuple[str, Any], ...], dtype: str
-) -> tuple[tuple[Launch, ...], Any, str]:
-    launches, result, _inputs, device = capture(_attr(op_ref), _attr(inputs_ref), dict(shape), dtype)
-    return tuple(launches), result, device
+) -> tuple[tuple[KernelLaunch, ...], Any, str]:
+    found, result, _inputs, device = capture(_attr(op_ref), _attr(inputs_ref), dict(shape), dtype)
+    return tuple(found), result, device
 
 
-def kernel_names(op_ref: str, inputs_ref: str, shape: Mapping[str, Any], dtype: str) -> tuple[list[str], str]:
-    """(the distinct kernels the op launches for this shape and dtype, in launch order; the device that served).
-    Raises :class:`~harness.matrix.capture.CaptureError` with the reason in one line."""
-    launches, _, device = _captured(op_ref, inputs_ref, tuple(shape.items()), dtype)
-    names: list[str] = []
-    for launch in launches:
-        if launch.name not in names:
-            names.append(launch.name)
-    return names, device
+def launch_table(op_ref: str, inputs_ref: str, shape: Mapping[str, Any], dtype: str) -> dict[str, Any]:
+    """What the op launches for one shape and dtype, JSON-friendly: ``{"device": ..., "launches": [{"kernel",
+    "launch", "of", "tuned", "configs"}]}`` in the op's order. Raises :class:`CaptureError` in one line."""
+    found, _, device = _captured(op_ref, inputs_ref, tuple(shape.items()), dtype)
+    return {
+        "device": device,
+        "launches": [
+            {"kernel": k.name, "launch": k.ordinal, "of": k.of, "tuned": k.tuned, "configs": _jsonable(k.configs)}
+            for k in found
+        ],
+    }
 
 
-def _launch_of(ref: OpRef, shape: Mapping[str, Any], dtype: str) -> Launch:
-    launches, _, _ = _captured(ref.op, ref.inputs, tuple((k, shape[k]) for k, _ in ref.shape), dtype)
-    for launch in launches:
-        if launch.name == ref.kernel:
-            return launch
+def _jsonable(configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for c in configs:
+        for key, value in c.items():
+            if not isinstance(value, (bool, int, float, str)) and value is not None:
+                raise CaptureError(f"config value {key}={value!r} ({type(value).__name__}) cannot be recorded")
+        out.append(dict(c))
+    return out
+
+
+def _kernel_launch(ref: OpRef, shape: Mapping[str, Any], dtype: str) -> KernelLaunch:
+    found, _, _ = _captured(ref.op, ref.inputs, tuple((k, shape[k]) for k, _ in ref.shape), dtype)
+    for k in found:
+        if k.name == ref.kernel and k.ordinal == ref.launch:
+            return k
+    made = ", ".join(f"{k.name} (launch {k.ordinal} of {k.of})" for k in found)
     raise CaptureError(
-        f"the op launches no kernel {ref.kernel!r} for shape {dict(shape)} and dtype {dtype} "
-        f"(it launches {', '.join(sorted({la.name for la in launches}))})"
+        f"the op makes no launch {ref.launch} of {ref.kernel!r} for shape {dict(shape)} and dtype {dtype} "
+        f"(it makes {made})"
     )
 
 
@@ -134,62 +153,83 @@ def describe(value: Any) -> Pointer | Scalar | TensorDesc | None:
     raise CaptureError(f"an argument of type {type(value).__name__} cannot be described for a compile")
 
 
+def describe_value(value: Any) -> Any:
+    """A hashable account of any argument (tensors by what the launcher sees, with their strides): what makes two
+    calls of a kernel the same launch."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return ("tensor", describe(value), tuple(value.shape), tuple(value.stride()))
+    try:
+        hash(value)
+        return value
+    except TypeError:
+        return repr(value)
+
+
 def spec_for(ref_text: str) -> KernelSpec:
-    """The spec of one captured kernel (cached per reference by :func:`harness.matrix.loader.load`)."""
-    from harness.authoring.decorated import unwrap
+    """The spec of one captured launch (cached per reference by :func:`harness.matrix.loader.load`)."""
+    from harness.authoring.decorated import forced
+    from harness.matrix import face
 
     ref = OpRef.decode(ref_text)
     op = _attr(ref.op)
-    first = _launch_of(ref, dict(ref.shape), ref.dtype)
-    jit, decorations = unwrap(first.kernel)
-    params = jit.params
-    tuned = set(decorations.meta_names) if decorations else set()
-    by_heuristic = {name for name, _ in decorations.heuristics} if decorations else set()
+    first = _kernel_launch(ref, dict(ref.shape), ref.dtype)
+    params = first.jit.params
 
-    def runtime_args(shape: Mapping[str, Any], dtype: str) -> dict[str, Any]:
-        args = _launch_of(ref, shape, dtype).args
+    def launch_of(shape: Mapping[str, Any], dtype: str, config: Mapping[str, Any] | None) -> Any:
+        return _kernel_launch(ref, shape, dtype).launch_for(config)
+
+    def runtime_args(shape: Mapping[str, Any], dtype: str, config: Mapping[str, Any] | None = None) -> dict:
+        args = launch_of(shape, dtype, config).args
         return {p.name: describe(args[p.name]) for p in params if not p.is_constexpr and p.name in args}
 
-    def fixed_constexprs(shape: Mapping[str, Any], dtype: str) -> dict[str, Any]:
-        args = _launch_of(ref, shape, dtype).args
-        return {
-            p.name: args[p.name]
-            for p in params
-            if p.is_constexpr and p.name in args and p.name not in tuned and p.name not in by_heuristic
-        }
+    def fixed_constexprs(shape: Mapping[str, Any], dtype: str, config: Mapping[str, Any] | None = None) -> dict:
+        tuned = set(config or ())
+        args = launch_of(shape, dtype, config).args
+        return {p.name: args[p.name] for p in params if p.is_constexpr and p.name in args and p.name not in tuned}
 
     def grid(shape: Mapping[str, Any], config: Mapping[str, Any]) -> tuple[int, ...]:
-        launch = _launch_of(ref, shape, ref.dtype)
+        launch = launch_of(shape, ref.dtype, config)
         g = launch.grid(dict(launch.args, **config)) if callable(launch.grid) else launch.grid
         return tuple(g)
 
+    def run_op(args: tuple, shape: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
+        if not first.tuned:
+            return _as_output(op(*args))
+        with forced(first.outer, config, first.tunables):
+            return _as_output(op(*args))
+
     inputs = _attr(ref.inputs)
     reference = _attr(ref.reference) if ref.reference else op
-    launches, result, device = _captured(ref.op, ref.inputs, ref.shape, ref.dtype)
-    same = [la for la in launches if la.name == ref.kernel]
+    found, result, device = _captured(ref.op, ref.inputs, ref.shape, ref.dtype)
+    worn = face.worn()
     captured = {
         "op": ref.op,
         "device": device,
-        "launches": len(launches),
-        "launches_of_this_kernel": len(same),
-        "kernels": sorted({la.name for la in launches}),
+        "face": worn.target if worn else None,
+        "face_answers": worn.answers() if worn else None,
+        "launch": first.ordinal,
+        "of": first.of,
+        "tuned": first.tuned,
+        "launches": len(found),
+        "kernels": sorted({k.name for k in found}),
     }
     outputs = tuple(f"out{i}" for i in range(len(result))) if isinstance(result, (tuple, list)) else ()
-    own = () if decorations and decorations.autotune_configs else (dict(first.options),)
     label = getattr(op, "__name__", "op")
     return KernelSpec(
         name=ref.kernel,
-        fn=first.kernel,
+        fn=first.jit,
         dims=tuple(k for k, _ in ref.shape),
         dtypes=tuple(TRITON_DTYPES),
-        tunables=(),
+        tunables=first.tunables,
         runtime_args=runtime_args,
         fixed_constexprs=fixed_constexprs,
         grid=grid,
-        nvidia_configs=own,
-        amd_configs=own,
+        nvidia_configs=tuple(first.configs),
+        amd_configs=tuple(first.configs),
         make_inputs=inputs,
-        launch=lambda args, shape, config: _as_output(op(*args)),
+        launch=run_op,
         reference=lambda args, shape: _as_output(reference(*args)),
         outputs=outputs,
         baselines={f"{label} as shipped": lambda args, shape: _as_output(op(*args))},

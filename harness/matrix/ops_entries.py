@@ -1,16 +1,39 @@
-"""Matrix entries with ``op:``: validated, captured once per shape and dtype, one kernel entry per launched kernel.
+"""Matrix entries with ``op:``: validated, captured per target, shape and dtype, one kernel entry per distinct launch.
 
-Kept apart from :mod:`harness.matrix.reading` because it runs the library's op (torch and the library are imported in
-the process that reads the matrix; the import is probed in a child first, as for a spec file).
+Each target's capture runs in a child that wears that target's virtual device (:mod:`harness.matrix.op_probe`),
+so each target's configs are the ones the library launches there. ``launches_from: h100`` asks the cross-vendor
+question on purpose: every target builds the launches the library makes on that one target (the records say
+so). A launch of a kernel that the op makes twice with other constexprs is an entry of its own
+(``name.kernel.launch2``), built and judged like any other.
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.matrix import loader, ops
+from harness.matrix.configs import ConfigEntry
 from harness.support.checking import Checker, is_a
+
+#: (face target, shape as JSON, dtype) -> the configs the op launches there
+Launched = tuple[tuple[tuple[str, str, str], tuple[ConfigEntry, ...]], ...]
+
+
+@dataclass(frozen=True)
+class OpEntry:
+    """One distinct launch of a kernel by the op: its entry name, its reference, what it launches per target."""
+
+    name: str
+    ref: str
+    launched: Launched
+    first_face: str  # the face the entry's spec facts are read under
+
+
+def shape_key(shape: Any) -> str:
+    return json.dumps(sorted(dict(shape).items()))
 
 
 def op_refs(
@@ -20,8 +43,9 @@ def op_refs(
     path: tuple[Any, ...],
     base_dir: Path | None,
     import_env: tuple[tuple[str, str], ...] = (),
-) -> list[tuple[str, str]]:
-    """[(entry name, op reference)] for each kernel the op launches; problems go to ``chk`` (then [])."""
+    targets: tuple[str, ...] = (),
+) -> list[OpEntry]:
+    """One entry per distinct launch the op makes; problems go to ``chk`` (then [])."""
     if "source" in entry:
         chk.add(
             path + ("source",), f"kernel {name!r} gives both 'source' (a spec) and 'op' (a captured op): choose one"
@@ -61,38 +85,77 @@ def op_refs(
             chk.add(path + ("shapes", i), f"every shape of op {name!r} has the same fields ({', '.join(sorted(keys))})")
             return []
         keys = set(shape)
+    source = entry.get("launches_from")
+    if source is not None and (not isinstance(source, str) or source not in targets):
+        chk.add(
+            path + ("launches_from",),
+            f"launches_from names one of the matrix's targets whose launches every target builds "
+            f"({', '.join(targets)}), got {source!r}",
+        )
+        return []
+    faces = (source,) if source else tuple(targets)
     from harness.matrix import op_probe
 
-    # the modules imported and the op captured in a child, never here: a hang, exit or crash is this line
-    why, captured = op_probe.check(str(entry["op"]), refs, shapes, [str(d) for d in dtypes], import_env)
-    if why or captured is None:
-        chk.add(path + ("op",), why)
-        return []
-    if captured.import_error:
-        key, said = captured.import_error
-        chk.add(path + (key,), said)
-        return []
-    found: list[str] | None = None
-    for shape, dtype, names in captured.captures:
-        i = shapes.index(shape) if shape in shapes else 0
-        if isinstance(names, str):
-            chk.add(path + ("shapes", i), f"capturing op {entry['op']} for {shape} {dtype} failed: {names}")
+    tables: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
+    order: list[tuple[str, int, int]] | None = None
+    for target in faces:
+        # the modules imported and the op captured in a child wearing the target's face, never here
+        why, captured = op_probe.check(str(entry["op"]), refs, shapes, [str(d) for d in dtypes], import_env, target)
+        if why or captured is None:
+            chk.add(path + ("op",), why)
             return []
-        if found is not None and list(names) != found:
-            chk.add(
-                path + ("shapes", i),
-                f"op {entry['op']} launches {', '.join(names)} for {shape} {dtype} but "
-                f"{', '.join(found)} for the first shape and dtype: give the shapes "
-                "that take each path as entries of their own",
+        if captured.import_error:
+            key, said = captured.import_error
+            chk.add(path + (key,), f"{said} (imported as on {target})")
+            return []
+        for shape, dtype, table in captured.captures:
+            i = shapes.index(shape) if shape in shapes else 0
+            if isinstance(table, str):
+                chk.add(
+                    path + ("shapes", i), f"capturing op {entry['op']} as on {target} for {shape} {dtype} failed: {table}"
+                )
+                return []
+            made = [(la["kernel"], la["launch"], la["of"]) for la in table["launches"]]
+            if order is not None and made != order:
+                chk.add(
+                    path + ("shapes", i),
+                    f"op {entry['op']} makes {_launches(made)} as on {target} for {shape} {dtype} but "
+                    f"{_launches(order)} for the first target, shape and dtype: give the shapes "
+                    "that take each path as entries of their own",
+                )
+                return []
+            order = made
+            tables.setdefault(target, {})[(shape_key(shape), dtype)] = table
+    assert order is not None
+    kernels = {k for k, _, _ in order}
+    out = []
+    for index, (kernel, launch, of) in enumerate(order):
+        entry_name = name if len(kernels) == 1 else f"{name}.{kernel}"
+        if of > 1:
+            entry_name += f".launch{launch}"
+        launched = tuple(
+            (
+                (target, key[0], key[1]),
+                tuple(
+                    ConfigEntry(tuple(sorted(c.items())), _vendor(target)) for c in table["launches"][index]["configs"]
+                ),
             )
-            return []
-        found = list(names)
-    assert found is not None
-    first = tuple(shapes[0].items())
-    return [
-        (
-            name if len(found) == 1 else f"{name}.{kernel}",
-            ops.OpRef(refs["op"], refs["inputs"], refs.get("reference", ""), kernel, first, str(dtypes[0])).encode(),
+            for target, by_key in tables.items()
+            for key, table in by_key.items()
         )
-        for kernel in found
-    ]
+        first = tuple(shapes[0].items())
+        ref = ops.OpRef(
+            refs["op"], refs["inputs"], refs.get("reference", ""), kernel, first, str(dtypes[0]), launch
+        ).encode()
+        out.append(OpEntry(entry_name, ref, launched, faces[0]))
+    return out
+
+
+def _vendor(target: str) -> str:
+    from harness.model import targets
+
+    return targets.get(target).vendor
+
+
+def _launches(made: list[tuple[str, int, int]]) -> str:
+    return ", ".join(f"{k}" + (f" (launch {n} of {of})" if of > 1 else "") for k, n, of in made)

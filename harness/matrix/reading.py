@@ -85,6 +85,7 @@ def _check_callbacks(
     from harness.matrix import callback_probe, facts
 
     groups: dict[tuple[tuple[str, str], ...], list[callback_probe.Probe]] = {}
+    entries = [e for e in entries if not e.launched]  # a captured op's launches were probed per target already
     for e in entries:
         groups.setdefault(e.import_env, []).append(
             callback_probe.Probe(
@@ -206,6 +207,7 @@ def _validate(file: str, text: str, doc: yamlpos.Located) -> Matrix:
                 float(timeout) if is_a(timeout, (int, float)) else 300.0,
                 kernels_dir,
                 Path(file).resolve().parent,
+                tuple(t for t in target_names if isinstance(t, str) and t in cat),
             )
             yaml_names.update({e.name: str(name) for e in made})
             entries += made

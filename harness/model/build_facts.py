@@ -38,7 +38,12 @@ class Captured(Payload):
     """An op's kernel, captured from the library's own call (harness.matrix.capture)."""
 
     op: str | None = None
-    device: str | None = None
+    device: str | None = None  # the tensors that served: "cuda (virtual)", "cuda", "meta" or "cpu"
+    face: str | None = None  # the target whose virtual device the library was imported and captured under
+    face_answers: Mapping[str, Any] | None = None  # what that device answered (harness/model/faces.yaml, cited)
+    launch: int | None = None  # this launch's order among the op's distinct launches of the kernel ...
+    of: int | None = None  # ... of this many
+    tuned: bool | None = None  # an autotuner chose among candidates (its space, as Triton pruned it)
     launches: int | None = None
     launches_of_this_kernel: int | None = None
     kernels: tuple[str, ...] | None = None

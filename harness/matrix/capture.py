@@ -117,11 +117,14 @@ def _chain(obj: Any) -> list[Any]:
 
 
 def _clear_tuning(obj: Any) -> None:
-    """Forget what the autotuners in ``obj``'s chain chose before, so each call prunes and benchmarks again."""
+    """Forget what the autotuners in ``obj``'s chain chose before, so each call prunes and benchmarks again: their
+    in-memory choices, and the on-disk ones (``cache_results``: an earlier capture's "timings" must not stand in)."""
     for layer in _chain(obj)[:-1]:
         cache = getattr(layer, "cache", None)
         if isinstance(cache, dict):
             cache.clear()
+        if getattr(layer, "cache_results", False):
+            layer.cache_results = False
 
 
 def _recording_run(original: Callable[..., Any]) -> Callable[..., Any]:

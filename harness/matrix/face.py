@@ -281,6 +281,10 @@ class FaceDriver:
     def is_active() -> bool:
         return True
 
+    @property
+    def launcher_cls(self) -> Any:
+        raise FaceError(f"nothing launches on {self.face.target}'s virtual device (a compiled kernel was launched)")
+
     def get_current_target(self) -> Any:
         from harness.support.tritoncompat import gpu_target
 

@@ -110,7 +110,7 @@ def _module_file(name: str) -> Path | None:
             if found is None:
                 return None
             search = list(found.submodule_search_locations or [])
-    except (ImportError, ValueError):
+    except (ImportError, ValueError, KeyError):  # KeyError: a namespace package's path asks for its parent module
         return None
     origin = getattr(found, "origin", None) if found else None
     return Path(origin).resolve() if origin and origin.endswith(".py") else None

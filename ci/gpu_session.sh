@@ -16,6 +16,8 @@
 #   bash ci/gpu_session.sh roofs     the nightly matrix on the local GPU's target alone (figures for the roof
 #                                    test's stored results), its results packed into $OUT
 #   bash ci/gpu_session.sh driver    every GPU test, the driver-figures one writing $OUT/driver_figures.json
+#   bash ci/gpu_session.sh vendor    captured ops with several shapes and launches (tests/data/library/vendor_ops_gpu.yaml),
+#                                    tuned on the local GPU: launch parity per shape (wheels carried in .whl/)
 #   bash ci/gpu_session.sh devices   the L2-flush benchmark, GPU tests of device matching and baselines, and the
 #                                    nightly matrix's fused activation and 4096^3 GEMMs with h100, h200 and mi300x
 set -uo pipefail
@@ -78,6 +80,18 @@ PY
       --out /tmp/ops > "$OUT/ops.log" 2>&1
     echo "ops exit $?"; tail -30 "$OUT/ops.log"
     tar czf "$OUT/ops.tgz" -C /tmp ops/results.json ops/report.md 2>/dev/null
+    ;;
+  vendor)  # captured ops, several shapes and launches, tuned on the local GPU (wheels carried in .whl/)
+    env_info
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl || exit 1
+    export PYTHONPATH=$PWD:/tmp/site HARNESS_CACHE_DIR=/tmp/v-cache
+    python3 -c "import torch, json; p = torch.cuda.get_device_properties(0); print(json.dumps({'name': p.name,
+      'total_memory': p.total_memory, 'L2_cache_size': p.L2_cache_size, 'sm': p.multi_processor_count,
+      'capability': torch.cuda.get_device_capability()}))" > "$OUT/device_properties.json"
+    timeout "${HARNESS_OPS_TIMEOUT:-480}" python3 -m harness run tests/data/library/vendor_ops_gpu.yaml -n 8 \
+      --force --out /tmp/vendor > "$OUT/vendor.log" 2>&1
+    echo "vendor exit $?"; tail -30 "$OUT/vendor.log"
+    tar czf "$OUT/vendor.tgz" -C /tmp vendor/results.json vendor/report.md 2>/dev/null
     ;;
   gate2)  # more A/A runs reusing the winners of one tuning run (a fresh machine: g4 tunes)
     env_info

@@ -120,26 +120,37 @@ def _binary(r: dict) -> str:
 @pytest.mark.parametrize("spec,op", PAIRS)
 def test_a_captured_op_builds_the_binaries_its_hand_written_spec_builds(run: dict, spec: str, op: str) -> None:
     """The same kernels brought as the libraries' ops (matrix.yaml's ``*_op`` entries: an inputs function and a
-    torch reference, no spec): every config of the library's list, on both targets, compiles to the very binary
-    (sha256) the hand-written spec's launch description compiles to, with the same verdict."""
+    torch reference, no spec): every config the library launches, on both targets, compiles to the very binary
+    (sha256) the hand-written spec's launch description compiles to, with the same verdict. The spec imports the
+    library on this CPU host (its CUDA list on every target); the op is captured under each target's face, so on
+    mi300x fla launches its AMD list (no 32 warps): a part of the spec's, never a config the spec lacks."""
     for target in ("h100", "mi300x"):
         by_spec = {r["config_id"]: r for r in _builds(run, spec, target)}
         by_op = {r["config_id"]: r for r in _builds(run, op, target)}
-        assert by_op and set(by_op) == set(by_spec), (op, target)
+        assert by_op and set(by_op) <= set(by_spec), (op, target)
+        if target == "h100" or not spec.startswith("fla"):
+            assert set(by_op) == set(by_spec), (op, target)
         for config, r in by_op.items():
             assert r["status"] == "ok" and _binary(r) == _binary(by_spec[config]), (op, target, config)
-            assert r["fits"] == by_spec[config]["fits"] and r["autotune"] == by_spec[config]["autotune"]
+            assert r["fits"] == by_spec[config]["fits"] and r["captured"]["tuned"] and r["captured"]["face"] == target
+    on_amd = {r["config"].get("num_warps") for r in _builds(run, "fla_l2norm_op", "mi300x")}
+    assert 32 in {r["config"].get("num_warps") for r in _builds(run, "fla_l2norm", "mi300x")} and 32 not in on_amd
 
 
 def test_an_ops_records_say_how_it_was_captured(run: dict) -> None:
     r = _builds(run, "fla_matmul_op", "h100")[0]
-    assert r["captured"] == {
+    said = {k: v for k, v in r["captured"].items() if k != "face_answers"}
+    assert said == {
         "op": "fla.ops.utils.matmul:matmul",
-        "device": "meta",
+        "device": "cuda (virtual)",
+        "face": "h100",
+        "launch": 1,
+        "of": 1,
+        "tuned": True,
         "launches": 1,
-        "launches_of_this_kernel": 1,
         "kernels": ["matmul_kernel"],
     }
+    assert r["captured"]["face_answers"]["device_name"] == "NVIDIA H100 80GB HBM3"
     assert not _builds(run, "fla_matmul", "h100")[0].get("captured")
     # the op entries have no interpreter cases: their launches are captured, not run, on a CPU
     assert not [r for r in run["records"] if r["mode"] == "interpret" and r["kernel"].endswith("_op")]

@@ -54,9 +54,7 @@ def as_on(target: str, code: str) -> Any:
 
 def builds(records: list[dict[str, Any]], kernel: str, target: str, shape: dict[str, int] | None = None) -> list:
     return [
-        r
-        for r in records
-        if r["kernel"] == kernel and r["target"] == target and (shape is None or r["shape"] == shape)
+        r for r in records if r["kernel"] == kernel and r["target"] == target and (shape is None or r["shape"] == shape)
     ]
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from harness.analysis import figures, portability, stability, versions
+from harness.analysis import adaptation, figures, portability, stability, versions
 from harness.analysis.compare import Comparison
 from harness.analysis.figures import Measured
 from harness.analysis.overview import Overview, overview
@@ -42,6 +42,7 @@ class Findings:
     trends: tuple[Trend, ...] | None  # None: no history file was given
     overview: Overview  # report.html's first screen: configs by verdict per kernel x target, the worst findings
     rooflines: tuple[DeviceRoofline, ...]  # per device: tuned winners and baselines against its roofs
+    launches: tuple[adaptation.Launches, ...] = ()  # captured ops: each target's launches (the library adapts?)
 
     def penalty(self, r: Record) -> dict[str, PortabilityEntry]:
         """The tuning-portability entries of a tune record (:func:`harness.analysis.portability.of`)."""
@@ -72,4 +73,5 @@ def analyse(runs: Sequence[RunInfo], records: Sequence[Record], trends: Sequence
         trends=tuple(trends) if trends is not None else None,
         overview=overview(rows),
         rooflines=tuple(rooflines(measured)),
+        launches=tuple(adaptation.of(held)),
     )

@@ -20,72 +20,20 @@ recorded.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
+
+from harness.matrix.launch_groups import CaptureError, KernelLaunch, Launch, _chain, group
+
+__all__ = ["CaptureError", "KernelLaunch", "Launch", "capture", "group", "launches"]
 
 _LOCK = threading.Lock()
 _STATE = threading.local()
 
-
-@dataclass(frozen=True)
-class Launch:
-    """One recorded ``JITFunction.run``: the JIT function, the object the op called (decorated or not), which call
-    of the op it belongs to, whether an autotuner made it as a candidate, its arguments by name (constexprs too),
-    the grid as given and the launch options."""
-
-    jit: Any
-    outer: Any
-    call: int
-    candidate: bool
-    args: Mapping[str, Any]
-    grid: Any
-    options: Mapping[str, Any]
-    passed: frozenset[str]  # the names the op itself passed (positionally or by keyword) in this call
-
-    @property
-    def name(self) -> str:
-        fn = getattr(self.jit, "fn", self.jit)
-        return str(getattr(fn, "__name__", type(self.jit).__name__))
-
-
-@dataclass(frozen=True)
-class KernelLaunch:
-    """One distinct launch of one kernel by the op: its space (each config with the launch made for it), the names
-    the configs set (tunables), its order among the op's launches of that kernel."""
-
-    name: str
-    ordinal: int
-    of: int
-    jit: Any
-    outer: Any
-    tunables: tuple[str, ...]
-    space: tuple[tuple[dict[str, Any], Launch], ...]
-    tuned: bool  # an autotuner chose among candidates
-
-    @property
-    def configs(self) -> list[dict[str, Any]]:
-        return [dict(c) for c, _ in self.space]
-
-    def launch_for(self, config: Mapping[str, Any] | None) -> Launch:
-        if config is None:
-            return self.space[0][1]
-        wanted = dict(config)
-        for c, la in self.space:
-            if c == wanted:
-                return la
-        # the build asks with the tunables alone (the options are the compile's): the arguments follow from those
-        meta = {k: v for k, v in wanted.items() if k in self.tunables}
-        if len(meta) == len(wanted):
-            for c, la in self.space:
-                if {k: v for k, v in c.items() if k in self.tunables} == meta:
-                    return la
-        raise CaptureError(f"the op never launches {self.name} with config {wanted} (it launches {self.configs})")
-
-
-class CaptureError(Exception):
-    """The op could not be run in capture mode; the message says why in one line."""
+#: keyword arguments of ``JITFunction.run`` that are launch options, not kernel parameters
+OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "waves_per_eu", "matrix_instr_nonkdim", "kpack")
 
 
 def _state(name: str, default: Any) -> Any:
@@ -103,17 +51,17 @@ def candidate() -> Iterator[None]:
         _STATE.candidate = before
 
 
-def _chain(obj: Any) -> list[Any]:
-    """The layers from the object the op called down to its JIT function (autotuners, heuristics, a library's own)."""
-    out = []
-    for _ in range(16):
-        if obj is None:
-            break
-        out.append(obj)
-        if type(obj).__name__ == "JITFunction":
-            break
-        obj = getattr(obj, "fn", None)
-    return out
+_BENCH = itertools.count(1)
+
+
+def bench_once(kernel_call: Callable[[], Any], *args: Any, quantiles: Any = None, **kwargs: Any) -> Any:
+    """The benchmarker while launches are recorded: the candidate runs once, its launches recorded as candidates
+    and not run; the times returned grow with each call, so the autotuner keeps its first candidate (on a GPU the
+    device decides for real, later)."""
+    with candidate():
+        kernel_call()
+    t = float(next(_BENCH))
+    return [t for _ in quantiles] if quantiles else t
 
 
 def _clear_tuning(obj: Any) -> None:
@@ -172,112 +120,50 @@ def _recording_getitem(original: Callable[..., Any]) -> Callable[..., Any]:
 @contextmanager
 def launches() -> Iterator[list[Launch]]:
     """Record (and do not run) every Triton launch made in this thread while the block runs."""
+    import triton.testing
+    from triton.runtime.autotuner import Autotuner
     from triton.runtime.jit import JITFunction, KernelInterface
 
     with _LOCK:
         saved_run = JITFunction.__dict__["run"]
         saved_getitem = KernelInterface.__dict__["__getitem__"]
+        saved_bench = Autotuner.__dict__.get("do_bench")
+        saved_testing = triton.testing.do_bench
         found: list[Launch] = []
         _STATE.found, _STATE.call, _STATE.calls = found, None, 0
         try:
             JITFunction.run = _recording_run(saved_run)  # type: ignore[method-assign]
             KernelInterface.__getitem__ = _recording_getitem(saved_getitem)  # type: ignore[method-assign]
+            # nothing is timed: Triton's autotuner (and a library's own, through triton.testing) "benchmarks" each
+            # candidate it kept by running it once, recorded
+            Autotuner.do_bench = property(lambda self: bench_once)  # type: ignore[assignment,method-assign]
+            triton.testing.do_bench = bench_once
             yield found
         finally:
             _STATE.found = None
             JITFunction.run = saved_run  # type: ignore[method-assign]
             KernelInterface.__getitem__ = saved_getitem  # type: ignore[method-assign]
-
-
-def _config_of(launch: Launch, tunables: tuple[str, ...]) -> dict[str, Any]:
-    return {**{k: launch.args[k] for k in tunables if k in launch.args}, **dict(launch.options)}
-
-
-def _identity(launch: Launch, tunables: tuple[str, ...], tuned: bool) -> str:
-    """What makes two calls of a kernel one launch: everything but the config (and, untuned, the options too)."""
-    from harness.matrix.ops import describe_value
-
-    fixed = {k: describe_value(v) for k, v in sorted(launch.args.items()) if k not in tunables}
-    return repr((launch.name, sorted(fixed.items()), () if tuned else sorted(launch.options.items())))
-
-
-def group(found: list[Launch]) -> list[KernelLaunch]:
-    """The op's distinct launches, per kernel in the op's order."""
-    calls: dict[int, list[Launch]] = {}
-    for la in found:
-        calls.setdefault(la.call, []).append(la)
-    distinct: list[tuple[str, Launch, list[Launch], tuple[str, ...], bool]] = []
-    seen: set[str] = set()
-    for _, made in sorted(calls.items()):
-        candidates = [la for la in made if la.candidate]
-        final = [la for la in made if not la.candidate][-1:] or candidates[-1:]
-        space = candidates or final
-        passed = final[0].passed if final else space[0].passed
-        tunables = _tunables(space, passed) if candidates else ()
-        key = _identity(space[0], tunables, bool(candidates))
-        if key in seen:
-            continue
-        seen.add(key)
-        distinct.append((space[0].name, space[0], space, tunables, bool(candidates)))
-    counts: dict[str, int] = {}
-    for name, *_ in distinct:
-        counts[name] = counts.get(name, 0) + 1
-    ordinal: dict[str, int] = {}
-    out = []
-    for name, first, space, tunables, tuned in distinct:
-        ordinal[name] = ordinal.get(name, 0) + 1
-        pairs: list[tuple[dict[str, Any], Launch]] = []
-        for la in space:
-            config = _config_of(la, tunables)
-            if all(config != c for c, _ in pairs):
-                pairs.append((config, la))
-        out.append(
-            KernelLaunch(name, ordinal[name], counts[name], first.jit, first.outer, tunables, tuple(pairs), tuned)
-        )
-    return out
-
-
-def _tunables(candidates: list[Launch], passed: frozenset[str]) -> tuple[str, ...]:
-    """The constexprs the autotuner's configs set: the names its listed configs give, and any that differ between
-    candidates (a pruner's rewritten configs), less what the op passed and what a heuristics layer computes."""
-    first = candidates[0]
-    params = {p.name: p for p in getattr(first.jit, "params", [])}
-    listed: set[str] = set()
-    computed: set[str] = set()
-    for layer in _chain(first.outer)[:-1]:
-        for config in getattr(layer, "configs", None) or []:
-            listed.update(getattr(config, "kwargs", {}) or {})
-        values = getattr(layer, "values", None)
-        if isinstance(values, dict):
-            computed.update(values)
-    varying = {k for k in first.args if any(_differs(la.args.get(k), first.args[k]) for la in candidates)}
-    return tuple(
-        name
-        for name in first.args
-        if (name in listed or name in varying)
-        and name not in passed
-        and name not in computed
-        and getattr(params.get(name), "is_constexpr", False)
-    )
-
-
-def _differs(a: Any, b: Any) -> bool:
-    try:
-        return bool(a != b)
-    except Exception:  # noqa: BLE001 - tensors compare elementwise
-        return a is not b
+            triton.testing.do_bench = saved_testing
+            if saved_bench is None:
+                del Autotuner.do_bench
+            else:
+                Autotuner.do_bench = saved_bench  # type: ignore[method-assign]
 
 
 def capture(
-    op: Callable[..., Any], make_inputs: Callable[..., tuple], shape: Mapping[str, Any], dtype: str
+    op: Callable[..., Any],
+    make_inputs: Callable[..., tuple],
+    shape: Mapping[str, Any],
+    dtype: str,
+    faced: bool = False,
 ) -> tuple[list[KernelLaunch], Any, tuple, str]:
-    """(the op's distinct launches, its result, the inputs, the device that served)."""
+    """(the op's distinct launches, its result, the inputs, the device that served); ``faced``: this process
+    wears a virtual device (:mod:`harness.matrix.face`), whose ``cuda`` tensors are CUDA-faced meta ones."""
     import torch
 
-    from harness.matrix import face
-
     problems = []
-    if face.worn() is not None:
+    devices: tuple[str, ...]
+    if faced:
         devices = ("cuda", "cpu")
     elif torch.cuda.is_available():
         devices = ("cuda", "meta", "cpu")
@@ -288,25 +174,23 @@ def capture(
             generator = torch.Generator(device="cpu").manual_seed(0)
             inputs = tuple(make_inputs(dict(shape), dtype, device, generator))
         except Exception as exc:  # noqa: BLE001 - a user's input function may raise anything
-            problems.append(f"{_served(device)}: the inputs function raised {type(exc).__name__}: {_short(exc)}")
+            problems.append(f"{_served(device, faced)}: the inputs function raised {type(exc).__name__}: {_short(exc)}")
             continue
         try:
             with launches() as found:
                 result = op(*inputs)
         except Exception as exc:  # noqa: BLE001 - the library's op may raise anything
-            problems.append(f"{_served(device)}: the op raised {type(exc).__name__}: {_short(exc)}")
+            problems.append(f"{_served(device, faced)}: the op raised {type(exc).__name__}: {_short(exc)}")
             continue
         if not found:
-            problems.append(f"{_served(device)}: the op made no Triton launch")
+            problems.append(f"{_served(device, faced)}: the op made no Triton launch")
             continue
-        return group(found), result, inputs, _served(device)
+        return group(found), result, inputs, _served(device, faced)
     raise CaptureError("; ".join(problems))
 
 
-def _served(device: str) -> str:
-    from harness.matrix import face
-
-    return "cuda (virtual)" if device == "cuda" and face.worn() is not None else device
+def _served(device: str, faced: bool) -> str:
+    return "cuda (virtual)" if device == "cuda" and faced else device
 
 
 def _short(exc: BaseException) -> str:

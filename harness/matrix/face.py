@@ -27,7 +27,6 @@ that needs a value computed on the device.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
 from dataclasses import dataclass
 from functools import lru_cache
@@ -242,22 +241,6 @@ def _wear_torch(face: Face) -> None:
     face_tensors.enter()
 
 
-_BENCH = itertools.count(1)
-
-
-def bench(kernel_call: Callable[[], Any], *args: Any, quantiles: Any = None, **kwargs: Any) -> Any:
-    """The benchmarker under a face: the candidate runs once, its launches recorded as candidates and not run;
-    the times returned grow with each call, so the autotuner keeps the first candidate (the device decides for real)."""
-    from harness.matrix import capture
-
-    with capture.candidate():
-        kernel_call()
-    t = float(next(_BENCH))
-    if quantiles:
-        return [t for _ in quantiles]
-    return t
-
-
 class _Utils:
     def __init__(self, face: Face) -> None:
         self.face = face
@@ -310,7 +293,9 @@ class FaceDriver:
         return torch.cuda
 
     def get_benchmarker(self) -> Callable[..., Any]:
-        return bench
+        from harness.matrix.capture import bench_once
+
+        return bench_once
 
     def get_empty_cache_for_benchmark(self) -> Any:
         import torch
@@ -325,7 +310,9 @@ def _wear_triton(face: Face) -> None:
     import triton.testing
     from triton.runtime.driver import driver
 
+    from harness.matrix.capture import bench_once
+
     driver.set_active(FaceDriver(face))  # type: ignore[arg-type]
-    triton.testing.do_bench = bench  # a library's own autotuner may call it by module
+    triton.testing.do_bench = bench_once  # a library's own autotuner may call it by module
     if hasattr(triton.testing, "do_bench_cudagraph"):
-        triton.testing.do_bench_cudagraph = bench
+        triton.testing.do_bench_cudagraph = bench_once

@@ -21,16 +21,16 @@ _CUDA = torch.device("cuda", 0)
 class FaceTensor(torch.Tensor):
     """A ``meta`` tensor that answers as a CUDA one."""
 
-    @property  # type: ignore[override]
-    def device(self) -> torch.device:
+    @property
+    def device(self) -> torch.device:  # type: ignore[override]
         return _CUDA
 
-    @property  # type: ignore[override]
-    def is_cuda(self) -> bool:
+    @property
+    def is_cuda(self) -> bool:  # type: ignore[override]
         return True
 
-    @property  # type: ignore[override]
-    def is_meta(self) -> bool:
+    @property
+    def is_meta(self) -> bool:  # type: ignore[override]
         return False
 
     def get_device(self) -> int:  # type: ignore[override]

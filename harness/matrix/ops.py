@@ -85,7 +85,10 @@ def _attr(ref: str) -> Callable[..., Any]:
 def _captured(
     op_ref: str, inputs_ref: str, shape: tuple[tuple[str, Any], ...], dtype: str
 ) -> tuple[tuple[KernelLaunch, ...], Any, str]:
-    found, result, _inputs, device = capture(_attr(op_ref), _attr(inputs_ref), dict(shape), dtype)
+    from harness.matrix import face
+
+    faced = face.worn() is not None
+    found, result, _inputs, device = capture(_attr(op_ref), _attr(inputs_ref), dict(shape), dtype, faced)
     return tuple(found), result, device
 
 
@@ -151,20 +154,6 @@ def describe(value: Any) -> Pointer | Scalar | TensorDesc | None:
     if isinstance(base, torch.Tensor) and hasattr(value, "block_shape"):  # a host TensorDescriptor
         return TensorDesc(_dtype_name(base.dtype), tuple(value.shape), tuple(value.block_shape), tuple(value.strides))
     raise CaptureError(f"an argument of type {type(value).__name__} cannot be described for a compile")
-
-
-def describe_value(value: Any) -> Any:
-    """A hashable account of any argument (tensors by what the launcher sees, with their strides): what makes two
-    calls of a kernel the same launch."""
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return ("tensor", describe(value), tuple(value.shape), tuple(value.stride()))
-    try:
-        hash(value)
-        return value
-    except TypeError:
-        return repr(value)
 
 
 def spec_for(ref_text: str) -> KernelSpec:

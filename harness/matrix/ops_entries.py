@@ -112,7 +112,8 @@ def op_refs(
             i = shapes.index(shape) if shape in shapes else 0
             if isinstance(table, str):
                 chk.add(
-                    path + ("shapes", i), f"capturing op {entry['op']} as on {target} for {shape} {dtype} failed: {table}"
+                    path + ("shapes", i),
+                    f"capturing op {entry['op']} as on {target} for {shape} {dtype} failed: {table}",
                 )
                 return []
             made = [(la["kernel"], la["launch"], la["of"]) for la in table["launches"]]

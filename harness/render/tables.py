@@ -269,6 +269,8 @@ def markdown_report(found: Findings) -> str:
         target_summary(found),
         "",
     ]
+    if found.launches:  # captured ops: what each target's virtual device got from the library
+        parts += ["## Captured launches per target", ""] + [f"- {md(la.line())}" for la in found.launches] + [""]
     at_risk = risk_lines(found)
     if at_risk:
         parts += (

@@ -41,6 +41,17 @@ class Launches:
     def own_faces(self) -> bool:
         return all(target == face for target, face, _ in self.per_target)
 
+    def short(self) -> str:
+        """One terminal line: what differs, not every target's list (report.md has those)."""
+        where = f"{self.kernel} {self.dtype} {self.shape}: "
+        if not self.own_faces:
+            return where + "one target's launches built for every target (launches_from)"
+        what = (["configs"] if len({c for _, _, c in self.per_target}) > 1 else []) + [n for n, _ in self.arguments]
+        return (
+            where
+            + f"the library adapts ({', '.join(what)} differ between {', '.join(t for t, _, _ in self.per_target)})"
+        )
+
     def line(self) -> str:
         parts = [f"{target} {_summary(configs)}" for target, _, configs in self.per_target]
         where = f"{self.kernel} {self.dtype} {self.shape}: "

@@ -100,9 +100,9 @@ def summary(found: Findings) -> list[str]:
     if device:
         parts += ["on the device (winner vs the first baseline; share of its roof's peak, HBM or the dtype's FLOP/s):"]
         parts += ["  " + line for line in device]
-    adapted = [la.line() for la in found.launches if la.adapts or not la.own_faces]
+    adapted = [la.short() for la in found.launches if la.adapts or not la.own_faces]
     if adapted:
-        parts += ["captured ops, each target's own launches (harness/matrix/face.py):"] + ["  " + a for a in adapted]
+        parts += ["captured ops (each target's launches in report.md):"] + ["  " + a for a in adapted]
     bad = worst(found)
     if bad:
         parts += ["worst findings:"] + ["  " + line for line in bad]

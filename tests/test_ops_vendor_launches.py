@@ -61,7 +61,8 @@ def builds(records: list[dict[str, Any]], kernel: str, target: str, shape: dict[
 def test_fla_builds_each_vendors_own_autotune_list_for_every_shape(run: list[dict[str, Any]]) -> None:
     code = (
         "import fla.utils as u\nfrom fla.modules.norm.l2norm import l2norm_fwd_kernel_row as k\n"
-        "print(json.dumps({'configs': sorted(json.dumps(c.all_kwargs(), sort_keys=True) for c in k.configs),"
+        "from harness.authoring.decorated import config_dict  # a triton.Config as the harness writes a config\n"
+        "print(json.dumps({'configs': sorted(json.dumps(config_dict(c), sort_keys=True) for c in k.configs),"
         " 'amd': u.IS_AMD, 'hopper': u.IS_NVIDIA_HOPPER}))"
     )
     for target in ("h100", "mi300x"):
@@ -102,7 +103,9 @@ def test_torchao_heuristic_is_evaluated_by_triton_per_config_and_shape(run: list
     from torchao.prototype.quantized_training.int8_mm import _scaled_int8_mm_kernel
 
     heuristic = _scaled_int8_mm_kernel.fn.values["EVEN_K"]  # autotune over heuristics: the library's own lambda
-    listed = {json.dumps(c.all_kwargs(), sort_keys=True) for c in _scaled_int8_mm_kernel.configs}
+    from harness.authoring.decorated import config_dict
+
+    listed = {json.dumps(config_dict(c), sort_keys=True) for c in _scaled_int8_mm_kernel.configs}
     for target in ("h100", "mi300x"):
         for shape in ({"M": 1024, "N": 1024, "K": 1024}, {"M": 512, "N": 1024, "K": 1088}):
             mine = builds(run, "torchao_int8_mm", target, shape)

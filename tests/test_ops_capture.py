@@ -130,6 +130,33 @@ def test_each_kernel_an_op_launches_becomes_a_case_built_as_triton_builds_it(tmp
     assert compiled.asm["ttir"] == ttir
 
 
+def test_an_op_is_checked_in_the_interpreter_against_its_reference(tmp_path: Path) -> None:
+    """``interpret:`` shapes of an op entry: the op itself runs under Triton's interpreter on CPU tensors and is
+    compared with the entry's reference; a reference the op does not meet is a mismatch, not a pass."""
+    (tmp_path / "wrong.py").write_text("def reference(x):\n    return x * x + 0.25 * x\n")
+    body = (
+        "    op: toylib.py:square_plus\n    inputs: toy_inputs.py:inputs\n    reference: {ref}\n"
+        "    dtypes: [fp32]\n    shapes: [{{R: 64, C: 128}}]\n    interpret: [{{R: 8, C: 16}}, {{R: 3, C: 100}}]\n"
+    )
+    matrix = _matrix(
+        tmp_path,
+        "  toy:\n" + body.format(ref="toy_inputs.py:reference") + "  wrong:\n" + body.format(ref="wrong.py:reference"),
+    )
+    out = tmp_path / "run"
+    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0")
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]  # the wrong reference's cases fail
+    records = [r for r in json.loads((out / "results.json").read_text())["records"] if r["mode"] == "interpret"]
+    status = {r["kernel"]: r["status"] for r in records}
+    assert status == {
+        "toy.square": "ok",
+        "toy.add_scaled": "ok",
+        "wrong.square": "mismatch",
+        "wrong.add_scaled": "mismatch",
+    }
+    ok = next(r for r in records if r["kernel"] == "toy.square")
+    assert [c["shape"] for c in ok["correctness"]["checks"]] == [{"R": 8, "C": 16}, {"R": 3, "C": 100}]
+
+
 BAD_ENTRIES = {  # entry body -> what its one-line error says
     "no_launch": ("    op: toylib.py:no_launch\n    inputs: toy_inputs.py:inputs\n", "the op made no Triton launch"),
     "raises": (

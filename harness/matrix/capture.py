@@ -127,12 +127,16 @@ def launches() -> Iterator[list[Launch]]:
     with _LOCK:
         saved_run = JITFunction.__dict__["run"]
         saved_getitem = KernelInterface.__dict__["__getitem__"]
+        interpreted = _interpreted_class()  # under TRITON_INTERPRET=1 a library's kernels are these
+        saved_interpreted = interpreted.__dict__["run"] if interpreted else None
         saved_bench = Autotuner.__dict__.get("do_bench")
         saved_testing = triton.testing.do_bench
         found: list[Launch] = []
         _STATE.found, _STATE.call, _STATE.calls = found, None, 0
         try:
             JITFunction.run = _recording_run(saved_run)  # type: ignore[method-assign]
+            if interpreted:
+                interpreted.run = _recording_run(saved_interpreted)
             KernelInterface.__getitem__ = _recording_getitem(saved_getitem)  # type: ignore[method-assign]
             # nothing is timed: Triton's autotuner (and a library's own, through triton.testing) "benchmarks" each
             # candidate it kept by running it once, recorded
@@ -142,12 +146,22 @@ def launches() -> Iterator[list[Launch]]:
         finally:
             _STATE.found = None
             JITFunction.run = saved_run  # type: ignore[method-assign]
+            if interpreted:
+                interpreted.run = saved_interpreted
             KernelInterface.__getitem__ = saved_getitem  # type: ignore[method-assign]
             triton.testing.do_bench = saved_testing
             if saved_bench is None:
                 del Autotuner.do_bench
             else:
                 Autotuner.do_bench = saved_bench  # type: ignore[method-assign]
+
+
+def _interpreted_class() -> Any:
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+    except ImportError:
+        return None
+    return InterpretedFunction
 
 
 def capture(

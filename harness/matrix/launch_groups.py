@@ -76,7 +76,7 @@ def _chain(obj: Any) -> list[Any]:
         if obj is None:
             break
         out.append(obj)
-        if type(obj).__name__ == "JITFunction":
+        if type(obj).__name__ in ("JITFunction", "InterpretedFunction"):
             break
         obj = getattr(obj, "fn", None)
     return out

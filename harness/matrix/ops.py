@@ -164,7 +164,8 @@ def spec_for(ref_text: str) -> KernelSpec:
     ref = OpRef.decode(ref_text)
     op = _attr(ref.op)
     first = _kernel_launch(ref, dict(ref.shape), ref.dtype)
-    params = first.jit.params
+    # under the interpreter a kernel is an InterpretedFunction (no params): nothing is compiled there, the op runs
+    params = getattr(first.jit, "params", [])
 
     def launch_of(shape: Mapping[str, Any], dtype: str, config: Mapping[str, Any] | None) -> Any:
         return _kernel_launch(ref, shape, dtype).launch_for(config)

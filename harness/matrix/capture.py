@@ -135,7 +135,7 @@ def launches() -> Iterator[list[Launch]]:
         _STATE.found, _STATE.call, _STATE.calls = found, None, 0
         try:
             JITFunction.run = _recording_run(saved_run)  # type: ignore[method-assign]
-            if interpreted:
+            if interpreted and saved_interpreted is not None:
                 interpreted.run = _recording_run(saved_interpreted)
             KernelInterface.__getitem__ = _recording_getitem(saved_getitem)  # type: ignore[method-assign]
             # nothing is timed: Triton's autotuner (and a library's own, through triton.testing) "benchmarks" each

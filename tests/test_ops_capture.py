@@ -226,6 +226,22 @@ def test_fla_ops_on_the_h200_were_checked_and_timed_per_config_against_the_op_as
         assert 0.8 < baseline["speedup"] < 1.25  # the library's own pick of the same list
 
 
+def test_stored_h200_run_every_shape_and_launch_of_a_captured_op_is_the_binary_that_ran() -> None:
+    """Run BG (docs/performance.md): fla-core's L2 norm at two shapes (its autotune list tuned) and conch's fp8
+    quantiser launched twice per call at two shapes, from empty caches on the H200: every config of every shape
+    and launch correct, and the launched binary the static artifact (sha256), each tied to its launch."""
+    doc = json.loads(gzip.decompress((DATA / "h200_vendor" / "results.json.gz").read_bytes()))
+    builds = [r for r in doc["records"] if r["mode"] == "compile"]
+    shapes = {(r["kernel"], json.dumps(r["shape"], sort_keys=True)) for r in builds}
+    assert {k for k, _ in shapes} == {"fla_l2norm", "conch_qk.launch1", "conch_qk.launch2"} and len(shapes) == 6
+    assert len([r for r in builds if r["kernel"] == "fla_l2norm"]) == 12  # 6 configs (NVIDIA's list) per shape
+    for r in builds:
+        assert r["captured"]["face"] == "h200" and r["runtime"]["correctness"]["status"] == "ok", r["kernel"]
+        assert r["runtime"]["launch_parity"] == "identical", (r["kernel"], r["shape"], r["config"])
+    tunes = [r for r in doc["records"] if r["mode"] == "tune"]
+    assert len(tunes) == 6 and all(r["status"] == "ok" for r in tunes)
+
+
 MISBEHAVING = """
 import os, signal, sys, time
 

@@ -255,11 +255,18 @@ def _launched_binary(before: dict[int, Any], after: dict[int, Any], cache_key: s
     """
     import hashlib
 
+    def key_of(k: Any) -> str:
+        return str(getattr(k.result() if hasattr(k, "result") else k, "hash", ""))
+
     new = [k for i, k in after.items() if i not in before]
     reused = ""
     if not new and cache_key:
-        new = [k for k in after.values() if str(getattr(k, "hash", "")) == cache_key]
+        new = [k for k in after.values() if key_of(k) == cache_key]
         reused = "reused from an earlier launch in this worker"
+    elif len(new) > 1 and cache_key:  # an op that launches one kernel twice (other constexprs): the one built here
+        keyed = [k for k in new if key_of(k) == cache_key]
+        if len(keyed) == 1:
+            new, reused = keyed, f"one of the {len(new)} kernels the call compiled, by Triton's cache key"
     if len(new) != 1:
         return {
             "note": "no new JIT kernel for this launch (already compiled in this worker)"

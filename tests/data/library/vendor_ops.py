@@ -1,21 +1,12 @@
 """Glue for three libraries' ops captured under each target's virtual device (``vendor_ops.yaml``).
 
 Every op is the library's own function; the glue is the inputs (and, for conch, a two-line op that quantises Q
-and K the way an attention layer does: the same kernel launched twice with other constexprs).
+and K the way an attention layer does: the same kernel launched twice with other constexprs). fla-core's L2 norm
+takes the inputs and reference of ``ops.py``.
 """
 import torch
 
 from harness.torchutil import randn
-
-
-def l2norm_inputs(shape, dtype, device, generator):
-    return (randn((shape["T"], shape["D"]), dtype, device, generator),)
-
-
-def l2norm_reference(x):
-    xf = x.float()
-    rstd = 1.0 / torch.sqrt((xf * xf).sum(dim=-1) + 1e-6)
-    return (xf * rstd[:, None]).to(x.dtype), rstd
 
 
 def quantise_qk(q, k, scale):

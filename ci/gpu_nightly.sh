@@ -17,6 +17,14 @@ else
   "$repo/.venv-gpu/bin/pip" install -q -e "$repo"   # no [cpu] extra: torch and triton are the host's
   py=$repo/.venv-gpu/bin/python
 fi
+# One GPU per runner service: two services on one multi-GPU host would time their kernels on the same GPU.
+if [ -z "${CUDA_VISIBLE_DEVICES:-}${HIP_VISIBLE_DEVICES:-}${ROCR_VISIBLE_DEVICES:-}" ]; then
+  count=$("$py" -c 'import torch; print(torch.cuda.device_count() if torch.cuda.is_available() else 0)' 2> /dev/null || echo 0)
+  if [ "$count" -gt 1 ]; then
+    echo "gpu_nightly.sh: this host has $count GPUs and the runner sets none of CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES: give each runner service one GPU (README, Nightly CI)" >&2
+    exit 2
+  fi
+fi
 # a retried nightly finishes what the interrupted one left (its records are kept), a fresh one starts
 # HARNESS_SHARD=I/N (a CI matrix entry) runs that shard of the matrix only (harness run --shard auto)
 shard=()

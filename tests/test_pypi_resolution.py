@@ -110,10 +110,11 @@ def resolved(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Fut
     """Every resolution at once (pip waits on the network, not the CPU): tox envs, the quick start, the pin job."""
     envs = _tox_config()
     tmp = tmp_path_factory.mktemp("pins")
-    with ThreadPoolExecutor(len(envs) + 3) as pool:
+    with ThreadPoolExecutor(len(envs) + 4) as pool:
         jobs = {name: pool.submit(_tox_env, cfg["deps"], cfg["commands_pre"]) for name, cfg in envs.items()}
         jobs["quick start"] = pool.submit(_resolve, *_project("cpu", "test"), "-c", "ci/constraints-cpu.txt")
-        jobs["3.9.0"] = pool.submit(_install_pin, "3.9.0", tmp)  # the path no torch asks for (the other: the tox envs)
+        jobs["3.9.0"] = pool.submit(_install_pin, "3.9.0", tmp)
+        jobs["merge"] = pool.submit(_resolve, *_project())  # merge / compare / accept: pip install -e .  # the path no torch asks for (the other: the tox envs)
         yield jobs
 
 
@@ -156,6 +157,12 @@ def test_the_triton_pin_jobs_install_resolves_on_plain_pypi_for_a_triton_no_torc
     )
 
 
+def test_the_merge_and_compare_jobs_install_neither_torch_nor_triton(resolved: dict[str, Future[Any]]) -> None:
+    found = resolved["merge"].result()
+    assert "pyyaml" in found and "scipy" in found
+    assert not {"torch", "triton"} & set(found) and not any(n.startswith("nvidia-") for n in found), sorted(found)
+
+
 def test_the_workflows_install_only_what_these_tests_resolve() -> None:
     """Every install line of the GitHub and GitLab pipelines is one of the forms above; a new one fails here until it
     is checked too."""
@@ -164,14 +171,13 @@ def test_the_workflows_install_only_what_these_tests_resolve() -> None:
         re.compile(r"^pip install tox$"),
         re.compile(r'^tox run -e "triton\$\{?\{? ?(matrix\.triton|TRITON) ?\}?\}?"'),
         re.compile(r'^pip install -e "\.\[cpu\]" -c ci/constraints-cpu\.txt$'),
-        re.compile(r'^bash ci/install_pin\.sh venv "\$pin"$'),
+        re.compile(r'^bash ci/install_pin\.sh venv "\$PIN"$'),
+        re.compile(r"^pip install -e \.$"),  # merge, compare, accept: below, without torch or triton
+        re.compile(r"^pip install -q pyyaml$"),  # the plan job reads ci/nightly-plan.yaml
     )
     seen = 0
-    pins: set[str] = set()
     for path in files:
         for key, value in _walk(yaml.safe_load(path.read_text())):
-            if key.lower() == "triton" and isinstance(value, list):
-                pins |= {str(v) for v in value}
             if key not in ("run", "script") or not isinstance(value, (str, list)):
                 continue
             for line in (
@@ -181,6 +187,7 @@ def test_the_workflows_install_only_what_these_tests_resolve() -> None:
                     seen += 1
                     assert any(rx.search(line) for rx in checked), f"{path.name}: an install no test resolves: {line}"
     assert seen >= 6
+    pins = {str(p) for p in yaml.safe_load((REPO / "ci" / "nightly-plan.yaml").read_text())["static"]["pins"]}
     assert pins and pins <= set(PINS), pins  # the nightly's pins are tox envs the first test resolves
 
 

@@ -1,6 +1,6 @@
 """The harness as a wheel: every package in it, the bundled kernels and matrices with it, runnable from anywhere.
 
-A wheel is built from this tree (pip, with build isolation, as a user's ``pip install .`` would), installed into
+A wheel is built from this tree (``python -m build``, isolated, as a release or a user's ``pip install .`` would), installed into
 a fresh virtual environment that sees this environment's torch and triton but not this checkout, and then run
 from an unrelated directory: ``harness run`` finds its default matrix and kernels inside the installed package,
 and an unrelated pytest file passes with the harness's pytest plugin installed beside it.
@@ -30,12 +30,16 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh venv holding the wheel (no pip, no checkout on its path; this environment's packages behind it)."""
     root = tmp_path_factory.mktemp("wheel")
     built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(root / "dist"), str(REPO)],
+        [sys.executable, "-m", "build", "--outdir", str(root / "dist"), str(REPO)],
         capture_output=True,
         text=True,
         timeout=600,
     )
     assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
+    # the sdist and the wheel built from it, by the bounded backend: nothing it says is deprecated (the license
+    # table was, with an end date that would have failed every install)
+    said = built.stdout + built.stderr
+    assert "deprecat" not in said.lower(), [ln for ln in said.splitlines() if "deprecat" in ln.lower()]
     (wheel,) = (root / "dist").glob("*.whl")
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=600)

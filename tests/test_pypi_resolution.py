@@ -114,7 +114,9 @@ def resolved(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Fut
         jobs = {name: pool.submit(_tox_env, cfg["deps"], cfg["commands_pre"]) for name, cfg in envs.items()}
         jobs["quick start"] = pool.submit(_resolve, *_project("cpu", "test"), "-c", "ci/constraints-cpu.txt")
         jobs["3.9.0"] = pool.submit(_install_pin, "3.9.0", tmp)
-        jobs["merge"] = pool.submit(_resolve, *_project())  # merge / compare / accept: pip install -e .  # the path no torch asks for (the other: the tox envs)
+        jobs["merge"] = pool.submit(
+            _resolve, *_project()
+        )  # merge / compare / accept: pip install -e .  # the path no torch asks for (the other: the tox envs)
         yield jobs
 
 

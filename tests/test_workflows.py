@@ -19,7 +19,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 from helpers import REPO, run_cli, write_matrix
 
 WORKFLOWS = sorted((REPO / "ci" / "workflows").glob("*.yml"))

@@ -261,3 +261,27 @@ def test_a_multi_gpu_host_without_one_visible_gpu_is_refused(tmp_path: Path) -> 
         script, env={**env, "CUDA_VISIBLE_DEVICES": "2"}, capture_output=True, text=True, timeout=60
     )
     assert visible.returncode == 9  # past the check: the (fake) harness run itself
+
+
+def test_a_rocm_host_is_refused_by_what_would_install_over_its_triton(tmp_path: Path) -> None:
+    """tox's install command refuses a host with AMD's driver or ROCm; the harness refuses an environment where
+    PyPI's triton was installed beside pytorch-triton-rocm (the [cpu] extra on a ROCm host), in one line, exit 2."""
+    sys.path.insert(0, str(REPO / "ci"))
+    from pip_guard import rocm_reason
+
+    (tmp_path / "kfd").touch()
+    reason = rocm_reason((str(tmp_path / "kfd"), str(tmp_path / "no-rocm")))
+    assert reason is not None and f"this is a ROCm host ({tmp_path / 'kfd'})" in reason
+    assert rocm_reason((str(tmp_path / "no-rocm"),)) is None
+    tox = (REPO / "tox.ini").read_text()
+    assert "install_command = python {toxinidir}/ci/pip_guard.py {opts} {packages}" in tox
+    # the module triton from two distributions: a ROCm wheel's metadata beside this environment's PyPI triton
+    site = tmp_path / "site"
+    (site / "pytorch_triton_rocm-3.6.0.dist-info").mkdir(parents=True)
+    (site / "pytorch_triton_rocm-3.6.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: pytorch-triton-rocm\nVersion: 3.6.0\n"
+    )
+    proc = run_cli("run", str(REPO / "matrices" / "smoke.yaml"), "--static-only", env={"PYTHONPATH": f"{site}:{REPO}"})
+    assert proc.returncode == 2, proc.stdout[-1000:] + proc.stderr[-1000:]
+    (line,) = proc.stderr.strip().splitlines()
+    assert "two distributions provide the module triton here" in line and "pytorch-triton-rocm 3.6.0 (ROCm)" in line

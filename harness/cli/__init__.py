@@ -94,6 +94,13 @@ def _main(argv: list[str] | None) -> int:
     if wrong:  # before a matrix is read: a bad timeout is an error, never a silent one second
         err(wrong[0])
         return EXIT_INPUT
+    if args.command in ("run", "repro"):
+        from harness.support.tritoncompat import clobbered_rocm_triton
+
+        mixed = clobbered_rocm_triton()
+        if mixed:
+            err(mixed)
+            return EXIT_INPUT
     _importable_from_here()
     module, function = HANDLERS[args.command]
     try:

@@ -249,3 +249,24 @@ def cache_hit_from_files(cache_hash: str, started_at: float) -> str | None:
     except Exception:  # noqa: BLE001 - a cache layout this release does not have: unknown
         return None
     return ("hit" if max(stamps) < started_at else "miss") if stamps else None
+
+
+def clobbered_rocm_triton() -> str | None:
+    """One line when PyPI's ``triton`` was installed beside a ROCm host's ``pytorch-triton-rocm`` (both provide the
+    module ``triton``; whichever unpacked last wins, file by file). The ``[cpu]`` extra or a plain ``pip install
+    triton`` does that on a ROCm host; the harness refuses rather than judge a mix of the two."""
+    from importlib import metadata
+
+    found = {}
+    for name in ("triton", "pytorch-triton-rocm"):
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    if len(found) < 2:
+        return None
+    return (
+        f"two distributions provide the module triton here: triton {found['triton']} (PyPI) and pytorch-triton-rocm "
+        f"{found['pytorch-triton-rocm']} (ROCm); on a ROCm host install the harness without extras "
+        "(pip install -e .), then pip uninstall triton and reinstall pytorch-triton-rocm"
+    )

@@ -121,8 +121,14 @@ def main(argv: list[str] | None = None) -> int:
     if lost:
         head.append("**Night incomplete:** missing " + "; ".join(lost) + ". Not kept as the baseline.")
 
+    base, label, temp, against = _baseline(args)
+    judged = []  # report.html opens with tonight against the baseline, run by run ('-': no namesake there)
+    if base is not None:
+        pairs = [base / r.relative_to(args.collected) for r in runs]
+        judged = ["--baseline", *(str(p) if p.is_dir() and run_dirs(p) else "-" for p in pairs)]
+        judged += ["--against", against]
     report = harness(
-        "report", *map(str, runs), "--out", str(args.out / "report.md"), "--csv", str(args.out / "results.csv")
+        "report", *map(str, runs), "--out", str(args.out / "report.md"), "--csv", str(args.out / "results.csv"), *judged
     )
     incomplete = [
         ln.split("night incomplete: ", 1)[1] for ln in report.stderr.splitlines() if "night incomplete: " in ln
@@ -133,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         message = (report.stderr or report.stdout).strip().splitlines()
         print(f"nightly_merge: harness report failed: {message[-1] if message else report.returncode}", file=sys.stderr)
         head.append("**The merged report could not be made:** " + (message[-1] if message else ""))
+        cleanup(temp)
         return _finish(args, head, body, 4, {})
     body += ["", "Merged report: `report.html`, `report.md`, `results.csv`.", "", report.stdout.strip(), ""]
     flaky = sorted(args.collected.rglob("*.flaky"))  # ci/gpu_nightly.sh: a GPU shard that passed on its retry
@@ -142,7 +149,6 @@ def main(argv: list[str] | None = None) -> int:
         body.append("")
 
     worst = 3 if (lost or incomplete) else 0
-    base, label, temp = _baseline(args)
     codes: dict[str, int] = {}
     if base is None:
         if args.first_night or args.previous is None and args.store is None:
@@ -189,14 +195,15 @@ def main(argv: list[str] | None = None) -> int:
     return _finish(args, head, body, worst, codes, kept=kept, missing=lost)
 
 
-def _baseline(args: argparse.Namespace) -> tuple[Path | None, str, list[Path]]:
-    """The folder to compare with, the summary's line saying which, and temporary folders to remove."""
+def _baseline(args: argparse.Namespace) -> tuple[Path | None, str, list[Path], str]:
+    """The folder to compare with, the summary's line saying which, temporary folders to remove, and its short
+    name for report.html."""
     if args.previous is not None:
         if args.previous.is_dir() and run_dirs(args.previous):
-            return args.previous, f"Compared with `{args.previous}`.", []
-        return None, f"**No baseline:** `{args.previous}` holds no run.", []
+            return args.previous, f"Compared with `{args.previous}`.", [], str(args.previous)
+        return None, f"**No baseline:** `{args.previous}` holds no run.", [], ""
     if args.store is None:
-        return None, "No baseline given: nothing compared.", []
+        return None, "No baseline given: nothing compared.", [], ""
     pointer: Pointer = Store(args.store).pointer()
     night, how = pointer.night, ""
     if pointer.log:
@@ -204,11 +211,11 @@ def _baseline(args: argparse.Namespace) -> tuple[Path | None, str, list[Path]]:
     if night == args.night:  # a re-run after this night was kept: judge it against the one it replaced
         night = pointer.previous
         if night is None:
-            return None, f"Re-run of night {args.night}, the first night: nothing to compare with.", []
+            return None, f"Re-run of night {args.night}, the first night: nothing to compare with.", [], ""
         how = f" (re-run of night {args.night}, already kept: compared with the baseline before it)"
     if night is None:
         if args.first_night:
-            return None, "**First night** (started as such): nothing to compare with.", []
+            return None, "**First night** (started as such): nothing to compare with.", [], ""
         return (
             None,
             (
@@ -216,11 +223,12 @@ def _baseline(args: argparse.Namespace) -> tuple[Path | None, str, list[Path]]:
                 "Start one on purpose with --first-night (the workflow's first_night input)."
             ),
             [],
+            "",
         )
     folder = Store(args.store).night_dir(night)
     if folder is None:
-        return None, f"**No baseline:** the store names night {night} but lacks its runs (exit {NO_BASELINE}).", []
-    return folder, f"Judged against night {night}{how}.", [folder]
+        return None, f"**No baseline:** the store names night {night} but lacks its runs (exit {NO_BASELINE}).", [], ""
+    return folder, f"Judged against night {night}{how}.", [folder], f"night {night}"
 
 
 def _meaning(code: int) -> str:

@@ -173,6 +173,15 @@ def test_a_night_accepted_on_purpose_is_the_next_nights_baseline(tmp_path: Path,
     worse = _night(tmp_path, "n101", shards["broken"], {"static-triton36": (1, 2)})
     code, summary, _ = _merge(worse, tmp_path / "m101", "--store", str(store), "--night", "101", "--expected", expected)
     assert code == 2 and "Not kept as the baseline: new failures." in summary
+    page = (tmp_path / "m101" / "report.html").read_text()  # the page opens with what got worse, run by run
+    assert page.index("<h2>Tonight against night 100: worse: ") < page.index("<h2>At a glance</h2>")
+    assert "static-triton36 <small>exit 2: " in page and "<b>worse (" in page and "WORSE: status" in page
+    worst = page.split("<h3>Worst findings</h3>", 1)[1].split("</ol>", 1)[0]  # the compile errors, one line
+    assert (
+        worst.count("<li>") == 1
+        and "<b>failed</b>" in worst
+        and "4 configs: fp32 · 2 shapes · 2 configs: <b>failed</b>" in worst
+    ), worst
     accept = [sys.executable, str(REPO / "ci" / "nightly_merge.py"), "accept", str(worse), "--store", str(store),
               "--night", "101", "--by", "ci-test", "--expected", expected]  # fmt: skip
     refused = subprocess.run([*accept, "--reason", " "], capture_output=True, text=True)

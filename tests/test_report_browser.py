@@ -172,3 +172,44 @@ def test_the_first_screen_is_the_answer(merged_report: Path, tmp_path: Path) -> 
     assert (width, height) == (1280, 800)
     all_fit = bytes.fromhex(_colour({"fits": 1.0})[1:])
     assert all_fit in colours, "no all-fit heatmap cell on the first screen"
+
+
+NIGHT = """<script>
+window.addEventListener('load', () => {
+  const top = el => el ? Math.round(el.getBoundingClientRect().top) : -1;
+  const night = document.getElementById('night');
+  const out = {night: top(night), heat: top(document.querySelector('table.heat')),
+               height: night ? Math.round(night.getBoundingClientRect().height) : 0,
+               title: night ? night.querySelector('h2').textContent : ''};
+  const pre = document.createElement('pre'); pre.id = 'measured'; pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+def test_a_night_with_a_baseline_opens_with_its_verdict(tmp_path: Path) -> None:
+    """The 3.9 run judged against the 3.6 run as its baseline (what a Triton bump's night is): report.html's first
+    section is the verdict, laid out above the heatmap, on the first screen, with the per-run lists."""
+    out = tmp_path / "r"
+    proc = run_cli("report", str(DATA / "static_triton39"), "--baseline", str(DATA / "static_triton36"),
+                   "--against", "night 41", "--out", str(out / "report.md"))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    page = out / "report.html"
+    text = page.read_text()
+    assert text.index("id=night") < text.index("<h2>At a glance</h2>")
+    assert "<h2>Tonight against night 41: " in text and "static_triton39 <small>exit " in text
+    probe = tmp_path / "probe.html"
+    probe.write_text(text.replace("</body>", NIGHT + "</body>"))
+    dom = _browse(probe, tmp_path / "profile", "--dump-dom", "--window-size=1280,800")
+    found = re.search(r'<pre id="measured">(.*?)</pre>', dom.stdout, re.S)
+    assert found, dom.stderr[-2000:]
+    measured = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    assert 0 <= measured["night"] < 200 and measured["height"] > 40, measured  # at the top of the first screen
+    assert measured["heat"] > measured["night"], measured
+    assert measured["title"].startswith("Tonight against night 41: ")
+    # a run with no namesake in the baseline is said to be new
+    proc = run_cli("report", str(DATA / "static_triton39"), "--baseline", "-", "--out", str(tmp_path / "n" / "r.md"))
+    assert proc.returncode == 0, proc.stderr
+    assert "new: no run of that name in the baseline" in (tmp_path / "n" / "r.html").read_text()
+    bad = run_cli("report", str(DATA / "static_triton39"), "--baseline", "-", "-", "--out", str(tmp_path / "x.md"))
+    assert bad.returncode == 2 and "--baseline: 2 given for 1 run(s)" in bad.stderr

@@ -133,6 +133,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=os.environ.get("HARNESS_HISTORY"),
         help="SQLite history file whose trends report.html shows (default $HARNESS_HISTORY)",
     )
+    rep.add_argument(
+        "--baseline",
+        nargs="+",
+        metavar="BASE",
+        help="each run's baseline run, in the order of the runs ('-' for none): report.html then opens with what "
+        "got worse, better, new and missing since it (the nightly's merge passes the baseline night's runs)",
+    )
+    rep.add_argument("--against", default="the baseline", help="what --baseline is, as the page names it")
     cmp = sub.add_parser(
         "compare",
         help="what changed between two runs (a Triton bump, night to night) and whether it is worse",

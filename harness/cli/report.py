@@ -61,12 +61,19 @@ def cmd_report(args: argparse.Namespace) -> int:
         except history.HistoryError as exc:
             err(f"warning: {exc}; the report has no trends")
     found = analyse(runs, records, trends)  # every view below formats these findings
+    verdict = None
+    if args.baseline:
+        from harness.cli.report_verdict import night_verdict
+
+        verdict = night_verdict(list(args.dirs), list(args.baseline), args.against)
+        if verdict is None:
+            return EXIT_INPUT
     text = tables.markdown_report(found)
     if out:
         from harness.render.html_page import html_report
 
         if not write_output(out, text, "--out") or not write_output(
-            out.with_suffix(".html"), html_report(found), "--out"
+            out.with_suffix(".html"), html_report(found, verdict), "--out"
         ):
             return EXIT_INPUT
     if args.vendor_eval:

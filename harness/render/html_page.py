@@ -27,10 +27,11 @@ from markupsafe import Markup
 
 from harness.analysis import figures
 from harness.analysis.findings import Findings
+from harness.analysis.night_verdict import NightVerdict
 from harness.analysis.trends import Trend
 from harness.model.run_info import RunInfo
 from harness.model.timings import STABLE_IQR
-from harness.render import html_matrix, html_overview, run_lines, svg, tables
+from harness.render import html_matrix, html_night, html_overview, run_lines, svg, tables
 from harness.render.compare import EXIT_MEANING
 from harness.render.escaping import CONTROL
 
@@ -237,13 +238,14 @@ def _data_links(runs: list[RunInfo]) -> list[tuple[str, str]]:
     return [(str(where), quote(str(where))) for where in wheres]
 
 
-def html_report(found: Findings) -> str:
-    """The page. ``found.runs[i].dir``, when set, is that run's directory relative to the page (links); the
+def html_report(found: Findings, night: NightVerdict | None = None) -> str:
+    """The page; with ``night`` (the report was given a baseline), the night's verdict first. ``found.runs[i].dir``, when set, is that run's directory relative to the page (links); the
     trend section shows ``found.trends`` (the history file's series) when a history file was given."""
     runs, records = list(found.runs), list(found.records)
     vendor_static, vendor_devices = _vendor_eval(found)
     return _template().render(
-        style=Markup(STYLE + html_overview.STYLE),  # our own constants, no value in them
+        style=Markup(STYLE + html_overview.STYLE + html_night.STYLE),  # our own constants, no value in them
+        night=html_night.view(night),
         glance=html_overview.section(found.overview),
         runs=_runs(runs),
         night_lines=[line for info in runs for line in run_lines.night_lines(info)],

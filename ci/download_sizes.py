@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import urllib.parse
 import urllib.request
+from pathlib import Path
 
 
 def sizes(pip_args: list[str]) -> list[tuple[str, str, int]]:
@@ -22,7 +24,10 @@ def sizes(pip_args: list[str]) -> list[tuple[str, str, int]]:
     for item in json.loads(proc.stdout)["install"]:
         url = item["download_info"]["url"]
         if url.startswith("file:"):
-            continue  # the project itself (-e .)
+            path = Path(urllib.parse.unquote(urllib.parse.urlparse(url).path))
+            if path.is_file():  # a wheel from --find-links: its own size
+                out.append((item["metadata"]["name"], item["metadata"]["version"], path.stat().st_size))
+            continue  # else the project itself (-e .)
         with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=60) as resp:
             size = int(resp.headers.get("Content-Length", 0))
         out.append((item["metadata"]["name"], item["metadata"]["version"], size))

@@ -5,7 +5,7 @@
 #   bash ci/gpu_nightly.sh [MATRIX] [OUT]
 # HARNESS_PYTHON=/path/to/python uses an environment that already has the harness, torch and
 # triton instead of making .venv-gpu (the tests do; so can a host image that ships them).
-# Exit codes are harness run's (README): 1 means some case failed, 2 bad input.
+# Exit codes are harness run's (docs/usage.md): 1 means some case failed, 2 bad input.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 matrix=${1:-$repo/matrices/nightly.yaml}
@@ -21,7 +21,7 @@ fi
 if [ -z "${CUDA_VISIBLE_DEVICES:-}${HIP_VISIBLE_DEVICES:-}${ROCR_VISIBLE_DEVICES:-}" ]; then
   count=$("$py" -c 'import torch; print(torch.cuda.device_count() if torch.cuda.is_available() else 0)' 2> /dev/null || echo 0)
   if [ "$count" -gt 1 ]; then
-    echo "gpu_nightly.sh: this host has $count GPUs and the runner sets none of CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES: give each runner service one GPU (README, Nightly CI)" >&2
+    echo "gpu_nightly.sh: this host has $count GPUs and the runner sets none of CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES: give each runner service one GPU (docs/operations.md, The nightly)" >&2
     exit 2
   fi
 fi

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The checks that keep the code as README's "Architecture" describes it, before the tests (configured in
+# The checks that keep the code as docs/architecture.md describes it, before the tests (configured in
 # pyproject.toml): ruff's lint and format check, and mypy (strict on model/, results/ and analysis/). The import
 # directions between the stage packages are a test (tests/test_import_graph.py).
 set -euo pipefail

@@ -1,4 +1,5 @@
-"""README promises: the kernel-spec example works as printed; .ci/run runs README's test command."""
+"""The documentation's promises: the kernel-spec examples of docs/bring-your-kernel.md work as printed, README's
+excerpt of one is that tested code, and .ci/run runs README's test command."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from pathlib import Path
 from helpers import REPO, run_cli, write_matrix
 
 README = (REPO / "README.md").read_text()
+GUIDE = (REPO / "docs" / "bring-your-kernel.md").read_text()
 
 
 def test_user_kernel_example_runs_through_the_harness(tmp_path: Path) -> None:
-    block = README.split("<!-- user-kernel-example -->")[1].split("<!-- /user-kernel-example -->")[0]
+    block = GUIDE.split("<!-- user-kernel-example -->")[1].split("<!-- /user-kernel-example -->")[0]
     code = re.search(r"```python\n(.*?)```", block, re.S).group(1)
     pkg = tmp_path / "my_project"
     pkg.mkdir()
@@ -40,6 +42,15 @@ kernels:
     assert all(r["status"] == "ok" for r in records)
 
 
+def test_readmes_spec_excerpt_is_the_tested_example() -> None:
+    """README shows part of the tested kernel spec: each of its lines is a line of that example."""
+    excerpt = README.split("```python\n", 1)[1].split("```", 1)[0]
+    tested = GUIDE.split("<!-- user-kernel-example -->")[1].split("<!-- /user-kernel-example -->")[0]
+    lines = {ln.split("  #")[0].rstrip() for ln in tested.splitlines()}
+    shown = [ln.split("  #")[0].rstrip() for ln in excerpt.splitlines() if ln.strip()]
+    assert len(shown) > 10 and [ln for ln in shown if ln not in lines] == []
+
+
 def test_ci_runs_the_readme_test_command() -> None:
     commands = re.findall(r"```bash\n(.*?)\n```", README)
     assert len(commands) >= 2
@@ -48,7 +59,7 @@ def test_ci_runs_the_readme_test_command() -> None:
 
 
 def _example(name: str) -> str:
-    block = README.split(f"<!-- example:{name} -->")[1].split(f"<!-- /example:{name} -->")[0]
+    block = GUIDE.split(f"<!-- example:{name} -->")[1].split(f"<!-- /example:{name} -->")[0]
     return re.search(r"```python\n(.*?)```", block, re.S).group(1)
 
 
@@ -117,7 +128,7 @@ def test_decorated_kernel_example_takes_the_autotune_list_and_the_heuristics(tmp
 def test_op_example_is_captured_and_built_with_the_library_list(tmp_path: Path) -> None:
     """README's op example: no spec, the op named in the matrix; its autotune list built for both targets."""
     (tmp_path / "scale_op.py").write_text(_example("op"))
-    yaml_block = README.split("<!-- /example:op -->")[1].split("```yaml\n")[1].split("```")[0]
+    yaml_block = GUIDE.split("<!-- /example:op -->")[1].split("```yaml\n")[1].split("```")[0]
     matrix = write_matrix(tmp_path / "m.yaml", "name: op\ntargets: [h100, mi300x]\n" + yaml_block)
     out = tmp_path / "run"
     proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0")

@@ -111,4 +111,4 @@ def test_ctrl_c_in_the_first_second_of_a_command_is_one_line(tmp_path: Path) -> 
 def test_readme_names_the_schema_version_the_files_have() -> None:
     from harness.model.records import SCHEMA_VERSION
 
-    assert f"`schema_version: {SCHEMA_VERSION}`" in (REPO / "README.md").read_text()
+    assert f"`schema_version: {SCHEMA_VERSION}`" in (REPO / "docs" / "usage.md").read_text()

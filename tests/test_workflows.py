@@ -54,10 +54,10 @@ def test_actionlint_finds_what_is_wrong(tmp_path: Path) -> None:
     assert "nowhere" in proc.stdout
 
 
-def test_the_workflows_lint_in_a_fresh_repository_laid_out_as_readme_says(tmp_path: Path) -> None:
-    """README's adopter lines, run in a fresh repository holding this tree; actionlint then reads its config from
+def test_the_workflows_lint_in_a_fresh_repository_laid_out_as_the_docs_say(tmp_path: Path) -> None:
+    """docs/operations.md's adopter lines, run in a fresh repository holding this tree; actionlint then reads its config from
     ``.github/actionlint.yaml`` by itself (no -config-file), and GitLab's file is where GitLab reads it."""
-    readme = (REPO / "README.md").read_text()
+    readme = (REPO / "docs" / "operations.md").read_text()
     block = readme.split("To adopt the pipelines, from the root of your copy of this repository:", 1)[1]
     lines = block.split("```bash\n", 1)[1].split("```", 1)[0].strip().splitlines()
     assert len(lines) == 2

@@ -1,6 +1,6 @@
 """Verdicts: does a config launch on a target, and on which of each vendor's targets.
 
-Semantics (README, "Verdicts"):
+Semantics (docs/usage.md, "Verdicts"):
 
 - Per target, ``fits`` / ``exceeds`` / ``failed`` is decided by the build under
   Triton's defaults (the environment named ``default``; a matrix that sweeps

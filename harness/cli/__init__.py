@@ -1,6 +1,6 @@
 """``harness`` command line: run, validate, targets, report.
 
-Exit codes (also in README):
+Exit codes (also in docs/usage.md):
   0  every case compiled (and matched its reference where checked)
   1  at least one case failed: compile error, crash, timeout or mismatch
   2  bad input: invalid matrix, unknown target, unreadable or damaged results, a run directory in use or

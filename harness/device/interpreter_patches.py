@@ -75,7 +75,7 @@ _BINARY: dict[str, Callable[[Any, Any], Any]] = {
     "fast_dividef": np.divide,
     "copysign": np.copysign,
 }
-#: the libdevice functions mapped under the interpreter (documented in README)
+#: the libdevice functions mapped under the interpreter (documented in docs/usage.md, "Kernels")
 LIBDEVICE = tuple(sorted(set(_UNARY) | set(_BINARY) | {"fma"}))
 
 

@@ -1,7 +1,7 @@
 """Two runs compared: what changed from pin X to pin Y (or night to night), and is it worse?
 
 ``diff`` matches records and finds the changes, ``stats`` judges timings on their raw
-samples, ``render`` writes the summary, markdown and JSON. Exit codes (README):
+samples, ``render`` writes the summary, markdown and JSON. Exit codes (docs/usage.md):
 0 nothing worse, 1 performance regression only, 2 a worse status, verdict or
 correctness, 3 the runs cannot be compared.
 """

@@ -175,6 +175,6 @@ SPEC = KernelSpec(
         {"B": 1, "H": 2, "N": 128, "D": 64, "causal": True},
         {"B": 1, "H": 1, "N": 128, "D": 64, "causal": False},
     ),
-    interpret_dtypes=("fp16",),  # computes in bf16 through tl.dot: the interpreter cannot (see docs/usage.md, "Kernels")
+    interpret_dtypes=("fp16",),  # computes in bf16 through tl.dot: the interpreter cannot (docs/usage.md)
     tolerances={"fp16": (1e-2, 1e-2), "bf16": (2e-2, 2e-2)},
 )

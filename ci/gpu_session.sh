@@ -206,7 +206,7 @@ YAML
       echo "gpu tests exit $?"; tail -2 "$OUT/gpu_tests.log"
     fi
     if [ "$mode" = fidelity ]; then
-      timeout 60 python3 ci/fa_diagnose.py > "$OUT/first.log" 2>&1
+      timeout 60 python3 benchmarks/investigations/fa_diagnose.py > "$OUT/first.log" 2>&1
     else
       timeout 100 python3 benchmarks/autotune_cost.py "$OUT" > "$OUT/first.log" 2>&1
     fi

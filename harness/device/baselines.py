@@ -117,7 +117,7 @@ def gpu_baselines(job: dict[str, Any]) -> dict[str, Any]:
     if tainted:
         # e.g. torch.compile: Inductor points TRITON_CACHE_DIR at its own cache and sets variables that change
         # Triton's code generation for every later compile in this process, while Triton's cache key for the
-        # same request stays the same (measured: ci/inductor_probe.py). Kernels compiled here from now on would
+        # same request stays the same (measured: benchmarks/investigations/inductor_probe.py). Kernels compiled here from now on would
         # not be the ones the static phase built. The case's sustained timing still runs here (its configs were
         # loaded by their own checks before, and its baselines are compiled already: no second torch.compile);
         # that request retires the worker, and the GPU phase retires it if no such request follows.

@@ -1,7 +1,7 @@
 """Which side is wrong when flash_attention disagrees with its reference on a GPU?
 
 Compares the kernel, SDPA (fp32 and fp16) and plain fp32 attention against float64
-attention on one (batch, head) slice. Run on a GPU host: ``PYTHONPATH=. python3 ci/fa_diagnose.py``.
+attention on one (batch, head) slice. Run on a GPU host: ``PYTHONPATH=. python3 benchmarks/investigations/fa_diagnose.py``.
 """
 
 import math

@@ -2,7 +2,7 @@
 
 Launches a matmul config through Triton's JIT (its cubin hashed), runs the fused-activation torch.compile
 baseline, launches another matmul config, and compares both cubins with fresh compiles of the same configs
-in clean processes (ci/determinism_probe.py).
+in clean processes (benchmarks/investigations/determinism_probe.py).
 """
 
 import hashlib
@@ -35,7 +35,16 @@ def launched(cfg):
 
 def fresh(cfg):
     out = subprocess.run(
-        [sys.executable, "ci/determinism_probe.py", "child", "matmul", repr(SHAPE), repr(cfg), "plain", "fp16"],
+        [
+            sys.executable,
+            "benchmarks/investigations/determinism_probe.py",
+            "child",
+            "matmul",
+            repr(SHAPE),
+            repr(cfg),
+            "plain",
+            "fp16",
+        ],
         capture_output=True,
         text=True,
         env=dict(os.environ, TRITON_CACHE_DIR=f"/tmp/inductor-probe-{CFGS.index(cfg)}"),

@@ -3,7 +3,7 @@
 torch's profiler (CUPTI) names the kernels a baseline runs; starting it costs seconds per case on the H200
 (docs/performance.md, run AL). A CUDA graph captured in debug mode names every kernel node it holds for the cost of
 one capture. This prints, for a few library calls, both lists and both costs, and the graph's DOT text of the
-first call (the format :mod:`harness.device.kernel_names` parses). Run: ``python3 ci/kernel_names_probe.py``.
+first call (the format :mod:`harness.device.kernel_names` parses). Run: ``python3 benchmarks/investigations/kernel_names_probe.py``.
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ for r in d["records"]:
             except Exception:
                 pass
         cfg = {k: v for k, v in r["config"].items() if k not in r["ignored_options"]}
-        fresh = subprocess.run([sys.executable, "ci/determinism_probe.py", "child", r["kernel"], repr(r["shape"]),
+        fresh = subprocess.run([sys.executable, "benchmarks/investigations/determinism_probe.py", "child", r["kernel"], repr(r["shape"]),
                                 repr(cfg), "plain", r["dtype"]], capture_output=True, text=True,
                                env=dict(os.environ, TRITON_CACHE_DIR="/tmp/fresh-%d" % shown))
         print("fresh compile ", fresh.stdout.strip(), fresh.stderr.strip()[-300:])

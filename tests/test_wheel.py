@@ -93,9 +93,12 @@ def test_the_installed_harness_runs_its_default_matrix_from_another_directory(in
 def test_an_unrelated_pytest_session_is_untouched_by_the_plugin(installed: Path, tmp_path: Path) -> None:
     (tmp_path / "test_mine.py").write_text("def test_mine():\n    assert 1 + 1 == 2\n")
     (tmp_path / "settings.yaml").write_text("a: 1\n")  # a YAML file of the user's: not taken for a matrix
-    proc = _python(installed, "-m", "pytest", "-q", "-p", "no:cacheprovider", cwd=tmp_path)
+    proc = _python(installed, "-X", "importtime", "-m", "pytest", "-q", "-p", "no:cacheprovider", cwd=tmp_path)
     assert proc.returncode == 0 and "1 passed" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["settings.yaml", "test_mine.py"]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    assert any(m.startswith("harness.pytest_plugin") for m in imported)  # the plugin was loaded ...
+    assert not {"triton", "torch"} & imported  # ... and imported neither: no matrix was collected
 
 
 def test_a_copy_inside_another_repository_does_not_record_that_repositorys_commit(tmp_path: Path) -> None:

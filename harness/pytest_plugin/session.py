@@ -155,6 +155,8 @@ class HarnessSession:
 
     @pytest.hookimpl(tryfirst=True)  # before -k: a shard is a part of the matrix, whatever the selection
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        if not any(isinstance(item, CaseItem) for item in items):
+            return  # no matrix collected: an unrelated pytest session never imports Triton (about 1.3 s)
         installed = tritoncompat.installed_triton_version()
         keep, drop = [], []
         mine = (

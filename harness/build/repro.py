@@ -174,8 +174,6 @@ def script(record: Record, ref: str, target: Target, provenance: str, launch: di
     """The standalone script for ``record`` (built from kernel ``ref`` for ``target``); with ``launch``
     (:func:`harness.device.repro_launch.launch_data`) it also replays the recorded check from the ``.pt`` file saved
     beside it."""
-    from harness.build.repro_body import BODY
-
     source = kernel_source(loader.load(ref).for_target(target).fn)
     case = case_of(record, ref, target)
     finding = _finding(case["recorded"])
@@ -203,9 +201,16 @@ def script(record: Record, ref: str, target: Target, provenance: str, launch: di
         + 'os.environ.update(CASE["env"])  # the compile environment, before Triton reads it\n\n'
     )
     kernel = "\n".join(["import triton", *source.imports, "", *source.constants, "", "", *source.functions])
-    text = head + kernel + f"\n\nKERNEL = {source.entry}\n" + BODY
+    text = head + kernel + f"\n\nKERNEL = {source.entry}\n\n\n" + _body()
     _check_parses(text, doc)
     return text
+
+
+def _body() -> str:
+    """:mod:`harness.build.repro_main` below its marker: the part every script shares, a real module ruff and mypy
+    check."""
+    text = (Path(__file__).parent / "repro_main.py").read_text()
+    return text.split("# --- the body of every repro script: below this line ---\n", 1)[1]
 
 
 def docstring_literal(text: str) -> str:

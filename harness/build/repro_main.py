@@ -5,10 +5,24 @@ the recorded outcome came back. With a ``LAUNCH`` (a correctness finding, :mod:`
 launches the kernel on the saved inputs and checks it against the saved reference: on this host's GPU, or, without
 one, under Triton's CPU interpreter in a second process (``TRITON_INTERPRET`` must be set before Triton is
 imported). Plain Triton, torch for the launch, and the standard library: it runs where the harness is not
-installed."""
+installed.
 
-BODY = r"""
+This module is never imported: :func:`harness.build.repro.script` appends its text below ``MARKER`` to each script,
+after the script's own ``CASE``, ``LAUNCH``, ``KERNEL`` and imports. Above the marker, the names that text finds
+there, declared so that ruff and mypy check the body as the real code it is."""
 
+import os
+import sys
+from typing import Any
+
+import triton
+
+CASE: dict[str, Any] = {}  # each script writes these three above the body
+LAUNCH: dict[str, Any] | None = None
+KERNEL: Any = None
+
+
+# --- the body of every repro script: below this line ---
 def figures(compiled, backend):
     import re
     import subprocess
@@ -21,8 +35,13 @@ def figures(compiled, backend):
         meta = text.split("amdhsa.kernels:", 1)[-1]
         at = re.search(r"^\s*\.name:\s+" + re.escape(name) + r"\s*$", meta, re.M)
         entry = meta[max(meta.rfind("\n  - ", 0, at.start()), 0) : meta.find("\n  - ", at.end())] if at else meta
-        for key, field in (("vgpr", "vgpr_count"), ("agpr", "agpr_count"), ("vgpr_spill", "vgpr_spill_count"),
-                           ("sgpr_spill", "sgpr_spill_count"), ("scratch_bytes", "private_segment_fixed_size")):
+        for key, field in (
+            ("vgpr", "vgpr_count"),
+            ("agpr", "agpr_count"),
+            ("vgpr_spill", "vgpr_spill_count"),
+            ("sgpr_spill", "sgpr_spill_count"),
+            ("scratch_bytes", "private_segment_fixed_size"),
+        ):
             found = re.search(r"\." + field + r":\s+(\d+)", entry)
             if found:
                 out[key] = int(found.group(1))
@@ -42,8 +61,11 @@ def figures(compiled, backend):
         with open(ptx, "w") as f:
             f.write(compiled.asm["ptx"])
         gpu = f"sm_{major}a" if major >= 90 else f"sm_{major}"
-        done = subprocess.run([ptxas, "-lineinfo", "-v", f"--gpu-name={gpu}", ptx, "-o", os.path.join(tmp, "k.cubin")],
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            [ptxas, "-lineinfo", "-v", f"--gpu-name={gpu}", ptx, "-o", os.path.join(tmp, "k.cubin")],
+            capture_output=True,
+            text=True,
+        )
     log = done.stderr
     if done.returncode != 0 or "Function properties for" not in log:
         print(f"ptxas -v gave no figures ({ptxas}, exit {done.returncode}): {(log or done.stdout).strip()[:400]}")
@@ -101,7 +123,10 @@ def rebuild():
         print(f"now:      error: {now}")
         return 0 if recorded["status"] != "ok" and now.strip() == recorded["error"].strip() else 1
     now = figures(compiled, backend)
-    print(f"recorded: {recorded['status']}" + (f", over a limit: {'; '.join(recorded['flags'])}" if recorded["flags"] else ""))
+    print(
+        f"recorded: {recorded['status']}"
+        + (f", over a limit: {'; '.join(recorded['flags'])}" if recorded["flags"] else "")
+    )
     same = recorded["status"] == "ok"
     for key, value in sorted(recorded["figures"].items()):
         mark = "" if now.get(key) == value else "   <-- differs"
@@ -112,6 +137,7 @@ def rebuild():
 
 
 def replay():
+    assert LAUNCH is not None  # main() replays only a script written with a launch
     # the recorded launch on the saved inputs, checked as the harness checks: |now - ref| <= atol + rtol * |ref|
     import torch
 
@@ -124,9 +150,11 @@ def replay():
     args.update(LAUNCH["scalars"])
     recorded = LAUNCH["recorded"]
     where = "Triton's CPU interpreter" if interpreted else torch.cuda.get_device_name()
-    print(f"launch: grid {tuple(LAUNCH['grid'])}, {LAUNCH['options']}, on {where} (inputs made on "
-          f"{LAUNCH['made_on']} with seed {LAUNCH['seed']}, shape {LAUNCH['shape']}; the harness checked on "
-          f"{LAUNCH['where']})")
+    print(
+        f"launch: grid {tuple(LAUNCH['grid'])}, {LAUNCH['options']}, on {where} (inputs made on "
+        f"{LAUNCH['made_on']} with seed {LAUNCH['seed']}, shape {LAUNCH['shape']}; the harness checked on "
+        f"{LAUNCH['where']})"
+    )
     KERNEL[tuple(LAUNCH["grid"])](**args, **({} if interpreted else LAUNCH["options"]))
     if not interpreted:
         torch.cuda.synchronize()
@@ -139,8 +167,10 @@ def replay():
         worst = max(worst, float(diff[finite].max()) if bool(finite.any()) else 0.0)
         bad += int((~(diff <= out["atol"] + out["rtol"] * ref.abs())).sum())
     now = "ok" if bad == 0 else "mismatch"
-    print(f"recorded: {recorded['status']} (max abs err {recorded['max_abs_err']}, {recorded['mismatched']} "
-          f"elements outside tolerance)")
+    print(
+        f"recorded: {recorded['status']} (max abs err {recorded['max_abs_err']}, {recorded['mismatched']} "
+        f"elements outside tolerance)"
+    )
     print(f"now:      {now} (max abs err {worst:.6g}, {bad} elements outside tolerance)")
     same = now == recorded["status"]
     print("launch reproduced" if same else "launch NOT reproduced")
@@ -172,4 +202,3 @@ def main():
 
 if __name__ == "__main__":
     sys.exit(main())
-"""

@@ -53,7 +53,10 @@ class Store:
             return None
         out = Path(tempfile.mkdtemp(prefix=f"night-{night}-"))
         with tarfile.open(tarball) as tar:
-            tar.extractall(out, filter="data")
+            try:
+                tar.extractall(out, filter="data")  # no links out, no absolute paths
+            except TypeError:  # a Python before the tar filters (3.10.11, 3.11.3): the store's own tarballs
+                tar.extractall(out)
         return out
 
     def keep(self, night: str, collected: Path, how: str, reason: str = "", by: str = "") -> Pointer:

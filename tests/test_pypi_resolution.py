@@ -110,13 +110,12 @@ def resolved(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Fut
     """Every resolution at once (pip waits on the network, not the CPU): tox envs, the quick start, the pin job."""
     envs = _tox_config()
     tmp = tmp_path_factory.mktemp("pins")
-    with ThreadPoolExecutor(len(envs) + 4) as pool:
+    with ThreadPoolExecutor(len(envs) + 5) as pool:
         jobs = {name: pool.submit(_tox_env, cfg["deps"], cfg["commands_pre"]) for name, cfg in envs.items()}
         jobs["quick start"] = pool.submit(_resolve, *_project("cpu", "test"), "-c", "ci/constraints-cpu.txt")
-        jobs["3.9.0"] = pool.submit(_install_pin, "3.9.0", tmp)
-        jobs["merge"] = pool.submit(
-            _resolve, *_project()
-        )  # merge / compare / accept: pip install -e .  # the path no torch asks for (the other: the tox envs)
+        jobs["3.9.0"] = pool.submit(_install_pin, "3.9.0", tmp)  # the path no torch asks for (the other: tox envs)
+        jobs["merge"] = pool.submit(_resolve, *_project())  # merge / compare / accept: pip install -e .
+        jobs["cpu extra"] = pool.submit(_resolve, *_project("cpu"))  # the wheel's extra, without the constraints
         yield jobs
 
 
@@ -157,6 +156,15 @@ def test_the_triton_pin_jobs_install_resolves_on_plain_pypi_for_a_triton_no_torc
     assert (
         "no torch release asks for triton 3.9.0: torch with the triton it asks for, then 3.9.0 over it" in proc.stdout
     )
+
+
+def test_the_cpu_extra_alone_gives_the_suites_triton(resolved: dict[str, Future[Any]]) -> None:
+    """Unbounded, it gave triton 3.8.0, a version no nightly runs; bounded, the pin the suite is verified with."""
+    found = resolved["cpu extra"].result()
+    pinned = next(
+        ln for ln in (REPO / "ci" / "constraints-cpu.txt").read_text().splitlines() if ln.startswith("triton==")
+    )
+    assert found["triton"] == pinned.split("==", 1)[1], found["triton"]
 
 
 def test_the_merge_and_compare_jobs_install_neither_torch_nor_triton(resolved: dict[str, Future[Any]]) -> None:

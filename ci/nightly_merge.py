@@ -103,6 +103,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.store and not args.night:
         ap.error("--store needs --night (the workflow run id)")
+    if args.expected and not args.expected.is_file():  # the plan job did not run, or its artifact did not come
+        print(f"nightly_merge: {args.expected}: the night's expected runs are missing, so nothing can say the night "
+              "is whole (the plan job's artifact)", file=sys.stderr)  # fmt: skip
+        return 3
     found = run_dirs(args.collected) if args.collected.is_dir() else []
     lost = missing(args.collected, read_expected(args.expected)) if args.expected else []
     if not found:

@@ -294,3 +294,11 @@ def test_a_rocm_host_is_refused_by_what_would_install_over_its_triton(tmp_path: 
     assert proc.returncode == 2, proc.stdout[-1000:] + proc.stderr[-1000:]
     (line,) = proc.stderr.strip().splitlines()
     assert "two distributions provide the module triton here" in line and "pytorch-triton-rocm 3.6.0 (ROCm)" in line
+
+
+def test_a_night_without_its_expected_runs_file_is_incomplete_in_one_line(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, str(REPO / "ci" / "nightly_merge.py"), str(tmp_path), "--out",
+                           str(tmp_path / "m"), "--expected", str(tmp_path / "plan" / "expected-all.json")],
+                          capture_output=True, text=True)  # fmt: skip
+    assert proc.returncode == 3 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "the night's expected runs are missing" in proc.stderr

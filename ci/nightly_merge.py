@@ -154,14 +154,11 @@ def main(argv: list[str] | None = None) -> int:
 
     worst = 3 if (lost or incomplete) else 0
     codes: dict[str, int] = {}
+    head.append(label)
     if base is None:
-        if args.first_night or args.previous is None and args.store is None:
-            head.append(label)
-        else:
-            head.append(label)
+        if not (args.first_night or args.previous is None and args.store is None):
             worst = max(worst, NO_BASELINE)
     else:
-        head.append(label)
         body += ["## Against the baseline", "", "| run | exit | meaning |", "| --- | --- | --- |"]
         (args.out / "compare").mkdir(exist_ok=True)
         for run in runs:

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 from harness.analysis.compare.diff import Change, Comparison
 
-EXIT_WORSE = 2
 NEW = -1  # a run with no namesake in the baseline
 
 

@@ -275,7 +275,7 @@ def test_an_op_that_hangs_exits_or_crashes_while_captured_is_one_line(tmp_path: 
     good entry beside it in the same matrix is not what the error names; nothing hangs."""
     files = {}
     for name, why in (
-        ("hangs", "did not return within 3 s (it hangs?)"),
+        ("hangs", "did not return within 10 s (it hangs?)"),
         ("exits", "ended the process (exit code 0)"),
         ("crashes", "killed the process (SIGSEGV)"),
         ("prints_the_markers_and_exits", "ended the process (exit code 0)"),
@@ -293,12 +293,13 @@ def test_an_op_that_hangs_exits_or_crashes_while_captured_is_one_line(tmp_path: 
             ),
             why,
         )
-    proc = run_cli("validate", *(str(p) for p, _ in files.values()), env={"HARNESS_CALLBACK_TIMEOUT_S": "3"},
+    # 10 s: the good entry's own capture (a Triton JIT under the face) passed 3 s on a loaded 2-core CI machine
+    proc = run_cli("validate", *(str(p) for p, _ in files.values()), env={"HARNESS_CALLBACK_TIMEOUT_S": "10"},
                    timeout=600)  # fmt: skip
     said = proc.stdout + proc.stderr
     assert proc.returncode == 2 and "Traceback" not in said, said[-3000:]
     for name, (path, why) in files.items():
         mine = [x for x in proc.stdout.splitlines() if x.startswith(f"{path}:")]
-        assert len(mine) == 1, (name, mine)
+        assert len(mine) == 1, (name, *mine)  # one per element: pytest's repr of a list elides its middle
         assert f"capturing op bad_ops.py:{name} (as on h100) for shape" in mine[0] and why in mine[0], (name, mine)
         assert f"{path}:10:" in mine[0]  # the bad entry's op line, not the good entry's

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from harness.device.detection import match, parse_rocminfo
 from harness.model.targets import catalogue
-from harness.pytest_plugin.winners import winner_key
+from harness.tuning.winners import winner_key
 
 CAT = catalogue()
 

@@ -16,9 +16,9 @@ from harness.matrix.configs import ConfigEntry
 from harness.model.payloads import LimitFlag
 from harness.model.records import Record
 from harness.model.runtime import Runtime
-from harness.pytest_plugin import gpu_phase, tune_record
-from harness.pytest_plugin.launch_parity import launch_parity
 from harness.render import device_tables
+from harness.tuning import gpu_phase, tune_record
+from harness.tuning.launch_parity import launch_parity
 
 
 def _sustained(us: float) -> dict:

@@ -79,7 +79,7 @@ kernels:
         tree = ast.parse(script.read_text())
         imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-        assert imported <= {"os", "sys", "re", "subprocess", "tempfile", "triton", "torch"}, imported
+        assert imported <= {"os", "sys", "re", "subprocess", "tempfile", "typing", "triton", "torch"}, imported
         # -I: no PYTHONPATH (the harness's own CLI sets one for its children), no user site, not the script's folder
         got = subprocess.run(
             [bare_python, "-I", str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=600

@@ -114,7 +114,7 @@ def test_a_copy_inside_another_repository_does_not_record_that_repositorys_commi
     subprocess.run(git + ["commit", "-qm", "theirs"], check=True)
     theirs = subprocess.run(git[:3] + ["rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
     code = (
-        "import harness; from harness.pytest_plugin.provenance import run_info; print(harness.__file__); "
+        "import harness; from harness.execution.provenance import run_info; print(harness.__file__); "
         "print(repr(run_info('m', 'p', 'h', None).commit))"
     )
     proc = subprocess.run(

@@ -5,8 +5,8 @@ The GPU phase prices, per case, the winners it knows before it tunes (a stored r
 same architecture, this device's own best). Another target tuned *in the same run* (a host with two
 GPU models, or ``--device-as``) is only known once its case has run, so its winner is priced here,
 from the records, whatever order the cases ran in: the slowdown of that config's timing in this
-case's records against this case's winner (sustained where both have it, else isolated; a config
-timed only in the tuner's short screen says so). Nothing is read from a host's winner cache.
+case's records against this case's winner, by the rule the GPU phase prices with
+(:func:`harness.model.timings.slowdown`). Nothing is read from a host's winner cache.
 """
 
 from __future__ import annotations
@@ -16,13 +16,8 @@ from typing import Any
 
 from harness.model.ids import config_key
 from harness.model.records import Record
-from harness.model.runtime import PortabilityEntry, Runtime, Timing
-
-
-def _timing(rt: Runtime, method: str) -> float | None:
-    t = rt.sustained if method == "sustained" else rt.timing
-    value = t.median_us if isinstance(t, Timing) else None
-    return float(value) if isinstance(value, (int, float)) and value > 0 else None
+from harness.model.runtime import PortabilityEntry, Runtime
+from harness.model.timings import slowdown
 
 
 def _priced(case_records: list[Record], winner: Record, config: dict[str, Any]) -> PortabilityEntry | None:
@@ -45,21 +40,18 @@ def _priced(case_records: list[Record], winner: Record, config: dict[str, Any]) 
                 "note": "did not run here",
             }
         )
-    for method in ("sustained", "timing"):
-        a, b = _timing(rt, method), _timing(ort, method)
-        if a and b:
-            screened = rt.screened or ort.screened
-            return PortabilityEntry.from_json(
-                {
-                    "source": "its winner in this run, timed here",
-                    "config_id": rec.config_id,
-                    "fits": bool(rec.fits),
-                    "status": "ok",
-                    "slowdown": a / b,
-                    "timing_method": ("sustained" if method == "sustained" else "isolated")
-                    + (" (screen: a short timing)" if screened else ""),
-                }
-            )
+    price = slowdown(rt, ort)
+    if price is not None:
+        return PortabilityEntry.from_json(
+            {
+                "source": "its winner in this run, timed here",
+                "config_id": rec.config_id,
+                "fits": bool(rec.fits),
+                "status": "ok",
+                "slowdown": price[0],
+                "timing_method": price[1],
+            }
+        )
     return None
 
 

@@ -68,7 +68,8 @@ def nvidia_resources(
     key = hashlib.sha256(f"{cubin_sha}:{name}:{ptxas_path}".encode()).hexdigest()
     cached = cache_dir() / "nvidia-resources" / f"{key}.json"
     if cached.is_file():
-        return json.loads(cached.read_text())
+        figures: dict[str, Any] = json.loads(cached.read_text())
+        return figures
     cuobjdump = tritoncompat.nvidia_tool("cuobjdump")
     if not cuobjdump or not ptxas_path:
         raise RuntimeError("cuobjdump/ptxas not found (Triton's wheel ships them in backends/nvidia/bin)")

@@ -195,7 +195,7 @@ def script(record: Record, ref: str, target: Target, provenance: str, launch: di
     head = (
         "#!/usr/bin/env python3\n"
         + docstring_literal(doc)
-        + "\n\nimport os\nimport sys\n\n"
+        + "\n\nimport os\nimport sys\nfrom typing import Any\n\n"
         + f"CASE = {data_literal(case)}\n"
         + f"LAUNCH = {data_literal(launch)}\n"
         + 'os.environ.update(CASE["env"])  # the compile environment, before Triton reads it\n\n'

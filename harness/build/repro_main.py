@@ -23,7 +23,7 @@ KERNEL: Any = None
 
 
 # --- the body of every repro script: below this line ---
-def figures(compiled, backend):
+def figures(compiled: Any, backend: str) -> dict[str, Any]:
     import re
     import subprocess
     import tempfile
@@ -79,7 +79,7 @@ def figures(compiled, backend):
     return out
 
 
-def rebuild():
+def rebuild() -> int:
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
@@ -122,21 +122,21 @@ def rebuild():
         print(f"recorded: {recorded['status']}: {recorded['error']}")
         print(f"now:      error: {now}")
         return 0 if recorded["status"] != "ok" and now.strip() == recorded["error"].strip() else 1
-    now = figures(compiled, backend)
+    found = figures(compiled, backend)
     print(
         f"recorded: {recorded['status']}"
         + (f", over a limit: {'; '.join(recorded['flags'])}" if recorded["flags"] else "")
     )
     same = recorded["status"] == "ok"
     for key, value in sorted(recorded["figures"].items()):
-        mark = "" if now.get(key) == value else "   <-- differs"
+        mark = "" if found.get(key) == value else "   <-- differs"
         same = same and not mark
-        print(f"  {key:18} recorded {value:>8}   now {now.get(key, '-'):>8}{mark}")
+        print(f"  {key:18} recorded {value:>8}   now {found.get(key, '-'):>8}{mark}")
     print("reproduced" if same else "NOT reproduced")
     return 0 if same else 1
 
 
-def replay():
+def replay() -> int:
     assert LAUNCH is not None  # main() replays only a script written with a launch
     # the recorded launch on the saved inputs, checked as the harness checks: |now - ref| <= atol + rtol * |ref|
     import torch
@@ -177,7 +177,7 @@ def replay():
     return 0 if same else 1
 
 
-def main():
+def main() -> int:
     import subprocess
 
     if "--launch-only" in sys.argv:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.matrix import loader
+from harness.model.vocabulary import INTERPRET_UNSUPPORTED
 
 
 def compare(out: Any, ref: Any, atol: float, rtol: float) -> dict[str, Any]:
@@ -106,13 +107,13 @@ def compare_outputs(
     return result
 
 
-def reference_first(spec: Any, inputs: tuple, shape: Any) -> Any:
+def reference_first(spec: Any, inputs: tuple[Any, ...], shape: Any) -> Any:
     """The reference, computed before the kernel runs; on copies of the inputs the kernel overwrites."""
     safe = tuple(t.clone() if i in spec.inplace else t for i, t in enumerate(inputs))
     return spec.reference(safe, shape)
 
 
-UNSUPPORTED = "interpret-unsupported"
+UNSUPPORTED = INTERPRET_UNSUPPORTED  # the name this module's callers know
 
 
 def interpreter_limitation(exc: BaseException) -> str:

@@ -114,7 +114,7 @@ def _flusher() -> Any:
     return _PERSIST["flusher"]
 
 
-def _rotated(state: dict[str, Any]) -> list[tuple]:
+def _rotated(state: dict[str, Any]) -> list[tuple[Any, ...]]:
     """Input copies to cycle through when the inputs fit in L2 (so no sample reads a warm L2)."""
     if state["rotated"] is None:
         nbytes = sum(t.numel() * t.element_size() for t in state["inputs"] if hasattr(t, "numel"))
@@ -125,10 +125,11 @@ def _rotated(state: dict[str, Any]) -> list[tuple]:
         state["rotated"] = [state["inputs"]] + [
             tuple(t.clone() if hasattr(t, "clone") else t for t in state["inputs"]) for _ in range(copies - 1)
         ]
-    return state["rotated"]
+    rotated: list[tuple[Any, ...]] = state["rotated"]
+    return rotated
 
 
-def _restore(state: dict[str, Any], inputs: tuple) -> None:
+def _restore(state: dict[str, Any], inputs: tuple[Any, ...]) -> None:
     """Put back what an in-place kernel overwrote (a copy on the stream, before the flush and the timed launch)."""
     for i, saved in state["pristine"].items():
         inputs[i].copy_(saved)
@@ -166,7 +167,7 @@ def _rates(spec: Any, shape: dict[str, Any], dtype: str, median_us: float) -> di
 
 
 # Screening: enough samples to rank configs (medians of 10+ flushed samples move ~1-2%), a
-# tenth of the full budget; the finalists are then timed in full (see harness.pytest_plugin.gpu_phase.run_case).
+# tenth of the full budget; the finalists are then timed in full (see harness.tuning.gpu_phase.run_case).
 SCREEN: dict[str, Any] = {"target_ms": 10.0, "min_reps": 10, "max_reps": 25}
 
 

@@ -127,7 +127,7 @@ def probe_ms(call: Callable[[], Any], flusher: Callable[[], None] | None = None)
     call()
     end.record()
     torch.cuda.synchronize()
-    return max(start.elapsed_time(end), 1e-3)
+    return max(float(start.elapsed_time(end)), 1e-3)
 
 
 def bench(

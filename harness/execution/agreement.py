@@ -16,7 +16,7 @@ from harness.matrix import facts, loader
 
 
 class _Captured(Exception):
-    def __init__(self, args: tuple, kwargs: dict[str, Any]) -> None:
+    def __init__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         super().__init__("captured")
         self.args_, self.kwargs = args, kwargs
 

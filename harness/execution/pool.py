@@ -134,7 +134,8 @@ class Worker:
                     lifeline.kill_tree(proc.pid)
                     proc.wait()
                 self._release()
-            return reply["result"]
+            result: dict[str, Any] = reply["result"]
+            return result
         # what the compiler printed for this request (MLIR names the pass that failed a pipeline there)
         printed = self._stderr_since(offset, 6000)
         failed_pass = re.search(r"Pipeline failed while executing \[`([^`]+)`", printed)

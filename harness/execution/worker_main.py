@@ -13,9 +13,10 @@ import os
 import re
 import sys
 import traceback
+from typing import Any
 
 
-def _handle(request: dict) -> dict:
+def _handle(request: dict[str, Any]) -> dict[str, Any]:
     op = request["op"]
     if op == "compile":
         from harness.build.compile import compile_job
@@ -32,11 +33,13 @@ def _handle(request: dict) -> dict:
     if op in ("gpu_config", "gpu_warmup"):
         from harness.device import operations
 
-        return getattr(operations, op)(request["job"])
+        answer: dict[str, Any] = getattr(operations, op)(request["job"])
+        return answer
     if op in ("gpu_baselines", "gpu_sustained"):
         from harness.device import baselines
 
-        return getattr(baselines, op)(request["job"])
+        measured: dict[str, Any] = getattr(baselines, op)(request["job"])
+        return measured
     if op == "ping":
         return {"pid": os.getpid()}
     if op == "warm":  # pay the imports a compile needs before the first compile arrives

@@ -51,3 +51,21 @@ def round_ratios(num: Sequence[float], den: Sequence[float]) -> list[float]:
     """Per interleaved round, ``num`` / ``den`` from two timings' ``round_medians_us`` (the winner over a
     baseline: their paired estimates)."""
     return [a / b for a, b in zip(num, den) if b > 0]
+
+
+def _positive_median(rt: Runtime, method: str) -> float | None:
+    t = rt.sustained if method == "sustained" else rt.timing
+    value = t.median_us if isinstance(t, Timing) else None
+    return float(value) if isinstance(value, (int, float)) and value > 0 else None
+
+
+def slowdown(theirs: Runtime, own: Runtime) -> tuple[float, str] | None:
+    """The tuning-portability price, the one rule the GPU phase and the reports share: how much slower another
+    target's winner (``theirs``) ran here than this device's own winner (``own``), by the sustained timings where
+    both have one, else the isolated ones; the method says which, and that a screened config's is a short timing.
+    None where either has no timing to compare."""
+    for method, label in (("sustained", "sustained"), ("timing", "isolated")):
+        a, b = _positive_median(theirs, method), _positive_median(own, method)
+        if a and b:
+            return a / b, label + (" (screen: a short timing)" if theirs.screened or own.screened else "")
+    return None

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from harness.device.interpret import UNSUPPORTED
 from harness.execution import result_cache
 from harness.matrix import facts
 from harness.matrix.cases import Case, compile_job, expand, interpret_job, with_targets_option
@@ -24,6 +23,7 @@ from harness.model.ids import config_id
 from harness.model.records import Record, mark_duplicates
 from harness.model.runtime import Phases, Runtime, not_launched
 from harness.model.targets import catalogue
+from harness.model.vocabulary import INTERPRET_UNSUPPORTED
 from harness.support import tritoncompat
 
 RECORD_PROPERTY = "harness_record"
@@ -95,12 +95,12 @@ class CaseItem(pytest.Item):
         bad = [
             f"{r.config_id}: {r.status}: {r.error[:500]}"
             for r in records
-            if r.status not in ("ok", UNSUPPORTED) and case.environment.is_default and not r.expected_failure
+            if r.status not in ("ok", INTERPRET_UNSUPPORTED) and case.environment.is_default and not r.expected_failure
         ]
         if gpu is None and device_note:  # a GPU of this arch is here, but it is another model
             records = [dataclasses.replace(r, runtime=not_launched(device_note)) for r in records]
         if gpu is not None:
-            from harness.pytest_plugin import gpu_phase, tune_record
+            from harness.tuning import gpu_phase, tune_record
 
             others = [t for t in session.matrix_targets(self) if t != case.target]
             try:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from harness.analysis.findings import Findings, analyse
+from harness.execution.provenance import run_info
 from harness.matrix import shards
 from harness.matrix.cases import Case, expand, selection_entry, with_targets_option
 from harness.matrix.reading import MatrixError, parse
@@ -22,7 +23,6 @@ from harness.model.targets import catalogue
 from harness.pytest_plugin import sharding
 from harness.pytest_plugin.interrupts import InterruptGuard
 from harness.pytest_plugin.items import RECORD_PROPERTY, CaseItem, compile_parallelism
-from harness.pytest_plugin.provenance import run_info
 from harness.pytest_plugin.writer import ResultsWriter
 from harness.render import tables
 from harness.results import rundir
@@ -72,7 +72,7 @@ class HarnessSession:
         """The winners of the run ``--harness-winners-from`` names (read once; the CLI checked it is readable)."""
         if self._stored is None:
             path = self.config.getoption("harness_winners_from")
-            from harness.pytest_plugin import winners
+            from harness.tuning import winners
 
             self._stored = winners.stored_winners(load_results(Path(path))[1]) if path else {}
         return self._stored
@@ -130,11 +130,10 @@ class HarnessSession:
     @property
     def workers(self) -> Any:
         if self._workers is None:
-            from harness.device.detection import local_gpus, pick_device
+            from harness.execution.placement import this_process_gpu
             from harness.execution.pool import Workers
 
-            gpu = pick_device(os.environ.get("PYTEST_XDIST_WORKER"), local_gpus())
-            self._workers = Workers(gpu)
+            self._workers = Workers(this_process_gpu())
         return self._workers
 
     def gpu_for(self, target: str) -> tuple[dict[str, str] | None, str]:
@@ -142,12 +141,10 @@ class HarnessSession:
         why a local GPU of the same architecture does not run them, or that ``--device-as`` mapped it."""
         if self.config.getoption("harness_static_only"):
             return None, ""
-        from harness.device.detection import local_gpus, match, pick_device
+        from harness.execution.placement import gpu_for
 
-        gpu = pick_device(os.environ.get("PYTEST_XDIST_WORKER"), local_gpus())
         mapped = tuple(t.strip() for t in (self.config.getoption("harness_device_as") or "").split(",") if t.strip())
-        runs, note = match(catalogue()[target], gpu, mapped)
-        return (gpu if runs else None), note
+        return gpu_for(catalogue()[target], mapped)
 
     def matrix_targets(self, item: pytest.Item) -> list[str]:
         parent = item.parent

@@ -87,7 +87,7 @@ def machine_kind() -> str:
 
 
 def run_info(matrix_name: str, matrix_path: str, matrix_hash: str, installed_triton: str | None) -> RunInfo:
-    repo = Path(__file__).resolve().parents[2]  # harness/pytest_plugin/provenance.py -> the checkout
+    repo = Path(__file__).resolve().parents[2]  # harness/execution/provenance.py -> the checkout
     info = {
         "matrix": {"name": matrix_name, "path": matrix_path, "sha256": matrix_hash},
         "triton": installed_triton,

@@ -1,4 +1,4 @@
-"""The GPU phase of a case, orchestrated from the pytest process (its lock and winner cache: :mod:`harness.pytest_plugin.winners`).
+"""The GPU phase of a case, driven through a GPU worker client (its lock and winner cache: :mod:`harness.tuning.winners`).
 
 After the static compiles, a case whose target has the local GPU's arch is run
 there: each config that passed the static limit check is launched, checked and
@@ -13,15 +13,25 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any
+from typing import Any, Protocol
 
+from harness.matrix.cases import Case
 from harness.model.ids import config_key
 from harness.model.records import Record
 from harness.model.runtime import GpuSlot, Runtime, Timing, not_launched
 from harness.model.targets import Target, catalogue
-from harness.pytest_plugin.launch_parity import launch_parity
-from harness.pytest_plugin.tune_record import figures, portability, rank, runtime_of, spaces, tune_record
-from harness.pytest_plugin.winners import gpu_lock, known_winners, load_winner, save_winner, tuning_context, winner_key
+from harness.tuning.launch_parity import launch_parity
+from harness.tuning.tune_record import figures, portability, rank, runtime_of, spaces, tune_record
+from harness.tuning.winners import gpu_lock, known_winners, load_winner, save_winner, tuning_context, winner_key
+
+
+class GpuClient(Protocol):
+    """What the phase needs of a GPU worker (:class:`harness.execution.pool.Worker` is one): a request answered
+    within a limit, and retiring the process once the case is done with it."""
+
+    def request(self, op: str, job: dict[str, Any], timeout: float) -> dict[str, Any]: ...
+
+    def retire(self) -> None: ...
 
 
 def _applied(rec: Record) -> dict[str, Any]:
@@ -52,9 +62,9 @@ class _Found:
 
 
 def run_case(
-    case: Any,
+    case: Case,
     records: list[Record],
-    worker: Any,
+    worker: GpuClient,
     gpu: dict[str, str],
     other_targets: list[str],
     retune: bool = False,
@@ -69,9 +79,9 @@ def run_case(
 
 
 def _tune(
-    case: Any,
+    case: Case,
     records: list[Record],
-    worker: Any,
+    worker: GpuClient,
     gpu: dict[str, str],
     other_targets: list[str],
     retune: bool,
@@ -204,7 +214,7 @@ FINALIST_MARGIN = 1.10  # ... among those within 10% of the fastest screen
 
 
 def _screen_then_time(
-    worker: Any,
+    worker: GpuClient,
     base: dict[str, Any],
     to_run: list[Record],
     known: dict[str, dict[str, Any] | None],
@@ -249,7 +259,7 @@ def _screen_then_time(
 
 
 def _time_sustained(
-    worker: Any,
+    worker: GpuClient,
     base: dict[str, Any],
     measured: list[Record],
     baselines: dict[str, Any],

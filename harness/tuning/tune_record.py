@@ -8,10 +8,12 @@ import dataclasses
 import statistics
 from typing import Any
 
+from harness.matrix.cases import Case
 from harness.model.ids import config_id, config_key
 from harness.model.records import Record
-from harness.model.runtime import Baseline, PortabilityEntry, Runtime, Timing, not_launched
+from harness.model.runtime import Baseline, PortabilityEntry, Runtime, not_launched
 from harness.model.targets import catalogue
+from harness.model.timings import headline, round_ratios, slowdown
 
 
 def runtime_of(rec: Record) -> Runtime:
@@ -33,8 +35,6 @@ def rank(rec: Record) -> tuple[bool, float]:
 def figures(best: Record, baselines: dict[str, Any]) -> dict[str, Any]:
     """The winner's figures: its sustained timing (rates from it), its isolated one beside; each baseline's
     speedup as the median of the interleaved rounds' ratios, with their range."""
-
-    from harness.model.timings import headline, round_ratios
 
     rt = runtime_of(best)
     timing, method = headline(rt)
@@ -76,7 +76,7 @@ def figures(best: Record, baselines: dict[str, Any]) -> dict[str, Any]:
 
 
 def portability(
-    case: Any, records: list[Record], known_winners: dict[str, dict[str, Any] | None], best: Record
+    case: Case, records: list[Record], known_winners: dict[str, dict[str, Any] | None], best: Record
 ) -> dict[str, Any]:
     """How the other targets' winners do here: fits? how much slower than the local winner (sustained timings
     where both have one, else isolated)?"""
@@ -114,34 +114,30 @@ def portability(
                 }
             )
             continue
-        rt, own = rec.runtime, runtime_of(best)
+        rt = rec.runtime
         ok = rt is not None and rt.ok
-        both = rt is not None and ok and rt.has("sustained") and own.has("sustained")
-        slowdown = None
-        if rt is not None and ok:
-            mine, theirs = (rt.sustained, own.sustained) if both else (rt.timing, own.timing)
-            slowdown = (mine or Timing()).median / (theirs or Timing()).median
+        price = slowdown(rt, runtime_of(best)) if rt is not None and ok else None
         out[name] = PortabilityEntry.from_json(
             {
                 "source": source,
                 "config_id": config_id(rec.config),
                 "fits": bool(rec.fits),
                 "status": rt.status if rt is not None else None,
-                "slowdown": slowdown,
-                **({"timing_method": "sustained" if both else "isolated"} if ok else {}),
+                "slowdown": price[0] if price else None,
+                **({"timing_method": price[1]} if price else {}),
             }
         )
     return out
 
 
-def failed_tune(case: Any, records: list[Record], error: str) -> tuple[list[Record], Record]:
+def failed_tune(case: Case, records: list[Record], error: str) -> tuple[list[Record], Record]:
     """A case whose GPU phase raised: its builds as new records that say they did not run, and its tune record."""
     said = [r if r.runtime else dataclasses.replace(r, runtime=not_launched(error[:300])) for r in records]
     return said, tune_record(said[0], case, None, "error", error, Runtime())
 
 
 def tune_record(
-    rec: Record, case: Any, config: dict[str, Any] | None, status: str, error: str, runtime: Runtime
+    rec: Record, case: Case, config: dict[str, Any] | None, status: str, error: str, runtime: Runtime
 ) -> Record:
     return Record(
         kernel=rec.kernel,

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
+from harness.matrix.cases import Case
 from harness.model.ids import config_key
 from harness.model.records import Record
 from harness.model.targets import Target
@@ -40,9 +41,10 @@ def winner_key(kernel: str, dtype: str, shape: dict[str, Any], target: Target, t
 def load_winner(key: str) -> dict[str, Any] | None:
     path = cache_dir() / "winners" / f"{key}.json"
     try:
-        return json.loads(path.read_text())
+        found = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError):
         return None
+    return found if isinstance(found, dict) else None  # a damaged entry is a miss: the case tunes again
 
 
 def save_winner(key: str, entry: dict[str, Any]) -> None:
@@ -82,7 +84,7 @@ def stored_winners(records: list[Record]) -> dict[tuple[str, str, str, str], dic
 
 
 def known_winners(
-    case: Any, other_targets: list[str], stored: dict[tuple[str, str, str, str], dict[str, Any]]
+    case: Case, other_targets: list[str], stored: dict[tuple[str, str, str, str], dict[str, Any]]
 ) -> dict[str, dict[str, Any] | None]:
     """Each other target's winner as a stored run the user named holds it (``--winners-from``), or None: never
     what this host's winner cache happens to hold from earlier runs (that would make the portability column

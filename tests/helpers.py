@@ -50,6 +50,7 @@ def compile_one(
     from harness.build.compile import compile_job
     from harness.matrix import loader
     from harness.model import targets
+    from harness.model.jobs import from_wire
 
     ref = loader.resolve(kernel, None)
     spec = loader.load(ref)
@@ -63,7 +64,7 @@ def compile_one(
         "artifact_parts": ["artifacts", kernel, target, "cfg"],
         **extra,
     }
-    return compile_job(job)
+    return compile_job(from_wire("compile", job))  # the worker's own decoding of the wire
 
 
 def run_static(

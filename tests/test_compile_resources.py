@@ -201,19 +201,23 @@ def _compile_poly(out: Path, target: str) -> dict:
     from harness.build.compile import compile_job
     from harness.matrix import loader
     from harness.model import targets
+    from harness.model.jobs import from_wire
 
     ref = loader.resolve("noinline_poly", f"{DATA / 'noinline_kernel.py'}:SPEC")
     spec = loader.load(ref)
     return compile_job(
-        {
-            "ref": ref,
-            "dtype": "fp32",
-            "shape": spec.normalize_shape({"N": 4096}),
-            "target": targets.get(target).to_dict(),
-            "config": {"BLOCK": 1024, "num_warps": 4},
-            "out": str(out),
-            "artifact_parts": ["a", target],
-        }
+        from_wire(
+            "compile",
+            {
+                "ref": ref,
+                "dtype": "fp32",
+                "shape": spec.normalize_shape({"N": 4096}),
+                "target": targets.get(target).to_dict(),
+                "config": {"BLOCK": 1024, "num_warps": 4},
+                "out": str(out),
+                "artifact_parts": ["a", target],
+            },
+        )
     )
 
 

@@ -129,6 +129,7 @@ def test_none_arguments_and_constexpr_defaults_as_at_launch(tmp_path: Path) -> N
 
     from harness.build.compile import compile_job
     from harness.model import targets
+    from harness.model.jobs import from_wire
 
     for target in ("h100", "mi300x"):
         job = {
@@ -140,7 +141,7 @@ def test_none_arguments_and_constexpr_defaults_as_at_launch(tmp_path: Path) -> N
             "out": str(tmp_path),
             "artifact_parts": ["artifacts", target],
         }
-        rec = compile_job(job)
+        rec = compile_job(from_wire("compile", job))
         assert rec["status"] == "ok", rec
         got = rec["specialisation"]
         assert got["w_ptr"] == {"type": "constexpr", "value": None}

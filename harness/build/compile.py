@@ -19,6 +19,7 @@ from typing import Any
 from harness.build import launchspec, limits, ptxas, resources
 from harness.matrix import loader
 from harness.model.ids import contained_path
+from harness.model.jobs import CompileJob
 from harness.model.targets import Target
 from harness.support import tritoncompat
 from harness.support.cache import cache_dir
@@ -104,11 +105,11 @@ def nvidia_resources(
     return res
 
 
-def compile_job(job: dict[str, Any]) -> dict[str, Any]:
-    """Compile one job (see :func:`harness.matrix.cases.compile_jobs`) and return its record fields."""
-    target = Target(**job["target"])
-    spec = loader.load(job["ref"]).for_target(target)
-    meta, options = spec.split_config(job["config"])
+def compile_job(job: CompileJob) -> dict[str, Any]:
+    """Compile one job (made by :func:`harness.matrix.cases.compile_job`) and return its record fields."""
+    target = Target(**job.target)
+    spec = loader.load(job.ref).for_target(target)
+    meta, options = spec.split_config(dict(job.config))
     known = tritoncompat.backend_option_names(target.backend)
     applied = {k: v for k, v in options.items() if k in known}
     ignored = sorted(k for k in options if k not in known)
@@ -117,8 +118,8 @@ def compile_job(job: dict[str, Any]) -> dict[str, Any]:
     # what Triton's launcher would compile for real tensors of this shape on this backend
     launch = launchspec.for_case(
         spec,
-        job["shape"],
-        job["dtype"],
+        dict(job.shape),
+        job.dtype,
         meta,
         applied,
         launchspec.backend_for(target.backend, target.arch, target.warp_size),
@@ -134,15 +135,15 @@ def compile_job(job: dict[str, Any]) -> dict[str, Any]:
     compile_s, compile_cpu_s = time.perf_counter() - start, cpu_seconds() - cpu_start
     # cold (compiled from source) or warm (loaded from Triton's cache): compile times compare only like with like
     cache = seen.get("cache") or tritoncompat.cache_hit_from_files(str(getattr(compiled, "hash", "")), started_at)
-    out_root = Path(job["out"])
-    artifacts = write_artifacts(compiled.asm, out_root, job["artifact_parts"])
+    out_root = Path(job.out)
+    artifacts = write_artifacts(compiled.asm, out_root, list(job.artifact_parts))
     num_warps = int(compiled.metadata.num_warps)
     res: dict[str, Any] = {
         "shared": int(compiled.metadata.shared),
         "num_warps": num_warps,
         "threads": num_warps * target.warp_size,
         "num_ctas": int(getattr(compiled.metadata, "num_ctas", 1) or 1),
-        "grid": _grid(spec, job["shape"], job["config"]),
+        "grid": _grid(spec, dict(job.shape), dict(job.config)),
     }
     tmem = getattr(compiled.metadata, "tmem_size", None)
     if tmem is not None:
@@ -159,7 +160,7 @@ def compile_job(job: dict[str, Any]) -> dict[str, Any]:
     res.update(resources.comparable(target, res, num_warps))
     res.update(resources.instruction_counts(compiled.asm, target.backend))
     flags = limits.check(target, res, num_warps)
-    extra = {"launcher": _prebuild_launcher(src, compiled)} if job.get("prebuild_launcher") else {}
+    extra = {"launcher": _prebuild_launcher(src, compiled)} if job.prebuild_launcher else {}
     return {
         "status": "ok",
         "compile_s": round(compile_s, 4),
@@ -179,9 +180,9 @@ def compile_job(job: dict[str, Any]) -> dict[str, Any]:
             {
                 "autotune": autotune_facts(
                     spec,
-                    launchspec.argument_values(spec, job["shape"], job["dtype"], meta, target)[0],
-                    job["shape"],
-                    job["dtype"],
+                    launchspec.argument_values(spec, dict(job.shape), job.dtype, meta, target)[0],
+                    dict(job.shape),
+                    job.dtype,
                 )
             }
             if spec.decorations

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.matrix import loader
+from harness.model.jobs import InterpretJob
 from harness.model.vocabulary import INTERPRET_UNSUPPORTED
 
 
@@ -152,7 +153,7 @@ def poisoned_out(spec: Any, reference: Any) -> dict[str, Any]:
     return {"out": map_outputs(reference, lambda r: torch.full_like(r, float("nan") if r.is_floating_point() else -1))}
 
 
-def interpret_job(job: dict[str, Any]) -> dict[str, Any]:
+def interpret_job(job: InterpretJob) -> dict[str, Any]:
     """Run every interpret shape of one (kernel, dtype, config) as the device path does: shapes the spec's
     ``config_ok`` refuses are skipped, outputs are NaN-poisoned ``out`` buffers where ``launch`` takes them. A
     mismatch fails; an interpreter limitation is :data:`UNSUPPORTED`, with the reason, not the kernel's error."""
@@ -160,19 +161,19 @@ def interpret_job(job: dict[str, Any]) -> dict[str, Any]:
 
     from harness.device.interpreter_patches import as_launcher
 
-    spec = loader.load(job["ref"])
+    spec = loader.load(job.ref)
     start = time.perf_counter()
-    checks = []
-    for shape in job["shapes"]:
-        if not spec.config_ok(dict(shape), dict(job["config"])):
+    checks: list[dict[str, Any]] = []
+    for shape in (dict(s) for s in job.shapes):
+        if not spec.config_ok(dict(shape), dict(job.config)):
             checks.append({"shape": shape, "status": "skipped", "reason": "config_ok is False for this shape"})
             continue
-        gen = torch.Generator().manual_seed(int(job.get("seed", 0)))
-        inputs = spec.inputs(shape, job["dtype"], "cpu", gen)
+        gen = torch.Generator().manual_seed(job.seed)
+        inputs = spec.inputs(shape, job.dtype, "cpu", gen)
         ref = reference_first(spec, inputs, shape)
         try:
             with as_launcher():  # float scalars as the launcher types them, libdevice computed (see the module)
-                out = spec.run(inputs, shape, job["config"], **poisoned_out(spec, ref))
+                out = spec.run(inputs, shape, dict(job.config), **poisoned_out(spec, ref))
         except Exception as exc:  # noqa: BLE001 - a limitation of the interpreter is not the kernel's failure
             why = interpreter_limitation(exc)
             if not why:
@@ -183,7 +184,7 @@ def interpret_job(job: dict[str, Any]) -> dict[str, Any]:
                 "run_s": round(time.perf_counter() - start, 4),
                 "correctness": {"mode": "interpreter", "checks": checks},
             }
-        check = compare_outputs(out, ref, spec, job["dtype"])
+        check = compare_outputs(out, ref, spec, job.dtype)
         check["shape"] = shape
         checks.append(check)
     ran = [c for c in checks if c["status"] != "skipped"]

@@ -19,10 +19,12 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from harness.model.environments import DEFAULT_ENV, Environment, worker_env
+from harness.model.jobs import Job, to_wire
 from harness.support import lifeline
 
 
@@ -188,8 +190,7 @@ class Workers:
     def map(
         self,
         kind: str,
-        op: str,
-        jobs: list[dict[str, Any]],
+        jobs: Sequence[Job],
         timeout: float,
         parallel: int,
         environment: Environment = DEFAULT_ENV,
@@ -202,7 +203,7 @@ class Workers:
         """
         if parallel <= 1 or len(jobs) <= 1:
             worker = self.get(kind, environment, import_env)
-            return [worker.request(op, job, timeout) for job in jobs]
+            return [worker.request(job.OP, to_wire(job), timeout) for job in jobs]
         import queue
         from concurrent.futures import ThreadPoolExecutor
 
@@ -210,10 +211,10 @@ class Workers:
         for slot in range(min(parallel, len(jobs))):
             free.put(self.get(_slot(kind, slot), environment, import_env))
 
-        def run(job: dict[str, Any]) -> dict[str, Any]:
+        def run(job: Job) -> dict[str, Any]:
             worker = free.get()
             try:
-                return worker.request(op, job, timeout)
+                return worker.request(job.OP, to_wire(job), timeout)
             finally:
                 free.put(worker)
 

@@ -25,6 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from harness.model.jobs import Job, to_wire
 from harness.support.cache import cache_dir
 from harness.support.safe_files import make_dirs
 
@@ -63,11 +64,11 @@ def _env() -> dict[str, str]:
     return {k: v for k, v in sorted(os.environ.items()) if k.startswith(_ENV_PREFIXES) and k not in _ENV_IGNORED}
 
 
-def key(kind: str, job: dict[str, Any], kernel_hash: str) -> str | None:
+def key(kind: str, job: Job, kernel_hash: str) -> str | None:
     """The job's content key; None where the job must run (cache off, unknown kernel source, a side effect)."""
-    if not enabled() or kernel_hash in ("", "unknown") or job.get("prebuild_launcher"):
+    if not enabled() or kernel_hash in ("", "unknown") or getattr(job, "prebuild_launcher", False):
         return None
-    fields = {k: v for k, v in job.items() if k not in ("out", "prebuild_launcher")}
+    fields = {k: v for k, v in to_wire(job).items() if k not in ("out", "prebuild_launcher")}
     raw = json.dumps(
         [kind, fields, kernel_hash, _code_digest(), _packages_digest(), _env()], sort_keys=True, default=str
     )

@@ -13,7 +13,18 @@ import os
 import re
 import sys
 import traceback
-from typing import Any
+from typing import Any, TypeVar
+
+from harness.model.jobs import CompileJob, InterpretJob, from_wire
+
+J = TypeVar("J", CompileJob, InterpretJob)
+
+
+def _typed(request: dict[str, Any], cls: type[J]) -> J:
+    """The request's job as the class its op names (JobError where the keys are not that class's)."""
+    job = from_wire(request["op"], request["job"])
+    assert isinstance(job, cls)
+    return job
 
 
 def _handle(request: dict[str, Any]) -> dict[str, Any]:
@@ -21,11 +32,11 @@ def _handle(request: dict[str, Any]) -> dict[str, Any]:
     if op == "compile":
         from harness.build.compile import compile_job
 
-        return compile_job(request["job"])
+        return compile_job(_typed(request, CompileJob))
     if op == "interpret":
         from harness.device.interpret import interpret_job
 
-        return interpret_job(request["job"])
+        return interpret_job(_typed(request, InterpretJob))
     if op == "agreement":
         from harness.execution.agreement import agreement_job
 

@@ -20,6 +20,7 @@ from harness.matrix.reading import Matrix
 from harness.model import targets
 from harness.model.environments import DEFAULT, DEFAULT_ENV, Environment
 from harness.model.ids import config_id, shape_id
+from harness.model.jobs import CompileJob, InterpretJob
 from harness.model.run_info import Selection
 from harness.support.tritoncompat import pin_matches
 
@@ -170,18 +171,18 @@ def interpret_configs(tunables: tuple[str, ...], configs: tuple[ConfigEntry, ...
     return tuple(seen.values())
 
 
-def compile_job(case: Case, config: ConfigEntry, out_dir: str) -> dict[str, Any]:
-    """The JSON request a compile worker receives for one config of a case."""
+def compile_job(case: Case, config: ConfigEntry, out_dir: str, prebuild_launcher: bool = False) -> CompileJob:
+    """What a compile worker receives for one config of a case."""
     target = targets.get(case.target)
     cfg = config.as_dict()
-    return {
-        "ref": case.ref,
-        "dtype": case.dtype,
-        "shape": case.shape,
-        "target": target.to_dict(),
-        "config": cfg,
-        "out": out_dir,
-        "artifact_parts": [
+    return CompileJob(
+        ref=case.ref,
+        dtype=case.dtype,
+        shape=dict(case.shape),
+        target=target.to_dict(),
+        config=cfg,
+        out=out_dir,
+        artifact_parts=(
             "artifacts",
             case.kernel,
             case.dtype,
@@ -189,15 +190,17 @@ def compile_job(case: Case, config: ConfigEntry, out_dir: str) -> dict[str, Any]
             case.target if case.environment.name == DEFAULT else f"{case.target}.{case.environment.name}",
             f"triton{case.triton}",
             config_id(cfg),
-        ],
-    }
+        ),
+        prebuild_launcher=prebuild_launcher,
+    )
 
 
-def interpret_job(case: Case, config: ConfigEntry) -> dict[str, Any]:
-    return {
-        "ref": case.ref,
-        "dtype": case.dtype,
-        "shapes": [dict(s) for s in case.shapes],
-        "config": config.as_dict(),
-        "seed": case.seed,
-    }
+def interpret_job(case: Case, config: ConfigEntry) -> InterpretJob:
+    """What the interpreter worker receives for one config of a case: every interpreter shape, one seed."""
+    return InterpretJob(
+        ref=case.ref,
+        dtype=case.dtype,
+        shapes=tuple(dict(s) for s in case.shapes),
+        config=config.as_dict(),
+        seed=case.seed,
+    )

@@ -107,9 +107,13 @@ class Record:
         return {f.name: to_json_value(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Record:
-        """A record from its JSON (``results.json``, ``records.jsonl``, a worker's reply); unknown keys dropped."""
+    def from_dict(cls, data: Mapping[str, Any], strict: bool = False) -> Record:
+        """A record from its JSON (``results.json``, ``records.jsonl``): unknown keys dropped, so a file an older or
+        newer harness wrote still reads. ``strict`` (a record built in this process from a worker's reply): an
+        unknown key is a ValueError naming it, never a field silently lost."""
         known = shapes(cls)
+        if strict and (unknown := sorted(set(data) - set(known))):
+            raise ValueError(f"record fields this harness does not know: {', '.join(unknown)}")
         return cls(**{k: read_field(known[k], v) for k, v in data.items() if k in known})
 
 

@@ -20,6 +20,7 @@ from harness.matrix.cases import Case, compile_job, expand, interpret_job, with_
 from harness.matrix.known import apply_known_failures
 from harness.matrix.reading import MatrixError, parse
 from harness.model.ids import config_id
+from harness.model.jobs import Job
 from harness.model.records import Record, mark_duplicates
 from harness.model.runtime import Phases, Runtime, not_launched
 from harness.model.targets import catalogue
@@ -142,14 +143,12 @@ class CaseItem(pytest.Item):
         """Every config of the case: compiles in parallel over this process's share of the cores."""
         case = self.case
         if case.is_interpret:
-            kind, op, jobs, parallel = "interpret", "interpret", [interpret_job(case, e) for e in case.configs], 1
+            kind, parallel = "interpret", 1
+            jobs: list[Job] = [interpret_job(case, e) for e in case.configs]
             arch = vendor = "cpu"
         else:
-            kind, op, parallel = "compile", "compile", compile_parallelism()
-            jobs = [
-                {**compile_job(case, e, str(session.out)), "prebuild_launcher": prebuild_launchers}
-                for e in case.configs
-            ]
+            kind, parallel = "compile", compile_parallelism()
+            jobs = [compile_job(case, e, str(session.out), prebuild_launchers) for e in case.configs]
             target = catalogue()[case.target]
             arch, vendor = target.arch, target.vendor
         # unchanged jobs come from the result cache; the rest run in the workers, and what they return is kept
@@ -157,7 +156,7 @@ class CaseItem(pytest.Item):
         found = [result_cache.lookup(kind, k, session.out) for k in keys]
         todo = [i for i, hit in enumerate(found) if hit is None]
         ran = session.workers.map(
-            kind, op, [jobs[i] for i in todo], case.timeout_s, parallel, case.environment, case.import_env
+            kind, [jobs[i] for i in todo], case.timeout_s, parallel, case.environment, case.import_env
         )
         for i, result in zip(todo, ran):
             result_cache.store(kind, keys[i], result, session.out)
@@ -189,7 +188,7 @@ class CaseItem(pytest.Item):
                 "import_env": dict(case.import_env),
             }
             fields = {k: v for k, v in result.items() if k not in ("triton", "run_s")}
-            records.append(Record.from_dict({**base, **fields}))
+            records.append(Record.from_dict({**base, **fields}, strict=True))
         return records
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:

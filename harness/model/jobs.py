@@ -1,0 +1,83 @@
+"""The jobs the harness hands its worker processes, typed on both sides of the pipe.
+
+A job is built with its constructor where the case is expanded (:mod:`harness.matrix.cases`), keyed by the result
+cache (:mod:`harness.execution.result_cache`), sent as JSON (:meth:`to_wire`) and read back in the worker
+(:func:`from_wire`), which refuses a key it does not know or one it misses: a producer and a consumer that disagree
+fail on the first job, loudly, instead of a field read as absent. The worker dispatches on the job's class.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Union
+
+
+class JobError(ValueError):
+    """A job on the wire that is not one this harness writes."""
+
+
+@dataclass(frozen=True)
+class CompileJob:
+    """One config of a case, cross-compiled for one target: its artifacts under ``out``/``artifact_parts``."""
+
+    OP: ClassVar[str] = "compile"
+    ref: str  # the kernel, as harness.matrix.loader resolves it
+    dtype: str
+    shape: Mapping[str, int]
+    target: Mapping[str, Any]  # harness.model.targets.Target.to_dict()
+    config: Mapping[str, Any]
+    out: str  # the run directory
+    artifact_parts: tuple[str, ...]  # the build's folder below it
+    prebuild_launcher: bool = False  # also build Triton's launcher for the local GPU (a side effect: never cached)
+
+
+@dataclass(frozen=True)
+class InterpretJob:
+    """One config of a case checked under Triton's CPU interpreter against its reference, at each shape."""
+
+    OP: ClassVar[str] = "interpret"
+    ref: str
+    dtype: str
+    shapes: tuple[Mapping[str, int], ...]
+    config: Mapping[str, Any]
+    seed: int = 0
+
+
+Job = Union[CompileJob, InterpretJob]
+KINDS: dict[str, type[CompileJob] | type[InterpretJob]] = {CompileJob.OP: CompileJob, InterpretJob.OP: InterpretJob}
+
+
+def to_wire(job: Job) -> dict[str, Any]:
+    """The job as the JSON object the worker reads (and the result cache keys)."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(job):
+        value = getattr(job, f.name)
+        if isinstance(value, Mapping):
+            value = dict(value)
+        elif isinstance(value, tuple):
+            value = [dict(v) if isinstance(v, Mapping) else v for v in value]
+        out[f.name] = value
+    return out
+
+
+def from_wire(op: str, raw: Mapping[str, Any]) -> Job:
+    """The job of kind ``op`` from its JSON; JobError naming the keys where they are not the class's."""
+    cls = KINDS.get(op)
+    if cls is None:
+        raise JobError(f"no job of kind {op!r} (known: {', '.join(sorted(KINDS))})")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(raw) - set(fields))
+    missing = sorted(
+        n
+        for n, f in fields.items()
+        if n not in raw and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    )
+    if unknown or missing:
+        said = ([f"unknown {', '.join(unknown)}"] if unknown else []) + (
+            [f"missing {', '.join(missing)}"] if missing else []
+        )
+        raise JobError(f"a {op} job with keys this harness does not write: {'; '.join(said)}")
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
+    return cls(**values)

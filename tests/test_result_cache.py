@@ -7,11 +7,13 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 from helpers import REPO, run_static, write_matrix
 
 from harness.execution import result_cache
+from harness.model.jobs import CompileJob
 
 MATRIX = """\
 name: cached
@@ -66,11 +68,12 @@ def test_a_rerun_reuses_every_job_and_an_edit_runs_them_again(tmp_path: Path) ->
 def test_only_results_that_do_not_depend_on_chance_are_kept(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("HARNESS_RESULT_CACHE", "1")
-    job = {"ref": "x.py:SPEC", "config": {"BLOCK": 1}, "out": "/somewhere"}
+    job = CompileJob("x.py:SPEC", "fp32", {"N": 64}, {"name": "h100"}, {"BLOCK": 1}, "/somewhere", ("artifacts",))
     digest = result_cache.key("compile", job, "abc")
-    assert digest is not None and digest == result_cache.key("compile", {**job, "out": "/elsewhere"}, "abc")
+    assert digest is not None and digest == result_cache.key("compile", replace(job, out="/elsewhere"), "abc")
     assert result_cache.key("compile", job, "abd") != digest  # another kernel source
-    assert result_cache.key("compile", {**job, "prebuild_launcher": True}, "abc") is None  # a side effect here
+    assert result_cache.key("compile", replace(job, config={"BLOCK": 2}), "abc") != digest  # another config
+    assert result_cache.key("compile", replace(job, prebuild_launcher=True), "abc") is None  # a side effect here
     assert result_cache.key("compile", job, "unknown") is None
     result_cache.store("compile", digest, {"status": "error", "error": "boom"}, str(tmp_path))
     assert result_cache.lookup("compile", digest, str(tmp_path)) is None  # a failure runs again

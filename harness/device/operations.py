@@ -13,7 +13,7 @@ import math
 import time
 from typing import Any
 
-from harness.device.interpret import compare_outputs, reference_first
+from harness.device.correctness import compare_outputs, reference_first
 from harness.matrix import loader
 
 _STATE: dict[str, Any] = {}  # the current case: inputs, reference, rotated copies
@@ -136,7 +136,7 @@ def _restore(state: dict[str, Any], inputs: tuple[Any, ...]) -> None:
 
 
 def _poisoned_out(spec: Any, reference: Any) -> dict[str, Any]:
-    from harness.device.interpret import poisoned_out
+    from harness.device.correctness import poisoned_out
 
     return poisoned_out(spec, reference)
 

@@ -17,8 +17,6 @@ from harness.matrix import loader
 from harness.model.jobs import InterpretJob
 from harness.model.vocabulary import INTERPRET_UNSUPPORTED
 
-UNSUPPORTED = INTERPRET_UNSUPPORTED  # the name this module's callers know
-
 
 def interpreter_limitation(exc: BaseException) -> str:
     """Why ``exc`` is a limitation of Triton's CPU interpreter rather than the kernel's fault ('' when it is the
@@ -47,7 +45,7 @@ def interpreter_limitation(exc: BaseException) -> str:
 def interpret_job(job: InterpretJob) -> dict[str, Any]:
     """Run every interpret shape of one (kernel, dtype, config) as the device path does: shapes the spec's
     ``config_ok`` refuses are skipped, outputs are NaN-poisoned ``out`` buffers where ``launch`` takes them. A
-    mismatch fails; an interpreter limitation is :data:`UNSUPPORTED`, with the reason, not the kernel's error."""
+    mismatch fails; an interpreter limitation is :data:`INTERPRET_UNSUPPORTED`, with the reason, not the kernel's error."""
     import torch
 
     from harness.device.interpreter_patches import as_launcher
@@ -70,7 +68,7 @@ def interpret_job(job: InterpretJob) -> dict[str, Any]:
             if not why:
                 raise
             return {
-                "status": UNSUPPORTED,
+                "status": INTERPRET_UNSUPPORTED,
                 "error": why,
                 "run_s": round(time.perf_counter() - start, 4),
                 "correctness": {"mode": "interpreter", "checks": checks},
@@ -81,7 +79,7 @@ def interpret_job(job: InterpretJob) -> dict[str, Any]:
     ran = [c for c in checks if c["status"] != "skipped"]
     if not ran:
         return {
-            "status": UNSUPPORTED,
+            "status": INTERPRET_UNSUPPORTED,
             "error": "config_ok refuses this config for every interpret shape",
             "run_s": round(time.perf_counter() - start, 4),
             "correctness": {"mode": "interpreter", "checks": checks},

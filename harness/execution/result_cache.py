@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.model.jobs import Job, to_wire
+from harness.model.vocabulary import INTERPRET_UNSUPPORTED
 from harness.support.cache import cache_dir
 from harness.support.safe_files import make_dirs
 
@@ -35,7 +36,7 @@ _ENV_IGNORED = ("TRITON_CACHE_DIR", "TRITON_HOME", "TRITON_DUMP_DIR")
 #: the harness packages whose code decides a build's or a check's result
 _CODE = ("build", "authoring", "matrix", "device", "execution", "model", "support")
 #: statuses worth keeping, per kind of job
-KEPT = {"compile": ("ok",), "interpret": ("ok", "interpret-unsupported")}
+KEPT = {"compile": ("ok",), "interpret": ("ok", INTERPRET_UNSUPPORTED)}
 
 
 def enabled() -> bool:

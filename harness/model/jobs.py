@@ -3,7 +3,8 @@
 A job is built with its constructor where the case is expanded (:mod:`harness.matrix.cases`), keyed by the result
 cache (:mod:`harness.execution.result_cache`), sent as JSON (:meth:`to_wire`) and read back in the worker
 (:func:`from_wire`), which refuses a key it does not know or one it misses: a producer and a consumer that disagree
-fail on the first job, loudly, instead of a field read as absent. The worker dispatches on the job's class.
+fail on the first job, loudly, instead of a field read as absent. The request's op names the class the worker
+decodes it as (:data:`KINDS`).
 """
 
 from __future__ import annotations

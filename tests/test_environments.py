@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import triton
 from helpers import run_cli, write_matrix
 
 from harness.analysis import verdicts
@@ -78,11 +79,9 @@ def test_worker_environment_is_explicit() -> None:
     assert swept["TRITON_HIP_USE_ASYNC_COPY"] == "1" and swept["TRITON_CACHE_DIR"].startswith("/c/harness-env-")
 
 
-def test_catalogue_sweeps_mi300x_and_ids_show_the_environment(tmp_path: Path) -> None:
-    assert [e.name for e in targets.get("mi300x").environments] == ["default", "async-copy"]
-    matrix = write_matrix(
-        tmp_path / "m.yaml",
-        """\
+def test_catalogue_environments_are_opt_in_by_name_and_ids_show_the_environment(tmp_path: Path) -> None:
+    assert [e.name for e in targets.get("mi300x").named_environments] == ["async-copy"]
+    body = """\
 name: envs
 targets: [mi300x]
 kernels:
@@ -91,14 +90,20 @@ kernels:
     shapes: [{N: 4096}]
     configs: [{BLOCK: 1024, num_warps: 4}]
     interpret: false
-""",
-    )
+"""
+    plain = write_matrix(tmp_path / "plain.yaml", body)  # asked for mi300x: built as Triton builds it, once
+    listed = run_cli("list", str(plain))
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    assert listed.stdout.splitlines() == [f"vector_add[fp32-N4096-mi300x-triton{triton.__version__}]"]
+    assert "1 case(s)" in listed.stderr
+    matrix = write_matrix(tmp_path / "m.yaml", body + "environments:\n  mi300x: [default, async-copy]\n")
     out = tmp_path / "run"
     proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0", "--", "-rA")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "vector_add[fp32-N4096-mi300x@async-copy-triton" in proc.stdout
     records = json.loads((out / "results.json").read_text())["records"]
     assert sorted(r["environment"] for r in records) == ["async-copy", "default"]
+    assert {r["env"].get("TRITON_HIP_USE_ASYNC_COPY") for r in records} == {None, "1"}
     paths = {r["artifacts"]["amdgcn"]["path"] for r in records}
     assert len(paths) == 2 and any("mi300x.async-copy" in p for p in paths)
 
@@ -107,6 +112,7 @@ BAD_ENV = [
     ("unknown_variable", "mi300x: [{name: x, env: {TRITON_HIP_USE_ASYNC_COPPY: '1'}}]", "did you mean"),
     ("default_with_variables", "mi300x: [{name: default, env: {TRITON_HIP_USE_ASYNC_COPY: '1'}}]", "sets no variables"),
     ("target_not_in_matrix", "h100: [{name: default, env: {}}]", "not a target of this matrix"),
+    ("unknown_name", "mi300x: [default, async-cpy]", "no environment named 'async-cpy' (did you mean 'async-copy'?)"),
     ("duplicate_name", "mi300x: [{name: a, env: {}}, {name: a, env: {AMDGCN_USE_BUFFER_OPS: '0'}}]", "duplicate"),
 ]
 
@@ -147,6 +153,7 @@ def test_a_compile_that_fails_only_under_a_knob_is_recorded(tmp_path: Path) -> N
         f"""\
 name: knob-failure
 targets: [mi300x]
+environments: {{mi300x: [default, async-copy]}}
 kernels:
   matmul:
     dtypes: [fp16]

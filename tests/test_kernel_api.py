@@ -113,7 +113,6 @@ kernels:
     assert {(r["target"], r["environment"]) for r in records} == {
         ("h100", "default"),
         ("mi300x", "default"),
-        ("mi300x", "async-copy"),
     }
     refused = write_matrix(
         tmp_path / "bad.yaml", matrix.read_text().replace("shapes:", "interpret: [{N: 8}]\n    shapes:")
@@ -238,6 +237,7 @@ def test_failures_say_why_and_where(tmp_path: Path) -> None:
         f"""\
 name: diag
 targets: [h100, mi300x]
+environments: {{mi300x: [default, async-copy]}}
 kernels:
   broken:
     source: {DATA / "broken_helper_kernel.py"}:SPEC

@@ -51,6 +51,7 @@ def test_each_finding_reproduces_with_plain_triton(tmp_path: Path, bare_python: 
         """\
 name: findings
 targets: [h100, mi300x]
+environments: {mi300x: [default, async-copy]}
 kernels:
   matmul:
     dtypes: [fp16]

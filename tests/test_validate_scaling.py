@@ -13,7 +13,7 @@ from pathlib import Path
 
 from helpers import run_cli
 
-SMALL, LARGE = 4_000, 32_000  # LARGE x 2 targets = 64,000 cases (x 3 columns with mi300x's async-copy sweep)
+SMALL, LARGE = 4_000, 32_000  # LARGE x 2 targets = 64,000 cases
 
 
 def _matrix(path: Path, shapes: int) -> Path:

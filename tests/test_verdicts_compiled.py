@@ -26,6 +26,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
         f"""\
 name: verdicts
 targets: [{", ".join(TARGETS)}]
+environments: {{mi300x: [default, async-copy]}}
 kernels:
   matmul:
     dtypes: [fp16]

@@ -20,7 +20,7 @@ from harness.matrix import loader
 from harness.matrix.kernel_entries import MAX_TIMEOUT_S, KernelEntry, entries_of
 from harness.matrix.known import KnownFailure, parse_known_failures
 from harness.model import targets
-from harness.model.environments import Environment, parse_environments
+from harness.model.environments import DEFAULT_ENV, Environment, parse_environments
 from harness.support import safe_files, yamlpos
 from harness.support.checking import Checker, MatrixError, Problem, is_a, suggest
 
@@ -57,7 +57,7 @@ class Matrix:
         for name, envs in self.environments:
             if name == target:
                 return envs
-        return targets.catalogue()[target].environments
+        return (DEFAULT_ENV,)  # the catalogue's named environments are opt-in: a matrix sweeps them by name
 
 
 def _probe_together(kernels: dict[str, Any], kernels_dir: Path | None, base_dir: Path) -> None:
@@ -176,7 +176,9 @@ def _validate(file: str, text: str, doc: yamlpos.Located) -> Matrix:
     known = parse_known_failures(chk, data.get("known_failures"))
     backend_of = {t: cat[t].backend for t in target_names if t in cat}
     environments = (
-        parse_environments(chk, data["environments"], target_names, backend_of)
+        parse_environments(
+            chk, data["environments"], target_names, backend_of, {t: cat[t].named_environments for t in backend_of}
+        )
         if isinstance(data.get("environments"), dict)
         else ()
     )

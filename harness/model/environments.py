@@ -149,9 +149,14 @@ def worker_env(base: dict[str, str], environment: Environment) -> dict[str, str]
 
 
 def parse_environments(
-    chk: Checker, raw: Any, target_names: list[str], backend_of: dict[str, str]
+    chk: Checker,
+    raw: Any,
+    target_names: list[str],
+    backend_of: dict[str, str],
+    named: dict[str, tuple[Environment, ...]] | None = None,
 ) -> tuple[tuple[str, tuple[Environment, ...]], ...]:
-    """``environments: {target: [{name: ..., env: {VAR: value}}]}``, checked against the backend's knobs."""
+    """``environments: {target: [default, NAME, {name: ..., env: {VAR: value}}]}``, checked against the backend's
+    knobs; a bare name is ``default`` or one of the target's catalogue environments (``named``)."""
     out = []
     for target, entries in raw.items():
         path = ("environments", target)
@@ -166,8 +171,19 @@ def parse_environments(
             continue
         backend = backend_of.get(target, "hip")
         envs, names = [], set()
+        offered = {e.name: e for e in (named or {}).get(target, ())}
         for i, entry in enumerate(entries):
             where = path + (i,)
+            if isinstance(entry, str):  # a name: Triton's defaults, or an environment the catalogue offers
+                if entry != DEFAULT and entry not in offered:
+                    known = [DEFAULT, *offered]
+                    chk.add(
+                        where,
+                        f"{target!r} has no environment named {entry!r}{suggest(entry, known)}: name one of "
+                        f"{', '.join(known)}, or give one as {{name: ..., env: {{VARIABLE: value}}}}",
+                    )
+                    continue
+                entry = {"name": entry, "env": dict(offered[entry].env)} if entry != DEFAULT else {"name": DEFAULT}
             if not isinstance(entry, dict) or set(entry) - {"name", "env"} or not isinstance(entry.get("name"), str):
                 chk.add(where, "an environment is a mapping {name: str, env: {VARIABLE: value}}")
                 continue

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from harness.model.environments import DEFAULT_ENV, Environment
+from harness.model.environments import Environment
 
 CATALOGUE = Path(__file__).with_name("targets.yaml")
 
@@ -75,7 +75,8 @@ class Target:
     fp32_tflops: float | None = None  # the vector (non-tensor) fp32 rate
     models: tuple[str, ...] = field(default=(), compare=False)  # device-name patterns of this model (device.match)
     sources: tuple[tuple[str, str], ...] = field(default=(), compare=False)
-    environments: tuple[Environment, ...] = field(default=(DEFAULT_ENV,), compare=False)
+    # compile environments a matrix may sweep by name; a target is built under Triton's defaults unless it does
+    named_environments: tuple[Environment, ...] = field(default=(), compare=False)
 
     def peak_tflops(self, math: str) -> float | None:
         """The dense peak of a math dtype (``fp8``, ``fp16``, ``bf16``, ``tf32``, ``fp32``; fp8 formats by prefix)."""
@@ -98,7 +99,7 @@ def catalogue(path: Path = CATALOGUE) -> dict[str, Target]:
         for key, val in entry.items():
             if key == "models":
                 values[key] = tuple(val)
-            elif key == "environments":
+            elif key == "named_environments":
                 values[key] = tuple(
                     Environment(e["name"], tuple(sorted((k, str(v)) for k, v in e["env"].items()))) for e in val
                 )

@@ -164,3 +164,28 @@ def test_the_harness_process_never_runs_user_code(tmp_path: Path) -> None:
     assert str(proc.pid) not in {pid for pid, _ in lines}
     said = {what for _, what in lines}
     assert {"import", "config_ok", "grid", "runtime_args"} <= said, said  # the callbacks did run, in children
+
+
+def test_a_run_under_xdist_imports_a_user_module_for_its_facts_once(tmp_path: Path) -> None:
+    """The run's process takes the module's facts in one child and shares them with its xdist workers for the run
+    (harness.matrix.facts): before, each worker imported the module again for the same facts, which costs seconds
+    per worker for a library like fla-core. Each import says which kind of child made it."""
+    witness = tmp_path / "imports.txt"
+    module = (
+        "import os, sys\n"
+        f"with open({str(witness)!r}, 'a') as _f:\n"
+        "    _f.write(('facts' if any('facts.of_spec' in a for a in sys.orig_argv) else 'other') + '\\n')\n"
+        + COPY.split("import os", 1)[-1]
+        + SPEC.replace("EXTRA", "")
+    )
+    (tmp_path / "user_kernel.py").write_text(module)
+    matrix = write_matrix(
+        tmp_path / "m.yaml",
+        "name: user\ntargets: [h100]\nkernels:\n  k:\n    source: user_kernel.py:SPEC\n    dtypes: [fp32]\n"
+        "    shapes: [{N: 64}, {N: 128}]\n    interpret: false\n",
+    )
+    proc = run_cli("run", str(matrix), "--out", str(tmp_path / "run"), "-n", "2", "--static-only")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    said = witness.read_text().split()
+    assert said.count("facts") == 1, said
+    assert "other" in said  # the compile workers imported it to build it, as they must

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 from importlib import metadata
 from pathlib import Path
 
@@ -49,6 +50,22 @@ def read_matrix(matrix_path: Path, targets: str | None) -> Matrix | None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    """``harness run``: the facts of user modules this process takes are shared with its xdist workers for the run."""
+    from harness.matrix import facts
+
+    before = os.environ.get(facts.SHARED_ENV)
+    with tempfile.TemporaryDirectory(prefix="harness-facts-") as shared:
+        os.environ[facts.SHARED_ENV] = shared
+        try:
+            return _run(args)
+        finally:
+            if before is None:
+                os.environ.pop(facts.SHARED_ENV, None)
+            else:
+                os.environ[facts.SHARED_ENV] = before
+
+
+def _run(args: argparse.Namespace) -> int:
     # every path is made absolute before the matrix is read: a kernel module may chdir when it is imported
     matrix_path = Path(args.matrix) if args.matrix else default_matrix()
     matrix_abs = matrix_path.absolute()

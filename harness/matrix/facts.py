@@ -14,9 +14,13 @@ are children too. The repository's own kernels are the harness's code: their fac
 from __future__ import annotations
 
 import dataclasses
+import fcntl
+import hashlib
 import json
+import os
 import signal
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from harness.authoring.spec_shapes import SpecShapes
@@ -141,7 +145,6 @@ def of_spec(ref: str, spec: Any) -> SpecFacts:
 
 def trusted(ref: str) -> bool:
     """The repository's own kernels (``kernels/``): the harness's code, loaded in its own process."""
-    from pathlib import Path
 
     location = ref.rpartition(":")[0]
     return location.endswith(".py") and Path(location).resolve().parent == loader.REPO_KERNELS.resolve()
@@ -199,9 +202,71 @@ done()
 """
 
 
+#: a directory one ``harness run`` shares with its pytest-xdist workers (:mod:`harness.cli.run` makes it and removes
+#: it): the facts its process took are read there, so a worker does not import the user's modules again (a library
+#: such as fla-core costs seconds per import, per worker). It lives for one run only: a module's facts can change
+#: with any file it imports, which no key here could see.
+SHARED_ENV = "HARNESS_FACTS_SHARED"
+
+
+def _shared(ref: str, import_env: tuple[tuple[str, str], ...]) -> Path | None:
+    where = os.environ.get(SHARED_ENV)
+    if not where:
+        return None
+    return Path(where) / (hashlib.sha256(json.dumps([ref, import_env]).encode()).hexdigest()[:32] + ".json")
+
+
+def _read_shared(ref: str, import_env: tuple[tuple[str, str], ...]) -> bool:
+    """Whether this run's process had the facts of ``ref`` (kept here when it had)."""
+    path = _shared(ref, import_env)
+    try:
+        reported = json.loads(path.read_text()) if path is not None else None
+    except (OSError, ValueError):
+        return False
+    if isinstance(reported, dict) and set(reported) == {"error"} and isinstance(reported["error"], str):
+        _FACTS[(ref, import_env)] = reported["error"]
+        return True
+    try:
+        _FACTS[(ref, import_env)] = SpecFacts.from_json(reported)
+    except loader.KernelLoadError:
+        return False
+    return True
+
+
+def _write_shared(ref: str, import_env: tuple[tuple[str, str], ...]) -> None:
+    path, found = _shared(ref, import_env), _FACTS.get((ref, import_env))
+    if path is None or found is None:
+        return
+    text = json.dumps({"error": found} if isinstance(found, str) else found.to_json())
+    try:
+        partial = path.with_suffix(f".{os.getpid()}.part")
+        partial.write_text(text)
+        os.replace(partial, path)  # whole or absent: a worker reading beside it never sees half a file
+    except OSError:
+        pass  # a worker then imports the module itself, as without the share
+
+
 def fetch(refs: list[str], import_env: tuple[tuple[str, str], ...] = ()) -> None:
-    """Import ``refs`` in one child and keep what it reports of each (facts, or the one-line reason it has none)."""
+    """Import ``refs`` in one child and keep what it reports of each (facts, or the one-line reason it has none).
+
+    Under a run's share, one process at a time fetches: xdist's workers collect the same matrix at the same moment,
+    and the second reads what the first fetched instead of importing the same modules beside it."""
     todo = [r for r in dict.fromkeys(refs) if not trusted(r) and (r, import_env) not in _FACTS]
+    if not todo:
+        return
+    where = os.environ.get(SHARED_ENV)
+    if not where or not Path(where).is_dir():
+        _fetch(todo, import_env)
+        return
+    with open(Path(where) / ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            _fetch([r for r in todo if not _read_shared(r, import_env)], import_env)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _fetch(todo: list[str], import_env: tuple[tuple[str, str], ...]) -> None:
     if not todo:
         return
     got = child_probe.run(_CHILD, todo, import_env, call_limit="HARNESS_IMPORT_TIMEOUT_S")
@@ -216,6 +281,7 @@ def fetch(refs: list[str], import_env: tuple[tuple[str, str], ...] = ()) -> None
                 _FACTS[(ref, import_env)] = str(exc)
         elif got.last is not None and int(got.last[0]) == i:
             _FACTS[(ref, import_env)] = _ended(ref, got)
+        _write_shared(ref, import_env)
         # a ref the child never reached (an earlier one ended it) is fetched again on its own when asked for
 
 

@@ -182,6 +182,11 @@ def get(ref: str, import_env: tuple[tuple[str, str], ...] = ()) -> SpecFacts:
     return _cached(ref, import_env)
 
 
+def known(ref: str, import_env: tuple[tuple[str, str], ...] = ()) -> bool:
+    """Whether :func:`get` answers ``ref`` without a child (its facts, or why it has none, already taken)."""
+    return trusted(ref) or (ref, import_env) in _FACTS
+
+
 def _cached(ref: str, import_env: tuple[tuple[str, str], ...]) -> SpecFacts:
     found = _FACTS[(ref, import_env)]
     if isinstance(found, str):

@@ -50,6 +50,19 @@ class MatrixFile(pytest.File):
             yield CaseItem.from_parent(self, name=case.id, case=case)
 
 
+def _facts_of(item: "CaseItem") -> Any:
+    """The case's spec facts. The first item that needs a child for them fetches those of every collected case with
+    the same variables in that one child: a captured op's cases for a target wear its face, one library import for
+    all of them instead of one per case."""
+    case = item.case
+    if not facts.known(case.ref, case.import_env):
+        alike = [
+            i.case.ref for i in item.session.items if isinstance(i, CaseItem) and i.case.import_env == case.import_env
+        ]
+        facts.fetch([case.ref, *alike], case.import_env)
+    return facts.get(case.ref, case.import_env)
+
+
 class CaseFailed(Exception):
     pass
 
@@ -68,7 +81,7 @@ class CaseItem(pytest.Item):
             if reason:
                 pytest.skip(reason)
         session = _session(self.config)
-        spec = facts.get(case.ref, case.import_env)  # from a child: this process never imports user code
+        spec = _facts_of(self)  # from a child: this process never imports user code
         if case.is_interpret and not spec.interpretable(case.dtype):
             pytest.skip(
                 f"{case.kernel} does not list {case.dtype} among its interpret_dtypes (Triton's CPU "

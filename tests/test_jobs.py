@@ -3,6 +3,7 @@ not agree on fails the first job that carries it, by name, instead of being read
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -57,3 +58,33 @@ def test_a_record_built_in_process_refuses_a_field_it_does_not_know() -> None:
     assert Record.from_dict(fields).kernel == "x"
     with pytest.raises(ValueError, match="fitz"):
         Record.from_dict(fields, strict=True)
+
+
+def test_the_gpu_phases_requests_are_typed_and_a_worker_refuses_a_misspelt_one_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every request the tuning stage sends is a job class; on the wire it decodes to the same job, and a real worker
+    process (no GPU needed: the decoding comes first) answers a request with a key it does not know by naming it."""
+    from test_ondevice_plumbing import FakeGpuWorker, _case, _rec
+
+    from harness.execution.pool import Worker
+    from harness.tuning import gpu_phase
+
+    worker = FakeGpuWorker()
+    gpu = {"index": "0", "uuid": "GPU-x", "name": "fake", "arch": "sm_90"}
+    monkeypatch.setenv("HARNESS_LOCK_DIR", str(tmp_path))
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    gpu_phase.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd")], worker, gpu, [])
+    ops = {op for op, _ in worker.requests}
+    assert ops == {"gpu_config", "gpu_baselines", "gpu_sustained"}
+    for op, wire in worker.requests:
+        assert to_wire(from_wire(op, wire)) == wire
+    stages = [wire["stage"] for op, wire in worker.requests if op == "gpu_config"]
+    assert stages.count("screen") == 2 and "final" in stages
+    real = Worker("interpret", dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1])))
+    try:
+        config = next(wire for op, wire in worker.requests if op == "gpu_config")
+        reply = real.request("gpu_config", {**config, "stgae": "final"}, 120)
+    finally:
+        real.close()
+    assert reply["status"] == "error" and "JobError" in reply["error"] and "unknown stgae" in reply["error"], reply

@@ -13,6 +13,7 @@ from harness.analysis.findings import analyse
 from harness.device.detection import pick_device, pinned_env
 from harness.matrix.cases import Case
 from harness.matrix.configs import ConfigEntry
+from harness.model.jobs import GpuJob, SustainedJob, to_wire
 from harness.model.payloads import LimitFlag
 from harness.model.records import Record
 from harness.model.runtime import Runtime
@@ -32,6 +33,10 @@ class FakeGpuWorker:
 
     def __init__(self) -> None:
         self.requests: list[tuple[str, dict]] = []
+
+    def send(self, job: GpuJob, timeout: float) -> dict:
+        """As the pool's worker sends it: the typed job, on the wire (what is recorded and answered)."""
+        return self.request(job.OP, to_wire(job), timeout)
 
     def request(self, op: str, job: dict, timeout: float) -> dict:
         self.requests.append((op, job))
@@ -445,7 +450,7 @@ def test_a_config_compiled_anew_in_a_changed_worker_is_not_timed(
     monkeypatch.setattr(baselines, "_rotated", lambda state: [()])
     monkeypatch.setattr(sustained, "interleaved", fake_interleaved)
     monkeypatch.setitem(baselines._PERSIST, "tainted", "torch._inductor imported")
-    reply = baselines.gpu_sustained({"shape": {}, "configs": {"c": {}}, "baselines": ["lib"]})
+    reply = baselines.gpu_sustained(SustainedJob(ref="", dtype="", shape={}, configs={"c": {}}, baselines=("lib",)))
     assert reply["retire_worker"] == "torch._inductor imported"
     assert reply["timings"]["baseline lib"]["status"] == "ok"
     config = reply["timings"]["config c"]

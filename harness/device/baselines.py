@@ -26,9 +26,10 @@ from harness.device.operations import (
     _rotated,
     _settle_ms,
 )
+from harness.model.jobs import BaselinesJob, SustainedJob
 
 
-def gpu_baselines(job: dict[str, Any]) -> dict[str, Any]:
+def gpu_baselines(job: BaselinesJob) -> dict[str, Any]:
     """Time the kernel's baselines on the case's inputs; measure copy bandwidth once per worker."""
     import torch
 
@@ -52,7 +53,7 @@ def gpu_baselines(job: dict[str, Any]) -> dict[str, Any]:
         lap("device info")
         persist["copy_tbps"] = measure_copy_tbps(flusher=_flusher())
         lap("copy bandwidth")
-    spec, shape = state["spec"], job["shape"]
+    spec, shape = state["spec"], dict(job.shape)
     results: dict[str, Any] = {}
     env_before, inductor_before = dict(os.environ), "torch._inductor" in sys.modules
     for name, fn in spec.baselines.items():
@@ -70,7 +71,7 @@ def gpu_baselines(job: dict[str, Any]) -> dict[str, Any]:
                     f"(torch.cuda sync debug mode: {synced}); a baseline must only enqueue work",
                 }
                 continue
-            check = compare_outputs(out, state["reference"], spec, job["dtype"], floor=(1e-2, 1e-2), subset=True)
+            check = compare_outputs(out, state["reference"], spec, job.dtype, floor=(1e-2, 1e-2), subset=True)
             rotated = _rotated(state)
             prepare = (lambda i: _restore(state, rotated[i])) if state["pristine"] else None
             lap("check")
@@ -84,9 +85,9 @@ def gpu_baselines(job: dict[str, Any]) -> dict[str, Any]:
             lap("isolated timing")
             kernels = baseline_kernels(
                 [
-                    job["ref"],
+                    job.ref,
                     name,
-                    job["dtype"],
+                    job.dtype,
                     sorted(shape.items()),
                     torch.__version__,
                     torch.cuda.get_device_name(),
@@ -100,7 +101,7 @@ def gpu_baselines(job: dict[str, Any]) -> dict[str, Any]:
                 "kernels": kernels,
                 **({"outputs_compared": sorted(check["outputs"])} if "outputs" in check else {}),
                 "timing": timing.to_dict(),
-                **_rates(spec, shape, job["dtype"], timing.median_us),
+                **_rates(spec, shape, job.dtype, timing.median_us),
             }
         except Exception as exc:  # noqa: BLE001
             _check_fault(exc)
@@ -144,22 +145,22 @@ def _synchronises(call: Any) -> str:
         torch.cuda.synchronize()
 
 
-def gpu_sustained(job: dict[str, Any]) -> dict[str, Any]:
-    """Time ``job["configs"]`` (name -> config) and ``job["baselines"]`` (names) back to back, in interleaved
+def gpu_sustained(job: SustainedJob) -> dict[str, Any]:
+    """Time ``job.configs`` (name -> config) and ``job.baselines`` (names) back to back, in interleaved
     rounds (:mod:`harness.device.sustained`). An in-place kernel's inputs are not restored between launches here (each
     launch reads the last one's output, in place), and its timings say so."""
     from harness.device.sustained import Item, interleaved
 
     state = _case(job)
-    spec, shape = state["spec"], job["shape"]
+    spec, shape = state["spec"], dict(job.shape)
     rotated = _rotated(state)
     items = [
         Item(f"config {name}", lambda i, c=config: lambda: spec.run(rotated[i], shape, c), len(rotated))  # type: ignore[misc]
-        for name, config in job.get("configs", {}).items()
+        for name, config in ((n, dict(c)) for n, c in job.configs.items())
     ]
     items += [
         Item(f"baseline {name}", lambda i, fn=spec.baselines[name]: lambda: fn(rotated[i], shape), len(rotated))  # type: ignore[misc]
-        for name in job.get("baselines", [])
+        for name in job.baselines
         if name in spec.baselines
     ]
     env_before, inductor_before = dict(os.environ), "torch._inductor" in sys.modules

@@ -15,6 +15,7 @@ from typing import Any
 
 from harness.device.correctness import compare_outputs, reference_first
 from harness.matrix import loader
+from harness.model.jobs import GpuConfigJob, OnDevice, WarmupJob
 
 _STATE: dict[str, Any] = {}  # the current case: inputs, reference, rotated copies
 _PERSIST: dict[str, Any] = {}  # for the worker's lifetime: L2 flusher, device details, copy bandwidth
@@ -34,21 +35,21 @@ class ContextLost(Exception):
     """The device context is unusable; the worker must be replaced after replying."""
 
 
-def _case(job: dict[str, Any]) -> dict[str, Any]:
+def _case(job: OnDevice) -> dict[str, Any]:
     import torch
 
-    key = repr((job["ref"], job["dtype"], sorted(job["shape"].items()), job.get("seed", 0), job.get("target")))
+    key = repr((job.ref, job.dtype, sorted(job.shape.items()), job.seed, job.target))
     if _STATE.get("key") != key:
         _STATE.clear()
         torch.cuda.empty_cache()
-        spec = loader.load(job["ref"])
-        if job.get("target"):  # a spec whose fn is a function of the target: this device's kernel
+        spec = loader.load(job.ref)
+        if job.target:  # a spec whose fn is a function of the target: this device's kernel
             from harness.model.targets import get
 
-            spec = spec.for_target(get(job["target"]))
-        gen = torch.Generator(device="cuda").manual_seed(int(job.get("seed", 0)))
-        inputs = spec.inputs(job["shape"], job["dtype"], "cuda", gen)
-        reference = reference_first(spec, inputs, job["shape"])
+            spec = spec.for_target(get(job.target))
+        gen = torch.Generator(device="cuda").manual_seed(int(job.seed))
+        inputs = spec.inputs(dict(job.shape), job.dtype, "cuda", gen)
+        reference = reference_first(spec, inputs, dict(job.shape))
         pristine = {i: inputs[i].clone() for i in spec.inplace}  # what an in-place kernel overwrites, kept
         torch.cuda.synchronize()
         _STATE.update(
@@ -59,7 +60,7 @@ def _case(job: dict[str, Any]) -> dict[str, Any]:
             rotated=None,
             settled=False,
             pristine=pristine,
-            cache_bytes=job.get("cache_bytes"),
+            cache_bytes=job.cache_bytes,
         )
     return _STATE
 
@@ -72,7 +73,7 @@ def _settle_ms(state: dict[str, Any]) -> float:
     return 200.0
 
 
-def gpu_warmup(job: dict[str, Any]) -> dict[str, Any]:
+def gpu_warmup(job: WarmupJob) -> dict[str, Any]:
     """Import torch and create the CUDA context without launching anything.
 
     Sent while the case's configs compile, so process start and context creation
@@ -171,20 +172,20 @@ def _rates(spec: Any, shape: dict[str, Any], dtype: str, median_us: float) -> di
 SCREEN: dict[str, Any] = {"target_ms": 10.0, "min_reps": 10, "max_reps": 25}
 
 
-def gpu_config(job: dict[str, Any]) -> dict[str, Any]:
+def gpu_config(job: GpuConfigJob) -> dict[str, Any]:
     """Check one config at full size against the reference, then time it.
 
-    ``job["stage"]``: ``"screen"`` (check, then a short timing), ``"final"`` (a config that
+    ``job.stage``: ``"screen"`` (check, then a short timing), ``"final"`` (a config that
     passed its screen: full timing only) or ``"full"`` (check and full timing; the default).
     """
     from harness.device.timing import bench
 
     state = _case(job)
-    spec, shape, config = state["spec"], job["shape"], job["config"]
-    stage = job.get("stage", "full")
+    spec, shape, config = state["spec"], dict(job.shape), dict(job.config)
+    stage = job.stage
     result: dict[str, Any] = {"status": "ok", "stage": stage}
     if stage != "final":
-        checked = _check_config(spec, state, shape, config, job["dtype"], str(job.get("cache_key") or ""))
+        checked = _check_config(spec, state, shape, config, job.dtype, job.cache_key)
         if checked["status"] != "ok":
             return checked
         result.update(checked)
@@ -199,7 +200,7 @@ def gpu_config(job: dict[str, Any]) -> dict[str, Any]:
         **(SCREEN if stage == "screen" else {}),
     )
     result["timing"] = {**timing.to_dict(), "flush_bytes": _PERSIST.get("flusher_bytes")}
-    result.update(_rates(spec, shape, job["dtype"], timing.median_us))
+    result.update(_rates(spec, shape, job.dtype, timing.median_us))
     return result
 
 

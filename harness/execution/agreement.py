@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.matrix import facts, loader
+from harness.model.jobs import AgreementJob
 
 
 class _Captured(Exception):
@@ -58,12 +59,12 @@ def _disagreement(name: str, declared: Any, passed: Any) -> str:
     return "" if passed == declared else f"{name}: the spec gives {declared!r}, launch passes {passed!r}"
 
 
-def agreement_job(job: dict[str, Any]) -> dict[str, Any]:
+def agreement_job(job: AgreementJob) -> dict[str, Any]:
     """In an interpreter worker: capture one launch of ``job`` and list each argument that disagrees."""
     import torch
 
-    spec = loader.load(job["ref"])
-    shape, dtype, config = job["shape"], job["dtype"], job["config"]
+    spec = loader.load(job.ref)
+    shape, dtype, config = dict(job.shape), job.dtype, dict(job.config)
     inputs = spec.inputs(shape, dtype, "cpu", torch.Generator().manual_seed(0))
     jit = spec.fn
 
@@ -112,13 +113,13 @@ def disagreements(matrix: Any) -> list[str]:
             spec = facts.get(e.ref, e.import_env)
             if spec.compile_only:
                 continue
-            job = {
-                "ref": e.ref,
-                "dtype": next((d for d in e.dtypes if spec.interpretable(d)), e.dtypes[0]),
-                "shape": dict(e.interpret[0]),
-                "config": e.configs[0].as_dict(),
-            }
-            reply = pool.get("interpret", import_env=e.import_env).request("agreement", job, e.timeout_s)
+            job = AgreementJob(
+                e.ref,
+                next((d for d in e.dtypes if spec.interpretable(d)), e.dtypes[0]),
+                dict(e.interpret[0]),
+                e.configs[0].as_dict(),
+            )
+            reply = pool.get("interpret", import_env=e.import_env).send(job, e.timeout_s)
             if reply.get("status") != "ok":
                 continue  # a launch that cannot run on a CPU is the interpreter check's to report, not validate's
             out += [f"kernel {e.name}: spec and launch disagree: {p}" for p in reply.get("problems", [])]

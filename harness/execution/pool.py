@@ -90,13 +90,21 @@ class Worker:
                         pass
         self.proc = None
 
+    def send(self, job: Job, timeout: float) -> dict[str, Any]:
+        """Send one typed job (its class names the op); return the reply, ``{"status": ..., ...}`` whatever happens
+        to the child."""
+        return self.request(job.OP, to_wire(job), timeout)
+
     def request(self, op: str, job: dict[str, Any], timeout: float) -> dict[str, Any]:
-        """Send one job; return ``{"status": ..., ...}`` whatever happens to the child."""
+        """Send one request as it goes on the wire (the worker decodes it strictly, :func:`from_wire`)."""
         with self._busy:
             return self._request(op, job, timeout)
 
+    def send_in_background(self, job: Job, timeout: float) -> threading.Thread:
+        """Send a job from a thread (a warm-up): a later request waits for it to finish."""
+        return self.request_in_background(job.OP, to_wire(job), timeout)
+
     def request_in_background(self, op: str, job: dict[str, Any], timeout: float) -> threading.Thread:
-        """Send a job from a thread (a warm-up): a later ``request`` waits for it to finish."""
         thread = threading.Thread(target=self.request, args=(op, job, timeout), daemon=True)
         thread.start()
         return thread
@@ -203,7 +211,7 @@ class Workers:
         """
         if parallel <= 1 or len(jobs) <= 1:
             worker = self.get(kind, environment, import_env)
-            return [worker.request(job.OP, to_wire(job), timeout) for job in jobs]
+            return [worker.send(job, timeout) for job in jobs]
         import queue
         from concurrent.futures import ThreadPoolExecutor
 
@@ -214,7 +222,7 @@ class Workers:
         def run(job: Job) -> dict[str, Any]:
             worker = free.get()
             try:
-                return worker.request(job.OP, to_wire(job), timeout)
+                return worker.send(job, timeout)
             finally:
                 free.put(worker)
 

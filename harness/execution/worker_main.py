@@ -13,44 +13,22 @@ import os
 import re
 import sys
 import traceback
-from typing import Any, TypeVar
+from typing import Any
 
-from harness.model.jobs import CompileJob, InterpretJob, from_wire
-
-J = TypeVar("J", CompileJob, InterpretJob)
-
-
-def _typed(request: dict[str, Any], cls: type[J]) -> J:
-    """The request's job as the class its op names (JobError where the keys are not that class's)."""
-    job = from_wire(request["op"], request["job"])
-    assert isinstance(job, cls)
-    return job
+from harness.model.jobs import (
+    AgreementJob,
+    BaselinesJob,
+    CompileJob,
+    GpuConfigJob,
+    InterpretJob,
+    WarmupJob,
+    from_wire,
+)
 
 
 def _handle(request: dict[str, Any]) -> dict[str, Any]:
+    """The reply to one request: control ops by name, every job decoded as its class and dispatched on it."""
     op = request["op"]
-    if op == "compile":
-        from harness.build.compile import compile_job
-
-        return compile_job(_typed(request, CompileJob))
-    if op == "interpret":
-        from harness.device.interpret import interpret_job
-
-        return interpret_job(_typed(request, InterpretJob))
-    if op == "agreement":
-        from harness.execution.agreement import agreement_job
-
-        return agreement_job(request["job"])
-    if op in ("gpu_config", "gpu_warmup"):
-        from harness.device import operations
-
-        answer: dict[str, Any] = getattr(operations, op)(request["job"])
-        return answer
-    if op in ("gpu_baselines", "gpu_sustained"):
-        from harness.device import baselines
-
-        measured: dict[str, Any] = getattr(baselines, op)(request["job"])
-        return measured
     if op == "ping":
         return {"pid": os.getpid()}
     if op == "warm":  # pay the imports a compile needs before the first compile arrives
@@ -59,7 +37,28 @@ def _handle(request: dict[str, Any]) -> dict[str, Any]:
         from harness.build import compile  # noqa: F401
 
         return {"pid": os.getpid()}
-    raise ValueError(f"unknown op {op!r}")
+    job = from_wire(op, request["job"])
+    if isinstance(job, CompileJob):
+        from harness.build.compile import compile_job
+
+        return compile_job(job)
+    if isinstance(job, InterpretJob):
+        from harness.device.interpret import interpret_job
+
+        return interpret_job(job)
+    if isinstance(job, AgreementJob):
+        from harness.execution.agreement import agreement_job
+
+        return agreement_job(job)
+    from harness.device import baselines, operations
+
+    if isinstance(job, GpuConfigJob):
+        return operations.gpu_config(job)
+    if isinstance(job, WarmupJob):
+        return operations.gpu_warmup(job)
+    if isinstance(job, BaselinesJob):
+        return baselines.gpu_baselines(job)
+    return baselines.gpu_sustained(job)
 
 
 def describe(exc: BaseException) -> str:

@@ -1,7 +1,8 @@
 """The jobs the harness hands its worker processes, typed on both sides of the pipe.
 
-A job is built with its constructor where the case is expanded (:mod:`harness.matrix.cases`), keyed by the result
-cache (:mod:`harness.execution.result_cache`), sent as JSON (:meth:`to_wire`) and read back in the worker
+A job is built with its constructor where the case is expanded (:mod:`harness.matrix.cases`) or where the tuning
+stage asks the device (:mod:`harness.tuning.gpu_phase`), keyed by the result cache
+(:mod:`harness.execution.result_cache`), sent as JSON (:meth:`to_wire`) and read back in the worker
 (:func:`from_wire`), which refuses a key it does not know or one it misses: a producer and a consumer that disagree
 fail on the first job, loudly, instead of a field read as absent. The request's op names the class the worker
 decodes it as (:data:`KINDS`).
@@ -46,8 +47,69 @@ class InterpretJob:
     seed: int = 0
 
 
-Job = Union[CompileJob, InterpretJob]
-KINDS: dict[str, type[CompileJob] | type[InterpretJob]] = {CompileJob.OP: CompileJob, InterpretJob.OP: InterpretJob}
+@dataclass(frozen=True)
+class AgreementJob:
+    """One launch of a spec captured in the interpreter worker, each argument checked against its description."""
+
+    OP: ClassVar[str] = "agreement"
+    ref: str
+    dtype: str
+    shape: Mapping[str, int]
+    config: Mapping[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class OnDevice:
+    """What every GPU request names of its case: the device worker builds the inputs and the reference once per
+    case (:mod:`harness.device.operations`) and serves its configs, baselines and sustained rounds from them."""
+
+    ref: str
+    dtype: str
+    shape: Mapping[str, int]
+    seed: int = 0
+    cache_bytes: int | None = None  # what a cold-cache timing flushes (the catalogue's L2 and beyond)
+    target: str | None = None  # the catalogue entry, for specs whose kernel is a function of the target
+
+
+@dataclass(frozen=True, kw_only=True)
+class GpuConfigJob(OnDevice):
+    """One config checked and timed: ``screen`` (check, a short timing), ``final`` (a screened config timed in
+    full, not checked again) or ``full`` (both)."""
+
+    OP: ClassVar[str] = "gpu_config"
+    config: Mapping[str, Any]
+    stage: str = "full"
+    cache_key: str = ""  # the build's Triton cache key: the binary that launches is compared with it
+
+
+@dataclass(frozen=True, kw_only=True)
+class BaselinesJob(OnDevice):
+    """The case's vendor baselines, each checked and timed in isolation."""
+
+    OP: ClassVar[str] = "gpu_baselines"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SustainedJob(OnDevice):
+    """Configs (config id -> config) and baselines (names) timed back to back in interleaved rounds."""
+
+    OP: ClassVar[str] = "gpu_sustained"
+    configs: Mapping[str, Mapping[str, Any]]
+    baselines: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class WarmupJob:
+    """Import torch and create the CUDA context while the case compiles; launches nothing."""
+
+    OP: ClassVar[str] = "gpu_warmup"
+
+
+Job = Union[CompileJob, InterpretJob, AgreementJob, GpuConfigJob, BaselinesJob, SustainedJob, WarmupJob]
+GpuJob = Union[GpuConfigJob, BaselinesJob, SustainedJob, WarmupJob]
+KINDS: dict[str, type[Job]] = {
+    cls.OP: cls for cls in (CompileJob, InterpretJob, AgreementJob, GpuConfigJob, BaselinesJob, SustainedJob, WarmupJob)
+}
 
 
 def to_wire(job: Job) -> dict[str, Any]:
@@ -56,7 +118,7 @@ def to_wire(job: Job) -> dict[str, Any]:
     for f in dataclasses.fields(job):
         value = getattr(job, f.name)
         if isinstance(value, Mapping):
-            value = dict(value)
+            value = {k: dict(v) if isinstance(v, Mapping) else v for k, v in value.items()}
         elif isinstance(value, tuple):
             value = [dict(v) if isinstance(v, Mapping) else v for v in value]
         out[f.name] = value

@@ -20,7 +20,7 @@ from harness.matrix.cases import Case, compile_job, expand, interpret_job, with_
 from harness.matrix.known import apply_known_failures
 from harness.matrix.reading import MatrixError, parse
 from harness.model.ids import config_id
-from harness.model.jobs import Job
+from harness.model.jobs import Job, WarmupJob
 from harness.model.records import Record, mark_duplicates
 from harness.model.runtime import Phases, Runtime, not_launched
 from harness.model.targets import catalogue
@@ -95,9 +95,7 @@ class CaseItem(pytest.Item):
             else session.gpu_for(case.target)
         )
         if gpu is not None:  # the GPU worker starts while the configs compile; its next request waits for this
-            session.workers.get("gpu", import_env=case.import_env).request_in_background(
-                "gpu_warmup", {}, case.timeout_s
-            )
+            session.workers.get("gpu", import_env=case.import_env).send_in_background(WarmupJob(), case.timeout_s)
         started = time.perf_counter()
         records = self._run_configs(session, spec, kernel_hash, prebuild_launchers=gpu is not None)
         compile_s = time.perf_counter() - started

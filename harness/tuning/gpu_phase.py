@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from harness.matrix.cases import Case
 from harness.model.ids import config_key
+from harness.model.jobs import BaselinesJob, GpuConfigJob, GpuJob, OnDevice, SustainedJob
 from harness.model.records import Record
 from harness.model.runtime import GpuSlot, Runtime, Timing, not_launched
 from harness.model.targets import Target, catalogue
@@ -29,13 +30,21 @@ class GpuClient(Protocol):
     """What the phase needs of a GPU worker (:class:`harness.execution.pool.Worker` is one): a request answered
     within a limit, and retiring the process once the case is done with it."""
 
-    def request(self, op: str, job: dict[str, Any], timeout: float) -> dict[str, Any]: ...
+    def send(self, job: GpuJob, timeout: float) -> dict[str, Any]: ...
 
     def retire(self) -> None: ...
 
 
 def _applied(rec: Record) -> dict[str, Any]:
     return {k: v for k, v in rec.config.items() if k not in rec.ignored_options}
+
+
+def _config_job(case: BaselinesJob, rec: Record, stage: str) -> GpuConfigJob:
+    """The request that checks and times one build's config on the device (``final``: timing only, so the build's
+    cache key, which its check compares with the binary that launched, is not sent)."""
+    on_device = {f.name: getattr(case, f.name) for f in dataclasses.fields(OnDevice)}
+    key = (rec.cache_key or "") if stage != "final" else ""
+    return GpuConfigJob(**on_device, config=_applied(rec), stage=stage, cache_key=key)
 
 
 class _Found:
@@ -93,14 +102,14 @@ def _tune(
     first = records[0]
     key = winner_key(case.kernel, case.dtype, case.shape, target, case.triton, first.kernel_hash)
     cached = None if retune else load_winner(key)
-    base = {
-        "ref": case.ref,
-        "dtype": case.dtype,
-        "shape": case.shape,
-        "seed": case.seed,
-        "cache_bytes": target.cache_bytes,
-        "target": case.target,
-    }
+    base = BaselinesJob(
+        ref=case.ref,
+        dtype=case.dtype,
+        shape=case.shape,
+        seed=case.seed,
+        cache_bytes=target.cache_bytes,
+        target=case.target,
+    )
     launchable = [r for r in records if r.status == "ok" and r.fits and not r.duplicate_of]
     for rec in records:
         if rec.duplicate_of and rec.status == "ok":
@@ -137,13 +146,13 @@ def _tune(
         started = time.perf_counter()
         if cached:  # a handful of known configs: check and time each in full
             for rec in to_run:
-                job = {**base, "config": _applied(rec), "cache_key": rec.cache_key}
-                found[rec] = launch_parity(rec, Runtime.from_json(worker.request("gpu_config", job, case.timeout_s)))
+                job = _config_job(base, rec, "full")
+                found[rec] = launch_parity(rec, Runtime.from_json(worker.send(job, case.timeout_s)))
         else:
             _screen_then_time(worker, base, to_run, known, case.timeout_s, found)
         measured = [r for r in to_run if found.ok(r)]
         configs_done = time.perf_counter()
-        baselines = worker.request("gpu_baselines", base, case.timeout_s * 4) if measured else {}
+        baselines = worker.send(base, case.timeout_s * 4) if measured else {}
         spent, retired = dict(baselines.get("spent_s") or {}), ""
         baselines_done = time.perf_counter()
         if measured and baselines.get("status") == "ok":
@@ -215,7 +224,7 @@ FINALIST_MARGIN = 1.10  # ... among those within 10% of the fastest screen
 
 def _screen_then_time(
     worker: GpuClient,
-    base: dict[str, Any],
+    base: BaselinesJob,
     to_run: list[Record],
     known: dict[str, dict[str, Any] | None],
     timeout: float,
@@ -229,8 +238,7 @@ def _screen_then_time(
     ``stage: screen`` with its sample count, so no config's result is hidden.
     """
     for rec in to_run:
-        job = {**base, "config": _applied(rec), "stage": "screen", "cache_key": rec.cache_key}
-        found[rec] = launch_parity(rec, Runtime.from_json(worker.request("gpu_config", job, timeout)))
+        found[rec] = launch_parity(rec, Runtime.from_json(worker.send(_config_job(base, rec, "screen"), timeout)))
     ok = sorted((r for r in to_run if found.ok(r)), key=lambda r: found[r].median)
     if not ok:
         return
@@ -243,9 +251,7 @@ def _screen_then_time(
     final.update({id(r): r for r in ok if config_key(r.config) in wanted})
     for rec in final.values():
         screen = found[rec]
-        full = Runtime.from_json(
-            worker.request("gpu_config", {**base, "config": _applied(rec), "stage": "final"}, timeout)
-        )
+        full = Runtime.from_json(worker.send(_config_job(base, rec, "final"), timeout))
         if full.ok:
             kept = ("launched_binary", "launch_parity", "launch_parity_detail")
             found[rec] = full.updated(
@@ -260,7 +266,7 @@ def _screen_then_time(
 
 def _time_sustained(
     worker: GpuClient,
-    base: dict[str, Any],
+    base: BaselinesJob,
     measured: list[Record],
     baselines: dict[str, Any],
     timeout: float,
@@ -271,11 +277,9 @@ def _time_sustained(
     where the request's time went and why the worker retired after it ('' when it did not)."""
     finals = {r.config_id: r for r in measured if not found[r].screened}
     names = [n for n, b in (baselines.get("baselines") or {}).items() if b.get("status") == "ok"]
-    reply = worker.request(
-        "gpu_sustained",
-        {**base, "configs": {cid: _applied(r) for cid, r in finals.items()}, "baselines": names},
-        timeout * 2,
-    )
+    on_device = {f.name: getattr(base, f.name) for f in dataclasses.fields(OnDevice)}
+    job = SustainedJob(**on_device, configs={cid: _applied(r) for cid, r in finals.items()}, baselines=tuple(names))
+    reply = worker.send(job, timeout * 2)
     timings = reply.get("timings") or {}
     for cid, rec in finals.items():
         got = timings.get(f"config {cid}") or {"error": reply.get("error", "not timed")}

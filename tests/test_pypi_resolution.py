@@ -27,6 +27,8 @@ import tomllib
 import yaml
 from helpers import REPO
 
+pytestmark = pytest.mark.network  # pip against plain PyPI (skips, saying so, without it)
+
 PINS = ("34", "35", "36", "37", "38", "39")
 PLAIN = ["--isolated", "--dry-run", "--ignore-installed", "--use-feature=fast-deps", "--disable-pip-version-check"]
 

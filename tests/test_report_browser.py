@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 from helpers import DATA, run_cli
 
+pytestmark = pytest.mark.browser  # a headless Chromium renders the reports
+
 CHROMIUM_FLAGS = (
     "--headless",
     "--no-sandbox",

@@ -43,6 +43,7 @@ def bare_python(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(python)
 
 
+@pytest.mark.venv
 def test_each_finding_reproduces_with_plain_triton(tmp_path: Path, bare_python: str) -> None:
     import triton
 
@@ -128,6 +129,7 @@ kernels:
 """
 
 
+@pytest.mark.venv
 def test_a_correctness_finding_replays_its_launch_with_plain_triton_and_torch(tmp_path: Path, bare_python: str) -> None:
     """The launch half: the interpreter's mismatch of BLOCK=1024 (element 3073 never written) comes back from the
     script alone, launched under Triton's CPU interpreter on the saved inputs; the kernel fixed in the script checks

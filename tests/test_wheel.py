@@ -70,6 +70,7 @@ def _python(venv: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[st
     )
 
 
+@pytest.mark.venv
 def test_the_installed_harness_runs_its_default_matrix_from_another_directory(installed: Path, tmp_path: Path) -> None:
     where = _python(
         installed,
@@ -90,6 +91,7 @@ def test_the_installed_harness_runs_its_default_matrix_from_another_directory(in
         assert _python(installed, "-m", "harness", command, "--help", cwd=tmp_path).returncode == 0, command
 
 
+@pytest.mark.venv
 def test_an_unrelated_pytest_session_is_untouched_by_the_plugin(installed: Path, tmp_path: Path) -> None:
     (tmp_path / "test_mine.py").write_text("def test_mine():\n    assert 1 + 1 == 2\n")
     (tmp_path / "settings.yaml").write_text("a: 1\n")  # a YAML file of the user's: not taken for a matrix

@@ -52,22 +52,22 @@ class _Found:
     as the build stage made them; :meth:`record` gives a build with its runtime, a new record."""
 
     def __init__(self) -> None:
-        self._by_build: dict[int, Runtime] = {}  # id(build record): the records outlive the phase
+        self._by_build: dict[tuple[str, ...], Runtime] = {}  # by the build's merge key (Record.key)
 
     def __getitem__(self, rec: Record) -> Runtime:
-        found = self._by_build.get(id(rec), rec.runtime)
+        found = self._by_build.get(rec.key(), rec.runtime)
         assert found is not None, f"{rec.config_id}: no runtime entry"
         return found
 
     def __setitem__(self, rec: Record, runtime: Runtime) -> None:
-        self._by_build[id(rec)] = runtime
+        self._by_build[rec.key()] = runtime
 
     def ok(self, rec: Record) -> bool:
-        found = self._by_build.get(id(rec), rec.runtime)
+        found = self._by_build.get(rec.key(), rec.runtime)
         return found is not None and found.ok
 
     def record(self, rec: Record) -> Record:
-        return dataclasses.replace(rec, runtime=self._by_build.get(id(rec), rec.runtime))
+        return dataclasses.replace(rec, runtime=self._by_build.get(rec.key(), rec.runtime))
 
 
 def run_case(
@@ -243,12 +243,12 @@ def _screen_then_time(
     if not ok:
         return
     fastest = found[ok[0]].median
-    final = {id(r): r for r in ok[:FINALISTS] if found[r].median <= FINALIST_MARGIN * fastest}
+    final = {r.key(): r for r in ok[:FINALISTS] if found[r].median <= FINALIST_MARGIN * fastest}
     for space in {s for r in ok for s in spaces(r)}:
         best = next(r for r in ok if space in spaces(r))
-        final[id(best)] = best
+        final[best.key()] = best
     wanted = {config_key(w["config"]) for w in known.values() if w}
-    final.update({id(r): r for r in ok if config_key(r.config) in wanted})
+    final.update({r.key(): r for r in ok if config_key(r.config) in wanted})
     for rec in final.values():
         screen = found[rec]
         full = Runtime.from_json(worker.send(_config_job(base, rec, "final"), timeout))

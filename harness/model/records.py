@@ -20,6 +20,7 @@ from harness.model.build_facts import AutotuneFacts, Captured, ParamSpec
 from harness.model.ids import config_key, shape_id
 from harness.model.payloads import Artifact, LimitFlag, Resources, read_field, shapes, to_json_value
 from harness.model.runtime import InterpretCorrectness, Runtime
+from harness.model.vocabulary import Mode, Status
 
 #: 2: AMD registers are the compiler's unified total, ``spill_bytes`` / ``occupancy_frac`` added, the
 #: launch specialisation and the verdicts stored. 3: ``deciding_environment`` and ``incomplete`` verdicts, the
@@ -46,8 +47,8 @@ class Record:
     config_id: str
     meta: dict[str, Any]  # the config's constexpr tunables (what the interpreter sees)
     origin: str  # "nvidia" | "amd" | "matrix": which space the config came from
-    mode: str  # "compile" | "interpret" | "tune" (one per case run on a GPU)
-    status: str  # "ok" | "mismatch" | "error" | "crash" | "timeout"
+    mode: Mode  # one per case run on a GPU for "tune"
+    status: Status
     error: str = ""
     traceback: str = ""  # where an error came from: the worker's traceback and compiler output
     host: str = ""

@@ -45,6 +45,8 @@ def _allowed(annotation: str) -> tuple[type, ...]:
             "None": [type(None)],
             "tuple": [list],
             "Mapping": [dict],
+            "Mode": [str],  # harness.model.vocabulary's Literals: strings, their values checked against MODES
+            "Status": [str],  # and STATUSES (record_problem)
         }
         # a payload dataclass (Resources, ...) is a JSON object: its own fields are checked by _payload_problem
         kinds += admitted.get(base, [dict] if base[:1].isupper() and base != "Any" else [object])

@@ -14,6 +14,7 @@ from harness.model.records import Record
 from harness.model.runtime import Baseline, PortabilityEntry, Runtime, not_launched
 from harness.model.targets import catalogue
 from harness.model.timings import headline, round_ratios, slowdown
+from harness.model.vocabulary import Status
 
 
 def runtime_of(rec: Record) -> Runtime:
@@ -137,7 +138,7 @@ def failed_tune(case: Case, records: list[Record], error: str) -> tuple[list[Rec
 
 
 def tune_record(
-    rec: Record, case: Case, config: dict[str, Any] | None, status: str, error: str, runtime: Runtime
+    rec: Record, case: Case, config: dict[str, Any] | None, status: Status, error: str, runtime: Runtime
 ) -> Record:
     return Record(
         kernel=rec.kernel,

@@ -21,6 +21,9 @@ from pathlib import Path
 import pytest
 from helpers import DATA, REPO
 
+# the worker processes as every user's run starts them: fresh interpreters, not the suite's zygote
+pytestmark = pytest.mark.usefixtures("no_zygote")
+
 
 def _tagged(tag: str) -> list[int]:
     found = []

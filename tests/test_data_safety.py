@@ -15,6 +15,9 @@ from pathlib import Path
 import pytest
 from helpers import DATA, REPO, run_cli, small_matrix, write_matrix
 
+# the worker processes as every user's run starts them: fresh interpreters, not the suite's zygote
+pytestmark = pytest.mark.usefixtures("no_zygote")
+
 SMALL = small_matrix("safety", "[h100]")
 # long enough to be interrupted in the middle with one compile worker
 LONG = """\

@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from helpers import REPO, run_cli, write_matrix
 
 from harness.analysis.findings import analyse
@@ -24,6 +25,9 @@ from harness.model.runtime import Runtime
 from harness.pytest_plugin.writer import ResultsWriter
 from harness.render import tables
 from harness.support.tritoncompat import installed_triton_version
+
+# the worker processes as every user's run starts them: fresh interpreters, not the suite's zygote
+pytestmark = pytest.mark.usefixtures("no_zygote")
 
 # vector_add at several sizes on two targets: 24 cases of 5 configs, enough to interrupt half-way
 MATRIX = """\

@@ -6,9 +6,13 @@ import json
 import time
 from pathlib import Path
 
+import pytest
 from helpers import DATA, REPO, run_cli, write_matrix
 
 from harness.execution.pool import Worker
+
+# the worker processes as every user's run starts them: fresh interpreters, not the suite's zygote
+pytestmark = pytest.mark.usefixtures("no_zygote")
 
 MISBEHAVING = f"{DATA / 'misbehaving_kernel.py'}:SPEC"
 

@@ -1,8 +1,9 @@
 """Figures and verdicts over real compiles of the default GEMM and attention spaces on four targets.
 
-One run of the CLI (no GPU) compiles matmul and flash attention with both
-vendors' default config spaces for h100, a100, mi300x (with its async-copy
-sweep) and mi355x; the tests read its ``results.json`` and artifacts. AMD
+One run of the CLI (no GPU) compiles matmul with both vendors' default config
+spaces and flash attention at three of its configs (its full space is the default
+matrix's, tests/test_smoke_matrix.py) for h100, a100, mi300x (with its
+async-copy sweep) and mi355x; the tests read its ``results.json`` and artifacts. AMD
 figures are checked against the compiler's own lines in the AMDGCN
 (``.vgpr_count``, ``; TotalNumVgprs``, ``; Occupancy``), not against our formula.
 """
@@ -32,9 +33,13 @@ kernels:
     dtypes: [fp16]
     shapes: [{{M: 1024, N: 1024, K: 1024}}]
     interpret: false
-  flash_attention:
+  flash_attention:   # the config the AGPR test names, one that exceeds MI300X's LDS, one of the AMD space
     dtypes: [fp16]
     shapes: [{{B: 1, H: 2, N: 1024, D: 128, causal: false}}]
+    configs:
+      - {{BLOCK_M: 128, BLOCK_N: 64, num_stages: 4, num_warps: 4}}
+      - {{BLOCK_M: 128, BLOCK_N: 128, num_warps: 8, num_stages: 3}}
+      - {{BLOCK_M: 128, BLOCK_N: 64, num_warps: 4, num_stages: 1, waves_per_eu: 2, matrix_instr_nonkdim: 16}}
     interpret: false
 """,
     )

@@ -23,9 +23,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.execution import zygote
 from harness.model.environments import DEFAULT_ENV, Environment, worker_env
 from harness.model.jobs import Job, to_wire
 from harness.support import lifeline
+
+#: a worker's process: started here, or forked by a zygote
+Child = subprocess.Popen[str] | zygote.ZygoteChild
 
 
 def _signal_name(returncode: int) -> str:
@@ -43,7 +47,7 @@ class Worker:
     def __init__(self, kind: str, env: dict[str, str] | None = None) -> None:
         self.kind = kind
         self.env = dict(os.environ if env is None else env)
-        self.proc: subprocess.Popen[str] | None = None
+        self.proc: Child | None = None
         self.log = tempfile.TemporaryFile(mode="w+b", prefix=f"harness-{kind}-")
         self.started = 0
         self._busy = threading.Lock()  # one request at a time, whichever thread sends it
@@ -52,9 +56,11 @@ class Worker:
     def pid(self) -> int | None:
         return self.proc.pid if self.proc else None
 
-    def _ensure(self) -> subprocess.Popen[str]:
+    def _ensure(self) -> Child:
         if self.proc is None or self.proc.poll() is not None:
-            self.proc = subprocess.Popen(
+            # a compile worker forked from a warm zygote where the host runs one (harness.execution.zygote)
+            forked = zygote.start(self.env, self.log) if self.kind.split("#")[0] == "compile" else None
+            self.proc = forked or subprocess.Popen(
                 [sys.executable, "-m", "harness.execution.worker_main"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,

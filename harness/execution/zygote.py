@@ -1,0 +1,312 @@
+"""A warm process that forks compile workers, for a host that starts many short harness runs (the test suite, a
+CI job that runs matrix after matrix).
+
+A compile worker spends most of its start importing torch: Triton's launch binder imports it when it specialises
+a tensor argument, and the HIP backend's 2 GiB check imports it outright, so a faithful build pays it (about 2 CPU
+seconds on a small CI machine, against a fraction of that for a small build). A run starts at least one such worker.
+Where ``HARNESS_ZYGOTE`` names the socket of ``python -m harness.execution.zygote SOCKET``, a compile worker is
+forked from that process instead: it imported torch, Triton and the harness's build modules once and has run
+nothing else. The child takes the requesting run's environment, working directory, ``sys.path`` and pipes, then
+runs :func:`harness.execution.worker_main.main` exactly as a fresh worker does (the lifeline, the face, the loop).
+
+A request is refused, and the run starts a fresh interpreter as it always does, whenever a fork could differ from
+a fresh start: another Python, a variable that torch, numpy or the loader read at import
+(:data:`READ_AT_IMPORT`), or a ``sys.path`` on which a module the zygote already holds would resolve to another
+file (a second checkout of the harness, another Triton on ``PYTHONPATH``). The zygote also ends a child whose
+run went away (the connection closed while the child lives): a killed run leaves no worker behind.
+
+Only compile workers come from here: the interpreter runs with ``TRITON_INTERPRET`` set, and a GPU worker
+initialises CUDA; both start fresh.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import IO, Any
+
+from harness.support import lifeline
+
+#: names the zygote's socket for the harness processes that may use it (empty or unset: none)
+ENV = "HARNESS_ZYGOTE"
+
+#: prefixes of variables read when torch, numpy, Triton's libraries or the dynamic loader are imported: a request
+#: whose values differ from the zygote's is started fresh
+READ_AT_IMPORT = ("TORCH", "PYTORCH", "OMP_", "MKL_", "KMP_", "OPENBLAS", "GOTO", "LD_", "CUDA", "HIP_", "ROCR_",
+                  "NUMPY", "PYTHONHOME", "PYTHONNOUSERSITE", "HARNESS_FACE_PRELOAD")  # fmt: skip
+
+#: what the zygote imports before it serves: what every compile worker needs
+PRELOAD = (
+    "torch",
+    "triton",
+    "triton.backends.nvidia.compiler",
+    "triton.backends.amd.compiler",
+    "harness.build.compile",
+)
+
+
+def _import_sensitive(env: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k.startswith(READ_AT_IMPORT)}
+
+
+def _python_path(env: dict[str, str]) -> list[str]:
+    return [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+
+
+def child_sys_path(cwd: str, env: dict[str, str], base: list[str]) -> list[str]:
+    """``sys.path`` as ``python -m`` would set it in ``cwd`` under ``env``: the directory, ``PYTHONPATH``, then the
+    interpreter's own entries (``base``: the zygote's, less its directory and its ``PYTHONPATH``)."""
+    return [cwd, *_python_path(env), *base]
+
+
+def _found(name: str, path: list[str]) -> str | None:
+    from importlib.machinery import PathFinder
+
+    spec = PathFinder.find_spec(name, path)
+    return str(Path(spec.origin).resolve()) if spec is not None and spec.origin else None
+
+
+def held_modules(path: list[str]) -> dict[str, str]:
+    """The top-level modules this process holds that were found on ``path``, by name: the file each came from."""
+    held = {}
+    for name, module in list(sys.modules.items()):
+        origin = getattr(module, "__file__", None)
+        if "." not in name and origin and _found(name, path) == str(Path(origin).resolve()):
+            held[name] = str(Path(origin).resolve())
+    return held
+
+
+def shadowed(held: dict[str, str], path: list[str]) -> str | None:
+    """A held module that ``path`` would find in another file, or None."""
+    return next((name for name, origin in held.items() if _found(name, path) != origin), None)
+
+
+class Zygote:
+    """The serving side: one listening socket, one connection per forked child, children reaped as they end."""
+
+    def __init__(self, address: str) -> None:
+        for name in PRELOAD:
+            __import__(name)
+        self.env = dict(os.environ)
+        own = [os.getcwd(), *_python_path(self.env)]
+        self.base = [p for p in sys.path[1:] if p not in own]
+        self.held = held_modules(sys.path)
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(address)
+        self.listener.listen(64)
+        self.children: dict[int, socket.socket] = {}
+
+    def refusal(self, request: dict[str, Any]) -> str | None:
+        if request.get("python") != _python():
+            return f"another Python ({request.get('python')})"
+        env = request["env"]
+        if _import_sensitive(env) != _import_sensitive(self.env):
+            return "variables read at import differ"
+        shadow = shadowed(self.held, child_sys_path(request["cwd"], env, self.base))
+        return f"module {shadow} would come from another file" if shadow else None
+
+    def serve(self) -> None:
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        while True:
+            watched = [self.listener, *self.children.values()]
+            ready, _, _ = select.select(watched, [], [], 0.1)
+            for sock in ready:
+                if sock is self.listener:
+                    self._accept()
+                else:  # a run's end of a connection closed or spoke while its child lives: the run is gone
+                    pid = next(p for p, s in self.children.items() if s is sock)
+                    lifeline.kill_tree(pid)
+            self._reap()
+
+    def _accept(self) -> None:
+        conn, _ = self.listener.accept()
+        fds: list[int] = []
+        try:
+            message, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
+            while message and not message.endswith(b"\n"):
+                more = conn.recv(1 << 16)
+                if not more:
+                    break
+                message += more
+            request = json.loads(message)
+            refused = self.refusal(request) if len(fds) == 3 else "three pipes expected"
+            if refused:
+                conn.sendall(json.dumps({"refused": refused}).encode() + b"\n")
+                conn.close()
+                return
+            pid = os.fork()
+            if pid == 0:
+                self._become_worker(conn, fds, request)
+            conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+            self.children[pid] = conn
+        except (OSError, ValueError, KeyError) as exc:
+            try:
+                conn.sendall(json.dumps({"refused": f"bad request: {exc}"}).encode() + b"\n")
+            except OSError:
+                pass
+            conn.close()
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    def _become_worker(self, conn: socket.socket, fds: list[int], request: dict[str, Any]) -> None:
+        """In the forked child: the requesting run's pipes, environment, directory and path, then the worker loop."""
+        code = 0
+        try:
+            self.listener.close()
+            conn.close()
+            for sock in self.children.values():
+                sock.close()
+            for target, fd in enumerate(fds):
+                os.dup2(fd, target)
+            for fd in fds:
+                if fd > 2:
+                    os.close(fd)
+            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD, signal.SIGPIPE):
+                signal.signal(sig, signal.SIG_DFL)
+            os.environ.clear()
+            os.environ.update(request["env"])
+            os.chdir(request["cwd"])
+            sys.path[:] = child_sys_path(request["cwd"], request["env"], self.base)
+            sys.argv = [request["argv0"]]
+            tempfile.tempdir = None  # gettempdir() reads TMPDIR again
+            sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the worker reads its requests from fd 0
+            sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
+            sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
+            from harness.execution import worker_main
+
+            worker_main.main()
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        except BaseException:  # noqa: BLE001 - whatever ends the loop ends this process, said on its stderr
+            import traceback
+
+            traceback.print_exc()
+            code = 1
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except Exception:  # noqa: BLE001
+                    pass
+            os._exit(code)
+
+    def _reap(self) -> None:
+        while self.children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            conn = self.children.pop(pid, None)
+            if conn is not None:
+                try:
+                    conn.sendall(json.dumps({"status": status}).encode() + b"\n")
+                except OSError:
+                    pass
+                conn.close()
+
+
+class ZygoteChild:
+    """The run's handle on a forked worker: the part of ``subprocess.Popen`` that :class:`~pool.Worker` uses."""
+
+    def __init__(self, conn: socket.socket, pid: int, stdin: IO[str], stdout: IO[str]) -> None:
+        self.conn, self.pid, self.stdin, self.stdout = conn, pid, stdin, stdout
+        self.returncode: int | None = None
+        self._buffer = b""
+
+    def _read_status(self, timeout: float | None) -> None:
+        while self.returncode is None and b"\n" not in self._buffer:
+            ready, _, _ = select.select([self.conn], [], [], timeout)
+            if not ready:
+                return
+            chunk = self.conn.recv(4096)
+            if not chunk:  # the zygote itself went away: the child went with it (its lifeline)
+                self.returncode = -signal.SIGKILL
+                return
+            self._buffer += chunk
+        if self.returncode is None:
+            status = json.loads(self._buffer.split(b"\n", 1)[0])["status"]
+            self.returncode = os.waitstatus_to_exitcode(status)
+            self.conn.close()
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            self._read_status(0)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        self._read_status(timeout)
+        if self.returncode is None:
+            raise subprocess.TimeoutExpired(f"zygote child {self.pid}", timeout or 0)
+        return self.returncode
+
+
+def start(env: dict[str, str], stderr: IO[bytes]) -> ZygoteChild | None:
+    """A compile worker forked by the zygote ``env`` names, with pipes like ``Popen``'s; None where there is no
+    zygote, it cannot be reached, or it refuses (the caller then starts a fresh worker)."""
+    address = env.get(ENV, "")
+    if not address:
+        return None
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(address)
+    except OSError:
+        conn.close()
+        return None
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    request = {"python": _python(), "env": env, "cwd": os.getcwd(), "argv0": str(_worker_main_path())}
+    try:
+        socket.send_fds(conn, [json.dumps(request).encode() + b"\n"], [in_read, out_write, stderr.fileno()])
+        reply = conn.makefile("rb").readline()
+        answer = json.loads(reply) if reply else {"refused": "no answer"}
+    except (OSError, ValueError):
+        answer = {"refused": "the zygote went away"}
+    finally:
+        os.close(in_read)
+        os.close(out_write)
+    if "pid" not in answer:
+        conn.close()
+        os.close(in_write)
+        os.close(out_read)
+        return None
+    stdin = open(in_write, "w", buffering=1)  # noqa: SIM115 - owned by the handle, closed by the pool
+    stdout = open(out_read, "r")  # noqa: SIM115
+    return ZygoteChild(conn, int(answer["pid"]), stdin, stdout)
+
+
+def _python() -> list[str]:
+    """This interpreter and its environment (two venvs over one interpreter are two Pythons)."""
+    return [os.path.realpath(sys.executable), sys.prefix]
+
+
+def _worker_main_path() -> Path:
+    return Path(__file__).with_name("worker_main.py")
+
+
+def main() -> None:
+    """``python -m harness.execution.zygote SOCKET``: import, say ``ready`` on stdout, serve until SIGTERM."""
+    if len(sys.argv) != 2:
+        print("usage: python -m harness.execution.zygote SOCKET", file=sys.stderr)
+        raise SystemExit(2)
+    zygote = Zygote(sys.argv[1])
+    print("ready", flush=True)
+    try:
+        zygote.serve()
+    finally:
+        for pid in list(zygote.children):
+            lifeline.kill_tree(pid)
+        Path(sys.argv[1]).unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    main()

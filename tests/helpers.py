@@ -8,14 +8,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from harness.execution import zygote_client
+
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
+#: the suite's ``cli`` zygote (tests/conftest.py), which forks ``harness ARGS`` for :func:`run_cli`
+CLI_ZYGOTE = "HARNESS_TEST_CLI_ZYGOTE"
 
 
 def run_cli(
     *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 1800
 ) -> subprocess.CompletedProcess[str]:
-    """``python -m harness ARGS`` in a fresh process, output captured.
+    """``python -m harness ARGS`` in a process of its own, output captured: forked by the suite's ``cli`` zygote
+    (the same argv, environment and directory, without paying the imports again) where it takes it, else a fresh
+    interpreter.
 
     The limit is a guard against a hang, not a speed test: generous, so a loaded CI runner only makes the
     suite slower; running past it fails the test with what the command printed (never a raw TimeoutExpired).
@@ -27,6 +33,9 @@ def run_cli(
     full_env.pop("TRITON_INTERPRET", None)
     full_env.update(env or {})
     try:
+        forked = zygote_client.run_cli(os.environ.get(CLI_ZYGOTE, ""), list(args), full_env, str(cwd or REPO), timeout)
+        if forked is not None:
+            return forked
         return subprocess.run(
             [sys.executable, "-m", "harness", *args],
             cwd=cwd or REPO,

@@ -1,27 +1,30 @@
-"""The compile zygote (:mod:`harness.execution.zygote`): a forked worker builds what a fresh one builds, fails and
-ends as a fresh one does, and is refused wherever a fork could differ from a fresh start."""
+"""The zygotes (:mod:`harness.execution.zygote`): a forked command line and compile worker give what fresh ones
+give, a forked worker fails and ends as a fresh one does, and a fork is refused wherever it could differ from a
+fresh start."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from conftest import Zygote
-from helpers import REPO, run_static, small_matrix, write_matrix
+import pytest
+from conftest import Zygote, Zygotes
+from helpers import CLI_ZYGOTE, REPO, run_cli, run_static, small_matrix, write_matrix
 from test_isolation import _job
 
-from harness.execution import zygote
+from harness.execution import zygote, zygote_client
 from harness.execution.pool import Worker
 
 
 def _parent(pid: int) -> int:
-    return int(next(line for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("PPid:"))
-               .split()[1])  # fmt: skip
+    status = Path(f"/proc/{pid}/status").read_text().splitlines()
+    return int(next(line for line in status if line.startswith("PPid:")).split()[1])
 
 
 def _children_cpu(pid: int) -> float:
@@ -30,26 +33,26 @@ def _children_cpu(pid: int) -> float:
     return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
 
 
-def _ready(z: Zygote) -> None:
+def _ready(*each: Zygote) -> None:
     deadline = time.monotonic() + 120
-    while not os.path.exists(z.address):
-        assert time.monotonic() < deadline, "the suite's zygote never opened its socket"
-        time.sleep(0.1)
+    for z in each:
+        while not os.path.exists(z.address):
+            assert Path(f"/proc/{z.pid}").exists(), f"the suite's zygote {z.address} ended before it served"
+            assert time.monotonic() < deadline, f"the suite's zygote {z.address} never opened its socket"
+            time.sleep(0.1)
 
 
-def test_a_forked_run_builds_the_very_binaries_and_records_of_a_fresh_one(
-    tmp_path: Path, compile_zygote: Zygote
+def test_a_forked_run_gives_the_records_binaries_and_output_of_a_fresh_one(
+    tmp_path: Path, zygotes: Zygotes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _ready(compile_zygote)
+    _ready(*zygotes)
     matrix = write_matrix(tmp_path / "m.yaml", small_matrix("zygote"))
-    runs = {}
-    before = _children_cpu(compile_zygote.pid)
-    runs["forked"] = run_static(matrix, tmp_path / "forked", env={"TRITON_CACHE_DIR": str(tmp_path / "tc1")})
-    assert _children_cpu(compile_zygote.pid) > before  # its compile worker was the zygote's child
-    runs["fresh"] = run_static(
-        matrix, tmp_path / "fresh", env={"TRITON_CACHE_DIR": str(tmp_path / "tc2"), zygote.ENV: ""}
-    )
-    docs = {k: json.loads((tmp_path / k / "results.json").read_text())["records"] for k in runs}
+    before = {z.pid: _children_cpu(z.pid) for z in zygotes}
+    forked = run_static(matrix, tmp_path / "forked", env={"TRITON_CACHE_DIR": str(tmp_path / "tc1")})
+    assert all(_children_cpu(z.pid) > before[z.pid] for z in zygotes)  # the command line and its worker forked
+    monkeypatch.delenv(CLI_ZYGOTE)
+    fresh = run_static(matrix, tmp_path / "fresh", env={"TRITON_CACHE_DIR": str(tmp_path / "tc2"), zygote.ENV: ""})
+    docs = {k: json.loads((tmp_path / k / "results.json").read_text())["records"] for k in ("forked", "fresh")}
     assert len(docs["forked"]) == len(docs["fresh"]) == 2
     for a, b in zip(docs["forked"], docs["fresh"]):
         for key in (
@@ -67,15 +70,32 @@ def test_a_forked_run_builds_the_very_binaries_and_records_of_a_fresh_one(
             k: v["sha256"] for k, v in b["artifacts"].items()
         }
 
+    def said(proc: subprocess.CompletedProcess[str], run: str) -> list[str]:  # times and the folder's name set aside
+        return re.sub(r"\d+(\.\d+)?s\b", "T", proc.stdout.replace(str(tmp_path / run), "RUN")).splitlines()[1:]
 
-def test_a_forked_worker_aborts_hangs_and_is_replaced_as_a_fresh_one(tmp_path: Path, compile_zygote: Zygote) -> None:
+    assert said(forked, "forked") == said(fresh, "fresh")
+
+
+def test_a_forked_command_line_exits_and_says_what_a_fresh_one_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bad = write_matrix(tmp_path / "bad.yaml", small_matrix("bad").replace("fp32", "fp33"))
+    said = {}
+    for how in ("forked", "fresh"):
+        if how == "fresh":
+            monkeypatch.delenv(CLI_ZYGOTE)
+        said[how] = [(p.returncode, p.stdout, p.stderr) for p in (run_cli("validate", str(bad)), run_cli("--version"))]
+    assert said["forked"] == said["fresh"] and said["fresh"][0][0] == 2
+
+
+def test_a_forked_worker_aborts_hangs_and_is_replaced_as_a_fresh_one(tmp_path: Path, zygotes: Zygotes) -> None:
     """tests/test_isolation.py's sequence, through the zygote: the abort's signal comes back through it, a hung
     compile is killed at its limit, and each replacement is forked again."""
-    _ready(compile_zygote)
+    _ready(zygotes.compile)
     worker = Worker("compile", dict(os.environ, PYTHONPATH=str(REPO)))
     try:
         assert worker.request("compile", _job(1000, tmp_path), timeout=600)["status"] == "ok"
-        assert isinstance(worker.proc, zygote.ZygoteChild) and _parent(worker.proc.pid) == compile_zygote.pid
+        assert isinstance(worker.proc, zygote_client.ZygoteChild) and _parent(worker.proc.pid) == zygotes.compile.pid
         crash = worker.request("compile", _job(64, tmp_path), timeout=600)
         assert crash["status"] == "crash" and "SIGABRT" in crash["error"]
         raised = worker.request("compile", _job(16, tmp_path), timeout=600)
@@ -84,15 +104,15 @@ def test_a_forked_worker_aborts_hangs_and_is_replaced_as_a_fresh_one(tmp_path: P
         assert hung["status"] == "timeout"
         after = worker.request("compile", _job(1002, tmp_path), timeout=600)
         assert after["status"] == "ok" and worker.started == 3
-        assert isinstance(worker.proc, zygote.ZygoteChild) and _parent(worker.proc.pid) == compile_zygote.pid
+        assert isinstance(worker.proc, zygote_client.ZygoteChild) and _parent(worker.proc.pid) == zygotes.compile.pid
     finally:
         worker.close()
 
 
-def test_a_forked_worker_ends_with_the_run_that_asked_for_it(compile_zygote: Zygote) -> None:
-    _ready(compile_zygote)
+def test_a_forked_worker_ends_with_the_run_that_asked_for_it(zygotes: Zygotes) -> None:
+    _ready(zygotes.compile)
     script = (
-        "import os, sys, time\n"
+        "import time\n"
         "from harness.execution.pool import Worker\n"
         "w = Worker('compile')\n"
         "print(w.request('ping', {}, 60)['pid'], type(w.proc).__name__, flush=True)\n"
@@ -111,23 +131,24 @@ def test_a_forked_worker_ends_with_the_run_that_asked_for_it(compile_zygote: Zyg
     assert not Path(f"/proc/{pid}").exists(), "the forked worker outlived its run"
 
 
-def test_what_a_fork_could_get_wrong_is_started_fresh(tmp_path: Path, compile_zygote: Zygote) -> None:
-    _ready(compile_zygote)
+def test_what_a_fork_could_get_wrong_is_started_fresh(tmp_path: Path, zygotes: Zygotes) -> None:
+    _ready(*zygotes)
     shadow = tmp_path / "shadow" / "triton"
     shadow.mkdir(parents=True)
     (shadow / "__init__.py").write_text("raise ImportError('not the Triton the zygote holds')\n")
     base = dict(os.environ, PYTHONPATH=str(REPO))
     with open(os.devnull, "wb") as log:
-        forked = zygote.start(base, log)
-        assert forked is not None
+        forked = zygote_client.start_worker(base, log)
+        assert forked is not None and forked.stdin is not None
         forked.stdin.close()
         assert forked.wait(timeout=30) == 0  # its input closed: the worker loop ends, exit 0 comes back
         for env in (
             dict(base, TORCH_LOGS="+dynamo"),  # read when torch is imported
             dict(base, PYTHONPATH=f"{tmp_path / 'shadow'}{os.pathsep}{REPO}"),  # another triton first on the path
             dict(base, **{zygote.ENV: str(tmp_path / "no-such-socket")}),
+            dict(base, **{zygote.ENV: zygotes.cli.address}),  # a zygote of the other role
         ):
-            assert zygote.start(env, log) is None
+            assert zygote_client.start_worker(env, log) is None
     worker = Worker("compile", dict(base, TORCH_LOGS="+dynamo"))
     try:  # refused, so started as every user's worker is
         assert worker.request("ping", {}, 120)["pid"] and isinstance(worker.proc, subprocess.Popen)

@@ -23,13 +23,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.execution import zygote
+from harness.execution import zygote_client
 from harness.model.environments import DEFAULT_ENV, Environment, worker_env
 from harness.model.jobs import Job, to_wire
 from harness.support import lifeline
 
 #: a worker's process: started here, or forked by a zygote
-Child = subprocess.Popen[str] | zygote.ZygoteChild
+Child = subprocess.Popen[str] | zygote_client.ZygoteChild
 
 
 def _signal_name(returncode: int) -> str:
@@ -59,7 +59,7 @@ class Worker:
     def _ensure(self) -> Child:
         if self.proc is None or self.proc.poll() is not None:
             # a compile worker forked from a warm zygote where the host runs one (harness.execution.zygote)
-            forked = zygote.start(self.env, self.log) if self.kind.split("#")[0] == "compile" else None
+            forked = zygote_client.start_worker(self.env, self.log) if self.kind.split("#")[0] == "compile" else None
             self.proc = forked or subprocess.Popen(
                 [sys.executable, "-m", "harness.execution.worker_main"],
                 stdin=subprocess.PIPE,

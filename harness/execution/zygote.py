@@ -8,6 +8,8 @@ Where ``HARNESS_ZYGOTE`` names the socket of ``python -m harness.execution.zygot
 forked from that process instead: it imported torch, Triton and the harness's build modules once and has run
 nothing else. The child takes the requesting run's environment, working directory, ``sys.path`` and pipes, then
 runs :func:`harness.execution.worker_main.main` exactly as a fresh worker does (the lifeline, the face, the loop).
+A zygote of the ``cli`` role holds the command line's modules instead (pytest, the plugin, the harness's stages)
+and forks ``harness ARGS`` itself, as ``python -m harness ARGS`` would run: the test suite's ~250 runs use one.
 
 A request is refused, and the run starts a fresh interpreter as it always does, whenever a fork could differ from
 a fresh start: another Python, a variable that torch, numpy or the loader read at import
@@ -15,22 +17,24 @@ a fresh start: another Python, a variable that torch, numpy or the loader read a
 file (a second checkout of the harness, another Triton on ``PYTHONPATH``). The zygote also ends a child whose
 run went away (the connection closed while the child lives): a killed run leaves no worker behind.
 
-Only compile workers come from here: the interpreter runs with ``TRITON_INTERPRET`` set, and a GPU worker
-initialises CUDA; both start fresh.
+Only compile workers and command lines come from here. Triton decorates its own library functions (``tl.sum``, ``tl.cdiv``) when it
+is imported, as interpreted functions where ``TRITON_INTERPRET`` is set: an interpreter worker forked from a
+zygote that imported Triton without it would run other objects than a fresh one. A GPU worker initialises CUDA.
+Both start fresh.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import select
 import signal
 import socket
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from harness.support import lifeline
 
@@ -40,16 +44,15 @@ ENV = "HARNESS_ZYGOTE"
 #: prefixes of variables read when torch, numpy, Triton's libraries or the dynamic loader are imported: a request
 #: whose values differ from the zygote's is started fresh
 READ_AT_IMPORT = ("TORCH", "PYTORCH", "OMP_", "MKL_", "KMP_", "OPENBLAS", "GOTO", "LD_", "CUDA", "HIP_", "ROCR_",
-                  "NUMPY", "PYTHONHOME", "PYTHONNOUSERSITE", "HARNESS_FACE_PRELOAD")  # fmt: skip
+                  "NUMPY", "PYTHONHOME", "PYTHONNOUSERSITE", "TRITON_INTERPRET")  # fmt: skip
 
-#: what the zygote imports before it serves: what every compile worker needs
-PRELOAD = (
-    "torch",
-    "triton",
-    "triton.backends.nvidia.compiler",
-    "triton.backends.amd.compiler",
-    "harness.build.compile",
-)
+#: what a zygote imports before it serves, by role: what every compile worker needs, what every command line needs
+PRELOAD = {
+    "compile": ("torch", "triton", "triton.backends.nvidia.compiler", "triton.backends.amd.compiler",
+                "harness.build.compile"),
+    "cli": ("pytest", "xdist.plugin", "harness.cli", "harness.cli.run", "harness.cli.parser", "harness.pytest_plugin",
+            "harness.pytest_plugin.hooks"),
+}  # fmt: skip
 
 
 def _import_sensitive(env: dict[str, str]) -> dict[str, str]:
@@ -91,8 +94,9 @@ def shadowed(held: dict[str, str], path: list[str]) -> str | None:
 class Zygote:
     """The serving side: one listening socket, one connection per forked child, children reaped as they end."""
 
-    def __init__(self, address: str) -> None:
-        for name in PRELOAD:
+    def __init__(self, address: str, role: str) -> None:
+        self.role = role
+        for name in PRELOAD[role]:
             __import__(name)
         self.env = dict(os.environ)
         own = [os.getcwd(), *_python_path(self.env)]
@@ -104,7 +108,9 @@ class Zygote:
         self.children: dict[int, socket.socket] = {}
 
     def refusal(self, request: dict[str, Any]) -> str | None:
-        if request.get("python") != _python():
+        if request.get("role") != self.role:
+            return f"this zygote forks {self.role} processes, not {request.get('role')}"
+        if request.get("python") != python_id():
             return f"another Python ({request.get('python')})"
         env = request["env"]
         if _import_sensitive(env) != _import_sensitive(self.env):
@@ -175,14 +181,21 @@ class Zygote:
             os.environ.update(request["env"])
             os.chdir(request["cwd"])
             sys.path[:] = child_sys_path(request["cwd"], request["env"], self.base)
-            sys.argv = [request["argv0"]]
+            sys.argv = list(request["argv"])
             tempfile.tempdir = None  # gettempdir() reads TMPDIR again
+            importlib.invalidate_caches()  # a module written since the zygote last looked at its folder
             sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the worker reads its requests from fd 0
             sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
             sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
-            from harness.execution import worker_main
+            if self.role == "cli":  # as ``python -m harness`` runs it (harness/__main__.py)
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+                from harness.cli import main as cli_main
 
-            worker_main.main()
+                code = cli_main()
+            else:
+                from harness.execution import worker_main
+
+                worker_main.main()
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else 1
         except BaseException:  # noqa: BLE001 - whatever ends the loop ends this process, said on its stderr
@@ -215,90 +228,17 @@ class Zygote:
                 conn.close()
 
 
-class ZygoteChild:
-    """The run's handle on a forked worker: the part of ``subprocess.Popen`` that :class:`~pool.Worker` uses."""
-
-    def __init__(self, conn: socket.socket, pid: int, stdin: IO[str], stdout: IO[str]) -> None:
-        self.conn, self.pid, self.stdin, self.stdout = conn, pid, stdin, stdout
-        self.returncode: int | None = None
-        self._buffer = b""
-
-    def _read_status(self, timeout: float | None) -> None:
-        while self.returncode is None and b"\n" not in self._buffer:
-            ready, _, _ = select.select([self.conn], [], [], timeout)
-            if not ready:
-                return
-            chunk = self.conn.recv(4096)
-            if not chunk:  # the zygote itself went away: the child went with it (its lifeline)
-                self.returncode = -signal.SIGKILL
-                return
-            self._buffer += chunk
-        if self.returncode is None:
-            status = json.loads(self._buffer.split(b"\n", 1)[0])["status"]
-            self.returncode = os.waitstatus_to_exitcode(status)
-            self.conn.close()
-
-    def poll(self) -> int | None:
-        if self.returncode is None:
-            self._read_status(0)
-        return self.returncode
-
-    def wait(self, timeout: float | None = None) -> int:
-        self._read_status(timeout)
-        if self.returncode is None:
-            raise subprocess.TimeoutExpired(f"zygote child {self.pid}", timeout or 0)
-        return self.returncode
-
-
-def start(env: dict[str, str], stderr: IO[bytes]) -> ZygoteChild | None:
-    """A compile worker forked by the zygote ``env`` names, with pipes like ``Popen``'s; None where there is no
-    zygote, it cannot be reached, or it refuses (the caller then starts a fresh worker)."""
-    address = env.get(ENV, "")
-    if not address:
-        return None
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        conn.connect(address)
-    except OSError:
-        conn.close()
-        return None
-    in_read, in_write = os.pipe()
-    out_read, out_write = os.pipe()
-    request = {"python": _python(), "env": env, "cwd": os.getcwd(), "argv0": str(_worker_main_path())}
-    try:
-        socket.send_fds(conn, [json.dumps(request).encode() + b"\n"], [in_read, out_write, stderr.fileno()])
-        reply = conn.makefile("rb").readline()
-        answer = json.loads(reply) if reply else {"refused": "no answer"}
-    except (OSError, ValueError):
-        answer = {"refused": "the zygote went away"}
-    finally:
-        os.close(in_read)
-        os.close(out_write)
-    if "pid" not in answer:
-        conn.close()
-        os.close(in_write)
-        os.close(out_read)
-        return None
-    stdin = open(in_write, "w", buffering=1)  # noqa: SIM115 - owned by the handle, closed by the pool
-    stdout = open(out_read, "r")  # noqa: SIM115
-    return ZygoteChild(conn, int(answer["pid"]), stdin, stdout)
-
-
-def _python() -> list[str]:
+def python_id() -> list[str]:
     """This interpreter and its environment (two venvs over one interpreter are two Pythons)."""
     return [os.path.realpath(sys.executable), sys.prefix]
 
 
-def _worker_main_path() -> Path:
-    return Path(__file__).with_name("worker_main.py")
-
-
 def main() -> None:
-    """``python -m harness.execution.zygote SOCKET``: import, say ``ready`` on stdout, serve until SIGTERM."""
-    if len(sys.argv) != 2:
-        print("usage: python -m harness.execution.zygote SOCKET", file=sys.stderr)
+    """``python -m harness.execution.zygote SOCKET [compile|cli]``: import, say ``ready``, serve until SIGTERM."""
+    if len(sys.argv) not in (2, 3) or (sys.argv[2:] or ["compile"])[0] not in PRELOAD:
+        print("usage: python -m harness.execution.zygote SOCKET [compile|cli]", file=sys.stderr)
         raise SystemExit(2)
-    zygote = Zygote(sys.argv[1])
+    zygote = Zygote(sys.argv[1], (sys.argv[2:] or ["compile"])[0])
     print("ready", flush=True)
     try:
         zygote.serve()

@@ -1,0 +1,140 @@
+"""The asking side of :mod:`harness.execution.zygote`: a forked process with the handle ``subprocess`` would give.
+
+Every call answers None where no zygote is named, none can be reached, or it refuses: the caller then starts a
+fresh interpreter, as it would without one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from harness.execution.zygote import ENV, python_id
+from harness.support import lifeline
+
+
+class ZygoteChild:
+    """A forked process: the part of ``subprocess.Popen`` that :class:`~harness.execution.pool.Worker` uses. Its
+    exit status comes from the zygote, which reaps it."""
+
+    def __init__(self, conn: socket.socket, pid: int, stdin: IO[str] | None, stdout: IO[str] | None) -> None:
+        self.conn, self.pid, self.stdin, self.stdout = conn, pid, stdin, stdout
+        self.returncode: int | None = None
+        self._buffer = b""
+
+    def _read_status(self, timeout: float | None) -> None:
+        while self.returncode is None and b"\n" not in self._buffer:
+            ready, _, _ = select.select([self.conn], [], [], timeout)
+            if not ready:
+                return
+            chunk = self.conn.recv(4096)
+            if not chunk:  # the zygote itself went away: the child went with it (its lifeline)
+                self.returncode = -signal.SIGKILL
+                return
+            self._buffer += chunk
+        if self.returncode is None:
+            status = json.loads(self._buffer.split(b"\n", 1)[0])["status"]
+            self.returncode = os.waitstatus_to_exitcode(status)
+            self.conn.close()
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            self._read_status(0)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        self._read_status(timeout)
+        if self.returncode is None:
+            raise subprocess.TimeoutExpired(f"zygote child {self.pid}", timeout or 0)
+        return self.returncode
+
+
+def _fork(
+    address: str, role: str, argv: list[str], env: dict[str, str], cwd: str, fds: tuple[int, int, int]
+) -> ZygoteChild | None:
+    """Ask the zygote at ``address`` for a ``role`` process in ``cwd`` on ``fds`` (its stdin, stdout and stderr)."""
+    if not address:
+        return None
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(address)
+        request = {"role": role, "python": python_id(), "env": env, "cwd": cwd, "argv": argv}
+        socket.send_fds(conn, [json.dumps(request).encode() + b"\n"], list(fds))
+        reply = conn.makefile("rb").readline()
+        answer: dict[str, Any] = json.loads(reply) if reply else {}
+    except (OSError, ValueError):
+        answer = {}
+    if "pid" not in answer:
+        conn.close()
+        return None
+    return ZygoteChild(conn, int(answer["pid"]), None, None)
+
+
+def start_worker(env: dict[str, str], stderr: IO[bytes]) -> ZygoteChild | None:
+    """A compile worker forked by the zygote, with line-buffered text pipes like ``Popen``'s."""
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    argv = [str(Path(__file__).with_name("worker_main.py"))]
+    try:
+        child = _fork(env.get(ENV, ""), "compile", argv, env, os.getcwd(), (in_read, out_write, stderr.fileno()))
+    finally:
+        os.close(in_read)
+        os.close(out_write)
+    if child is None:
+        os.close(in_write)
+        os.close(out_read)
+        return None
+    child.stdin = open(in_write, "w", buffering=1)  # noqa: SIM115 - owned by the handle, closed by the pool
+    child.stdout = open(out_read)  # noqa: SIM115
+    return child
+
+
+def run_cli(
+    address: str, args: list[str], env: dict[str, str], cwd: str, timeout: float
+) -> subprocess.CompletedProcess[str] | None:
+    """``python -m harness ARGS`` in ``cwd`` under ``env``, forked by the ``cli`` zygote at ``address``: what
+    ``subprocess.run(..., capture_output=True, text=True, timeout=...)`` returns, or None where no zygote took it.
+    Past ``timeout`` the process and all below it are killed and ``TimeoutExpired`` is raised with its output."""
+    out_read, out_write = os.pipe()
+    err_read, err_write = os.pipe()
+    null = os.open(os.devnull, os.O_RDONLY)
+    argv = [str(Path(__file__).resolve().parents[1] / "__main__.py"), *args]
+    try:
+        child = _fork(address, "cli", argv, env, cwd, (null, out_write, err_write))
+    finally:
+        for fd in (null, out_write, err_write):
+            os.close(fd)
+    if child is None:
+        os.close(out_read)
+        os.close(err_read)
+        return None
+    reading = {out_read: b"", err_read: b""}
+    done: dict[int, bytes] = {}
+    deadline = time.monotonic() + timeout
+    try:
+        while reading and (left := deadline - time.monotonic()) > 0:
+            ready, _, _ = select.select(list(reading), [], [], left)
+            for fd in ready:
+                chunk = os.read(fd, 1 << 16)
+                if chunk:
+                    reading[fd] += chunk
+                else:
+                    done[fd] = reading.pop(fd)
+                    os.close(fd)
+        if reading:  # still writing at the limit
+            lifeline.kill_tree(child.pid)
+            child.wait()
+            raise subprocess.TimeoutExpired(args, timeout, output={**reading, **done}[out_read])
+        code = child.wait(max(1.0, deadline - time.monotonic()))
+    finally:
+        for fd in reading:
+            os.close(fd)
+    return subprocess.CompletedProcess(args, code, done[out_read].decode(errors="replace"),
+                                       done[err_read].decode(errors="replace"))  # fmt: skip

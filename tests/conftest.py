@@ -9,29 +9,18 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NamedTuple
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from helpers import CLI_ZYGOTE  # noqa: E402 - tests/ on the path first
+from helpers import CLI_ZYGOTE, Zygote, Zygotes  # noqa: E402 - tests/ on the path first
 
 # The harness's result cache (harness.execution.result_cache) would let one test's builds answer another's: every
 # test runs its jobs unless it turns the cache on itself (tests/test_result_cache.py, the smoke matrix's warm run).
 os.environ["HARNESS_RESULT_CACHE"] = "0"
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-class Zygote(NamedTuple):
-    address: str
-    pid: int
-
-
-class Zygotes(NamedTuple):
-    compile: Zygote
-    cli: Zygote
 
 
 def _start_zygote(folder: str, role: str) -> tuple[Zygote, subprocess.Popen[bytes]]:

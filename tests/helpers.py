@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from harness.execution import zygote_client
 
@@ -14,6 +14,18 @@ REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 #: the suite's ``cli`` zygote (tests/conftest.py), which forks ``harness ARGS`` for :func:`run_cli`
 CLI_ZYGOTE = "HARNESS_TEST_CLI_ZYGOTE"
+
+
+class Zygote(NamedTuple):
+    """One of the suite's zygotes: its socket and its process."""
+
+    address: str
+    pid: int
+
+
+class Zygotes(NamedTuple):
+    compile: Zygote
+    cli: Zygote
 
 
 def run_cli(

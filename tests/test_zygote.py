@@ -14,8 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import Zygote, Zygotes
-from helpers import CLI_ZYGOTE, REPO, run_cli, run_static, small_matrix, write_matrix
+from helpers import CLI_ZYGOTE, REPO, Zygote, Zygotes, run_cli, run_static, small_matrix, write_matrix
 from test_isolation import _job
 
 from harness.execution import zygote, zygote_client

@@ -33,8 +33,8 @@ import signal
 import socket
 import sys
 import tempfile
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
 
 from harness.support import lifeline
 
@@ -46,13 +46,55 @@ ENV = "HARNESS_ZYGOTE"
 READ_AT_IMPORT = ("TORCH", "PYTORCH", "OMP_", "MKL_", "KMP_", "OPENBLAS", "GOTO", "LD_", "CUDA", "HIP_", "ROCR_",
                   "NUMPY", "PYTHONHOME", "PYTHONNOUSERSITE", "TRITON_INTERPRET")  # fmt: skip
 
-#: what a zygote imports before it serves, by role: what every compile worker needs, what every command line needs
-PRELOAD = {
-    "compile": ("torch", "triton", "triton.backends.nvidia.compiler", "triton.backends.amd.compiler",
-                "harness.build.compile"),
-    "cli": ("pytest", "xdist.plugin", "harness.cli", "harness.cli.run", "harness.cli.parser", "harness.pytest_plugin",
-            "harness.pytest_plugin.hooks"),
+
+@dataclass(frozen=True)
+class Role:
+    """What a zygote of one role imports before it serves, and the entry point (``module:function``) its children
+    run. Named, not imported: a zygote is a process entry point like ``python -m``, below no stage."""
+
+    preload: tuple[str, ...]
+    entry: str
+
+
+ROLES = {
+    "compile": Role(("torch", "triton", "triton.backends.nvidia.compiler", "triton.backends.amd.compiler",
+                     "harness.build.compile"), "harness.execution.worker_main:main"),
+    "cli": Role(("pytest", "xdist.plugin", "harness.cli", "harness.cli.run", "harness.cli.parser",
+                 "harness.pytest_plugin", "harness.pytest_plugin.hooks"), "harness.cli:main"),
 }  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ForkRequest:
+    """What a run asks a zygote for (its pipes travel beside it): the child's role, the Python the run uses, and the
+    environment, directory and argv the child takes."""
+
+    role: str
+    python: tuple[str, str]
+    env: dict[str, str]
+    cwd: str
+    argv: tuple[str, ...]
+
+    def to_wire(self) -> bytes:
+        return json.dumps({**asdict(self), "python": list(self.python), "argv": list(self.argv)}).encode() + b"\n"
+
+    @classmethod
+    def from_wire(cls, data: bytes) -> ForkRequest:
+        """The request a line carries; ``ValueError`` for a key missing or unknown, or a value of another type."""
+        raw = json.loads(data)
+        names = {f.name for f in fields(cls)}
+        if not isinstance(raw, dict) or set(raw) != names:
+            raise ValueError(f"a fork request has the keys {sorted(names)}")
+        env, python, argv = raw["env"], raw["python"], raw["argv"]
+        if not (isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())):
+            raise ValueError("env: names and values are strings")
+        if not (isinstance(python, list) and len(python) == 2 and all(isinstance(x, str) for x in python)):
+            raise ValueError("python: the interpreter and its prefix")
+        if not (isinstance(argv, list) and all(isinstance(x, str) for x in argv)):
+            raise ValueError("argv: strings")
+        if not (isinstance(raw["role"], str) and isinstance(raw["cwd"], str)):
+            raise ValueError("role and cwd: strings")
+        return cls(raw["role"], (python[0], python[1]), env, raw["cwd"], tuple(argv))
 
 
 def _import_sensitive(env: dict[str, str]) -> dict[str, str]:
@@ -96,8 +138,8 @@ class Zygote:
 
     def __init__(self, address: str, role: str) -> None:
         self.role = role
-        for name in PRELOAD[role]:
-            __import__(name)
+        for name in ROLES[role].preload:
+            importlib.import_module(name)
         self.env = dict(os.environ)
         own = [os.getcwd(), *_python_path(self.env)]
         self.base = [p for p in sys.path[1:] if p not in own]
@@ -107,15 +149,14 @@ class Zygote:
         self.listener.listen(64)
         self.children: dict[int, socket.socket] = {}
 
-    def refusal(self, request: dict[str, Any]) -> str | None:
-        if request.get("role") != self.role:
-            return f"this zygote forks {self.role} processes, not {request.get('role')}"
-        if request.get("python") != python_id():
-            return f"another Python ({request.get('python')})"
-        env = request["env"]
-        if _import_sensitive(env) != _import_sensitive(self.env):
+    def refusal(self, request: ForkRequest) -> str | None:
+        if request.role != self.role:
+            return f"this zygote forks {self.role} processes, not {request.role}"
+        if request.python != python_id():
+            return f"another Python ({request.python[0]})"
+        if _import_sensitive(request.env) != _import_sensitive(self.env):
             return "variables read at import differ"
-        shadow = shadowed(self.held, child_sys_path(request["cwd"], env, self.base))
+        shadow = shadowed(self.held, child_sys_path(request.cwd, request.env, self.base))
         return f"module {shadow} would come from another file" if shadow else None
 
     def serve(self) -> None:
@@ -141,7 +182,7 @@ class Zygote:
                 if not more:
                     break
                 message += more
-            request = json.loads(message)
+            request = ForkRequest.from_wire(message)
             refused = self.refusal(request) if len(fds) == 3 else "three pipes expected"
             if refused:
                 conn.sendall(json.dumps({"refused": refused}).encode() + b"\n")
@@ -162,7 +203,7 @@ class Zygote:
             for fd in fds:
                 os.close(fd)
 
-    def _become_worker(self, conn: socket.socket, fds: list[int], request: dict[str, Any]) -> None:
+    def _become_worker(self, conn: socket.socket, fds: list[int], request: ForkRequest) -> None:
         """In the forked child: the requesting run's pipes, environment, directory and path, then the worker loop."""
         code = 0
         try:
@@ -178,10 +219,10 @@ class Zygote:
             for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD, signal.SIGPIPE):
                 signal.signal(sig, signal.SIG_DFL)
             os.environ.clear()
-            os.environ.update(request["env"])
-            os.chdir(request["cwd"])
-            sys.path[:] = child_sys_path(request["cwd"], request["env"], self.base)
-            sys.argv = list(request["argv"])
+            os.environ.update(request.env)
+            os.chdir(request.cwd)
+            sys.path[:] = child_sys_path(request.cwd, request.env, self.base)
+            sys.argv = list(request.argv)
             tempfile.tempdir = None  # gettempdir() reads TMPDIR again
             importlib.invalidate_caches()  # a module written since the zygote last looked at its folder
             sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the worker reads its requests from fd 0
@@ -189,13 +230,9 @@ class Zygote:
             sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
             if self.role == "cli":  # as ``python -m harness`` runs it (harness/__main__.py)
                 signal.signal(signal.SIGINT, signal.default_int_handler)
-                from harness.cli import main as cli_main
-
-                code = cli_main()
-            else:
-                from harness.execution import worker_main
-
-                worker_main.main()
+            module, function = ROLES[self.role].entry.split(":")
+            returned = getattr(importlib.import_module(module), function)()
+            code = returned if isinstance(returned, int) else 0
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else 1
         except BaseException:  # noqa: BLE001 - whatever ends the loop ends this process, said on its stderr
@@ -228,14 +265,14 @@ class Zygote:
                 conn.close()
 
 
-def python_id() -> list[str]:
+def python_id() -> tuple[str, str]:
     """This interpreter and its environment (two venvs over one interpreter are two Pythons)."""
-    return [os.path.realpath(sys.executable), sys.prefix]
+    return (os.path.realpath(sys.executable), sys.prefix)
 
 
 def main() -> None:
     """``python -m harness.execution.zygote SOCKET [compile|cli]``: import, say ``ready``, serve until SIGTERM."""
-    if len(sys.argv) not in (2, 3) or (sys.argv[2:] or ["compile"])[0] not in PRELOAD:
+    if len(sys.argv) not in (2, 3) or (sys.argv[2:] or ["compile"])[0] not in ROLES:
         print("usage: python -m harness.execution.zygote SOCKET [compile|cli]", file=sys.stderr)
         raise SystemExit(2)
     zygote = Zygote(sys.argv[1], (sys.argv[2:] or ["compile"])[0])

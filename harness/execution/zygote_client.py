@@ -14,9 +14,9 @@ import socket
 import subprocess
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
-from harness.execution.zygote import ENV, python_id
+from harness.execution.zygote import ENV, ForkRequest, python_id
 from harness.support import lifeline
 
 
@@ -65,16 +65,17 @@ def _fork(
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.connect(address)
-        request = {"role": role, "python": python_id(), "env": env, "cwd": cwd, "argv": argv}
-        socket.send_fds(conn, [json.dumps(request).encode() + b"\n"], list(fds))
+        request = ForkRequest(role, python_id(), env, cwd, tuple(argv))
+        socket.send_fds(conn, [request.to_wire()], list(fds))
         reply = conn.makefile("rb").readline()
-        answer: dict[str, Any] = json.loads(reply) if reply else {}
+        answer: object = json.loads(reply) if reply else None  # {"pid": N} or {"refused": why}
     except (OSError, ValueError):
-        answer = {}
-    if "pid" not in answer:
+        answer = None
+    pid = answer.get("pid") if isinstance(answer, dict) else None
+    if not isinstance(pid, int):
         conn.close()
         return None
-    return ZygoteChild(conn, int(answer["pid"]), None, None)
+    return ZygoteChild(conn, pid, None, None)
 
 
 def start_worker(env: dict[str, str], stderr: IO[bytes]) -> ZygoteChild | None:

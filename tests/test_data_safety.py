@@ -15,9 +15,6 @@ from pathlib import Path
 import pytest
 from helpers import DATA, REPO, run_cli, small_matrix, write_matrix
 
-# the worker processes as every user's run starts them: fresh interpreters, not the suite's zygote
-pytestmark = pytest.mark.usefixtures("no_zygote")
-
 SMALL = small_matrix("safety", "[h100]")
 # long enough to be interrupted in the middle with one compile worker
 LONG = """\
@@ -170,6 +167,7 @@ def _start(matrix: Path, out: Path, tmp: Path) -> subprocess.Popen[str]:
 @pytest.mark.parametrize(
     "how", ["sigterm-twice", "ctrl-c-twice-to-the-group", "sigterm-then-again-while-writing", "three-kinds"]
 )
+@pytest.mark.usefixtures("no_zygote")  # signals to the run and its workers, as a user's
 def test_every_interrupt_however_many_leaves_the_run_marked_interrupted(tmp_path: Path, how: str) -> None:
     matrix = write_matrix(tmp_path / "m.yaml", LONG)
     out = tmp_path / "run"
@@ -196,6 +194,7 @@ def test_every_interrupt_however_many_leaves_the_run_marked_interrupted(tmp_path
     assert "Traceback" not in output
 
 
+@pytest.mark.usefixtures("no_zygote")  # the file-size limit is the run's and its workers', inherited as a user's
 def test_a_full_disk_stops_the_run_in_one_line_and_resume_finishes_it(tmp_path: Path) -> None:
     """The write failures of a full disk, made real with a file-size limit (RLIMIT_FSIZE: a write past it fails
     with EFBIG, as one on a full disk fails with ENOSPC, on any machine and without root)."""

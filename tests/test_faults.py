@@ -26,9 +26,6 @@ from harness.pytest_plugin.writer import ResultsWriter
 from harness.render import tables
 from harness.support.tritoncompat import installed_triton_version
 
-# the worker processes as every user's run starts them: fresh interpreters, not the suite's zygote
-pytestmark = pytest.mark.usefixtures("no_zygote")
-
 # vector_add at several sizes on two targets: 24 cases of 5 configs, enough to interrupt half-way
 MATRIX = """\
 name: faults
@@ -87,6 +84,7 @@ def _wait_for_records(out: Path, proc: subprocess.Popen[str], at_least: int = 1,
     raise AssertionError("no record appeared")
 
 
+@pytest.mark.usefixtures("no_zygote")  # signals to the run and its workers, as a user's
 def test_kill_9_then_resume_keeps_every_record_exactly_once(tmp_path: Path) -> None:
     matrix = write_matrix(tmp_path / "m.yaml", MATRIX)
     out, cache = tmp_path / "run", tmp_path / "cache"
@@ -159,6 +157,7 @@ def test_finished_directories_are_not_overwritten_and_out_is_checked(tmp_path: P
     assert changed.returncode == 2 and "changed since that run started" in changed.stdout + changed.stderr
 
 
+@pytest.mark.usefixtures("no_zygote")  # signals to the run and its workers, as a user's
 def test_sigterm_ends_the_run_like_ctrl_c_and_marks_it_interrupted(tmp_path: Path) -> None:
     matrix = write_matrix(tmp_path / "m.yaml", MATRIX)
     out = tmp_path / "run"

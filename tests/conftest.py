@@ -14,7 +14,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from helpers import CLI_ZYGOTE, Zygote, Zygotes  # noqa: E402 - tests/ on the path first
+from helpers import Zygote, Zygotes  # noqa: E402 - tests/ on the path first
+
+from harness.execution import zygote  # noqa: E402
 
 # The harness's result cache (harness.execution.result_cache) would let one test's builds answer another's: every
 # test runs its jobs unless it turns the cache on itself (tests/test_result_cache.py, the smoke matrix's warm run).
@@ -24,36 +26,35 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def _start_zygote(folder: str, role: str) -> tuple[Zygote, subprocess.Popen[bytes]]:
-    address = os.path.join(folder, role)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
+    env.pop("TRITON_INTERPRET", None)
+    if role == "interpret":  # as the pool starts an interpreter worker (harness.execution.pool)
+        env["TRITON_INTERPRET"] = "1"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "harness.execution.zygote", address, role],
+        [sys.executable, "-m", "harness.execution.zygote", folder, role],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         env=env,
         cwd=REPO,
     )
-    return Zygote(address, proc.pid), proc
+    return Zygote(zygote.address(folder, role), proc.pid), proc
 
 
 @pytest.fixture(scope="session", autouse=True)
 def zygotes() -> Iterator[Zygotes]:
-    """Two warm zygotes per test process (harness.execution.zygote): the suite's ~250 ``harness`` command lines
-    are forked by the ``cli`` one (tests/helpers.py's ``run_cli``) and their compile workers by the ``compile`` one,
-    instead of each importing pytest, the harness and torch again. Each is announced as soon as it is started; a
-    run that finds one not ready yet starts a fresh interpreter, as a run without one does. The tests of faults,
-    signals, lifelines and isolation turn both off (``no_zygote``) so that the path every user runs stays the one
-    they check; tests/test_zygote.py checks the forked path against it."""
+    """Three warm zygotes per test process (harness.execution.zygote): the suite's ~250 ``harness`` command lines
+    are forked by the ``cli`` one (tests/helpers.py's ``run_cli``), their compile and interpreter workers by the
+    ``compile`` and ``interpret`` ones, instead of each importing pytest, the harness and torch again. They are
+    announced as soon as they are started; a run that finds one not ready yet starts a fresh interpreter, as a run
+    without one does. The tests of faults, signals, lifelines and isolation turn them off (``no_zygote``) so that
+    the path every user runs stays the one they check; tests/test_zygote.py checks the forked path against it."""
     folder = tempfile.mkdtemp(prefix="hz-")
-    compile_one, compile_proc = _start_zygote(folder, "compile")
-    cli, cli_proc = _start_zygote(folder, "cli")
-    os.environ["HARNESS_ZYGOTE"] = compile_one.address
-    os.environ[CLI_ZYGOTE] = cli.address
-    yield Zygotes(compile_one, cli)
-    for name in ("HARNESS_ZYGOTE", CLI_ZYGOTE):
-        os.environ.pop(name, None)
-    for proc in (compile_proc, cli_proc):
+    started = {role: _start_zygote(folder, role) for role in ("compile", "interpret", "cli")}
+    os.environ[zygote.ENV] = folder
+    yield Zygotes(**{role: z for role, (z, _) in started.items()})
+    os.environ.pop(zygote.ENV, None)
+    for _, proc in started.values():
         proc.terminate()
         try:
             proc.wait(timeout=10)
@@ -66,8 +67,7 @@ def zygotes() -> Iterator[Zygotes]:
 @pytest.fixture()
 def no_zygote(monkeypatch: pytest.MonkeyPatch) -> None:
     """Command lines and workers in this test start as fresh interpreters, as a user's do."""
-    monkeypatch.delenv("HARNESS_ZYGOTE", raising=False)
-    monkeypatch.delenv(CLI_ZYGOTE, raising=False)
+    monkeypatch.delenv(zygote.ENV, raising=False)
 
 
 @pytest.fixture()

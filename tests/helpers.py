@@ -12,8 +12,6 @@ from harness.execution import zygote_client
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
-#: the suite's ``cli`` zygote (tests/conftest.py), which forks ``harness ARGS`` for :func:`run_cli`
-CLI_ZYGOTE = "HARNESS_TEST_CLI_ZYGOTE"
 
 
 class Zygote(NamedTuple):
@@ -24,7 +22,10 @@ class Zygote(NamedTuple):
 
 
 class Zygotes(NamedTuple):
+    """The suite's zygotes (tests/conftest.py), one per role, in the folder ``HARNESS_ZYGOTE`` names."""
+
     compile: Zygote
+    interpret: Zygote
     cli: Zygote
 
 
@@ -45,7 +46,7 @@ def run_cli(
     full_env.pop("TRITON_INTERPRET", None)
     full_env.update(env or {})
     try:
-        forked = zygote_client.run_cli(os.environ.get(CLI_ZYGOTE, ""), list(args), full_env, str(cwd or REPO), timeout)
+        forked = zygote_client.run_cli(list(args), full_env, str(cwd or REPO), timeout)
         if forked is not None:
             return forked
         return subprocess.run(

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import CLI_ZYGOTE, REPO, Zygote, Zygotes, run_cli, run_static, small_matrix, write_matrix
+from helpers import REPO, Zygote, Zygotes, run_cli, small_matrix, write_matrix
 from test_isolation import _job
 
 from harness.execution import zygote, zygote_client
@@ -45,15 +45,32 @@ def test_a_forked_run_gives_the_records_binaries_and_output_of_a_fresh_one(
     tmp_path: Path, zygotes: Zygotes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _ready(*zygotes)
-    matrix = write_matrix(tmp_path / "m.yaml", small_matrix("zygote"))
+    # builds on both vendors and the interpreter's check of each config, so every role is asked
+    matrix = write_matrix(
+        tmp_path / "m.yaml", small_matrix("zygote").replace("interpret: false", "interpret: [{N: 1000}]")
+    )
     before = {z.pid: _children_cpu(z.pid) for z in zygotes}
-    forked = run_static(matrix, tmp_path / "forked", env={"TRITON_CACHE_DIR": str(tmp_path / "tc1")})
-    assert all(_children_cpu(z.pid) > before[z.pid] for z in zygotes)  # the command line and its worker forked
-    monkeypatch.delenv(CLI_ZYGOTE)
-    fresh = run_static(matrix, tmp_path / "fresh", env={"TRITON_CACHE_DIR": str(tmp_path / "tc2"), zygote.ENV: ""})
+    forked = run_cli(
+        "run",
+        str(matrix),
+        "--out",
+        str(tmp_path / "forked"),
+        "-n",
+        "0",
+        env={"TRITON_CACHE_DIR": str(tmp_path / "tc1")},
+    )
+    assert all(_children_cpu(z.pid) > before[z.pid] for z in zygotes), "a role's zygote forked nothing"
+    monkeypatch.delenv(zygote.ENV)
+    fresh = run_cli(
+        "run", str(matrix), "--out", str(tmp_path / "fresh"), "-n", "0", env={"TRITON_CACHE_DIR": str(tmp_path / "tc2")}
+    )
+    assert forked.returncode == fresh.returncode == 0, forked.stdout[-2000:] + fresh.stdout[-2000:]
     docs = {k: json.loads((tmp_path / k / "results.json").read_text())["records"] for k in ("forked", "fresh")}
-    assert len(docs["forked"]) == len(docs["fresh"]) == 2
-    for a, b in zip(docs["forked"], docs["fresh"]):
+    checks = {k: [(r["status"], r["correctness"]) for r in v if r["mode"] == "interpret"] for k, v in docs.items()}
+    assert checks["forked"] and checks["forked"] == checks["fresh"] and checks["fresh"][0][0] == "ok"
+    builds = {k: [r for r in v if r["mode"] == "compile"] for k, v in docs.items()}
+    assert len(builds["forked"]) == len(builds["fresh"]) == 2
+    for a, b in zip(builds["forked"], builds["fresh"]):
         for key in (
             "status",
             "fits",
@@ -82,7 +99,7 @@ def test_a_forked_command_line_exits_and_says_what_a_fresh_one_does(
     said = {}
     for how in ("forked", "fresh"):
         if how == "fresh":
-            monkeypatch.delenv(CLI_ZYGOTE)
+            monkeypatch.delenv(zygote.ENV)
         said[how] = [(p.returncode, p.stdout, p.stderr) for p in (run_cli("validate", str(bad)), run_cli("--version"))]
     assert said["forked"] == said["fresh"] and said["fresh"][0][0] == 2
 
@@ -137,17 +154,23 @@ def test_what_a_fork_could_get_wrong_is_started_fresh(tmp_path: Path, zygotes: Z
     (shadow / "__init__.py").write_text("raise ImportError('not the Triton the zygote holds')\n")
     base = dict(os.environ, PYTHONPATH=str(REPO))
     with open(os.devnull, "wb") as log:
-        forked = zygote_client.start_worker(base, log)
+        forked = zygote_client.start_worker("compile", base, log)
         assert forked is not None and forked.stdin is not None
         forked.stdin.close()
         assert forked.wait(timeout=30) == 0  # its input closed: the worker loop ends, exit 0 comes back
         for env in (
             dict(base, TORCH_LOGS="+dynamo"),  # read when torch is imported
             dict(base, PYTHONPATH=f"{tmp_path / 'shadow'}{os.pathsep}{REPO}"),  # another triton first on the path
-            dict(base, **{zygote.ENV: str(tmp_path / "no-such-socket")}),
-            dict(base, **{zygote.ENV: zygotes.cli.address}),  # a zygote of the other role
+            dict(base, **{zygote.ENV: str(tmp_path / "no-such-folder")}),
         ):
-            assert zygote_client.start_worker(env, log) is None
+            assert zygote_client.start_worker("compile", env, log) is None
+        # the interpreter's zygote imported Triton under TRITON_INTERPRET=1: a worker without it is not its child
+        assert zygote_client.start_worker("interpret", base, log) is None
+        interpreted = zygote_client.start_worker("interpret", dict(base, TRITON_INTERPRET="1"), log)
+        assert interpreted is not None and _parent(interpreted.pid) == zygotes.interpret.pid
+        assert interpreted.stdin is not None
+        interpreted.stdin.close()
+        assert interpreted.wait(timeout=30) == 0
     worker = Worker("compile", dict(base, TORCH_LOGS="+dynamo"))
     try:  # refused, so started as every user's worker is
         assert worker.request("ping", {}, 120)["pid"] and isinstance(worker.proc, subprocess.Popen)

@@ -58,8 +58,9 @@ class Worker:
 
     def _ensure(self) -> Child:
         if self.proc is None or self.proc.poll() is not None:
-            # a compile worker forked from a warm zygote where the host runs one (harness.execution.zygote)
-            forked = zygote_client.start_worker(self.env, self.log) if self.kind.split("#")[0] == "compile" else None
+            # forked from a warm zygote where the host runs one (harness.execution.zygote); a GPU worker never is
+            kind = self.kind.split("#")[0]
+            forked = zygote_client.start_worker(kind, self.env, self.log) if kind in ("compile", "interpret") else None
             self.proc = forked or subprocess.Popen(
                 [sys.executable, "-m", "harness.execution.worker_main"],
                 stdin=subprocess.PIPE,

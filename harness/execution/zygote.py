@@ -4,8 +4,8 @@ CI job that runs matrix after matrix).
 A compile worker spends most of its start importing torch: Triton's launch binder imports it when it specialises
 a tensor argument, and the HIP backend's 2 GiB check imports it outright, so a faithful build pays it (about 2 CPU
 seconds on a small CI machine, against a fraction of that for a small build). A run starts at least one such worker.
-Where ``HARNESS_ZYGOTE`` names the socket of ``python -m harness.execution.zygote SOCKET``, a compile worker is
-forked from that process instead: it imported torch, Triton and the harness's build modules once and has run
+Where ``HARNESS_ZYGOTE`` names a folder in which ``python -m harness.execution.zygote FOLDER compile`` listens, a
+compile worker is forked from that process instead: it imported torch, Triton and the harness's build modules once and has run
 nothing else. The child takes the requesting run's environment, working directory, ``sys.path`` and pipes, then
 runs :func:`harness.execution.worker_main.main` exactly as a fresh worker does (the lifeline, the face, the loop).
 A zygote of the ``cli`` role holds the command line's modules instead (pytest, the plugin, the harness's stages)
@@ -17,10 +17,11 @@ a fresh start: another Python, a variable that torch, numpy or the loader read a
 file (a second checkout of the harness, another Triton on ``PYTHONPATH``). The zygote also ends a child whose
 run went away (the connection closed while the child lives): a killed run leaves no worker behind.
 
-Only compile workers and command lines come from here. Triton decorates its own library functions (``tl.sum``, ``tl.cdiv``) when it
-is imported, as interpreted functions where ``TRITON_INTERPRET`` is set: an interpreter worker forked from a
-zygote that imported Triton without it would run other objects than a fresh one. A GPU worker initialises CUDA.
-Both start fresh.
+An interpreter worker comes from a zygote of its own role, ``interpret``, started with ``TRITON_INTERPRET=1``:
+Triton decorates its own library functions (``tl.sum``, ``tl.cdiv``) when it is imported, as interpreted
+functions where that variable is set, so a worker forked from a zygote that imported Triton without it would run
+other objects than a fresh one (the variable is one of :data:`READ_AT_IMPORT`: a mismatch is refused). A GPU
+worker initialises CUDA and always starts fresh.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ from pathlib import Path
 
 from harness.support import lifeline
 
-#: names the zygote's socket for the harness processes that may use it (empty or unset: none)
+#: names the folder of the zygotes' sockets, one per role (``FOLDER/compile``...), for the harness processes that
+#: may use them (empty or unset: none)
 ENV = "HARNESS_ZYGOTE"
 
 #: prefixes of variables read when torch, numpy, Triton's libraries or the dynamic loader are imported: a request
@@ -59,6 +61,8 @@ class Role:
 ROLES = {
     "compile": Role(("torch", "triton", "triton.backends.nvidia.compiler", "triton.backends.amd.compiler",
                      "harness.build.compile"), "harness.execution.worker_main:main"),
+    "interpret": Role(("torch", "numpy", "triton", "harness.build.compile", "harness.device.interpret"),
+                      "harness.execution.worker_main:main"),
     "cli": Role(("pytest", "xdist.plugin", "harness.cli", "harness.cli.run", "harness.cli.parser",
                  "harness.pytest_plugin", "harness.pytest_plugin.hooks"), "harness.cli:main"),
 }  # fmt: skip
@@ -270,19 +274,25 @@ def python_id() -> tuple[str, str]:
     return (os.path.realpath(sys.executable), sys.prefix)
 
 
+def address(folder: str, role: str) -> str:
+    """The socket of a role's zygote in ``folder`` ('' where there is no folder)."""
+    return os.path.join(folder, role) if folder else ""
+
+
 def main() -> None:
-    """``python -m harness.execution.zygote SOCKET [compile|cli]``: import, say ``ready``, serve until SIGTERM."""
-    if len(sys.argv) not in (2, 3) or (sys.argv[2:] or ["compile"])[0] not in ROLES:
-        print("usage: python -m harness.execution.zygote SOCKET [compile|cli]", file=sys.stderr)
+    """``python -m harness.execution.zygote FOLDER ROLE``: import, listen on ``FOLDER/ROLE``, serve until SIGTERM."""
+    if len(sys.argv) != 3 or sys.argv[2] not in ROLES:
+        print(f"usage: python -m harness.execution.zygote FOLDER {{{','.join(ROLES)}}}", file=sys.stderr)
         raise SystemExit(2)
-    zygote = Zygote(sys.argv[1], (sys.argv[2:] or ["compile"])[0])
+    socket_path = address(sys.argv[1], sys.argv[2])
+    zygote = Zygote(socket_path, sys.argv[2])
     print("ready", flush=True)
     try:
         zygote.serve()
     finally:
         for pid in list(zygote.children):
             lifeline.kill_tree(pid)
-        Path(sys.argv[1]).unlink(missing_ok=True)
+        Path(socket_path).unlink(missing_ok=True)
 
 
 if __name__ == "__main__":

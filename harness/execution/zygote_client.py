@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import IO
 
-from harness.execution.zygote import ENV, ForkRequest, python_id
+from harness.execution.zygote import ENV, ForkRequest, address, python_id
 from harness.support import lifeline
 
 
@@ -57,14 +57,14 @@ class ZygoteChild:
 
 
 def _fork(
-    address: str, role: str, argv: list[str], env: dict[str, str], cwd: str, fds: tuple[int, int, int]
+    socket_path: str, role: str, argv: list[str], env: dict[str, str], cwd: str, fds: tuple[int, int, int]
 ) -> ZygoteChild | None:
-    """Ask the zygote at ``address`` for a ``role`` process in ``cwd`` on ``fds`` (its stdin, stdout and stderr)."""
-    if not address:
+    """Ask the zygote at ``socket_path`` for a ``role`` process in ``cwd`` on ``fds`` (stdin, stdout, stderr)."""
+    if not socket_path:
         return None
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        conn.connect(address)
+        conn.connect(socket_path)
         request = ForkRequest(role, python_id(), env, cwd, tuple(argv))
         socket.send_fds(conn, [request.to_wire()], list(fds))
         reply = conn.makefile("rb").readline()
@@ -78,13 +78,15 @@ def _fork(
     return ZygoteChild(conn, pid, None, None)
 
 
-def start_worker(env: dict[str, str], stderr: IO[bytes]) -> ZygoteChild | None:
-    """A compile worker forked by the zygote, with line-buffered text pipes like ``Popen``'s."""
+def start_worker(kind: str, env: dict[str, str], stderr: IO[bytes]) -> ZygoteChild | None:
+    """A worker of ``kind`` (``compile``, ``interpret``) forked by that role's zygote in the folder ``env`` names,
+    with line-buffered text pipes like ``Popen``'s."""
     in_read, in_write = os.pipe()
     out_read, out_write = os.pipe()
     argv = [str(Path(__file__).with_name("worker_main.py"))]
     try:
-        child = _fork(env.get(ENV, ""), "compile", argv, env, os.getcwd(), (in_read, out_write, stderr.fileno()))
+        fds = (in_read, out_write, stderr.fileno())
+        child = _fork(address(env.get(ENV, ""), kind), kind, argv, env, os.getcwd(), fds)
     finally:
         os.close(in_read)
         os.close(out_write)
@@ -97,10 +99,9 @@ def start_worker(env: dict[str, str], stderr: IO[bytes]) -> ZygoteChild | None:
     return child
 
 
-def run_cli(
-    address: str, args: list[str], env: dict[str, str], cwd: str, timeout: float
-) -> subprocess.CompletedProcess[str] | None:
-    """``python -m harness ARGS`` in ``cwd`` under ``env``, forked by the ``cli`` zygote at ``address``: what
+def run_cli(args: list[str], env: dict[str, str], cwd: str, timeout: float) -> subprocess.CompletedProcess[str] | None:
+    """``python -m harness ARGS`` in ``cwd`` under ``env``, forked by the ``cli`` zygote in the folder ``env``
+    names: what
     ``subprocess.run(..., capture_output=True, text=True, timeout=...)`` returns, or None where no zygote took it.
     Past ``timeout`` the process and all below it are killed and ``TimeoutExpired`` is raised with its output."""
     out_read, out_write = os.pipe()
@@ -108,7 +109,7 @@ def run_cli(
     null = os.open(os.devnull, os.O_RDONLY)
     argv = [str(Path(__file__).resolve().parents[1] / "__main__.py"), *args]
     try:
-        child = _fork(address, "cli", argv, env, cwd, (null, out_write, err_write))
+        child = _fork(address(env.get(ENV, ""), "cli"), "cli", argv, env, cwd, (null, out_write, err_write))
     finally:
         for fd in (null, out_write, err_write):
             os.close(fd)

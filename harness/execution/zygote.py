@@ -44,9 +44,11 @@ from harness.support import lifeline
 ENV = "HARNESS_ZYGOTE"
 
 #: prefixes of variables read when torch, numpy, Triton's libraries or the dynamic loader are imported: a request
-#: whose values differ from the zygote's is started fresh
-READ_AT_IMPORT = ("TORCH", "PYTORCH", "OMP_", "MKL_", "KMP_", "OPENBLAS", "GOTO", "LD_", "CUDA", "HIP_", "ROCR_",
-                  "NUMPY", "PYTHONHOME", "PYTHONNOUSERSITE", "TRITON_INTERPRET")  # fmt: skip
+#: whose values differ from the zygote's is started fresh. Not CUDA's or HIP's (``CUDA_VISIBLE_DEVICES``, the
+#: ``CUDA_MODULE_LOADING`` torch sets in a process that used a GPU): they are read when a device is first
+#: initialised, which never happens in a zygote, and a child initialises one under its own environment.
+READ_AT_IMPORT = ("TORCH", "PYTORCH", "OMP_", "MKL_", "KMP_", "OPENBLAS", "GOTO", "LD_", "NUMPY", "PYTHONHOME",
+                  "PYTHONNOUSERSITE", "TRITON_INTERPRET")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -158,8 +160,10 @@ class Zygote:
             return f"this zygote forks {self.role} processes, not {request.role}"
         if request.python != python_id():
             return f"another Python ({request.python[0]})"
-        if _import_sensitive(request.env) != _import_sensitive(self.env):
-            return "variables read at import differ"
+        mine, theirs = _import_sensitive(self.env), _import_sensitive(request.env)
+        differ = sorted(k for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k))
+        if differ:
+            return f"variables read at import differ: {', '.join(differ)}"
         shadow = shadowed(self.held, child_sys_path(request.cwd, request.env, self.base))
         return f"module {shadow} would come from another file" if shadow else None
 

@@ -58,10 +58,11 @@ class ZygoteChild:
 
 def _fork(
     socket_path: str, role: str, argv: list[str], env: dict[str, str], cwd: str, fds: tuple[int, int, int]
-) -> ZygoteChild | None:
-    """Ask the zygote at ``socket_path`` for a ``role`` process in ``cwd`` on ``fds`` (stdin, stdout, stderr)."""
+) -> ZygoteChild | str:
+    """Ask the zygote at ``socket_path`` for a ``role`` process in ``cwd`` on ``fds`` (stdin, stdout, stderr): the
+    child, or why there is none."""
     if not socket_path:
-        return None
+        return "no zygote named"
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.connect(socket_path)
@@ -69,18 +70,24 @@ def _fork(
         socket.send_fds(conn, [request.to_wire()], list(fds))
         reply = conn.makefile("rb").readline()
         answer: object = json.loads(reply) if reply else None  # {"pid": N} or {"refused": why}
-    except (OSError, ValueError):
-        answer = None
+    except (OSError, ValueError) as exc:
+        answer = {"refused": f"{socket_path}: {exc}"}
     pid = answer.get("pid") if isinstance(answer, dict) else None
     if not isinstance(pid, int):
         conn.close()
-        return None
+        return str(answer.get("refused", "no answer")) if isinstance(answer, dict) else "no answer"
     return ZygoteChild(conn, pid, None, None)
 
 
 def start_worker(kind: str, env: dict[str, str], stderr: IO[bytes]) -> ZygoteChild | None:
     """A worker of ``kind`` (``compile``, ``interpret``) forked by that role's zygote in the folder ``env`` names,
     with line-buffered text pipes like ``Popen``'s."""
+    child = ask_worker(kind, env, stderr)
+    return child if isinstance(child, ZygoteChild) else None
+
+
+def ask_worker(kind: str, env: dict[str, str], stderr: IO[bytes]) -> ZygoteChild | str:
+    """:func:`start_worker`, or why the zygote forked none (unreachable, or its refusal in its words)."""
     in_read, in_write = os.pipe()
     out_read, out_write = os.pipe()
     argv = [str(Path(__file__).with_name("worker_main.py"))]
@@ -90,10 +97,10 @@ def start_worker(kind: str, env: dict[str, str], stderr: IO[bytes]) -> ZygoteChi
     finally:
         os.close(in_read)
         os.close(out_write)
-    if child is None:
+    if isinstance(child, str):
         os.close(in_write)
         os.close(out_read)
-        return None
+        return child
     child.stdin = open(in_write, "w", buffering=1)  # noqa: SIM115 - owned by the handle, closed by the pool
     child.stdout = open(out_read)  # noqa: SIM115
     return child
@@ -113,7 +120,7 @@ def run_cli(args: list[str], env: dict[str, str], cwd: str, timeout: float) -> s
     finally:
         for fd in (null, out_write, err_write):
             os.close(fd)
-    if child is None:
+    if isinstance(child, str):
         os.close(out_read)
         os.close(err_read)
         return None

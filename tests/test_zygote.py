@@ -164,6 +164,8 @@ def test_what_a_fork_could_get_wrong_is_started_fresh(tmp_path: Path, zygotes: Z
     shadow.mkdir(parents=True)
     (shadow / "__init__.py").write_text("raise ImportError('not the Triton the zygote holds')\n")
     base = dict(os.environ, PYTHONPATH=str(REPO))
+    for z in zygotes:  # a fork runs what a request names: no other user may connect
+        assert os.stat(z.address).st_mode & 0o077 == 0, oct(os.stat(z.address).st_mode)
     with open(os.devnull, "wb") as log:
         forked = zygote_client.ask_worker("compile", base, log)
         assert isinstance(forked, zygote_client.ZygoteChild) and forked.stdin is not None, forked

@@ -103,6 +103,14 @@ class ForkRequest:
         return cls(raw["role"], (python[0], python[1]), env, raw["cwd"], tuple(argv))
 
 
+def _peer_uid(conn: socket.socket) -> int:
+    """The user id of the process at the other end (Linux ``SO_PEERCRED``: pid, uid, gid)."""
+    import struct
+
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return int(struct.unpack("3i", creds)[1])
+
+
 def _import_sensitive(env: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items() if k.startswith(READ_AT_IMPORT)}
 
@@ -151,7 +159,11 @@ class Zygote:
         self.base = [p for p in sys.path[1:] if p not in own]
         self.held = held_modules(sys.path)
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.listener.bind(address)
+        before = os.umask(0o077)  # the socket is this user's alone: a fork runs whatever a request names
+        try:
+            self.listener.bind(address)
+        finally:
+            os.umask(before)
         self.listener.listen(64)
         self.children: dict[int, socket.socket] = {}
 
@@ -192,6 +204,8 @@ class Zygote:
                 message += more
             request = ForkRequest.from_wire(message)
             refused = self.refusal(request) if len(fds) == 3 else "three pipes expected"
+            if _peer_uid(conn) != os.getuid():
+                refused = "another user's process"
             if refused:
                 conn.sendall(json.dumps({"refused": refused}).encode() + b"\n")
                 conn.close()

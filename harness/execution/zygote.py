@@ -203,9 +203,10 @@ class Zygote:
                     break
                 message += more
             request = ForkRequest.from_wire(message)
-            refused = self.refusal(request) if len(fds) == 3 else "three pipes expected"
             if _peer_uid(conn) != os.getuid():
-                refused = "another user's process"
+                refused: str | None = "another user's process"
+            else:
+                refused = self.refusal(request) if len(fds) == 3 else "three pipes expected"
             if refused:
                 conn.sendall(json.dumps({"refused": refused}).encode() + b"\n")
                 conn.close()
@@ -249,14 +250,14 @@ class Zygote:
             importlib.invalidate_caches()  # a module written since the zygote last looked at its folder
             sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the worker reads its requests from fd 0
             sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
-            sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
+            sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115 - line-buffered, as Python's own
             if self.role == "cli":  # as ``python -m harness`` runs it (harness/__main__.py)
                 signal.signal(signal.SIGINT, signal.default_int_handler)
             module, function = ROLES[self.role].entry.split(":")
             returned = getattr(importlib.import_module(module), function)()
             code = returned if isinstance(returned, int) else 0
         except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
+            code = 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1  # as the interpreter exits
         except BaseException:  # noqa: BLE001 - whatever ends the loop ends this process, said on its stderr
             import traceback
 

@@ -108,8 +108,8 @@ def ask_worker(kind: str, env: dict[str, str], stderr: IO[bytes]) -> ZygoteChild
 
 def run_cli(args: list[str], env: dict[str, str], cwd: str, timeout: float) -> subprocess.CompletedProcess[str] | None:
     """``python -m harness ARGS`` in ``cwd`` under ``env``, forked by the ``cli`` zygote in the folder ``env``
-    names: what
-    ``subprocess.run(..., capture_output=True, text=True, timeout=...)`` returns, or None where no zygote took it.
+    names: what ``subprocess.run(..., capture_output=True, text=True, timeout=...)`` returns, or None where no
+    zygote took it.
     Past ``timeout`` the process and all below it are killed and ``TimeoutExpired`` is raised with its output."""
     out_read, out_write = os.pipe()
     err_read, err_write = os.pipe()

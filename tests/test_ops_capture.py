@@ -303,3 +303,48 @@ def test_an_op_that_hangs_exits_or_crashes_while_captured_is_one_line(tmp_path: 
         assert len(mine) == 1, (name, *mine)  # one per element: pytest's repr of a list elides its middle
         assert f"capturing op bad_ops.py:{name} (as on h100) for shape" in mine[0] and why in mine[0], (name, mine)
         assert f"{path}:10:" in mine[0]  # the bad entry's op line, not the good entry's
+
+
+def test_a_library_is_imported_once_per_face_and_an_op_that_ends_its_child_costs_only_itself(tmp_path: Path) -> None:
+    """Every op of a matrix is captured for a target in one child wearing its face (torch and the library imported
+    once per target, not once per op); an op that ends that child is its own error, and the op listed after it is
+    captured in the next child, not reported failed."""
+    log = tmp_path / "imports.log"
+    (tmp_path / "toylib.py").write_text(
+        f"import os\nwith open({str(log)!r}, 'a') as _f:\n"
+        "    _f.write(f\"{os.getpid()} {os.environ.get('HARNESS_FACE')}\\n\")\n" + LIBRARY + "\n\ndef exits(x):\n"
+        "    os._exit(0)\n"
+    )
+    (tmp_path / "toy_inputs.py").write_text(INPUTS)
+    entry = (
+        "    op: toylib.py:{}\n    inputs: toy_inputs.py:inputs\n    dtypes: [fp32]\n    shapes: [{{R: 64, C: 128}}]\n"
+    )
+    good = write_matrix(
+        tmp_path / "good.yaml",
+        "name: good\ntargets: [h100, mi300x]\nkernels:\n"
+        + "".join(f"  {op}:\n" + entry.format(op) for op in ("square_plus", "by_size", "checks_its_input_x3")),
+    )
+    (tmp_path / "toylib.py").write_text(
+        (tmp_path / "toylib.py").read_text() + "\n\ndef checks_its_input_x3(x):\n    return square_plus(x[:63])\n"
+    )
+    proc = run_cli("validate", str(good), env={"HARNESS_CACHE_DIR": str(tmp_path / "cache1")})  # nothing remembered
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    imports = [line.split() for line in log.read_text().splitlines()]
+    # one capture child per target, one child reading the captured launches' facts under the first target's face
+    assert sorted(face for _, face in imports) == ["h100", "h100", "mi300x"], imports
+    assert len({pid for pid, _ in imports}) == 3, imports
+
+    log.unlink()
+    bad_first = write_matrix(
+        tmp_path / "bad.yaml",
+        "name: bad\ntargets: [h100]\nkernels:\n"
+        + "".join(f"  {op}:\n" + entry.format(op) for op in ("exits", "by_size")),
+    )
+    proc = run_cli("validate", str(bad_first), env={"HARNESS_CACHE_DIR": str(tmp_path / "cache2")})
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 2 and "Traceback" not in said, said[-3000:]
+    errors = [x for x in proc.stdout.splitlines() if x.startswith(f"{bad_first}:")]
+    assert len(errors) == 1 and "capturing op toylib.py:exits (as on h100)" in errors[0], errors
+    assert "ended the process (exit code 0)" in errors[0], errors
+    # the exiting op's child, the next one for by_size, the facts child
+    assert [face for _, face in (line.split() for line in log.read_text().splitlines())] == ["h100"] * 3

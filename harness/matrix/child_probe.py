@@ -5,8 +5,10 @@ The child is ``python -c CODE`` in a session of its own (so whatever user code s
 lifeline (:mod:`harness.support.lifeline`) watching the harness. It reads ``{"nonce": ..., "entries": [...]}`` on
 stdin and prints, each line carrying the nonce (so user code that prints the same words cannot pass for the
 child): ``harness-probe-imported NONCE`` once the user's modules are imported, ``harness-probe-call NONCE JSON``
-before each call, ``harness-probe-done NONCE`` at the end. The import may take ``HARNESS_IMPORT_TIMEOUT_S``, each
-call ``HARNESS_CALLBACK_TIMEOUT_S``; the child's stderr goes to a file, which it cannot block on.
+before each call, ``harness-probe-importing NONCE JSON`` before a later import (a child that serves several
+entries imports each entry's modules in turn), ``harness-probe-done NONCE`` at the end. An import may take
+``HARNESS_IMPORT_TIMEOUT_S``, each call ``HARNESS_CALLBACK_TIMEOUT_S``; the child's stderr goes to a file, which it
+cannot block on.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ def imported():
     print("harness-probe-imported", NONCE, flush=True)
 def say(*what):
     print("harness-probe-call", NONCE, json.dumps(what), flush=True)
+def importing(*what):
+    print("harness-probe-importing", NONCE, json.dumps(what), flush=True)
 def result(i, value):
     print("harness-probe-result", NONCE, json.dumps([i, value]), flush=True)
 def done():
@@ -52,7 +56,7 @@ class Outcome:
 
     imported: bool
     done: bool
-    last: list[Any] | None  # the arguments of the last ``say``
+    last: list[Any] | None  # the arguments of the last ``say`` or ``importing``
     returncode: int  # negative: the signal that killed it
     stderr_tail: str
     timed_out: bool  # killed by the harness at a limit
@@ -124,6 +128,10 @@ def _follow(proc: subprocess.Popen[bytes], payload: str, nonce: str, errors: IO[
                     imported = True
                 elif line.startswith(f"harness-probe-call {nonce} "):
                     last = json.loads(line.split(" ", 2)[2])
+                elif line.startswith(f"harness-probe-importing {nonce} "):
+                    last = json.loads(line.split(" ", 2)[2])
+                    deadline = time.monotonic() + timeout_s("HARNESS_IMPORT_TIMEOUT_S")
+                    continue  # an import's limit, not a call's
                 elif line.startswith(f"harness-probe-result {nonce} "):
                     i, value = json.loads(line.split(" ", 2)[2])
                     results[int(i)] = value

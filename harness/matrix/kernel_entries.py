@@ -113,7 +113,7 @@ def entries_of(
         chk.add(path, f"kernel {name!r} must map to a mapping of {', '.join(KERNEL_KEYS)}")
         return []
     chk.keys(entry, path, KERNEL_KEYS, f"kernel {name!r}")
-    import_env = _import_env(chk, entry.get("import_env", {}), path + ("import_env",))
+    import_env = import_env_of(chk, entry.get("import_env", {}), path + ("import_env",))
     if import_env is None:
         return []
     if "op" in entry or "inputs" in entry or "reference" in entry:
@@ -128,7 +128,7 @@ def entries_of(
             return []
         out = []
         for made in ops_entries.op_refs(chk, name, entry, path, base_dir, import_env, targets):
-            face_env = tuple(sorted(dict(import_env, HARNESS_FACE=made.first_face).items()))
+            face_env = face_env_of(import_env, made.first_face)
             parsed = _kernel_entry(chk, made.name, made.ref, entry, path, backends, default_timeout, face_env)
             if parsed:
                 source = entry.get("launches_from")
@@ -152,6 +152,11 @@ def entries_of(
     return out
 
 
+def face_env_of(import_env: tuple[tuple[str, str], ...], face: str) -> tuple[tuple[str, str], ...]:
+    """The variables an op entry's spec facts are read under: its ``import_env`` and the face it was captured in."""
+    return tuple(sorted(dict(import_env, HARNESS_FACE=face).items()))
+
+
 #: variables the harness sets itself in its workers: an ``import_env`` may not override them
 _HARNESS_VARIABLES = (
     "TRITON_INTERPRET",
@@ -164,7 +169,7 @@ _HARNESS_VARIABLES = (
 )
 
 
-def _import_env(chk: Checker, raw: Any, path: tuple[Any, ...]) -> tuple[tuple[str, str], ...] | None:
+def import_env_of(chk: Checker, raw: Any, path: tuple[Any, ...]) -> tuple[tuple[str, str], ...] | None:
     """``import_env: {VAR: value}``: variables a library reads when it is imported (a vendor switch); never
     Triton's codegen variables, which are what ``environments`` sweeps and records per build."""
     from harness.model.environments import CODEGEN_VARIABLES

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.matrix import loader, ops
+from harness.matrix import loader, op_probe, ops
 from harness.matrix.configs import ConfigEntry
 from harness.support.checking import Checker, is_a
 
@@ -36,25 +36,39 @@ def shape_key(shape: Any) -> str:
     return json.dumps(sorted(dict(shape).items()))
 
 
-def op_refs(
+@dataclass(frozen=True)
+class OpRequest:
+    """An ``op:`` entry as checked before anything is captured: its resolved refs, shapes, dtypes and the targets
+    whose faces capture it (``launches_from``'s one, or every target's)."""
+
+    op: str
+    refs: tuple[tuple[str, str], ...]
+    shapes: tuple[dict[str, Any], ...]
+    dtypes: tuple[str, ...]
+    faces: tuple[str, ...]
+
+    def probe(self, target: str, import_env: tuple[tuple[str, str], ...]) -> op_probe.Request:
+        return op_probe.Request(self.op, self.refs, self.shapes, self.dtypes, import_env, target)
+
+
+def op_request(
     chk: Checker,
     name: str,
     entry: dict[str, Any],
     path: tuple[Any, ...],
     base_dir: Path | None,
-    import_env: tuple[tuple[str, str], ...] = (),
     targets: tuple[str, ...] = (),
-) -> list[OpEntry]:
-    """One entry per distinct launch the op makes; problems go to ``chk`` (then [])."""
+) -> OpRequest | None:
+    """What capturing the entry takes, checked; problems go to ``chk`` (then None)."""
     if "source" in entry:
         chk.add(
             path + ("source",), f"kernel {name!r} gives both 'source' (a spec) and 'op' (a captured op): choose one"
         )
-        return []
+        return None
     for key in ("op", "inputs"):
         if not isinstance(entry.get(key), str):
             chk.add(path, f"kernel {name!r} with an op needs '{key}: file.py:ATTR' or '{key}: module:ATTR'")
-            return []
+            return None
     refs: dict[str, str] = {}
     for key in ("op", "inputs", "reference"):
         if key in entry:
@@ -62,12 +76,12 @@ def op_refs(
                 refs[key] = loader.resolve(name, str(entry[key]), None, base_dir)
             except loader.KernelLoadError as exc:
                 chk.add(path + (key,), str(exc))
-                return []
+                return None
     shapes = entry.get("shapes") if isinstance(entry.get("shapes"), list) else []
     dtypes = entry.get("dtypes") if isinstance(entry.get("dtypes"), list) else []
     if not shapes or not dtypes:
         chk.add(path, f"kernel {name!r} needs non-empty 'shapes' and 'dtypes' lists")
-        return []
+        return None
     keys = None
     for i, shape in enumerate(shapes):
         if (
@@ -80,10 +94,10 @@ def op_refs(
                 f"a shape of op {name!r} is a mapping of names to positive integers "
                 f"(what the inputs function reads), got {shape!r}",
             )
-            return []
+            return None
         if keys is not None and set(shape) != keys:
             chk.add(path + ("shapes", i), f"every shape of op {name!r} has the same fields ({', '.join(sorted(keys))})")
-            return []
+            return None
         keys = set(shape)
     source = entry.get("launches_from")
     if source is not None and (not isinstance(source, str) or source not in targets):
@@ -92,10 +106,43 @@ def op_refs(
             f"launches_from names one of the matrix's targets whose launches every target builds "
             f"({', '.join(targets)}), got {source!r}",
         )
-        return []
+        return None
     faces = (source,) if source else tuple(targets)
-    from harness.matrix import op_probe
+    return OpRequest(str(entry["op"]), tuple(sorted(refs.items())), tuple(shapes), tuple(map(str, dtypes)), faces)
 
+
+def capture_together(requests: list[tuple[OpRequest, tuple[tuple[str, str], ...]]]) -> None:
+    """Capture every op of a matrix (each with its ``import_env``) before its entries are read: one child per target
+    face and variables (:func:`harness.matrix.op_probe.prefetch`), the faces in each entry's order; an entry whose
+    capture failed on one face is not captured on the next (its error names the first)."""
+    failed: set[int] = set()
+    for round_ in range(max((len(r.faces) for r, _ in requests), default=0)):
+        asked = [(n, r.probe(r.faces[round_], env)) for n, (r, env) in enumerate(requests) if round_ < len(r.faces)]
+        op_probe.prefetch([p for n, p in asked if n not in failed])
+        for n, probe in asked:
+            if n in failed:
+                continue
+            why, captured = op_probe.check(
+                probe.op, dict(probe.refs), list(probe.shapes), list(probe.dtypes), probe.import_env, probe.target
+            )
+            if why or captured is None or captured.import_error:
+                failed.add(n)
+
+
+def op_refs(
+    chk: Checker,
+    name: str,
+    entry: dict[str, Any],
+    path: tuple[Any, ...],
+    base_dir: Path | None,
+    import_env: tuple[tuple[str, str], ...] = (),
+    targets: tuple[str, ...] = (),
+) -> list[OpEntry]:
+    """One entry per distinct launch the op makes; problems go to ``chk`` (then [])."""
+    request = op_request(chk, name, entry, path, base_dir, targets)
+    if request is None:
+        return []
+    refs, shapes, dtypes, faces = dict(request.refs), list(request.shapes), list(request.dtypes), request.faces
     tables: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
     order: list[tuple[str, int, int]] | None = None
     for target in faces:

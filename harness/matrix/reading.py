@@ -77,6 +77,37 @@ def _probe_together(kernels: dict[str, Any], kernels_dir: Path | None, base_dir:
     facts.fetch(refs)
 
 
+def _capture_together(chk: Checker, kernels: dict[str, Any], targets: tuple[str, ...], base_dir: Path) -> None:
+    """Capture every ``op:`` entry for each target in one child per face (a library and torch imported once per
+    target, not once per op), then read every captured launch's spec facts in one child per face; the entries are
+    then read one by one from what these children reported. A malformed entry is left to its own reading, which
+    says what is wrong with it."""
+    from harness.matrix import facts, kernel_entries, ops_entries
+
+    scratch = Checker(chk.file, chk.doc)  # problems are said when each entry is read
+    requests = []
+    ops_of: list[tuple[str, dict[str, Any], tuple[tuple[str, str], ...]]] = []
+    for name, entry in kernels.items():
+        if not isinstance(entry, dict) or "op" not in entry:
+            continue
+        path = ("kernels", name)
+        import_env = kernel_entries.import_env_of(scratch, entry.get("import_env", {}), path + ("import_env",))
+        request = ops_entries.op_request(scratch, str(name), entry, path, base_dir, targets)
+        if import_env is None or request is None:
+            continue
+        requests.append((request, import_env))
+        ops_of.append((str(name), entry, import_env))
+    if not requests:
+        return
+    ops_entries.capture_together(requests)
+    by_face: dict[tuple[tuple[str, str], ...], list[str]] = {}
+    for name, entry, import_env in ops_of:
+        for made in ops_entries.op_refs(scratch, name, entry, ("kernels", name), base_dir, import_env, targets):
+            by_face.setdefault(kernel_entries.face_env_of(import_env, made.first_face), []).append(made.ref)
+    for env, refs in by_face.items():
+        facts.fetch(refs, env)
+
+
 def _check_callbacks(
     chk: Checker, entries: list[KernelEntry], target_names: list[str], yaml_names: dict[str, str]
 ) -> None:
@@ -195,6 +226,8 @@ def _validate(file: str, text: str, doc: yamlpos.Located) -> Matrix:
         if not data["kernels"]:
             chk.add(("kernels",), "matrix has no kernels")
         _probe_together(data["kernels"], kernels_dir, Path(file).resolve().parent)
+        known_targets = tuple(t for t in target_names if isinstance(t, str) and t in cat)
+        _capture_together(chk, data["kernels"], known_targets, Path(file).resolve().parent)
         seen_names: set[str] = set()
         for name, entry in data["kernels"].items():
             if str(name) in seen_names:  # YAML keys 1 and "1": one name for the harness
@@ -209,7 +242,7 @@ def _validate(file: str, text: str, doc: yamlpos.Located) -> Matrix:
                 float(timeout) if is_a(timeout, (int, float)) else 300.0,
                 kernels_dir,
                 Path(file).resolve().parent,
-                tuple(t for t in target_names if isinstance(t, str) and t in cat),
+                known_targets,
             )
             yaml_names.update({e.name: str(name) for e in made})
             entries += made

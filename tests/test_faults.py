@@ -92,10 +92,11 @@ def test_kill_9_then_resume_keeps_every_record_exactly_once(tmp_path: Path) -> N
     expected = {(c.id, config_id(e.as_dict())) for c in cases for e in c.configs}
     first = _start(matrix, out, cache)
     _wait_for_lock(out, first)
+    _wait_for_records(out, first)
+    os.killpg(first.pid, signal.SIGSTOP)  # frozen half-way, whatever the machine's speed: it still holds its folder
     # a second run into the same directory, while the first holds it, is refused and names the holder
     second = run_cli("run", str(matrix), "--out", str(out), "-n", "0")
     assert second.returncode == 2 and "in use by another harness run (pid" in second.stdout + second.stderr
-    _wait_for_records(out, first)
     os.killpg(first.pid, signal.SIGKILL)
     first.wait()
     with open(out / "records.jsonl", "a") as fh:  # what a kill in the middle of a write leaves

@@ -270,6 +270,10 @@ class Workers:
         return self._workers[key]
 
     def close(self) -> None:
-        for worker in self._workers.values():
-            worker.close()
+        """Each worker ends at once, all of them together (their exits overlap instead of queueing)."""
+        closing = [threading.Thread(target=worker.close) for worker in self._workers.values()]
+        for thread in closing:
+            thread.start()
+        for thread in closing:
+            thread.join()
         self._workers.clear()

@@ -76,3 +76,21 @@ def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     cache = tmp_path / "harness-cache"
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(cache))
     return cache
+
+
+#: the modules that hold a worker longest (docs/performance.md, "Suite time"), started first: under
+#: ``--dist loadfile`` a module is one unit of work, and one started last keeps one core busy while the other idles
+LONGEST_FIRST = (
+    "test_smoke_matrix.py",
+    "test_library_kernels.py",
+    "test_pypi_resolution.py",
+    "test_ops_vendor_launches.py",
+    "test_ops_capture.py",
+    "test_verdicts_compiled.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Longest modules first, the rest in their collected order (the same order in every xdist worker)."""
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))

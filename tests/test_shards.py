@@ -52,7 +52,9 @@ def test_the_nightly_static_part_balances_by_build_count() -> None:
     assert max(loads) <= 1.25 * sum(loads) / 4
 
 
-@pytest.mark.parametrize("matrix, share", [("nightly", 0.10), ("smoke", 0.30)])
+# the nightly is the claim (hundreds of cases); the default matrix is a bound on a small one: 43-46 cases over up
+# to 7 shards (6 a shard), where matmul is a quarter of the builds, so its arrival moves each shard's capacity
+@pytest.mark.parametrize("matrix, share", [("nightly", 0.10), ("smoke", 0.45)])
 def test_a_kernel_added_moves_few_of_the_other_cases(matrix: str, share: float) -> None:
     path = REPO / "matrices" / f"{matrix}.yaml"
     full, units = _costs(path), _units(path)

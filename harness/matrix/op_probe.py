@@ -24,7 +24,7 @@ import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from harness.matrix import child_probe, loader
 from harness.support.settings import timeout_s
@@ -68,6 +68,14 @@ class Captured:
     captures: tuple[tuple[dict[str, Any], str, dict[str, Any] | str], ...]
 
 
+class Entry(TypedDict):
+    """One op as its capture child reads it (JSON on the child's stdin)."""
+
+    refs: dict[str, str]
+    shapes: list[dict[str, int]]
+    dtypes: list[str]
+
+
 @dataclass(frozen=True)
 class Request:
     """One op to capture for one target: its name as the matrix gives it, its resolved ``refs`` (op, inputs,
@@ -75,12 +83,12 @@ class Request:
 
     op: str
     refs: tuple[tuple[str, str], ...]
-    shapes: tuple[dict[str, Any], ...]
+    shapes: tuple[dict[str, int], ...]
     dtypes: tuple[str, ...]
     import_env: tuple[tuple[str, str], ...]
     target: str
 
-    def entry(self) -> dict[str, Any]:
+    def entry(self) -> Entry:
         return {"refs": dict(self.refs), "shapes": list(self.shapes), "dtypes": list(self.dtypes)}
 
     def env(self) -> tuple[tuple[str, str], ...]:
@@ -100,7 +108,7 @@ _DONE: dict[str, tuple[str, list[Any]]] = {}
 def check(
     op: str,
     refs: dict[str, str],
-    shapes: list[dict[str, Any]],
+    shapes: list[dict[str, int]],
     dtypes: list[str],
     import_env: tuple[tuple[str, str], ...],
     target: str,
@@ -194,9 +202,7 @@ def _check_table(table: Any) -> None:
         raise ValueError("no launches")
 
 
-def _capture(
-    entries: list[dict[str, Any]], env: tuple[tuple[str, str], ...], names: list[str]
-) -> list[tuple[str, list[Any]]]:
+def _capture(entries: list[Entry], env: tuple[tuple[str, str], ...], names: list[str]) -> list[tuple[str, list[Any]]]:
     """Each entry's (why its capture failed, or ``""``; its report: the import error, then each shape and dtype's
     table), from as few children as it takes: one, unless an entry ends its child, whose followers get the next."""
     out: list[tuple[str, list[Any]] | None] = [None] * len(entries)

@@ -43,7 +43,7 @@ class OpRequest:
 
     op: str
     refs: tuple[tuple[str, str], ...]
-    shapes: tuple[dict[str, Any], ...]
+    shapes: tuple[dict[str, int], ...]
     dtypes: tuple[str, ...]
     faces: tuple[str, ...]
 

@@ -86,7 +86,7 @@ def _capture_together(chk: Checker, kernels: dict[str, Any], targets: tuple[str,
 
     scratch = Checker(chk.file, chk.doc)  # problems are said when each entry is read
     requests = []
-    ops_of: list[tuple[str, dict[str, Any], tuple[tuple[str, str], ...]]] = []
+    ops_of: list[tuple[str, tuple[tuple[str, str], ...]]] = []
     for name, entry in kernels.items():
         if not isinstance(entry, dict) or "op" not in entry:
             continue
@@ -96,13 +96,14 @@ def _capture_together(chk: Checker, kernels: dict[str, Any], targets: tuple[str,
         if import_env is None or request is None:
             continue
         requests.append((request, import_env))
-        ops_of.append((str(name), entry, import_env))
+        ops_of.append((name, import_env))
     if not requests:
         return
     ops_entries.capture_together(requests)
     by_face: dict[tuple[tuple[str, str], ...], list[str]] = {}
-    for name, entry, import_env in ops_of:
-        for made in ops_entries.op_refs(scratch, name, entry, ("kernels", name), base_dir, import_env, targets):
+    for name, import_env in ops_of:
+        entry = kernels[name]
+        for made in ops_entries.op_refs(scratch, str(name), entry, ("kernels", name), base_dir, import_env, targets):
             by_face.setdefault(kernel_entries.face_env_of(import_env, made.first_face), []).append(made.ref)
     for env, refs in by_face.items():
         facts.fetch(refs, env)

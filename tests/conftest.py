@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from helpers import Zygote, Zygotes  # noqa: E402 - tests/ on the path first
 
-from harness.execution import zygote  # noqa: E402
+from harness.support import zygote  # noqa: E402
 
 # The harness's result cache (harness.execution.result_cache) would let one test's builds answer another's: every
 # test runs its jobs unless it turns the cache on itself (tests/test_result_cache.py, the smoke matrix's warm run).
@@ -32,7 +32,7 @@ def _start_zygote(folder: str, role: str) -> tuple[Zygote, subprocess.Popen[byte
     if role == "interpret":  # as the pool starts an interpreter worker (harness.execution.pool)
         env["TRITON_INTERPRET"] = "1"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "harness.execution.zygote", folder, role],
+        [sys.executable, "-m", "harness.support.zygote", folder, role],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         env=env,
@@ -43,14 +43,15 @@ def _start_zygote(folder: str, role: str) -> tuple[Zygote, subprocess.Popen[byte
 
 @pytest.fixture(scope="session", autouse=True)
 def zygotes() -> Iterator[Zygotes]:
-    """Three warm zygotes per test process (harness.execution.zygote): the suite's ~250 ``harness`` command lines
+    """Four warm zygotes per test process (harness.support.zygote): the suite's ~250 ``harness`` command lines
     are forked by the ``cli`` one (tests/helpers.py's ``run_cli``), their compile and interpreter workers by the
-    ``compile`` and ``interpret`` ones, instead of each importing pytest, the harness and torch again. They are
+    ``compile`` and ``interpret`` ones, the children that import a matrix's user modules first by the ``probe`` one,
+    instead of each importing pytest, the harness and torch again. They are
     announced as soon as they are started; a run that finds one not ready yet starts a fresh interpreter, as a run
     without one does. The tests of faults, signals, lifelines and isolation turn them off (``no_zygote``) so that
     the path every user runs stays the one they check; tests/test_zygote.py checks the forked path against it."""
     folder = tempfile.mkdtemp(prefix="hz-")
-    started = {role: _start_zygote(folder, role) for role in ("compile", "interpret", "cli")}
+    started = {role: _start_zygote(folder, role) for role in ("compile", "interpret", "cli", "probe")}
     os.environ[zygote.ENV] = folder
     yield Zygotes(**{role: z for role, (z, _) in started.items()})
     os.environ.pop(zygote.ENV, None)

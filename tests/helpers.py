@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from harness.execution import zygote_client
+from harness.support import zygote_client
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -27,6 +27,7 @@ class Zygotes(NamedTuple):
     compile: Zygote
     interpret: Zygote
     cli: Zygote
+    probe: Zygote
 
 
 def run_cli(

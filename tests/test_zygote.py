@@ -1,4 +1,4 @@
-"""The zygotes (:mod:`harness.execution.zygote`): a forked command line and compile worker give what fresh ones
+"""The zygotes (:mod:`harness.support.zygote`): a forked command line and compile worker give what fresh ones
 give, a forked worker fails and ends as a fresh one does, and a fork is refused wherever it could differ from a
 fresh start."""
 
@@ -17,8 +17,8 @@ import pytest
 from helpers import REPO, Zygote, Zygotes, run_cli, small_matrix, write_matrix
 from test_isolation import _job
 
-from harness.execution import zygote, zygote_client
 from harness.execution.pool import Worker
+from harness.support import zygote, zygote_client
 
 
 def _parent(pid: int) -> int:
@@ -192,3 +192,43 @@ def test_what_a_fork_could_get_wrong_is_started_fresh(tmp_path: Path, zygotes: Z
         assert worker.request("ping", {}, 120)["pid"] and isinstance(worker.proc, subprocess.Popen)
     finally:
         worker.close()
+
+
+def test_a_forked_probe_imports_and_fails_as_a_fresh_one(
+    tmp_path: Path, zygotes: Zygotes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The children that import a matrix's user modules first (harness.matrix.child_probe) come from the ``probe``
+    zygote: the module is imported in its child, and a callback that hangs there is the same one line, at the same
+    limit, killed with its session, as in a fresh interpreter."""
+    from test_user_code_isolation import COPY, SPEC
+
+    witness = tmp_path / "importers.txt"
+    module = (
+        "import os\n"
+        f"with open({str(witness)!r}, 'a') as _f:\n"
+        "    _f.write(f'{os.getpid()} {os.getppid()} {os.getsid(0)}\\n')\n"
+        + COPY.split("import os", 1)[-1]
+        + "\n\ndef _hangs(shape, config):\n    time.sleep(3600)\n\n"
+        + SPEC.replace("EXTRA", ", config_ok=_hangs")
+    )
+    (tmp_path / "user_kernel.py").write_text(module)
+    matrix = write_matrix(
+        tmp_path / "m.yaml",
+        "name: user\ntargets: [h100]\nkernels:\n  k:\n    source: user_kernel.py:SPEC\n    dtypes: [fp32]\n"
+        "    shapes: [{N: 64}]\n    interpret: false\n",
+    )
+    _ready(zygotes.probe)
+    said = {}
+    for how in ("forked", "fresh"):
+        if how == "fresh":
+            monkeypatch.delenv(zygote.ENV)
+        proc = run_cli("validate", str(matrix), env={"HARNESS_CALLBACK_TIMEOUT_S": "5"})
+        assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+        said[how] = proc.stdout.replace(str(tmp_path), "TMP")
+        importers = [tuple(map(int, line.split())) for line in witness.read_text().splitlines()]
+        witness.unlink()
+        # the facts child and the callback child, each in a session of its own
+        assert len(importers) == 2 and all(pid == sid for pid, _, sid in importers), importers
+        forked = [ppid == zygotes.probe.pid for _, ppid, _ in importers]
+        assert forked == [how == "forked"] * 2, (how, importers, zygotes.probe.pid)
+    assert said["forked"] == said["fresh"] and "did not return within 5 s" in said["fresh"], said

@@ -23,10 +23,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.execution import zygote_client
 from harness.model.environments import DEFAULT_ENV, Environment, worker_env
 from harness.model.jobs import Job, to_wire
-from harness.support import lifeline
+from harness.support import lifeline, zygote_client
 
 #: a worker's process: started here, or forked by a zygote
 Child = subprocess.Popen[str] | zygote_client.ZygoteChild
@@ -58,7 +57,7 @@ class Worker:
 
     def _ensure(self) -> Child:
         if self.proc is None or self.proc.poll() is not None:
-            # forked from a warm zygote where the host runs one (harness.execution.zygote); a GPU worker never is
+            # forked from a warm zygote where the host runs one (harness.support.zygote); a GPU worker never is
             kind = self.kind.split("#")[0]
             forked = zygote_client.start_worker(kind, self.env, self.log) if kind in ("compile", "interpret") else None
             self.proc = forked or subprocess.Popen(

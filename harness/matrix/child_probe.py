@@ -13,10 +13,12 @@ cannot block on.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
 import selectors
+import signal
 import subprocess
 import sys
 import tempfile
@@ -79,7 +81,7 @@ def run(
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in sys.path if x), **dict(import_env))
     env.pop("TRITON_INTERPRET", None)
     errors = tempfile.TemporaryFile()
-    proc = subprocess.Popen(
+    proc = _forked(PRELUDE + code, env, errors) or subprocess.Popen(
         [sys.executable, "-c", PRELUDE + code],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -91,8 +93,46 @@ def run(
         return _follow(proc, json.dumps({"nonce": nonce, "entries": entries}), nonce, errors, call_limit)
     finally:
         lifeline.end_group(proc.pid)
+        if not isinstance(proc, subprocess.Popen):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(proc.pid, signal.SIGKILL)  # in case its own session was not made yet
         proc.wait()
         errors.close()
+
+
+def _forked(code: str, env: dict[str, str], errors: IO[bytes]) -> Any:
+    """The child forked by the ``probe`` zygote (:mod:`harness.support.zygote`) where ``HARNESS_ZYGOTE`` names
+    one that agrees to fork for this environment, else None (the caller starts a fresh interpreter)."""
+    from harness.support import zygote, zygote_client
+
+    if not env.get(zygote.ENV):
+        return None
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    try:
+        child = zygote_client.fork(
+            zygote.address(env[zygote.ENV], "probe"), "probe", ["-c", code], env, os.getcwd(),
+            (in_read, out_write, errors.fileno()),
+        )  # fmt: skip
+    finally:
+        os.close(in_read)
+        os.close(out_write)
+    if isinstance(child, str):
+        os.close(in_write)
+        os.close(out_read)
+        return None
+    child.stdin = open(in_write, "wb", buffering=0)  # noqa: SIM115 - closed by _follow
+    child.stdout = open(out_read, "rb", buffering=0)  # noqa: SIM115
+    return child
+
+
+def forked_main() -> None:
+    """The ``probe`` zygote's child: ``python -c CODE`` as the fresh interpreter runs it (``sys.argv`` is
+    ``["-c"]``, ``sys.orig_argv`` the command line that would have started it, ``__name__`` is ``"__main__"``)."""
+    code = sys.argv[1]
+    sys.argv = ["-c"]
+    sys.orig_argv = [sys.executable, "-c", code]
+    exec(compile(code, "<string>", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})  # noqa: S102
 
 
 def _follow(proc: subprocess.Popen[bytes], payload: str, nonce: str, errors: IO[bytes], call_limit: str) -> Outcome:

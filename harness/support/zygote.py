@@ -4,7 +4,7 @@ CI job that runs matrix after matrix).
 A compile worker spends most of its start importing torch: Triton's launch binder imports it when it specialises
 a tensor argument, and the HIP backend's 2 GiB check imports it outright, so a faithful build pays it (about 2 CPU
 seconds on a small CI machine, against a fraction of that for a small build). A run starts at least one such worker.
-Where ``HARNESS_ZYGOTE`` names a folder in which ``python -m harness.execution.zygote FOLDER compile`` listens, a
+Where ``HARNESS_ZYGOTE`` names a folder in which ``python -m harness.support.zygote FOLDER compile`` listens, a
 compile worker is forked from that process instead: it imported torch, Triton and the harness's build modules once and has run
 nothing else. The child takes the requesting run's environment, working directory, ``sys.path`` and pipes, then
 runs :func:`harness.execution.worker_main.main` exactly as a fresh worker does (the lifeline, the face, the loop).
@@ -67,6 +67,9 @@ ROLES = {
                       "harness.execution.worker_main:main"),
     "cli": Role(("pytest", "xdist.plugin", "harness.cli", "harness.cli.run", "harness.cli.parser",
                  "harness.pytest_plugin", "harness.pytest_plugin.hooks"), "harness.cli:main"),
+    # the children that run a user's code first while a matrix is read (harness.matrix.child_probe): ``-c CODE``
+    "probe": Role(("torch", "triton", "harness.matrix.face", "harness.matrix.capture", "harness.matrix.ops",
+                   "harness.matrix.facts", "harness.support.lifeline"), "harness.matrix.child_probe:forked_main"),
 }  # fmt: skip
 
 
@@ -251,6 +254,8 @@ class Zygote:
             sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the worker reads its requests from fd 0
             sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
             sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115 - line-buffered, as Python's own
+            if self.role == "probe":  # a session of its own, as ``start_new_session`` gives the fresh one
+                os.setsid()
             if self.role == "cli":  # as ``python -m harness`` runs it (harness/__main__.py)
                 signal.signal(signal.SIGINT, signal.default_int_handler)
             module, function = ROLES[self.role].entry.split(":")
@@ -299,9 +304,9 @@ def address(folder: str, role: str) -> str:
 
 
 def main() -> None:
-    """``python -m harness.execution.zygote FOLDER ROLE``: import, listen on ``FOLDER/ROLE``, serve until SIGTERM."""
+    """``python -m harness.support.zygote FOLDER ROLE``: import, listen on ``FOLDER/ROLE``, serve until SIGTERM."""
     if len(sys.argv) != 3 or sys.argv[2] not in ROLES:
-        print(f"usage: python -m harness.execution.zygote FOLDER {{{','.join(ROLES)}}}", file=sys.stderr)
+        print(f"usage: python -m harness.support.zygote FOLDER {{{','.join(ROLES)}}}", file=sys.stderr)
         raise SystemExit(2)
     socket_path = address(sys.argv[1], sys.argv[2])
     zygote = Zygote(socket_path, sys.argv[2])

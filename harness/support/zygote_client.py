@@ -1,4 +1,4 @@
-"""The asking side of :mod:`harness.execution.zygote`: a forked process with the handle ``subprocess`` would give.
+"""The asking side of :mod:`harness.support.zygote`: a forked process with the handle ``subprocess`` would give.
 
 Every call answers None where no zygote is named, none can be reached, or it refuses: the caller then starts a
 fresh interpreter, as it would without one.
@@ -14,17 +14,17 @@ import socket
 import subprocess
 import time
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
-from harness.execution.zygote import ENV, ForkRequest, address, python_id
 from harness.support import lifeline
+from harness.support.zygote import ENV, ForkRequest, address, python_id
 
 
 class ZygoteChild:
     """A forked process: the part of ``subprocess.Popen`` that :class:`~harness.execution.pool.Worker` uses. Its
     exit status comes from the zygote, which reaps it."""
 
-    def __init__(self, conn: socket.socket, pid: int, stdin: IO[str] | None, stdout: IO[str] | None) -> None:
+    def __init__(self, conn: socket.socket, pid: int, stdin: IO[Any] | None, stdout: IO[Any] | None) -> None:
         self.conn, self.pid, self.stdin, self.stdout = conn, pid, stdin, stdout
         self.returncode: int | None = None
         self._buffer = b""
@@ -56,7 +56,7 @@ class ZygoteChild:
         return self.returncode
 
 
-def _fork(
+def fork(
     socket_path: str, role: str, argv: list[str], env: dict[str, str], cwd: str, fds: tuple[int, int, int]
 ) -> ZygoteChild | str:
     """Ask the zygote at ``socket_path`` for a ``role`` process in ``cwd`` on ``fds`` (stdin, stdout, stderr): the
@@ -93,7 +93,7 @@ def ask_worker(kind: str, env: dict[str, str], stderr: IO[bytes]) -> ZygoteChild
     argv = [str(Path(__file__).with_name("worker_main.py"))]
     try:
         fds = (in_read, out_write, stderr.fileno())
-        child = _fork(address(env.get(ENV, ""), kind), kind, argv, env, os.getcwd(), fds)
+        child = fork(address(env.get(ENV, ""), kind), kind, argv, env, os.getcwd(), fds)
     finally:
         os.close(in_read)
         os.close(out_write)
@@ -116,7 +116,7 @@ def run_cli(args: list[str], env: dict[str, str], cwd: str, timeout: float) -> s
     null = os.open(os.devnull, os.O_RDONLY)
     argv = [str(Path(__file__).resolve().parents[1] / "__main__.py"), *args]
     try:
-        child = _fork(address(env.get(ENV, ""), "cli"), "cli", argv, env, cwd, (null, out_write, err_write))
+        child = fork(address(env.get(ENV, ""), "cli"), "cli", argv, env, cwd, (null, out_write, err_write))
     finally:
         for fd in (null, out_write, err_write):
             os.close(fd)

@@ -107,23 +107,8 @@ def _forked(code: str, env: dict[str, str], errors: IO[bytes]) -> Any:
 
     if not env.get(zygote.ENV):
         return None
-    in_read, in_write = os.pipe()
-    out_read, out_write = os.pipe()
-    try:
-        child = zygote_client.fork(
-            zygote.address(env[zygote.ENV], "probe"), "probe", ["-c", code], env, os.getcwd(),
-            (in_read, out_write, errors.fileno()),
-        )  # fmt: skip
-    finally:
-        os.close(in_read)
-        os.close(out_write)
-    if isinstance(child, str):
-        os.close(in_write)
-        os.close(out_read)
-        return None
-    child.stdin = open(in_write, "wb", buffering=0)  # noqa: SIM115 - closed by _follow
-    child.stdout = open(out_read, "rb", buffering=0)  # noqa: SIM115
-    return child
+    child = zygote_client.fork_piped("probe", ["-c", code], env, errors, text=False)
+    return None if isinstance(child, str) else child
 
 
 def forked_main() -> None:

@@ -88,12 +88,20 @@ def start_worker(kind: str, env: dict[str, str], stderr: IO[bytes]) -> ZygoteChi
 
 def ask_worker(kind: str, env: dict[str, str], stderr: IO[bytes]) -> ZygoteChild | str:
     """:func:`start_worker`, or why the zygote forked none (unreachable, or its refusal in its words)."""
+    argv = [str(Path(__file__).resolve().parents[1] / "execution" / "worker_main.py")]
+    return fork_piped(kind, argv, env, stderr, text=True)
+
+
+def fork_piped(role: str, argv: list[str], env: dict[str, str], stderr: IO[bytes], text: bool) -> ZygoteChild | str:
+    """A ``role`` child of the zygote in the folder ``env`` names, in this directory, with pipes for its stdin and
+    stdout like ``Popen``'s (text and line-buffered, or binary and unbuffered) and ``stderr`` as its stderr; or
+    why there is none."""
     in_read, in_write = os.pipe()
     out_read, out_write = os.pipe()
-    argv = [str(Path(__file__).with_name("worker_main.py"))]
     try:
-        fds = (in_read, out_write, stderr.fileno())
-        child = fork(address(env.get(ENV, ""), kind), kind, argv, env, os.getcwd(), fds)
+        child = fork(
+            address(env.get(ENV, ""), role), role, argv, env, os.getcwd(), (in_read, out_write, stderr.fileno())
+        )
     finally:
         os.close(in_read)
         os.close(out_write)
@@ -101,8 +109,9 @@ def ask_worker(kind: str, env: dict[str, str], stderr: IO[bytes]) -> ZygoteChild
         os.close(in_write)
         os.close(out_read)
         return child
-    child.stdin = open(in_write, "w", buffering=1)  # noqa: SIM115 - owned by the handle, closed by the pool
-    child.stdout = open(out_read)  # noqa: SIM115
+    # owned by the handle, closed by its user (the pool, the probe)
+    child.stdin = open(in_write, "w", buffering=1) if text else open(in_write, "wb", buffering=0)  # noqa: SIM115
+    child.stdout = open(out_read) if text else open(out_read, "rb", buffering=0)  # noqa: SIM115
     return child
 
 

@@ -8,7 +8,9 @@ child): ``harness-probe-imported NONCE`` once the user's modules are imported, `
 before each call, ``harness-probe-importing NONCE JSON`` before a later import (a child that serves several
 entries imports each entry's modules in turn), ``harness-probe-done NONCE`` at the end. An import may take
 ``HARNESS_IMPORT_TIMEOUT_S``, each call ``HARNESS_CALLBACK_TIMEOUT_S``; the child's stderr goes to a file, which it
-cannot block on.
+cannot block on. Where ``HARNESS_ZYGOTE`` names a ``probe`` zygote (:mod:`harness.support.zygote`), the child is
+forked from it instead of importing torch again, and runs the same code in a session of its own; the facts and
+callback probes also use this runner (:mod:`harness.matrix.facts`).
 """
 
 from __future__ import annotations

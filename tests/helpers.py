@@ -87,7 +87,7 @@ def compile_one(
         "artifact_parts": ["artifacts", kernel, target, "cfg"],
         **extra,
     }
-    return compile_job(from_wire("compile", job))  # the worker's own decoding of the wire
+    return compile_job(from_wire("compile", job)).to_json()  # the worker's own decoding, its reply as the wire has it
 
 
 def run_static(

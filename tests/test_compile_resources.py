@@ -218,7 +218,7 @@ def _compile_poly(out: Path, target: str) -> dict:
                 "artifact_parts": ["a", target],
             },
         )
-    )
+    ).to_json()
 
 
 def test_spill_figures_are_those_of_the_recorded_binary(

@@ -28,7 +28,7 @@ def _compile_under(env: Environment, out: Path, workers: Workers) -> Record:
     ref = loader.resolve("matmul", None)
     entry = ConfigEntry(tuple(GEMM.items()), "nvidia")
     case = Case("matmul", ref, "fp16", (SHAPE,), "mi300x", "x", (entry,), 300.0, 0, env)
-    result = workers.map("compile", [compile_job(case, entry, str(out))], 300.0, 1, env)[0]
+    result = workers.map("compile", [compile_job(case, entry, str(out))], 300.0, 1, env)[0].to_json()
     assert result["status"] == "ok", result
     fields = {k: v for k, v in result.items() if k != "triton"}
     return Record.from_dict(

@@ -74,14 +74,14 @@ def test_compare_never_passes_nan_and_respects_tolerances() -> None:
     from harness.device.correctness import compare
 
     ref = torch.ones(8)
-    assert compare(ref.clone(), ref, 0.0, 0.0)["status"] == "ok"
+    assert compare(ref.clone(), ref, 0.0, 0.0).status == "ok"
     nan = ref.clone()
     nan[3] = float("nan")
-    assert compare(nan, ref, 1.0, 1.0)["status"] == "mismatch"
+    assert compare(nan, ref, 1.0, 1.0).status == "mismatch"
     off = ref + 1e-3
-    assert compare(off, ref, 1e-2, 0.0)["status"] == "ok"
-    assert compare(off, ref, 1e-4, 0.0)["status"] == "mismatch"
-    assert compare(torch.ones(4), ref, 1.0, 1.0)["status"] == "mismatch"
+    assert compare(off, ref, 1e-2, 0.0).status == "ok"
+    assert compare(off, ref, 1e-4, 0.0).status == "mismatch"
+    assert compare(torch.ones(4), ref, 1.0, 1.0).status == "mismatch"
 
 
 def test_bf16_arithmetic_is_really_not_interpretable(interpreter: Worker) -> None:

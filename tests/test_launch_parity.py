@@ -141,7 +141,7 @@ def test_none_arguments_and_constexpr_defaults_as_at_launch(tmp_path: Path) -> N
             "out": str(tmp_path),
             "artifact_parts": ["artifacts", target],
         }
-        rec = compile_job(from_wire("compile", job))
+        rec = compile_job(from_wire("compile", job)).to_json()
         assert rec["status"] == "ok", rec
         got = rec["specialisation"]
         assert got["w_ptr"] == {"type": "constexpr", "value": None}

@@ -16,10 +16,12 @@ from harness.matrix.configs import ConfigEntry
 from harness.model.jobs import GpuJob, SustainedJob, to_wire
 from harness.model.payloads import LimitFlag
 from harness.model.records import Record
+from harness.model.replies import Reply
 from harness.model.runtime import Runtime
 from harness.render import device_tables
 from harness.tuning import gpu_phase, tune_record
 from harness.tuning.launch_parity import launch_parity
+from harness.tuning.winners import KnownWinner
 
 
 def _sustained(us: float) -> dict:
@@ -34,9 +36,10 @@ class FakeGpuWorker:
     def __init__(self) -> None:
         self.requests: list[tuple[str, dict]] = []
 
-    def send(self, job: GpuJob, timeout: float) -> dict:
-        """As the pool's worker sends it: the typed job, on the wire (what is recorded and answered)."""
-        return self.request(job.OP, to_wire(job), timeout)
+    def send(self, job: GpuJob, timeout: float) -> Reply:
+        """As the pool's worker sends it: the typed job, on the wire (what is recorded and answered), the answer read
+        back as the job's reply class (a key the worker never writes fails here)."""
+        return job.REPLY.from_wire(self.request(job.OP, to_wire(job), timeout))
 
     def request(self, op: str, job: dict, timeout: float) -> dict:
         self.requests.append((op, job))
@@ -137,7 +140,7 @@ def test_winner_baselines_portability_and_cache(tmp_path: Path, monkeypatch: pyt
     _, tune3 = gpu_phase.run_case(_case(), fresh, FakeGpuWorker(), gpu, ["mi300x"], retune=True)
     assert tune3.runtime.winner_source == "tuned"
     # another target's winner comes from a stored run the user names, never from this host's cache
-    stored = {("k", "fp16", "N8", "mi300x"): {"config": {"BLOCK": 2, "num_warps": 4}, "source": "stored run"}}
+    stored = {("k", "fp16", "N8", "mi300x"): KnownWinner({"BLOCK": 2, "num_warps": 4})}
     _, tune4 = gpu_phase.run_case(_case(), fresh, FakeGpuWorker(), gpu, ["mi300x"], retune=True, stored=stored)
     assert tune4.runtime.portability["mi300x"].source.startswith("its winner in the stored run")
     assert tune4.runtime.portability["mi300x"].timing_method == "sustained"
@@ -320,10 +323,10 @@ def test_a_kernel_reused_from_an_earlier_launch_is_found_by_its_cache_key() -> N
     a, b = Kernel("ka", b"A"), Kernel("kb", b"B")
     cache = {id(a): a, id(b): b}
     fresh = operations._launched_binary({id(a): a}, cache)
-    assert fresh["cache_key"] == "kb" and fresh["kind"] == "cubin" and "note" not in fresh
+    assert fresh.cache_key == "kb" and fresh.kind == "cubin" and fresh.note is None
     reused = operations._launched_binary(cache, cache, "ka")
-    assert reused["cache_key"] == "ka" and reused["note"].startswith("reused")
-    assert "sha256" not in operations._launched_binary(cache, cache)  # nothing new, no key: not observed
+    assert reused.cache_key == "ka" and (reused.note or "").startswith("reused")
+    assert operations._launched_binary(cache, cache).sha256 is None  # nothing new, no key: not observed
 
 
 def test_a_duplicate_build_is_not_launched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -446,12 +449,16 @@ def test_a_config_compiled_anew_in_a_changed_worker_is_not_timed(
             cache["k2"] = object()  # the JIT built another kernel during the rounds
         return {i.name: summarize([1.0, 1.0, 1.0], "sustained") for i in items}
 
-    monkeypatch.setattr(baselines, "_case", lambda job: {"spec": Spec(), "rotated": [()], "pristine": {}})
+    from harness.device.operations import CaseState
+
+    state = CaseState("k", Spec(), (), None, {}, None, rotated=[()])
+    monkeypatch.setattr(baselines, "_case", lambda job: state)
     monkeypatch.setattr(baselines, "_rotated", lambda state: [()])
     monkeypatch.setattr(sustained, "interleaved", fake_interleaved)
-    monkeypatch.setitem(baselines._PERSIST, "tainted", "torch._inductor imported")
+    monkeypatch.setattr(baselines._PERSIST, "tainted", "torch._inductor imported")
     reply = baselines.gpu_sustained(SustainedJob(ref="", dtype="", shape={}, configs={"c": {}}, baselines=("lib",)))
-    assert reply["retire_worker"] == "torch._inductor imported"
-    assert reply["timings"]["baseline lib"]["status"] == "ok"
-    config = reply["timings"]["config c"]
-    assert (config["status"] == "error" and "compiled anew" in config["error"]) is recompiles
+    assert reply.retire_worker == "torch._inductor imported"
+    timings = reply.timings or {}
+    assert timings["baseline lib"].status == "ok"
+    config = timings["config c"]
+    assert (config.status == "error" and "compiled anew" in (config.error or "")) is recompiles

@@ -1,17 +1,18 @@
 """Where ``dict[str, Any]`` may still appear in the harness, and why: a list, so that a new one is a decision.
 
-Three kinds are allowed:
+Two kinds are allowed:
 
 - ``edge``: JSON or YAML read or written at that line (a results file, a cache entry, a request on the wire, a
   report's JSON, a repro script's data, what the child of a probe prints), decoded into or encoded from a typed
   object beside it;
-- ``config``: a kernel's shape or config, whose keys are the kernel's own names (its dims, constexprs and launch
-  options: ``BLOCK_M``, ``num_warps``), and Triton's options and metadata, whose keys are Triton's;
-- ``reply``: a worker's reply as built on the worker's side and read back by the stage that asked (compile
-  figures, interpreter checks, device timings and baselines, the tune record's figures). These are the payloads
-  still to be typed as the jobs are (:mod:`harness.model.jobs`); the count per module may only go down.
+- ``config``: a kernel's shape, config or launch arguments, whose keys are the kernel's own names (its dims,
+  constexprs and launch options: ``BLOCK_M``, ``num_warps``, ``out``), and Triton's options and metadata and the
+  compiler tools' reports, whose keys are theirs (a build's figures, gathered by those names, become
+  :class:`~harness.model.payloads.Resources` in the reply).
 
-A module not listed, or one whose count grew, fails here with its lines.
+A worker's reply is never one: each job's answer is a frozen class (:mod:`harness.model.replies`) built by the
+worker's constructors and read back by the pool as that class, refusing a key it does not know. A module not
+listed, or one whose count grew, fails here with its lines.
 """
 
 from __future__ import annotations
@@ -31,21 +32,19 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "authoring/decorated.py": (6, "config"),
     "authoring/spec.py": (1, "config"),
     "authoring/spec_shapes.py": (3, "config"),
-    "build/compile.py": (9, "reply"),
+    "build/compile.py": (5, "edge+config"),  # the figures cache file; the tools' figures; argument values
     "build/launchspec.py": (7, "config"),
     "build/limits.py": (2, "config"),
     "build/ptxas.py": (2, "config"),
     "build/repro.py": (3, "edge"),
     "build/repro_main.py": (3, "edge"),
     "build/resources.py": (4, "config"),
-    "device/baselines.py": (7, "reply"),
-    "device/correctness.py": (5, "reply"),
+    "device/correctness.py": (1, "config"),  # the poisoned ``out`` the kernel's launch is called with
     "device/detection.py": (3, "edge"),
-    "device/interpret.py": (2, "reply"),
-    "device/operations.py": (16, "reply"),
-    "device/repro_launch.py": (4, "reply"),
-    "execution/agreement.py": (2, "reply"),
-    "execution/pool.py": (7, "edge"),
+    "device/operations.py": (1, "config"),
+    "device/repro_launch.py": (4, "edge+config"),  # the repro script's LAUNCH data and the shape it replays
+    "execution/agreement.py": (1, "config"),  # a captured launch's keyword arguments
+    "execution/pool.py": (4, "edge"),
     "execution/result_cache.py": (3, "edge"),
     "execution/worker_main.py": (1, "edge"),
     "matrix/cases.py": (1, "config"),
@@ -63,14 +62,11 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "model/records.py": (4, "config"),
     "model/targets.py": (2, "edge"),
     "model/timings.py": (1, "edge"),
-    "pytest_plugin/session.py": (2, "reply"),
     "render/compare.py": (2, "edge"),
     "results/schema.py": (4, "edge"),
     "results/store.py": (2, "edge"),
     "support/tritoncompat.py": (2, "config"),
-    "tuning/gpu_phase.py": (8, "reply"),
-    "tuning/tune_record.py": (5, "reply"),
-    "tuning/winners.py": (6, "reply"),
+    "tuning/gpu_phase.py": (1, "config"),
 }
 
 
@@ -100,4 +96,4 @@ def test_the_list_holds_no_module_that_no_longer_needs_it() -> None:
     found = _found()
     stale = {m: (n, len(found.get(m, []))) for m, (n, _) in ALLOWED.items() if len(found.get(m, [])) != n}
     assert not stale, f"lower these counts to what the code has: {stale}"
-    assert {kind for _, kind in ALLOWED.values()} == {"edge", "config", "reply"}
+    assert {kind for _, kind in ALLOWED.values()} == {"edge", "config", "edge+config"}  # no worker reply

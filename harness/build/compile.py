@@ -13,13 +13,17 @@ import json
 import os
 import resource
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from harness.build import launchspec, limits, ptxas, resources
 from harness.matrix import loader
+from harness.model.build_facts import AutotuneFacts, Captured, ParamSpec
 from harness.model.ids import contained_path
 from harness.model.jobs import CompileJob
+from harness.model.payloads import Artifact, Resources
+from harness.model.replies import CompileReply
 from harness.model.targets import Target
 from harness.support import tritoncompat
 from harness.support.cache import cache_dir
@@ -28,11 +32,11 @@ from harness.support.safe_files import make_dirs, write_atomic
 ARTIFACT_KINDS = ("ttir", "ttgir", "llir", "ptx", "cubin", "amdgcn", "hsaco")
 
 
-def write_artifacts(asm: dict[str, Any], out_root: Path, rel_parts: list[str]) -> dict[str, dict[str, str]]:
-    """Write each IR / binary under ``out_root``; return kind -> {path, sha256}."""
+def write_artifacts(asm: Mapping[str, object], out_root: Path, rel_parts: list[str]) -> dict[str, Artifact]:
+    """Write each IR / binary of Triton's ``compiled.asm`` under ``out_root``; return kind -> its artifact."""
     folder = contained_path(out_root, *rel_parts)
     make_dirs(out_root, folder.relative_to(out_root))
-    written: dict[str, dict[str, str]] = {}
+    written: dict[str, Artifact] = {}
     for kind in ARTIFACT_KINDS:
         if kind not in asm:
             continue
@@ -40,7 +44,7 @@ def write_artifacts(asm: dict[str, Any], out_root: Path, rel_parts: list[str]) -
         blob = data if isinstance(data, bytes) else str(data).encode()
         path = folder / f"kernel.{kind}"
         write_atomic(path, blob)
-        written[kind] = {"path": path.relative_to(out_root).as_posix(), "sha256": hashlib.sha256(blob).hexdigest()}
+        written[kind] = Artifact(path=path.relative_to(out_root).as_posix(), sha256=hashlib.sha256(blob).hexdigest())
     return written
 
 
@@ -58,13 +62,13 @@ def _ptxas_arch(arch: str) -> str:
 
 
 def nvidia_resources(
-    out_root: Path, artifacts: dict[str, dict[str, str]], arch: str, name: str, flags: list[str], own_log: str | None
+    out_root: Path, artifacts: Mapping[str, Artifact], arch: str, name: str, flags: list[str], own_log: str | None
 ) -> dict[str, Any]:
     """Registers, stack, static shared and local bytes of the kernel ``name`` in the recorded cubin
     (``cuobjdump``), and its spill bytes from the ``ptxas -v`` log of that very binary (:mod:`harness.build.ptxas`):
     Triton's own run (``own_log``), or a re-run with Triton's ``flags`` whose output is the recorded cubin.
     Verified figures are cached by the cubin's sha256; unverifiable ones are recorded as such."""
-    cubin_sha = artifacts["cubin"]["sha256"]
+    cubin_sha = artifacts["cubin"].sha256
     ptxas_path = tritoncompat.ptxas_for(int(arch.removeprefix("sm_").rstrip("a")))
     key = hashlib.sha256(f"{cubin_sha}:{name}:{ptxas_path}".encode()).hexdigest()
     cached = cache_dir() / "nvidia-resources" / f"{key}.json"
@@ -75,7 +79,7 @@ def nvidia_resources(
     if not cuobjdump or not ptxas_path:
         raise RuntimeError("cuobjdump/ptxas not found (Triton's wheel ships them in backends/nvidia/bin)")
     res: dict[str, Any] = resources.parse_cuobjdump(
-        resources.run_tool([cuobjdump, "--dump-resource-usage", str(out_root / artifacts["cubin"]["path"])]), name
+        resources.run_tool([cuobjdump, "--dump-resource-usage", str(out_root / artifacts["cubin"].path)]), name
     )
     # sm_90 binaries that use shared memory carry the driver's 1 KiB per-block reserve as a shared section
     # (cuobjdump's SHARED 1024, the driver's static size 0: docs/figures.md): counted once, as the reserve
@@ -86,7 +90,7 @@ def nvidia_resources(
     log, source = (
         (own_log, ptxas.OWN_RUN)
         if own_log
-        else ptxas.rerun(ptxas_path, out_root / artifacts["ptx"]["path"], _ptxas_arch(arch), flags, cubin_sha)
+        else ptxas.rerun(ptxas_path, out_root / artifacts["ptx"].path, _ptxas_arch(arch), flags, cubin_sha)
     )
     res["spill_source"] = source
     res["ptxas_flags"] = " ".join(flags)
@@ -105,7 +109,7 @@ def nvidia_resources(
     return res
 
 
-def compile_job(job: CompileJob) -> dict[str, Any]:
+def compile_job(job: CompileJob) -> CompileReply:
     """Compile one job (made by :func:`harness.matrix.cases.compile_job`) and return its record fields."""
     target = Target(**job.target)
     spec = loader.load(job.ref).for_target(target)
@@ -160,40 +164,37 @@ def compile_job(job: CompileJob) -> dict[str, Any]:
     res.update(resources.comparable(target, res, num_warps))
     res.update(resources.instruction_counts(compiled.asm, target.backend))
     flags = limits.check(target, res, num_warps)
-    extra = {"launcher": _prebuild_launcher(src, compiled)} if job.prebuild_launcher else {}
-    return {
-        "status": "ok",
-        "compile_s": round(compile_s, 4),
-        "compile_cpu_s": round(compile_cpu_s, 4),
-        "compile_cache": cache,
-        "compile_stages_s": seen.get("stages_s") or {},
-        "resources": res,
-        **extra,
-        "flags": [f.to_json() for f in flags],
-        "fits": limits.fits(flags),
-        "artifacts": artifacts,
-        "ignored_options": ignored,
-        "specialisation": launch.describe(list(spec.fn.arg_names)),
-        "cache_key": str(getattr(compiled, "hash", "") or ""),
-        "assumptions": list(launch.assumptions),
-        **(
-            {
-                "autotune": autotune_facts(
-                    spec,
-                    launchspec.argument_values(spec, dict(job.shape), job.dtype, meta, target)[0],
-                    dict(job.shape),
-                    job.dtype,
-                )
-            }
-            if spec.decorations
-            else {}
-        ),
-        **({"captured": dict(spec.captured)} if spec.captured else {}),
-        "triton": triton.__version__,
-    }
+    return CompileReply(
+        status="ok",
+        compile_s=round(compile_s, 4),
+        compile_cpu_s=round(compile_cpu_s, 4),
+        compile_cache=cache,
+        compile_stages_s=seen.get("stages_s") or {},
+        resources=Resources.from_wire(res),
+        launcher=_prebuild_launcher(src, compiled) if job.prebuild_launcher else None,
+        flags=tuple(flags),
+        fits=limits.fits(flags),
+        artifacts=artifacts,
+        ignored_options=tuple(ignored),
+        specialisation={
+            name: ParamSpec.from_wire(entry) for name, entry in launch.describe(list(spec.fn.arg_names)).items()
+        },
+        cache_key=str(getattr(compiled, "hash", "") or ""),
+        assumptions=tuple(launch.assumptions),
+        autotune=autotune_facts(
+            spec,
+            launchspec.argument_values(spec, dict(job.shape), job.dtype, meta, target)[0],
+            dict(job.shape),
+            job.dtype,
+        )
+        if spec.decorations
+        else None,
+        captured=Captured.from_wire(spec.captured) if spec.captured else None,
+        triton=triton.__version__,
+    )
 
 
-def autotune_facts(spec: Any, values: dict[str, Any], shape: dict[str, Any], dtype: str) -> dict[str, Any]:
+def autotune_facts(spec: Any, values: dict[str, Any], shape: Mapping[str, int], dtype: str) -> AutotuneFacts:
     """What a decorated kernel's layers decided for this build: the autotune ``key`` values of the case, the
     size of the library's list, the heuristics' constexprs, and how the list is pruned."""
     d = spec.decorations
@@ -201,28 +202,28 @@ def autotune_facts(spec: Any, values: dict[str, Any], shape: dict[str, Any], dty
     def plain(v: Any) -> Any:
         return v if isinstance(v, (int, float, bool, str, type(None))) else repr(v)
 
-    return {
-        "layers": list(d.layers),
-        "key": {k: plain(values.get(k)) for k in d.autotune_key},
-        "autotune_configs": len(d.autotune_configs),
-        "heuristics": {n: plain(values.get(n)) for n, _ in d.heuristics},
-        **({"prune": _prune_note(spec, shape, dtype)} if d.prune else {}),
-        **({"pre_hooks": True} if d.pre_hooks else {}),
-    }
+    return AutotuneFacts(
+        layers=tuple(d.layers),
+        key={k: plain(values.get(k)) for k in d.autotune_key},
+        autotune_configs=len(d.autotune_configs),
+        heuristics={n: plain(values.get(n)) for n, _ in d.heuristics},
+        prune=_prune_note(spec, shape, dtype) if d.prune else None,
+        pre_hooks=True if d.pre_hooks else None,
+    )
 
 
-def _prune_note(spec: Any, shape: dict[str, Any], dtype: str) -> str:
+def _prune_note(spec: Any, shape: Mapping[str, int], dtype: str) -> str:
     """Whether the autotuner's pruning ran here (and kept how many of the list), or why not."""
     from harness.authoring.decorated import prune
 
     d = spec.decorations
     if "early_config_prune" not in d.prune:
         return f"{d.prune}: needs timings, not applied without a GPU"
-    _, note = prune(spec.decorated, list(d.autotune_configs), spec.stand_in_nargs(shape, dtype))
+    _, note = prune(spec.decorated, list(d.autotune_configs), spec.stand_in_nargs(dict(shape), dtype))
     return note
 
 
-def _grid(spec: Any, shape: dict[str, Any], config: dict[str, Any]) -> list[int] | None:
+def _grid(spec: Any, shape: Mapping[str, int], config: Mapping[str, Any]) -> list[int] | None:
     """The launch grid the kernel file's ``grid`` gives for this shape and config (None without one)."""
     if spec.grid is None:
         return None

@@ -27,9 +27,11 @@ from harness.device.operations import (
     _settle_ms,
 )
 from harness.model.jobs import BaselinesJob, SustainedJob
+from harness.model.replies import BaselinesReply, SustainedEntry, SustainedReply
+from harness.model.runtime import Baseline, DeviceInfo, Timing
 
 
-def gpu_baselines(job: BaselinesJob) -> dict[str, Any]:
+def gpu_baselines(job: BaselinesJob) -> BaselinesReply:
     """Time the kernel's baselines on the case's inputs; measure copy bandwidth once per worker."""
     import torch
 
@@ -48,32 +50,32 @@ def gpu_baselines(job: BaselinesJob) -> dict[str, Any]:
 
     state = _case(job)
     lap("inputs")
-    if "device" not in persist:
-        persist["device"] = device_info()
+    if persist.device is None:
+        persist.device = DeviceInfo.from_json(device_info())
         lap("device info")
-        persist["copy_tbps"] = measure_copy_tbps(flusher=_flusher())
+        persist.copy_tbps = measure_copy_tbps(flusher=_flusher())
         lap("copy bandwidth")
-    spec, shape = state["spec"], dict(job.shape)
-    results: dict[str, Any] = {}
+    spec, shape = state.spec, dict(job.shape)
+    results: dict[str, Baseline] = {}
     env_before, inductor_before = dict(os.environ), "torch._inductor" in sys.modules
     for name, fn in spec.baselines.items():
         try:
-            _restore(state, state["inputs"])
-            out = fn(state["inputs"], shape)
+            _restore(state, state.inputs)
+            out = fn(state.inputs, shape)
             torch.cuda.synchronize()
             lap("first call")
-            synced = _synchronises(lambda fn=fn: fn(state["inputs"], shape))
+            synced = _synchronises(lambda fn=fn: fn(state.inputs, shape))
             lap("sync check")
             if synced:
-                results[name] = {
-                    "status": "error",
-                    "error": "synchronises with the host inside its timed region "
+                results[name] = Baseline(
+                    status="error",
+                    error="synchronises with the host inside its timed region "
                     f"(torch.cuda sync debug mode: {synced}); a baseline must only enqueue work",
-                }
+                )
                 continue
-            check = compare_outputs(out, state["reference"], spec, job.dtype, floor=(1e-2, 1e-2), subset=True)
+            check = compare_outputs(out, state.reference, spec, job.dtype, floor=(1e-2, 1e-2), subset=True)
             rotated = _rotated(state)
-            prepare = (lambda i: _restore(state, rotated[i])) if state["pristine"] else None
+            prepare = (lambda i: _restore(state, rotated[i])) if state.pristine else None
             lap("check")
             timing = bench(
                 lambda i, fn=fn: lambda: fn(rotated[i], shape),  # type: ignore[misc]  # fn bound per baseline
@@ -92,28 +94,31 @@ def gpu_baselines(job: BaselinesJob) -> dict[str, Any]:
                     torch.__version__,
                     torch.cuda.get_device_name(),
                 ],
-                lambda fn=fn: fn(state["inputs"], shape),  # type: ignore[misc]
+                lambda fn=fn: fn(state.inputs, shape),  # type: ignore[misc]
             )
             lap("kernel names")
-            results[name] = {
-                "status": "ok",
-                "matches_reference": check["status"] == "ok",
-                "kernels": kernels,
-                **({"outputs_compared": sorted(check["outputs"])} if "outputs" in check else {}),
-                "timing": timing.to_dict(),
-                **_rates(spec, shape, job.dtype, timing.median_us),
-            }
+            rates = _rates(spec, shape, job.dtype, timing.median_us)
+            results[name] = Baseline(
+                status="ok",
+                matches_reference=check.status == "ok",
+                kernels=tuple(kernels),
+                outputs_compared=tuple(sorted(check.outputs)) if check.outputs is not None else None,
+                timing=Timing.from_json(timing.to_dict()),
+                tflops=rates.tflops,
+                gbps=rates.gbps,
+                model=rates.model,
+            )
         except Exception as exc:  # noqa: BLE001
             _check_fault(exc)
-            results[name] = {"status": "error", "error": f"{type(exc).__name__}: {str(exc)[:500]}"}
-    out = {
-        "status": "ok",
-        "device": persist["device"],
-        "copy_tbps": persist["copy_tbps"],
-        "baselines": results,
-        "torch_settings": _torch_settings(),
-        "spent_s": spent,
-    }
+            results[name] = Baseline(status="error", error=f"{type(exc).__name__}: {str(exc)[:500]}")
+    out = BaselinesReply(
+        status="ok",
+        device=persist.device,
+        copy_tbps=persist.copy_tbps,
+        baselines=results,
+        torch_settings=_torch_settings(),
+        spent_s=spent,
+    )
     tainted = _process_changes(env_before, inductor_before)
     if tainted:
         # e.g. torch.compile: Inductor points TRITON_CACHE_DIR at its own cache and sets variables that change
@@ -122,8 +127,8 @@ def gpu_baselines(job: BaselinesJob) -> dict[str, Any]:
         # not be the ones the static phase built. The case's sustained timing still runs here (its configs were
         # loaded by their own checks before, and its baselines are compiled already: no second torch.compile);
         # that request retires the worker, and the GPU phase retires it if no such request follows.
-        _PERSIST["tainted"] = tainted
-        out["tainted"] = tainted
+        _PERSIST.tainted = tainted
+        out = out.updated(tainted=tainted)
     return out
 
 
@@ -145,14 +150,14 @@ def _synchronises(call: Any) -> str:
         torch.cuda.synchronize()
 
 
-def gpu_sustained(job: SustainedJob) -> dict[str, Any]:
+def gpu_sustained(job: SustainedJob) -> SustainedReply:
     """Time ``job.configs`` (name -> config) and ``job.baselines`` (names) back to back, in interleaved
     rounds (:mod:`harness.device.sustained`). An in-place kernel's inputs are not restored between launches here (each
     launch reads the last one's output, in place), and its timings say so."""
     from harness.device.sustained import Item, interleaved
 
     state = _case(job)
-    spec, shape = state["spec"], dict(job.shape)
+    spec, shape = state.spec, dict(job.shape)
     rotated = _rotated(state)
     items = [
         Item(f"config {name}", lambda i, c=config: lambda: spec.run(rotated[i], shape, c), len(rotated))  # type: ignore[misc]
@@ -168,40 +173,36 @@ def gpu_sustained(job: SustainedJob) -> dict[str, Any]:
     started = time.perf_counter()
     try:
         timed = interleaved(items)
-        if _PERSIST.get("tainted") and set(_jit_kernels(spec.fn)) - loaded:
+        if _PERSIST.tainted and set(_jit_kernels(spec.fn)) - loaded:
             # a config compiled anew in a process a baseline changed: not the binary the static phase built
-            why = f"compiled anew after {_PERSIST['tainted']}: not the static binary, not timed"
+            why = f"compiled anew after {_PERSIST.tainted}: not the static binary, not timed"
             timed = {k: (why if k.startswith("config ") else v) for k, v in timed.items()}
     except Exception as exc:  # noqa: BLE001
         _check_fault(exc)
-        failed = {"status": "error", "error": f"{type(exc).__name__}: {str(exc)[:500]}"}
+        failed = SustainedReply(status="error", error=f"{type(exc).__name__}: {str(exc)[:500]}")
         return _retiring(failed, env_before, inductor_before)
-    note = "in place: inputs not restored between launches" if state["pristine"] else ""
-    out: dict[str, Any] = {}
+    note = "in place: inputs not restored between launches" if state.pristine else ""
+    out: dict[str, SustainedEntry] = {}
     for name, t in timed.items():
         if isinstance(t, str):
-            out[name] = {"status": "error", "error": t}
+            out[name] = SustainedEntry(status="error", error=t)
         else:
-            d = t.to_dict()
+            timing = Timing.from_json(t.to_dict())
             if note:
-                d["note"] = "; ".join(x for x in (d["note"], note) if x)
-            out[name] = {"status": "ok", "timing": d}
-    reply: dict[str, Any] = {
-        "status": "ok",
-        "timings": out,
-        "spent_s": {"sustained": round(time.perf_counter() - started, 3)},
-    }
+                timing = timing.updated(note="; ".join(x for x in (timing.note, note) if x))
+            out[name] = SustainedEntry(status="ok", timing=timing)
+    reply = SustainedReply(status="ok", timings=out, spent_s={"sustained": round(time.perf_counter() - started, 3)})
     return _retiring(reply, env_before, inductor_before)
 
 
-def _retiring(reply: dict[str, Any], env_before: dict[str, str], inductor_before: bool) -> dict[str, Any]:
+def _retiring(reply: SustainedReply, env_before: dict[str, str], inductor_before: bool) -> SustainedReply:
     """The sustained request's reply, retiring the worker when this request or the case's baselines before it
     changed the process (see :func:`gpu_baselines`)."""
-    tainted = _process_changes(env_before, inductor_before) or str(_PERSIST.get("tainted") or "")
-    return {**reply, "retire_worker": tainted} if tainted else reply
+    tainted = _process_changes(env_before, inductor_before) or _PERSIST.tainted
+    return reply.updated(retire_worker=tainted) if tainted else reply
 
 
-def _torch_settings() -> dict[str, Any]:
+def _torch_settings() -> dict[str, bool | str]:
     """torch's precision switches the baselines ran under (they change which library kernels run, and how)."""
     import torch
 

@@ -9,14 +9,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from harness.model.runtime import Check
 
-def compare(out: Any, ref: Any, atol: float, rtol: float) -> dict[str, Any]:
+
+def compare(out: Any, ref: Any, atol: float, rtol: float) -> Check:
     """Element-wise check; a NaN or Inf in the output that the reference lacks always fails."""
     import torch
 
     o, r = out.detach().float(), ref.detach().float().to(out.device)  # on the output's device: GPU-sized checks
     if o.shape != r.shape:
-        return {"status": "mismatch", "error": f"shape {tuple(o.shape)} != reference {tuple(r.shape)}"}
+        return Check(status="mismatch", error=f"shape {tuple(o.shape)} != reference {tuple(r.shape)}")
     bad_nonfinite = int((~torch.isfinite(o) & torch.isfinite(r)).sum())
     diff = (o - r).abs()
     finite = torch.isfinite(diff)
@@ -24,21 +26,22 @@ def compare(out: Any, ref: Any, atol: float, rtol: float) -> dict[str, Any]:
     allowed = atol + rtol * r.abs()
     n_bad = int((~(diff <= allowed)).sum())
     del diff, allowed, finite
-    result: dict[str, Any] = {
-        "max_abs_err": max_abs,
-        "mismatched": n_bad,
-        "nonfinite": bad_nonfinite,
-        "elements": int(o.numel()),
-        "atol": atol,
-        "rtol": rtol,
-    }
-    result["status"] = "ok" if n_bad == 0 and bad_nonfinite == 0 else "mismatch"
-    if result["status"] != "ok":
-        result["error"] = (
+    ok = n_bad == 0 and bad_nonfinite == 0
+    return Check(
+        status="ok" if ok else "mismatch",
+        error=None
+        if ok
+        else (
             f"{n_bad} of {o.numel()} elements outside atol={atol:g} rtol={rtol:g} "
             f"(max abs err {max_abs:.3g}, {bad_nonfinite} non-finite)"
-        )
-    return result
+        ),
+        max_abs_err=max_abs,
+        mismatched=n_bad,
+        nonfinite=bad_nonfinite,
+        elements=int(o.numel()),
+        atol=atol,
+        rtol=rtol,
+    )
 
 
 def output_items(value: Any, names: tuple[str, ...] = ()) -> list[tuple[str, Any]]:
@@ -61,7 +64,7 @@ def map_outputs(value: Any, fn: Any) -> Any:
 
 def compare_outputs(
     out: Any, ref: Any, spec: Any, dtype: str, floor: tuple[float, float] = (0.0, 0.0), subset: bool = False
-) -> dict[str, Any]:
+) -> Check:
     """Each output against its reference with its own tolerance; the totals at the top, each output under ``outputs``.
 
     ``floor`` raises every tolerance to at least (atol, rtol) and ``subset`` compares only the outputs
@@ -76,29 +79,27 @@ def compare_outputs(
     refs = output_items(ref, spec.outputs)
     if len(refs) == 1 and not isinstance(ref, (dict, tuple, list)):
         if isinstance(out, (dict, tuple, list)):
-            return {"status": "mismatch", "error": f"launch returned {len(out)} outputs, the reference one"}
+            return Check(status="mismatch", error=f"launch returned {len(out)} outputs, the reference one")
         return compare(out, ref, *tol(None))
     got = dict(output_items(out, spec.outputs)) if isinstance(out, (dict, tuple, list)) else {}
     if subset and got and set(got) <= {name for name, _ in refs}:
         refs = [(name, r) for name, r in refs if name in got]
     if set(got) != {name for name, _ in refs}:
-        return {
-            "status": "mismatch",
-            "error": f"outputs {sorted(got) or ['one tensor']} != reference {sorted(name for name, _ in refs)}",
-        }
+        return Check(
+            status="mismatch",
+            error=f"outputs {sorted(got) or ['one tensor']} != reference {sorted(name for name, _ in refs)}",
+        )
     checks = {name: compare(got[name], r, *tol(name)) for name, r in refs}
-    result: dict[str, Any] = {
-        "max_abs_err": max(c.get("max_abs_err", math.inf) for c in checks.values()),
-        "mismatched": sum(c.get("mismatched", 0) for c in checks.values()),
-        "nonfinite": sum(c.get("nonfinite", 0) for c in checks.values()),
-        "elements": sum(c.get("elements", 0) for c in checks.values()),
-        "outputs": checks,
-    }
-    bad = [f"{name}: {c['error']}" for name, c in checks.items() if c["status"] != "ok"]
-    result["status"] = "mismatch" if bad else "ok"
-    if bad:
-        result["error"] = "; ".join(bad)
-    return result
+    bad = [f"{name}: {c.error}" for name, c in checks.items() if c.status != "ok"]
+    return Check(
+        status="mismatch" if bad else "ok",
+        error="; ".join(bad) if bad else None,
+        max_abs_err=max(math.inf if c.max_abs_err is None else c.max_abs_err for c in checks.values()),
+        mismatched=sum(c.mismatched or 0 for c in checks.values()),
+        nonfinite=sum(c.nonfinite or 0 for c in checks.values()),
+        elements=sum(c.elements or 0 for c in checks.values()),
+        outputs=checks,
+    )
 
 
 def reference_first(spec: Any, inputs: tuple[Any, ...], shape: Any) -> Any:

@@ -10,11 +10,12 @@ from __future__ import annotations
 import math
 import time
 from pathlib import Path
-from typing import Any
 
 from harness.device.correctness import compare_outputs, poisoned_out, reference_first
 from harness.matrix import loader
 from harness.model.jobs import InterpretJob
+from harness.model.replies import InterpretReply
+from harness.model.runtime import Check, InterpretCorrectness
 from harness.model.vocabulary import INTERPRET_UNSUPPORTED
 
 
@@ -42,7 +43,7 @@ def interpreter_limitation(exc: BaseException) -> str:
     return f"{type(exc).__name__} in Triton's interpreter ({where}): {str(exc)[:200]}"
 
 
-def interpret_job(job: InterpretJob) -> dict[str, Any]:
+def interpret_job(job: InterpretJob) -> InterpretReply:
     """Run every interpret shape of one (kernel, dtype, config) as the device path does: shapes the spec's
     ``config_ok`` refuses are skipped, outputs are NaN-poisoned ``out`` buffers where ``launch`` takes them. A
     mismatch fails; an interpreter limitation is :data:`INTERPRET_UNSUPPORTED`, with the reason, not the kernel's error."""
@@ -52,10 +53,10 @@ def interpret_job(job: InterpretJob) -> dict[str, Any]:
 
     spec = loader.load(job.ref)
     start = time.perf_counter()
-    checks: list[dict[str, Any]] = []
+    checks: list[Check] = []
     for shape in (dict(s) for s in job.shapes):
         if not spec.config_ok(dict(shape), dict(job.config)):
-            checks.append({"shape": shape, "status": "skipped", "reason": "config_ok is False for this shape"})
+            checks.append(Check(shape=shape, status="skipped", reason="config_ok is False for this shape"))
             continue
         gen = torch.Generator().manual_seed(job.seed)
         inputs = spec.inputs(shape, job.dtype, "cpu", gen)
@@ -67,30 +68,25 @@ def interpret_job(job: InterpretJob) -> dict[str, Any]:
             why = interpreter_limitation(exc)
             if not why:
                 raise
-            return {
-                "status": INTERPRET_UNSUPPORTED,
-                "error": why,
-                "run_s": round(time.perf_counter() - start, 4),
-                "correctness": {"mode": "interpreter", "checks": checks},
-            }
-        check = compare_outputs(out, ref, spec, job.dtype)
-        check["shape"] = shape
-        checks.append(check)
-    ran = [c for c in checks if c["status"] != "skipped"]
+            return _unsupported(why, start, checks)
+        checks.append(compare_outputs(out, ref, spec, job.dtype).updated(shape=shape))
+    ran = [c for c in checks if c.status != "skipped"]
     if not ran:
-        return {
-            "status": INTERPRET_UNSUPPORTED,
-            "error": "config_ok refuses this config for every interpret shape",
-            "run_s": round(time.perf_counter() - start, 4),
-            "correctness": {"mode": "interpreter", "checks": checks},
-        }
-    status = "ok" if all(c["status"] == "ok" for c in ran) else "mismatch"
-    worst = max((c.get("max_abs_err", math.inf) for c in ran), default=0.0)
-    record = {
-        "status": status,
-        "run_s": round(time.perf_counter() - start, 4),
-        "correctness": {"mode": "interpreter", "checks": checks, "max_abs_err": worst},
-    }
-    if status != "ok":
-        record["error"] = "; ".join(f"{c['shape']}: {c['error']}" for c in ran if c["status"] != "ok")
-    return record
+        return _unsupported("config_ok refuses this config for every interpret shape", start, checks)
+    status = "ok" if all(c.status == "ok" for c in ran) else "mismatch"
+    worst = max((math.inf if c.max_abs_err is None else c.max_abs_err for c in ran), default=0.0)
+    return InterpretReply(
+        status=status,
+        error="; ".join(f"{c.shape}: {c.error}" for c in ran if c.status != "ok") if status != "ok" else None,
+        run_s=round(time.perf_counter() - start, 4),
+        correctness=InterpretCorrectness(mode="interpreter", checks=tuple(checks), max_abs_err=worst),
+    )
+
+
+def _unsupported(why: str, start: float, checks: list[Check]) -> InterpretReply:
+    return InterpretReply(
+        status=INTERPRET_UNSUPPORTED,
+        error=why,
+        run_s=round(time.perf_counter() - start, 4),
+        correctness=InterpretCorrectness(mode="interpreter", checks=tuple(checks)),
+    )

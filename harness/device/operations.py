@@ -9,16 +9,48 @@ that case's configs; every launch writes into a NaN-poisoned output.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from harness.device.correctness import compare_outputs, reference_first
 from harness.matrix import loader
 from harness.model.jobs import GpuConfigJob, OnDevice, WarmupJob
+from harness.model.replies import ConfigReply, WarmupReply
+from harness.model.runtime import DeviceInfo, LaunchedBinary, Timing, WorkModel
 
-_STATE: dict[str, Any] = {}  # the current case: inputs, reference, rotated copies
-_PERSIST: dict[str, Any] = {}  # for the worker's lifetime: L2 flusher, device details, copy bandwidth
+
+@dataclass
+class CaseState:
+    """The case a GPU worker serves now: its inputs and reference, drawn once and reused by every config and
+    baseline of the case (``rotated``: copies cycled through so no sample reads a warm L2)."""
+
+    key: str
+    spec: Any  # harness.authoring.spec.KernelSpec, for this target
+    inputs: tuple[Any, ...]
+    reference: Any
+    pristine: dict[int, Any]  # what an in-place kernel overwrites, kept
+    cache_bytes: int | None
+    rotated: list[tuple[Any, ...]] | None = None
+    settled: bool = False
+
+
+@dataclass
+class Persist:
+    """What a GPU worker keeps for its lifetime: the L2 flusher, the device's details and copy bandwidth (measured
+    once), and what a baseline changed in the process (``tainted``: the worker retires after the case)."""
+
+    flusher: Any = None
+    flusher_bytes: int | None = None
+    device: DeviceInfo | None = None
+    copy_tbps: float | None = None
+    tainted: str = ""
+    case: list[CaseState] = field(default_factory=list)  # the current case (none before the first request)
+
+
+_PERSIST = Persist()
 _FAULT_MARKERS = (
     "illegal memory access",
     "illegal address",
@@ -35,12 +67,12 @@ class ContextLost(Exception):
     """The device context is unusable; the worker must be replaced after replying."""
 
 
-def _case(job: OnDevice) -> dict[str, Any]:
+def _case(job: OnDevice) -> CaseState:
     import torch
 
     key = repr((job.ref, job.dtype, sorted(job.shape.items()), job.seed, job.target))
-    if _STATE.get("key") != key:
-        _STATE.clear()
+    if not _PERSIST.case or _PERSIST.case[0].key != key:
+        _PERSIST.case.clear()
         torch.cuda.empty_cache()
         spec = loader.load(job.ref)
         if job.target:  # a spec whose fn is a function of the target: this device's kernel
@@ -50,30 +82,21 @@ def _case(job: OnDevice) -> dict[str, Any]:
         gen = torch.Generator(device="cuda").manual_seed(int(job.seed))
         inputs = spec.inputs(dict(job.shape), job.dtype, "cuda", gen)
         reference = reference_first(spec, inputs, dict(job.shape))
-        pristine = {i: inputs[i].clone() for i in spec.inplace}  # what an in-place kernel overwrites, kept
+        pristine = {i: inputs[i].clone() for i in spec.inplace}
         torch.cuda.synchronize()
-        _STATE.update(
-            key=key,
-            spec=spec,
-            inputs=inputs,
-            reference=reference,
-            rotated=None,
-            settled=False,
-            pristine=pristine,
-            cache_bytes=job.cache_bytes,
-        )
-    return _STATE
+        _PERSIST.case.append(CaseState(key, spec, tuple(inputs), reference, pristine, job.cache_bytes))
+    return _PERSIST.case[0]
 
 
-def _settle_ms(state: dict[str, Any]) -> float:
+def _settle_ms(state: CaseState) -> float:
     """Settle the clocks once per case: its later configs follow back to back, the GPU never idles between."""
-    if state["settled"]:
+    if state.settled:
         return 25.0
-    state["settled"] = True
+    state.settled = True
     return 200.0
 
 
-def gpu_warmup(job: WarmupJob) -> dict[str, Any]:
+def gpu_warmup(job: WarmupJob) -> WarmupReply:
     """Import torch and create the CUDA context without launching anything.
 
     Sent while the case's configs compile, so process start and context creation
@@ -89,7 +112,7 @@ def gpu_warmup(job: WarmupJob) -> dict[str, Any]:
 
     driver.active.get_current_device()  # Triton's driver helpers (built on first use into its cache)
 
-    return {"status": "ok", "warmup_s": round(time.perf_counter() - started, 3)}
+    return WarmupReply(status="ok", warmup_s=round(time.perf_counter() - started, 3))
 
 
 def _l2_bytes() -> int:
@@ -102,44 +125,38 @@ def _cache_bytes() -> int:
     """The caches a cold sample must not find its data in: the device's L2 as torch reports it, or the target's
     catalogue figure when larger — MI300X / MI355X report a 4 MB L2 (one XCD's) but keep 256 MB of Infinity
     Cache behind it (catalogue ``cache_bytes``; written for ROCm, unverified on an AMD GPU)."""
-    return max(_l2_bytes(), int(_STATE.get("cache_bytes") or 0))
+    current = _PERSIST.case[0].cache_bytes if _PERSIST.case else None
+    return max(_l2_bytes(), int(current or 0))
 
 
 def _flusher() -> Any:
     from harness.device.timing import Flusher
 
     size = _cache_bytes()
-    if _PERSIST.get("flusher_bytes") != size:
-        _PERSIST.pop("flusher", None)
-        _PERSIST["flusher"], _PERSIST["flusher_bytes"] = Flusher(size), size
-    return _PERSIST["flusher"]
+    if _PERSIST.flusher_bytes != size:
+        _PERSIST.flusher = None  # the old buffer freed before the new one is made
+        _PERSIST.flusher, _PERSIST.flusher_bytes = Flusher(size), size
+    return _PERSIST.flusher
 
 
-def _rotated(state: dict[str, Any]) -> list[tuple[Any, ...]]:
+def _rotated(state: CaseState) -> list[tuple[Any, ...]]:
     """Input copies to cycle through when the inputs fit in L2 (so no sample reads a warm L2)."""
-    if state["rotated"] is None:
-        nbytes = sum(t.numel() * t.element_size() for t in state["inputs"] if hasattr(t, "numel"))
+    if state.rotated is None:
+        nbytes = sum(t.numel() * t.element_size() for t in state.inputs if hasattr(t, "numel"))
         cache = _cache_bytes()
         copies = 1 if nbytes >= 2 * cache else min(8, math.ceil(2 * cache / max(nbytes, 1)))
         # tensors are copied; anything else an input tuple holds (None for an optional argument, a Python
         # scale factor) is shared
-        state["rotated"] = [state["inputs"]] + [
-            tuple(t.clone() if hasattr(t, "clone") else t for t in state["inputs"]) for _ in range(copies - 1)
+        state.rotated = [state.inputs] + [
+            tuple(t.clone() if hasattr(t, "clone") else t for t in state.inputs) for _ in range(copies - 1)
         ]
-    rotated: list[tuple[Any, ...]] = state["rotated"]
-    return rotated
+    return state.rotated
 
 
-def _restore(state: dict[str, Any], inputs: tuple[Any, ...]) -> None:
+def _restore(state: CaseState, inputs: tuple[Any, ...]) -> None:
     """Put back what an in-place kernel overwrote (a copy on the stream, before the flush and the timed launch)."""
-    for i, saved in state["pristine"].items():
+    for i, saved in state.pristine.items():
         inputs[i].copy_(saved)
-
-
-def _poisoned_out(spec: Any, reference: Any) -> dict[str, Any]:
-    from harness.device.correctness import poisoned_out
-
-    return poisoned_out(spec, reference)
 
 
 def _check_fault(exc: BaseException) -> None:
@@ -156,23 +173,27 @@ def _check_fault(exc: BaseException) -> None:
         raise ContextLost(f"{type(exc).__name__}: {text[:1000]}") from exc
 
 
-def _rates(spec: Any, shape: dict[str, Any], dtype: str, median_us: float) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Rates:
+    """A timing's rates and the work model they come from: the analysis decides the roof (harness.analysis.roofline)."""
+
+    tflops: float
+    gbps: float
+    model: WorkModel
+
+
+def _rates(spec: Any, shape: dict[str, int], dtype: str, median_us: float) -> Rates:
     seconds = median_us * 1e-6
     flops, nbytes = float(spec.flops(shape, dtype)), float(spec.min_bytes(shape, dtype))
-    # the models themselves travel with the rates: the analysis decides the roof (harness.analysis.roofline)
-    return {
-        "tflops": flops / seconds / 1e12,
-        "gbps": nbytes / seconds / 1e9,
-        "model": {"flops": flops, "bytes": nbytes},
-    }
+    return Rates(flops / seconds / 1e12, nbytes / seconds / 1e9, WorkModel(flops=flops, bytes=nbytes))
 
 
 # Screening: enough samples to rank configs (medians of 10+ flushed samples move ~1-2%), a
 # tenth of the full budget; the finalists are then timed in full (see harness.tuning.gpu_phase.run_case).
-SCREEN: dict[str, Any] = {"target_ms": 10.0, "min_reps": 10, "max_reps": 25}
+SCREEN_MS, SCREEN_REPS = 10.0, (10, 25)  # a screen's target time, its fewest and most samples
 
 
-def gpu_config(job: GpuConfigJob) -> dict[str, Any]:
+def gpu_config(job: GpuConfigJob) -> ConfigReply:
     """Check one config at full size against the reference, then time it.
 
     ``job.stage``: ``"screen"`` (check, then a short timing), ``"final"`` (a config that
@@ -181,41 +202,55 @@ def gpu_config(job: GpuConfigJob) -> dict[str, Any]:
     from harness.device.timing import bench
 
     state = _case(job)
-    spec, shape, config = state["spec"], dict(job.shape), dict(job.config)
+    spec, shape, config = state.spec, dict(job.shape), dict(job.config)
     stage = job.stage
-    result: dict[str, Any] = {"status": "ok", "stage": stage}
+    result = ConfigReply(status="ok", stage=stage)
     if stage != "final":
         checked = _check_config(spec, state, shape, config, job.dtype, job.cache_key)
-        if checked["status"] != "ok":
+        if checked.status != "ok":
             return checked
-        result.update(checked)
+        result = result.updated(
+            correctness=checked.correctness,
+            first_launch_s=checked.first_launch_s,
+            launched_binary=checked.launched_binary,
+        )
     rotated = _rotated(state)
-    prepare = (lambda i: _restore(state, rotated[i])) if state["pristine"] else None
-    timing = bench(
+    prepare = (lambda i: _restore(state, rotated[i])) if state.pristine else None
+    measure = (
+        functools.partial(bench, target_ms=SCREEN_MS, min_reps=SCREEN_REPS[0], max_reps=SCREEN_REPS[1])
+        if stage == "screen"
+        else bench
+    )
+    timing = measure(
         lambda i: lambda: spec.run(rotated[i], shape, config),
         len(rotated),
         _flusher(),
         settle_ms=_settle_ms(state),
         prepare=prepare,
-        **(SCREEN if stage == "screen" else {}),
     )
-    result["timing"] = {**timing.to_dict(), "flush_bytes": _PERSIST.get("flusher_bytes")}
-    result.update(_rates(spec, shape, job.dtype, timing.median_us))
-    return result
+    rates = _rates(spec, shape, job.dtype, timing.median_us)
+    return result.updated(
+        timing=Timing.from_json(timing.to_dict()).updated(flush_bytes=_PERSIST.flusher_bytes),
+        tflops=rates.tflops,
+        gbps=rates.gbps,
+        model=rates.model,
+    )
 
 
 def _check_config(
-    spec: Any, state: dict[str, Any], shape: dict[str, Any], config: dict[str, Any], dtype: str, cache_key: str = ""
-) -> dict[str, Any]:
+    spec: Any, state: CaseState, shape: dict[str, int], config: dict[str, Any], dtype: str, cache_key: str = ""
+) -> ConfigReply:
     """One launch into a poisoned output, compared with the reference; a failure is the config's result."""
     import torch
 
-    kwargs = _poisoned_out(spec, state["reference"])
-    _restore(state, state["inputs"])
+    from harness.device.correctness import poisoned_out
+
+    kwargs = poisoned_out(spec, state.reference)
+    _restore(state, state.inputs)
     before = _jit_kernels(spec.fn)
     started = time.perf_counter()
     try:
-        out = spec.run(state["inputs"], shape, config, **kwargs)
+        out = spec.run(state.inputs, shape, config, **kwargs)
         torch.cuda.synchronize()
         first_launch_s = time.perf_counter() - started  # includes a JIT compile if the static one missed
         launched = _launched_binary(before, _jit_kernels(spec.fn), cache_key)
@@ -229,12 +264,12 @@ def _check_config(
             or str(exc).startswith(("Triton Error [CUDA]", "Triton Error [HIP]"))
         )
         status = "launch_error" if refused else "error"
-        return {"status": status, "error": f"{type(exc).__name__}: {str(exc)[:1000]}"}
-    check = compare_outputs(out, state["reference"], spec, dtype)
+        return ConfigReply(status=status, error=f"{type(exc).__name__}: {str(exc)[:1000]}")
+    check = compare_outputs(out, state.reference, spec, dtype)
     del out, kwargs
-    if check["status"] != "ok":
-        return {"status": "mismatch", "error": check.get("error", ""), "correctness": check}
-    return {"status": "ok", "correctness": check, "first_launch_s": first_launch_s, "launched_binary": launched}
+    if check.status != "ok":
+        return ConfigReply(status="mismatch", error=check.error or "", correctness=check)
+    return ConfigReply(status="ok", correctness=check, first_launch_s=first_launch_s, launched_binary=launched)
 
 
 def _jit_kernels(fn: Any) -> dict[int, Any]:
@@ -247,7 +282,7 @@ def _jit_kernels(fn: Any) -> dict[int, Any]:
     return found
 
 
-def _launched_binary(before: dict[int, Any], after: dict[int, Any], cache_key: str = "") -> dict[str, Any]:
+def _launched_binary(before: dict[int, Any], after: dict[int, Any], cache_key: str = "") -> LaunchedBinary:
     """The binary Triton's JIT compiled (or loaded from its cache) for the launch just made.
 
     The static phase's artifact is compared with it (launch parity): the same
@@ -270,26 +305,28 @@ def _launched_binary(before: dict[int, Any], after: dict[int, Any], cache_key: s
         if len(keyed) == 1:
             new, reused = keyed, f"one of the {len(new)} kernels the call compiled, by Triton's cache key"
     if len(new) != 1:
-        return {
-            "note": "no new JIT kernel for this launch (already compiled in this worker)"
+        return LaunchedBinary(
+            note="no new JIT kernel for this launch (already compiled in this worker)"
             if not new
             else f"{len(new)} JIT kernels compiled by one launch"
-        }
+        )
     kernel = new[0].result() if hasattr(new[0], "result") else new[0]
     asm = kernel.asm
     kind = next((k for k in ("cubin", "hsaco") if asm.get(k) is not None), None)
     if kind is None:
-        return {"note": "the JIT kernel holds no cubin or hsaco"}
+        return LaunchedBinary(note="the JIT kernel holds no cubin or hsaco")
 
     def sha(blob: Any) -> str:  # as compile.write_artifacts hashes an artifact
         return hashlib.sha256(blob if isinstance(blob, bytes) else str(blob).encode()).hexdigest()
 
-    out: dict[str, Any] = {"kind": kind, "sha256": sha(asm[kind]), "cache_key": str(getattr(kernel, "hash", "") or "")}
+    out = LaunchedBinary(kind=kind, sha256=sha(asm[kind]), cache_key=str(getattr(kernel, "hash", "") or ""))
     if reused:
-        out["note"] = reused
+        out = out.updated(note=reused)
     if asm.get("ttir") is not None:  # its hash and signature line (types, tt.* attributes) for a parity diagnosis
-        out["ttir_sha256"] = sha(asm["ttir"])
-        out["ttir_func"] = next(
-            (line.strip()[:800] for line in str(asm["ttir"]).splitlines() if "tt.func public" in line), ""
+        out = out.updated(
+            ttir_sha256=sha(asm["ttir"]),
+            ttir_func=next(
+                (line.strip()[:800] for line in str(asm["ttir"]).splitlines() if "tt.func public" in line), ""
+            ),
         )
     return out

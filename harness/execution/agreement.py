@@ -14,6 +14,7 @@ from typing import Any
 
 from harness.matrix import facts, loader
 from harness.model.jobs import AgreementJob
+from harness.model.replies import AgreementReply
 
 
 class _Captured(Exception):
@@ -59,7 +60,7 @@ def _disagreement(name: str, declared: Any, passed: Any) -> str:
     return "" if passed == declared else f"{name}: the spec gives {declared!r}, launch passes {passed!r}"
 
 
-def agreement_job(job: AgreementJob) -> dict[str, Any]:
+def agreement_job(job: AgreementJob) -> AgreementReply:
     """In an interpreter worker: capture one launch of ``job`` and list each argument that disagrees."""
     import torch
 
@@ -78,7 +79,7 @@ def agreement_job(job: AgreementJob) -> dict[str, Any]:
         passed = dict(zip(jit.arg_names, got.args_))
         passed.update({k: v for k, v in got.kwargs.items() if k in jit.arg_names})
     else:
-        return {"status": "ok", "problems": [], "note": "launch made no Triton launch"}
+        return AgreementReply(status="ok", problems=(), note="launch made no Triton launch")
     finally:
         del jit.run
     meta, _ = spec.split_config(config)
@@ -95,7 +96,7 @@ def agreement_job(job: AgreementJob) -> dict[str, Any]:
         ]
         if p
     ]
-    return {"status": "ok", "problems": problems}
+    return AgreementReply(status="ok", problems=tuple(problems))
 
 
 def disagreements(matrix: Any) -> list[str]:
@@ -119,10 +120,10 @@ def disagreements(matrix: Any) -> list[str]:
                 dict(e.interpret[0]),
                 e.configs[0].as_dict(),
             )
-            reply = pool.get("interpret", import_env=e.import_env).send(job, e.timeout_s)
-            if reply.get("status") != "ok":
+            reply = AgreementReply.of(pool.get("interpret", import_env=e.import_env).send(job, e.timeout_s))
+            if reply.status != "ok":
                 continue  # a launch that cannot run on a CPU is the interpreter check's to report, not validate's
-            out += [f"kernel {e.name}: spec and launch disagree: {p}" for p in reply.get("problems", [])]
+            out += [f"kernel {e.name}: spec and launch disagree: {p}" for p in reply.problems or ()]
     finally:
         pool.close()
     return out

@@ -25,6 +25,7 @@ from typing import Any
 
 from harness.model.environments import DEFAULT_ENV, Environment, worker_env
 from harness.model.jobs import Job, to_wire
+from harness.model.replies import Reply
 from harness.support import lifeline, zygote_client
 
 #: a worker's process: started here, or forked by a zygote
@@ -96,10 +97,10 @@ class Worker:
                         pass
         self.proc = None
 
-    def send(self, job: Job, timeout: float) -> dict[str, Any]:
-        """Send one typed job (its class names the op); return the reply, ``{"status": ..., ...}`` whatever happens
-        to the child."""
-        return self.request(job.OP, to_wire(job), timeout)
+    def send(self, job: Job, timeout: float) -> Reply:
+        """Send one typed job (its class names the op); return its reply as the job's ``REPLY`` class, whatever
+        happens to the child (a timeout or a crash is that class with its ``status`` and ``error``)."""
+        return job.REPLY.from_wire(self.request(job.OP, to_wire(job), timeout))
 
     def request(self, op: str, job: dict[str, Any], timeout: float) -> dict[str, Any]:
         """Send one request as it goes on the wire (the worker decodes it strictly, :func:`from_wire`)."""
@@ -209,7 +210,7 @@ class Workers:
         parallel: int,
         environment: Environment = DEFAULT_ENV,
         import_env: tuple[tuple[str, str], ...] = (),
-    ) -> list[dict[str, Any]]:
+    ) -> list[Reply]:
         """Run jobs on up to ``parallel`` workers of one kind at once; results in job order.
 
         Each worker serves one job at a time; threads only wait on pipes, the work
@@ -225,7 +226,7 @@ class Workers:
         for slot in range(min(parallel, len(jobs))):
             free.put(self.get(_slot(kind, slot), environment, import_env))
 
-        def run(job: Job) -> dict[str, Any]:
+        def run(job: Job) -> Reply:
             worker = free.get()
             try:
                 return worker.send(job, timeout)

@@ -24,10 +24,12 @@ from harness.model.jobs import (
     WarmupJob,
     from_wire,
 )
+from harness.model.replies import Reply
 
 
-def _handle(request: dict[str, Any]) -> dict[str, Any]:
-    """The reply to one request: control ops by name, every job decoded as its class and dispatched on it."""
+def _handle(request: dict[str, Any]) -> Reply | dict[str, int]:
+    """The reply to one request: control ops by name (their answer is the worker's pid), every job decoded as its
+    class and dispatched on it, answered with the job's reply class (:mod:`harness.model.replies`)."""
     op = request["op"]
     if op == "ping":
         return {"pid": os.getpid()}
@@ -101,17 +103,19 @@ def main() -> None:
         if not line.strip():
             continue
         lost = False
+        line_out: dict[str, object]
         try:
-            reply = {"ok": True, "result": _handle(json.loads(line))}
-            lost = bool(reply["result"].get("retire_worker")) if isinstance(reply["result"], dict) else False
+            answer = _handle(json.loads(line))
+            lost = isinstance(answer, Reply) and bool(answer.retire_worker)
+            line_out = {"ok": True, "result": answer.to_json() if isinstance(answer, Reply) else answer}
         except Exception as exc:  # noqa: BLE001 - every failure becomes that request's record
             lost = type(exc).__name__ == "ContextLost"
-            reply = (
-                {"ok": True, "result": {"status": "fault", "error": str(exc)[:2000]}}
+            line_out = (
+                {"ok": True, "result": Reply.failed("fault", str(exc)[:2000]).to_json()}
                 if lost
                 else {"ok": False, "error": describe(exc), "traceback": traceback.format_exc()[-8000:]}
             )
-        channel.write(json.dumps(reply) + "\n")
+        channel.write(json.dumps(line_out) + "\n")
         channel.flush()
         if lost:  # a poisoned GPU context (or a process a baseline changed) cannot serve another request
             os._exit(3)

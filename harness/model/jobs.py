@@ -5,7 +5,7 @@ stage asks the device (:mod:`harness.tuning.gpu_phase`), keyed by the result cac
 (:mod:`harness.execution.result_cache`), sent as JSON (:meth:`to_wire`) and read back in the worker
 (:func:`from_wire`), which refuses a key it does not know or one it misses: a producer and a consumer that disagree
 fail on the first job, loudly, instead of a field read as absent. The request's op names the class the worker
-decodes it as (:data:`KINDS`).
+decodes it as (:data:`KINDS`); its ``REPLY`` names the class its answer is read back as (:mod:`harness.model.replies`).
 """
 
 from __future__ import annotations
@@ -14,6 +14,17 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Union
+
+from harness.model.replies import (
+    AgreementReply,
+    BaselinesReply,
+    CompileReply,
+    ConfigReply,
+    InterpretReply,
+    Reply,
+    SustainedReply,
+    WarmupReply,
+)
 
 
 class JobError(ValueError):
@@ -25,6 +36,7 @@ class CompileJob:
     """One config of a case, cross-compiled for one target: its artifacts under ``out``/``artifact_parts``."""
 
     OP: ClassVar[str] = "compile"
+    REPLY: ClassVar[type[Reply]] = CompileReply
     ref: str  # the kernel, as harness.matrix.loader resolves it
     dtype: str
     shape: Mapping[str, int]
@@ -40,6 +52,7 @@ class InterpretJob:
     """One config of a case checked under Triton's CPU interpreter against its reference, at each shape."""
 
     OP: ClassVar[str] = "interpret"
+    REPLY: ClassVar[type[Reply]] = InterpretReply
     ref: str
     dtype: str
     shapes: tuple[Mapping[str, int], ...]
@@ -52,6 +65,7 @@ class AgreementJob:
     """One launch of a spec captured in the interpreter worker, each argument checked against its description."""
 
     OP: ClassVar[str] = "agreement"
+    REPLY: ClassVar[type[Reply]] = AgreementReply
     ref: str
     dtype: str
     shape: Mapping[str, int]
@@ -77,6 +91,7 @@ class GpuConfigJob(OnDevice):
     full, not checked again) or ``full`` (both)."""
 
     OP: ClassVar[str] = "gpu_config"
+    REPLY: ClassVar[type[Reply]] = ConfigReply
     config: Mapping[str, Any]
     stage: str = "full"
     cache_key: str = ""  # the build's Triton cache key: the binary that launches is compared with it
@@ -87,6 +102,7 @@ class BaselinesJob(OnDevice):
     """The case's vendor baselines, each checked and timed in isolation."""
 
     OP: ClassVar[str] = "gpu_baselines"
+    REPLY: ClassVar[type[Reply]] = BaselinesReply
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -94,6 +110,7 @@ class SustainedJob(OnDevice):
     """Configs (config id -> config) and baselines (names) timed back to back in interleaved rounds."""
 
     OP: ClassVar[str] = "gpu_sustained"
+    REPLY: ClassVar[type[Reply]] = SustainedReply
     configs: Mapping[str, Mapping[str, Any]]
     baselines: tuple[str, ...] = ()
 
@@ -103,6 +120,7 @@ class WarmupJob:
     """Import torch and create the CUDA context while the case compiles; launches nothing."""
 
     OP: ClassVar[str] = "gpu_warmup"
+    REPLY: ClassVar[type[Reply]] = WarmupReply
 
 
 Job = Union[CompileJob, InterpretJob, AgreementJob, GpuConfigJob, BaselinesJob, SustainedJob, WarmupJob]

@@ -93,6 +93,15 @@ class Payload:
         return cls(**values, extra=extra, given=tuple(data))
 
     @classmethod
+    def from_wire(cls: type[P], data: Mapping[str, Any]) -> P:
+        """``from_json`` for what this very harness wrote in this run (a worker's reply, figures it gathered):
+        ValueError naming any key the class does not have, where a stored file's would be kept as ``extra``."""
+        unknown = sorted(set(data) - set(shapes(cls)))
+        if unknown:
+            raise ValueError(f"a {cls.__name__} with keys this harness does not write: {', '.join(unknown)}")
+        return cls.from_json(data)
+
+    @classmethod
     def whole(cls: type[P], **values: Any) -> P:
         """A payload whose JSON holds every field, in declaration order, a None as null."""
         return cls(**values, given=tuple(shapes(cls)))
@@ -125,6 +134,10 @@ class Payload:
     def has(self, name: str) -> bool:
         """Whether the JSON holds the key (a figure stored as null is held; one never set is not)."""
         return name in self.keys()
+
+    def merged(self: P, other: Payload) -> P:
+        """A copy with every key ``other`` holds set as ``other`` has it, after the keys this one has."""
+        return self.updated(**{k: getattr(other, k) for k in other.keys() if k in shapes(type(self))})
 
     def updated(self: P, **changes: Any) -> P:
         """A copy with ``changes``, written after the keys it already has (as setting a key of a dict would)."""

@@ -169,7 +169,8 @@ class CaseItem(pytest.Item):
         ran = session.workers.map(
             kind, [jobs[i] for i in todo], case.timeout_s, parallel, case.environment, case.import_env
         )
-        for i, result in zip(todo, ran):
+        for i, reply in zip(todo, ran):
+            result = reply.to_json()  # the reply as the result cache keeps it and the record is built from it
             result_cache.store(kind, keys[i], result, session.out)
             found[i] = result
         results = [r for r in found if r is not None]

@@ -8,7 +8,7 @@ import json
 import os
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -28,6 +28,9 @@ from harness.render import tables
 from harness.results import rundir
 from harness.results.store import ResultsFileError, load_results
 from harness.support import tritoncompat
+
+if TYPE_CHECKING:
+    from harness.tuning.winners import StoredWinners
 
 OUT_KEY = pytest.StashKey[Path]()
 
@@ -57,7 +60,7 @@ class HarnessSession:
         self.write_error: str | None = None  # the first failed write of the run's files (the run then stops)
         self._session: pytest.Session | None = None
         self._parsed: list[Any] | None = None
-        self._stored: dict[tuple[str, str, str, str], dict[str, Any]] | None = None
+        self._stored: StoredWinners | None = None
         self.selected: list[Selection] | None = None  # the compile cases this run is to build
         try:  # the CLI checked it already; a plain pytest run gets a usage error in one line
             opt = config.getoption("harness_shard")
@@ -68,7 +71,7 @@ class HarnessSession:
         if not self.is_worker and self._matrix_paths() and not config.option.collectonly:
             self._own_run_dir()  # a --collect-only (harness list) writes no run directory
 
-    def stored_winners(self) -> dict[tuple[str, str, str, str], dict[str, Any]]:
+    def stored_winners(self) -> StoredWinners:
         """The winners of the run ``--harness-winners-from`` names (read once; the CLI checked it is readable)."""
         if self._stored is None:
             path = self.config.getoption("harness_winners_from")

@@ -19,24 +19,40 @@ from harness.matrix.cases import Case
 from harness.model.ids import config_key
 from harness.model.jobs import BaselinesJob, GpuConfigJob, GpuJob, OnDevice, SustainedJob
 from harness.model.records import Record
-from harness.model.runtime import GpuSlot, Runtime, Timing, not_launched
+from harness.model.replies import BaselinesReply, ConfigReply, Reply, SustainedReply
+from harness.model.runtime import GpuSlot, Phases, Runtime, not_launched
 from harness.model.targets import Target, catalogue
 from harness.tuning.launch_parity import launch_parity
 from harness.tuning.tune_record import figures, portability, rank, runtime_of, spaces, tune_record
-from harness.tuning.winners import gpu_lock, known_winners, load_winner, save_winner, tuning_context, winner_key
+from harness.tuning.winners import (
+    KnownWinner,
+    StoredWinners,
+    Winner,
+    gpu_lock,
+    known_winners,
+    load_winner,
+    save_winner,
+    tuning_context,
+    winner_key,
+)
 
 
 class GpuClient(Protocol):
     """What the phase needs of a GPU worker (:class:`harness.execution.pool.Worker` is one): a request answered
     within a limit, and retiring the process once the case is done with it."""
 
-    def send(self, job: GpuJob, timeout: float) -> dict[str, Any]: ...
+    def send(self, job: GpuJob, timeout: float) -> Reply: ...
 
     def retire(self) -> None: ...
 
 
 def _applied(rec: Record) -> dict[str, Any]:
     return {k: v for k, v in rec.config.items() if k not in rec.ignored_options}
+
+
+def _runtime(reply: Reply) -> Runtime:
+    """A config's reply as its runtime: the same figures under the same keys (a failed request's traceback kept)."""
+    return Runtime.from_json(ConfigReply.of(reply).to_json())
 
 
 def _config_job(case: BaselinesJob, rec: Record, stage: str) -> GpuConfigJob:
@@ -77,7 +93,7 @@ def run_case(
     gpu: dict[str, str],
     other_targets: list[str],
     retune: bool = False,
-    stored: dict[tuple[str, str, str, str], dict[str, Any]] | None = None,
+    stored: StoredWinners | None = None,
 ) -> tuple[list[Record], Record]:
     """The GPU phase of one case: its compile records as the device found them (new records, each with its
     ``runtime``; the build stage's records are left as they are) and the case's ``tune`` record. ``stored``:
@@ -94,14 +110,14 @@ def _tune(
     gpu: dict[str, str],
     other_targets: list[str],
     retune: bool,
-    stored: dict[tuple[str, str, str, str], dict[str, Any]] | None,
+    stored: StoredWinners | None,
     found: _Found,
 ) -> Record:
     """Find each build's runtime (into ``found``); return the tune record."""
     target: Target = catalogue()[case.target]
     first = records[0]
     key = winner_key(case.kernel, case.dtype, case.shape, target, case.triton, first.kernel_hash)
-    cached = None if retune else load_winner(key)
+    cached: Winner | None = None if retune else load_winner(key)
     base = BaselinesJob(
         ref=case.ref,
         dtype=case.dtype,
@@ -125,19 +141,19 @@ def _tune(
     to_run = launchable
     tuned_because = "" if cached or retune else "no cached winner"
     context = tuning_context(records, gpu)
-    if cached and (stale := [k for k, v in context.items() if cached.get(k) != v]):
+    if cached and (stale := [k for k, v in context.items() if cached.context.get(k) != v]):
         # a winner chosen among other configs, under another torch or on another device model is no winner here
         cached, tuned_because = None, "cached winner stale: " + ", ".join(stale) + " changed"
     if cached:
         # re-time the cached winner, the other targets' known winners, and each space's best
         # from the tuning run, so the portability column survives winner reuse
         wanted = (
-            {config_key(cached["config"])}
-            | {config_key(w["config"]) for w in known.values() if w}
-            | {config_key(c) for c in (cached.get("space_best") or {}).values()}
+            {config_key(dict(cached.config))}
+            | {config_key(dict(w.config)) for w in known.values() if w}
+            | {config_key(dict(c)) for c in cached.space_best.values()}
         )
         to_run = [r for r in launchable if config_key(r.config) in wanted]
-        if not any(config_key(r.config) == config_key(cached["config"]) for r in to_run):
+        if not any(config_key(r.config) == config_key(dict(cached.config)) for r in to_run):
             cached, to_run = None, launchable  # the cached winner left the config space: tune again
             tuned_because = "cached winner left the config space"
     waited = time.perf_counter()
@@ -147,54 +163,49 @@ def _tune(
         if cached:  # a handful of known configs: check and time each in full
             for rec in to_run:
                 job = _config_job(base, rec, "full")
-                found[rec] = launch_parity(rec, Runtime.from_json(worker.send(job, case.timeout_s)))
+                found[rec] = launch_parity(rec, _runtime(worker.send(job, case.timeout_s)))
         else:
             _screen_then_time(worker, base, to_run, known, case.timeout_s, found)
         measured = [r for r in to_run if found.ok(r)]
         configs_done = time.perf_counter()
-        baselines = worker.send(base, case.timeout_s * 4) if measured else {}
-        spent, retired = dict(baselines.get("spent_s") or {}), ""
+        baselines = BaselinesReply.of(worker.send(base, case.timeout_s * 4)) if measured else BaselinesReply()
+        spent, retired = dict(baselines.spent_s or {}), ""
         baselines_done = time.perf_counter()
-        if measured and baselines.get("status") == "ok":
-            more, retired = _time_sustained(worker, base, measured, baselines, case.timeout_s, found)
+        if measured and baselines.status == "ok":
+            baselines, more, retired = _time_sustained(worker, base, measured, baselines, case.timeout_s, found)
             spent.update(more)
-        tainted = str(baselines.get("tainted") or baselines.get("retire_worker") or "")
+        tainted = baselines.tainted or baselines.retire_worker or ""
         if tainted and not retired:  # the sustained request did not retire the changed process: retire it here
             worker.retire()
             retired = tainted
         # a baseline that changed the worker's process retired it: the next case gets a fresh one (harness.device.baselines)
-        runtime_note = {"gpu_worker_retired": retired} if retired else {}
         done = time.perf_counter()
-        window = [window_start, time.time()]  # wall-clock span this case held the GPU, for overlap audits
-    where = {"index": gpu.get("index"), "uuid": gpu.get("uuid")}
+        window = (window_start, time.time())  # wall-clock span this case held the GPU, for overlap audits
+    where = GpuSlot(index=gpu.get("index"), uuid=gpu.get("uuid"))
     for rec in to_run:
-        found[rec] = found[rec].updated(gpu=GpuSlot.from_json(where))
+        found[rec] = found[rec].updated(gpu=where)
     # where the case's time went: waiting for the GPU, checking and timing the configs, checking and timing the
     # baselines, then the finalists and the baselines timed together in interleaved rounds (shared by both)
-    phases: dict[str, Any] = {
-        "gpu_lock_wait": started - waited,
-        "configs": configs_done - started,
-        "baselines": baselines_done - configs_done,
-        "sustained": done - baselines_done,
-    }
-    runtime: dict[str, Any] = {
-        "gpu": gpu,
-        "winner_source": "cache" if cached else "tuned",
-        **({"tuned_because": tuned_because or "--retune"} if not cached else {}),
-        "phases_s": {
-            **{k: round(v, 3) for k, v in phases.items()},
-            **({"baselines_detail": spent} if measured else {}),
-        },
-        "gpu_window": window,
-        "configs_launched": len(to_run),
-        "configs_failed": sum(1 for r in to_run if not found.ok(r)),
-        "configs_not_launched": len(records) - len(launchable),
-        **runtime_note,
-    }
+    phases = Phases().updated(
+        gpu_lock_wait=round(started - waited, 3),
+        configs=round(configs_done - started, 3),
+        baselines=round(baselines_done - configs_done, 3),
+        sustained=round(done - baselines_done, 3),
+    )
+    runtime = Runtime().updated(gpu=GpuSlot.from_json(gpu), winner_source="cache" if cached else "tuned")
+    if not cached:
+        runtime = runtime.updated(tuned_because=tuned_because or "--retune")
+    runtime = runtime.updated(
+        phases_s=phases.updated(baselines_detail=spent) if measured else phases,
+        gpu_window=window,
+        configs_launched=len(to_run),
+        configs_failed=sum(1 for r in to_run if not found.ok(r)),
+        configs_not_launched=len(records) - len(launchable),
+    )
+    if retired:  # a baseline that changed the worker's process retired it: the next case gets a fresh one
+        runtime = runtime.updated(gpu_worker_retired=retired)
     if not measured:
-        return tune_record(
-            first, case, None, "error", "no config ran correctly on the device", Runtime.from_json(runtime)
-        )
+        return tune_record(first, case, None, "error", "no config ran correctly on the device", runtime)
     measured = [found.record(r) for r in measured]
     best = min(measured, key=rank)
     if not cached:
@@ -203,18 +214,18 @@ def _tune(
             space_best[space] = min((r for r in measured if space in spaces(r)), key=rank).config
         save_winner(
             key,
-            {
-                "config": best.config,
-                "median_us": runtime_of(best).median,
-                "arch": target.arch,
-                "device": gpu.get("name", ""),
-                "space_best": space_best,
-                **context,
-            },
+            Winner(
+                config=best.config,
+                median_us=runtime_of(best).median,
+                arch=target.arch,
+                device=gpu.get("name", ""),
+                space_best=space_best,
+                context=context,
+            ),
         )
-    runtime.update(figures(best, baselines))
-    runtime["portability"] = portability(case, [found.record(r) for r in records], known, best)
-    won = Runtime.from_json(runtime)
+    won = runtime.merged(figures(best, baselines)).updated(
+        portability=portability(case, [found.record(r) for r in records], known, best)
+    )
     return tune_record(best, case, best.config, "ok", "", won.updated(median_us=won.median))
 
 
@@ -226,7 +237,7 @@ def _screen_then_time(
     worker: GpuClient,
     base: BaselinesJob,
     to_run: list[Record],
-    known: dict[str, dict[str, Any] | None],
+    known: dict[str, KnownWinner | None],
     timeout: float,
     found: _Found,
 ) -> None:
@@ -238,7 +249,7 @@ def _screen_then_time(
     ``stage: screen`` with its sample count, so no config's result is hidden.
     """
     for rec in to_run:
-        found[rec] = launch_parity(rec, Runtime.from_json(worker.send(_config_job(base, rec, "screen"), timeout)))
+        found[rec] = launch_parity(rec, _runtime(worker.send(_config_job(base, rec, "screen"), timeout)))
     ok = sorted((r for r in to_run if found.ok(r)), key=lambda r: found[r].median)
     if not ok:
         return
@@ -247,11 +258,11 @@ def _screen_then_time(
     for space in {s for r in ok for s in spaces(r)}:
         best = next(r for r in ok if space in spaces(r))
         final[best.key()] = best
-    wanted = {config_key(w["config"]) for w in known.values() if w}
+    wanted = {config_key(dict(w.config)) for w in known.values() if w}
     final.update({r.key(): r for r in ok if config_key(r.config) in wanted})
     for rec in final.values():
         screen = found[rec]
-        full = Runtime.from_json(worker.send(_config_job(base, rec, "final"), timeout))
+        full = _runtime(worker.send(_config_job(base, rec, "final"), timeout))
         if full.ok:
             kept = ("launched_binary", "launch_parity", "launch_parity_detail")
             found[rec] = full.updated(
@@ -268,27 +279,31 @@ def _time_sustained(
     worker: GpuClient,
     base: BaselinesJob,
     measured: list[Record],
-    baselines: dict[str, Any],
+    baselines: BaselinesReply,
     timeout: float,
     found: _Found,
-) -> tuple[dict[str, float], str]:
+) -> tuple[BaselinesReply, dict[str, float], str]:
     """The sustained timing of every fully timed config and every baseline that ran, in interleaved rounds; kept
-    as ``runtime["sustained"]`` beside each one's isolated ``timing`` (a failure as ``sustained_error``). Returns
-    where the request's time went and why the worker retired after it ('' when it did not)."""
+    as each one's ``sustained`` beside its isolated ``timing`` (a failure as ``sustained_error``). Returns the
+    baselines with theirs, where the request's time went and why the worker retired after it ('' when it did not)."""
     finals = {r.config_id: r for r in measured if not found[r].screened}
-    names = [n for n, b in (baselines.get("baselines") or {}).items() if b.get("status") == "ok"]
+    ran = {n: b for n, b in (baselines.baselines or {}).items() if b.status == "ok"}
     on_device = {f.name: getattr(base, f.name) for f in dataclasses.fields(OnDevice)}
-    job = SustainedJob(**on_device, configs={cid: _applied(r) for cid, r in finals.items()}, baselines=tuple(names))
-    reply = worker.send(job, timeout * 2)
-    timings = reply.get("timings") or {}
+    job = SustainedJob(**on_device, configs={cid: _applied(r) for cid, r in finals.items()}, baselines=tuple(ran))
+    reply = SustainedReply.of(worker.send(job, timeout * 2))
+    timings = reply.timings or {}
+    missing = reply.error or "not timed"
     for cid, rec in finals.items():
-        got = timings.get(f"config {cid}") or {"error": reply.get("error", "not timed")}
-        if "timing" in got:
-            found[rec] = found[rec].updated(sustained=Timing.from_json(got["timing"]))
+        got = timings.get(f"config {cid}")
+        if got is not None and got.timing is not None:
+            found[rec] = found[rec].updated(sustained=got.timing)
         else:
-            found[rec] = found[rec].updated(sustained_error=got.get("error", ""))
-    for name in names:
-        got = timings.get(f"baseline {name}") or {"error": reply.get("error", "not timed")}
-        entry = baselines["baselines"][name]
-        entry.update({"sustained": got["timing"]} if "timing" in got else {"sustained_error": got.get("error", "")})
-    return dict(reply.get("spent_s") or {}), str(reply.get("retire_worker") or "")
+            found[rec] = found[rec].updated(sustained_error=(got.error or "") if got is not None else missing)
+    timed = dict(baselines.baselines or {})
+    for name, entry in ran.items():
+        got = timings.get(f"baseline {name}")
+        if got is not None and got.timing is not None:
+            timed[name] = entry.updated(sustained=got.timing)
+        else:
+            timed[name] = entry.updated(sustained_error=(got.error or "") if got is not None else missing)
+    return baselines.updated(baselines=timed), dict(reply.spent_s or {}), reply.retire_worker or ""

@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
+from collections.abc import Mapping
 from typing import Any
 
 from harness.matrix.cases import Case
 from harness.model.ids import config_id, config_key
 from harness.model.records import Record
-from harness.model.runtime import Baseline, PortabilityEntry, Runtime, not_launched
+from harness.model.replies import BaselinesReply
+from harness.model.runtime import Baseline, PortabilityEntry, Runtime, WorkModel, not_launched
 from harness.model.targets import catalogue
 from harness.model.timings import headline, round_ratios, slowdown
 from harness.model.vocabulary import Status
+from harness.tuning.winners import KnownWinner
 
 
 def runtime_of(rec: Record) -> Runtime:
@@ -33,7 +36,7 @@ def rank(rec: Record) -> tuple[bool, float]:
     return runtime_of(rec).screened, runtime_of(rec).median
 
 
-def figures(best: Record, baselines: dict[str, Any]) -> dict[str, Any]:
+def figures(best: Record, baselines: BaselinesReply) -> Runtime:
     """The winner's figures: its sustained timing (rates from it), its isolated one beside; each baseline's
     speedup as the median of the interleaved rounds' ratios, with their range."""
 
@@ -42,20 +45,8 @@ def figures(best: Record, baselines: dict[str, Any]) -> dict[str, Any]:
     model = rt.model
     seconds = timing.median * 1e-6
     # no share of a peak here: the roof is decided in the analysis, for the device that ran (harness.analysis.roofline)
-    out: dict[str, Any] = {
-        "device": baselines.get("device"),
-        "copy_tbps": baselines.get("copy_tbps"),
-        "timing": timing,
-        "timing_method": method,
-        "isolated": rt.timing,
-        "torch_settings": baselines.get("torch_settings"),
-        "tflops": float(model.flops or 0.0) / seconds / 1e12 if model else rt.tflops,
-        "gbps": float(model.bytes or 0.0) / seconds / 1e9 if model else rt.gbps,
-        "model": model if model is not None else {},
-    }
     found: dict[str, Baseline] = {}
-    for name, raw in (baselines.get("baselines") or {}).items():
-        b = Baseline.from_json(raw)
+    for name, b in (baselines.baselines or {}).items():
         if b.status == "ok":
             b_timing, b_method = headline(b)
             ratios = (
@@ -72,13 +63,23 @@ def figures(best: Record, baselines: dict[str, Any]) -> dict[str, Any]:
         else:
             b = b.updated(speedup=None)
         found[name] = b
-    out["baselines"] = found
-    return out
+    return Runtime().updated(
+        device=baselines.device,
+        copy_tbps=baselines.copy_tbps,
+        timing=timing,
+        timing_method=method,
+        isolated=rt.timing,
+        torch_settings=baselines.torch_settings,
+        tflops=float(model.flops or 0.0) / seconds / 1e12 if model else rt.tflops,
+        gbps=float(model.bytes or 0.0) / seconds / 1e9 if model else rt.gbps,
+        model=model if model is not None else WorkModel(),
+        baselines=found,
+    )
 
 
 def portability(
-    case: Case, records: list[Record], known_winners: dict[str, dict[str, Any] | None], best: Record
-) -> dict[str, Any]:
+    case: Case, records: list[Record], known_winners: dict[str, KnownWinner | None], best: Record
+) -> dict[str, PortabilityEntry]:
     """How the other targets' winners do here: fits? how much slower than the local winner (sustained timings
     where both have one, else isolated)?"""
     by_key = {config_key(r.config): r for r in records}
@@ -88,7 +89,7 @@ def portability(
     for name, known in known_winners.items():
         t = catalogue()[name]
         if known:  # that model's own tuned winner, from the stored run the user named, timed here
-            rec, source = by_key.get(config_key(known["config"])), "its winner in the stored run, timed here"
+            rec, source = by_key.get(config_key(known.config)), "its winner in the stored run, timed here"
         elif t.arch == catalogue()[case.target].arch:
             rec, source = best, f"same architecture, no {name} winner known: this device's own best"
         else:
@@ -97,37 +98,31 @@ def portability(
             source = f"proxy: best of the {t.vendor} space here (no {t.arch} winner known)"
             if rec is None:
                 failed = [r for r in records if t.vendor in spaces(r)]
-                out[name] = PortabilityEntry.from_json(
-                    {
-                        "source": source,
-                        "fits": False if failed else None,
-                        "note": "no config of that space ran here" if failed else "no such configs",
-                    }
+                out[name] = PortabilityEntry().updated(
+                    source=source,
+                    fits=False if failed else None,
+                    note="no config of that space ran here" if failed else "no such configs",
                 )
                 continue
         if rec is None:
-            out[name] = PortabilityEntry.from_json(
-                {
-                    "source": source,
-                    "config": known["config"] if known else None,
-                    "fits": None,
-                    "note": "winner not in this case's config list",
-                }
+            out[name] = PortabilityEntry().updated(
+                source=source,
+                config=known.config if known else None,
+                fits=None,
+                note="winner not in this case's config list",
             )
             continue
         rt = rec.runtime
         ok = rt is not None and rt.ok
         price = slowdown(rt, runtime_of(best)) if rt is not None and ok else None
-        out[name] = PortabilityEntry.from_json(
-            {
-                "source": source,
-                "config_id": config_id(rec.config),
-                "fits": bool(rec.fits),
-                "status": rt.status if rt is not None else None,
-                "slowdown": price[0] if price else None,
-                **({"timing_method": price[1]} if price else {}),
-            }
+        entry = PortabilityEntry().updated(
+            source=source,
+            config_id=config_id(rec.config),
+            fits=bool(rec.fits),
+            status=rt.status if rt is not None else None,
+            slowdown=price[0] if price else None,
         )
+        out[name] = entry.updated(timing_method=price[1]) if price else entry
     return out
 
 
@@ -138,7 +133,7 @@ def failed_tune(case: Case, records: list[Record], error: str) -> tuple[list[Rec
 
 
 def tune_record(
-    rec: Record, case: Case, config: dict[str, Any] | None, status: Status, error: str, runtime: Runtime
+    rec: Record, case: Case, config: Mapping[str, Any] | None, status: Status, error: str, runtime: Runtime
 ) -> Record:
     return Record(
         kernel=rec.kernel,
@@ -148,8 +143,8 @@ def tune_record(
         arch=rec.arch,
         vendor=rec.vendor,
         triton=rec.triton,
-        config=config or {},
-        config_id=config_id(config or {}),
+        config=dict(config or {}),
+        config_id=config_id(dict(config or {})),
         meta=rec.meta if config else {},
         origin=rec.origin if config else "",
         mode="tune",

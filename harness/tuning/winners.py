@@ -9,7 +9,9 @@ import hashlib
 import json
 import os
 import threading
+from collections.abc import Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -18,6 +20,55 @@ from harness.model.ids import config_key
 from harness.model.records import Record
 from harness.model.targets import Target
 from harness.support.cache import cache_dir
+
+#: what a cached winner was chosen under (:func:`tuning_context`), stored beside it
+CONTEXT_KEYS = ("config_space", "torch", "driver", "device_model")
+
+
+@dataclass(frozen=True)
+class Winner:
+    """A tuned winner as the host's winner cache keeps it: its config and median, the device it won on, each config
+    space's best (re-timed with it, so the portability column survives reuse) and the context it was chosen under."""
+
+    config: Mapping[str, Any]  # the kernel's own tunables and Triton's options
+    median_us: float
+    arch: str
+    device: str
+    space_best: Mapping[str, Mapping[str, Any]]
+    context: Mapping[str, str]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "config": dict(self.config),
+            "median_us": self.median_us,
+            "arch": self.arch,
+            "device": self.device,
+            "space_best": {k: dict(v) for k, v in self.space_best.items()},
+            **self.context,
+        }
+
+    @classmethod
+    def from_json(cls, raw: object) -> Winner | None:
+        """The entry as a cache file holds it; None for one that is not (damaged, or another layout's)."""
+        if not isinstance(raw, dict) or not isinstance(raw.get("config"), dict):
+            return None
+        best = raw.get("space_best") or {}
+        return cls(
+            config=raw["config"],
+            median_us=float(raw.get("median_us") or 0.0),
+            arch=str(raw.get("arch", "")),
+            device=str(raw.get("device", "")),
+            space_best={str(k): v for k, v in best.items() if isinstance(v, dict)} if isinstance(best, dict) else {},
+            context={k: str(raw[k]) for k in CONTEXT_KEYS if k in raw},
+        )
+
+
+@dataclass(frozen=True)
+class KnownWinner:
+    """Another target's winner, as a stored run the user named holds it (``--winners-from``)."""
+
+    config: Mapping[str, Any]
+    source: str = "stored run"
 
 
 @contextmanager
@@ -32,26 +83,26 @@ def gpu_lock(gpu: dict[str, str]) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def winner_key(kernel: str, dtype: str, shape: dict[str, Any], target: Target, triton: str, kernel_hash: str) -> str:
+def winner_key(kernel: str, dtype: str, shape: Mapping[str, int], target: Target, triton: str, kernel_hash: str) -> str:
     """Winners belong to a model (the target: h100 and h200 share sm_90 but not their best configs)."""
     raw = json.dumps([kernel, dtype, sorted(shape.items()), target.name, target.arch, triton, kernel_hash])
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
-def load_winner(key: str) -> dict[str, Any] | None:
+def load_winner(key: str) -> Winner | None:
     path = cache_dir() / "winners" / f"{key}.json"
     try:
         found = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError):
         return None
-    return found if isinstance(found, dict) else None  # a damaged entry is a miss: the case tunes again
+    return Winner.from_json(found)  # a damaged entry is a miss: the case tunes again
 
 
-def save_winner(key: str, entry: dict[str, Any]) -> None:
+def save_winner(key: str, entry: Winner) -> None:
     path = cache_dir() / "winners" / f"{key}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")  # unique per thread as well
-    tmp.write_text(json.dumps(entry))
+    tmp.write_text(json.dumps(entry.to_json()))
     tmp.replace(path)
 
 
@@ -74,18 +125,19 @@ def tuning_context(records: list[Record], gpu: dict[str, str]) -> dict[str, str]
     }
 
 
-def stored_winners(records: list[Record]) -> dict[tuple[str, str, str, str], dict[str, Any]]:
+StoredWinners = dict[tuple[str, str, str, str], KnownWinner]  # by (kernel, dtype, shape id, target)
+
+
+def stored_winners(records: list[Record]) -> StoredWinners:
     """The tuned winners a stored run holds, by (kernel, dtype, shape, target): what ``--winners-from`` names."""
     return {
-        (r.kernel, r.dtype, r.shape_id, r.target): {"config": r.config, "source": "stored run"}
+        (r.kernel, r.dtype, r.shape_id, r.target): KnownWinner(r.config)
         for r in records
         if r.mode == "tune" and r.status == "ok" and r.config
     }
 
 
-def known_winners(
-    case: Case, other_targets: list[str], stored: dict[tuple[str, str, str, str], dict[str, Any]]
-) -> dict[str, dict[str, Any] | None]:
+def known_winners(case: Case, other_targets: list[str], stored: StoredWinners) -> dict[str, KnownWinner | None]:
     """Each other target's winner as a stored run the user named holds it (``--winners-from``), or None: never
     what this host's winner cache happens to hold from earlier runs (that would make the portability column
     depend on which cases ran before)."""

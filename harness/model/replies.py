@@ -1,0 +1,136 @@
+"""What a worker answers each job with, typed on both sides of the pipe (the jobs: :mod:`harness.model.jobs`).
+
+A worker function builds its reply with the constructors below; :mod:`harness.execution.worker_main` writes it as
+JSON (``to_json``) and :class:`harness.execution.pool.Worker` reads it back as the job's reply class
+(:meth:`~harness.model.payloads.Payload.from_wire`), which refuses a key the class does not know: a worker and a harness that disagree fail on
+the first reply instead of a figure read as absent. What happened to the process rather than the job (a timeout, a
+crash, an exception the worker caught) is the same class with ``status`` and ``error`` set, so every caller reads
+one type whatever became of the child.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TypeVar
+
+from harness.model.build_facts import AutotuneFacts, Captured, ParamSpec
+from harness.model.payloads import Artifact, LimitFlag, Payload, Resources
+from harness.model.runtime import Baseline, Check, DeviceInfo, InterpretCorrectness, LaunchedBinary, Timing, WorkModel
+
+R = TypeVar("R", bound="Reply")
+
+
+class ReplyError(ValueError):
+    """A reply that is not the one its job's class names."""
+
+
+@dataclass(frozen=True)
+class Reply(Payload):
+    """What every reply says: ``ok``, or what went wrong (``error``, ``timeout``, ``crash``, ``fault``, a job's own
+    failure status) with the worker's traceback; ``retire_worker`` when the job changed the process for later jobs."""
+
+    status: str | None = None
+    error: str | None = None
+    traceback: str | None = None
+    retire_worker: str | None = None
+
+    @classmethod
+    def of(cls: type[R], reply: Reply) -> R:
+        """``reply`` as this class: what a worker answers the job whose ``REPLY`` this is (ReplyError otherwise)."""
+        if not isinstance(reply, cls):
+            raise ReplyError(f"expected a {cls.__name__}, the worker's answer was read as a {type(reply).__name__}")
+        return reply
+
+    @classmethod
+    def failed(cls: type[R], status: str, error: str, traceback: str = "") -> R:
+        """The reply of a job that did not finish (the worker's exception, a timeout, a crash)."""
+        return cls(status=status, error=error, traceback=traceback or None)
+
+
+@dataclass(frozen=True)
+class CompileReply(Reply):
+    """One build's fields, as the compile worker found them (they become the build's record)."""
+
+    compile_s: float | None = None
+    compile_cpu_s: float | None = None
+    compile_cache: str | None = None  # "miss" | "hit" (Triton's cache)
+    compile_stages_s: Mapping[str, float] | None = None
+    resources: Resources | None = None
+    launcher: str | None = None  # "prebuilt", or why Triton's launcher could not be built ahead
+    flags: tuple[LimitFlag, ...] | None = None
+    fits: bool | None = None
+    artifacts: Mapping[str, Artifact] | None = None
+    ignored_options: tuple[str, ...] | None = None
+    specialisation: Mapping[str, ParamSpec] | None = None
+    cache_key: str | None = None
+    assumptions: tuple[str, ...] | None = None
+    autotune: AutotuneFacts | None = None
+    captured: Captured | None = None
+    triton: str | None = None
+
+
+@dataclass(frozen=True)
+class InterpretReply(Reply):
+    """One config checked by Triton's CPU interpreter at each interpret shape."""
+
+    run_s: float | None = None
+    correctness: InterpretCorrectness | None = None
+
+
+@dataclass(frozen=True)
+class AgreementReply(Reply):
+    """Each argument one captured launch passes otherwise than the spec declares it."""
+
+    problems: tuple[str, ...] | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class ConfigReply(Reply):
+    """One config on the GPU: its check against the reference, then its timing (the GPU phase's runtime of it)."""
+
+    stage: str | None = None  # "screen" | "final" | "full"
+    correctness: Check | None = None
+    first_launch_s: float | None = None
+    launched_binary: LaunchedBinary | None = None
+    timing: Timing | None = None
+    tflops: float | None = None
+    gbps: float | None = None
+    model: WorkModel | None = None
+
+
+@dataclass(frozen=True)
+class BaselinesReply(Reply):
+    """The case's baselines, each checked and timed in isolation, with what the worker measured once."""
+
+    device: DeviceInfo | None = None
+    copy_tbps: float | None = None
+    baselines: Mapping[str, Baseline] | None = None
+    torch_settings: Mapping[str, bool | str] | None = None
+    spent_s: Mapping[str, float] | None = None
+    tainted: str | None = None  # what a baseline changed in the process (a later compile there would differ)
+
+
+@dataclass(frozen=True)
+class SustainedEntry(Payload):
+    """One config or baseline timed in the interleaved rounds, or why it could not be."""
+
+    status: str | None = None
+    error: str | None = None
+    timing: Timing | None = None
+
+
+@dataclass(frozen=True)
+class SustainedReply(Reply):
+    """Configs and baselines timed back to back in interleaved rounds: ``config <id>`` / ``baseline <name>``."""
+
+    timings: Mapping[str, SustainedEntry] | None = None
+    spent_s: Mapping[str, float] | None = None
+
+
+@dataclass(frozen=True)
+class WarmupReply(Reply):
+    """A GPU worker with torch imported and its CUDA context made."""
+
+    warmup_s: float | None = None

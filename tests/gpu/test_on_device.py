@@ -22,7 +22,7 @@ from helpers import DATA, run_cli, write_matrix  # noqa: E402
 from harness.device.detection import local_gpus, pick_device, pinned_env  # noqa: E402
 from harness.execution.pool import Worker  # noqa: E402
 from harness.matrix import loader  # noqa: E402
-from harness.model.jobs import BaselinesJob, GpuConfigJob, OnDevice, SustainedJob  # noqa: E402
+from harness.model.jobs import BaselinesJob, GpuConfigJob, GpuJob, OnDevice, SustainedJob  # noqa: E402
 
 FAULTY = f"{DATA / 'faulty_kernel.py'}:SPEC"
 
@@ -47,6 +47,11 @@ def gpu_worker() -> Worker:
     worker.close()
 
 
+def _send(worker: Worker, job: GpuJob, timeout: float) -> dict:
+    """The worker's typed reply to ``job``, as the wire carried it (the keys the results keep)."""
+    return worker.send(job, timeout).to_json()
+
+
 def _job(ref: str, shape: dict, config: dict, dtype: str = "fp32") -> GpuConfigJob:
     return GpuConfigJob(ref=ref, dtype=dtype, shape=shape, config=config, seed=1)
 
@@ -57,7 +62,9 @@ def _case_of(job: GpuConfigJob) -> dict:
 
 def test_device_matches_the_catalogue_arch(gpu_worker: Worker) -> None:
     gpu = pick_device(None, local_gpus())
-    out = gpu_worker.send(BaselinesJob(ref=loader.resolve("vector_add", None), dtype="fp32", shape={"N": 1 << 20}), 600)
+    out = _send(
+        gpu_worker, BaselinesJob(ref=loader.resolve("vector_add", None), dtype="fp32", shape={"N": 1 << 20}), 600
+    )
     assert out["status"] == "ok", out
     assert out["device"]["arch"] == gpu["arch"] and out["copy_tbps"] > 0.5
 
@@ -65,7 +72,7 @@ def test_device_matches_the_catalogue_arch(gpu_worker: Worker) -> None:
 def test_full_size_check_and_timing(gpu_worker: Worker) -> None:
     ref = loader.resolve("matmul", None)
     cfg = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3}
-    out = gpu_worker.send(_job(ref, {"M": 2048, "N": 2048, "K": 2048}, cfg, "fp16"), 600)
+    out = _send(gpu_worker, _job(ref, {"M": 2048, "N": 2048, "K": 2048}, cfg, "fp16"), 600)
     assert out["status"] == "ok", out
     timing = out["timing"]
     assert timing["reps"] == len(timing["samples_us"]) >= 10
@@ -74,21 +81,21 @@ def test_full_size_check_and_timing(gpu_worker: Worker) -> None:
 
 
 def test_unwritten_output_fails_and_nan_never_passes(gpu_worker: Worker) -> None:
-    out = gpu_worker.send(_job(FAULTY, {"N": 4096}, {"MODE": 0, "BLOCK": 1024}), 600)
+    out = _send(gpu_worker, _job(FAULTY, {"N": 4096}, {"MODE": 0, "BLOCK": 1024}), 600)
     assert out["status"] == "mismatch" and out["correctness"]["nonfinite"] == 2048
 
 
 def test_out_of_resources_at_launch_is_that_configs_failure(gpu_worker: Worker) -> None:
     ref = loader.resolve("matmul", None)
     huge = {"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 128, "GROUP_M": 8, "num_warps": 8, "num_stages": 4}
-    out = gpu_worker.send(_job(ref, {"M": 1024, "N": 1024, "K": 1024}, huge, "fp16"), 600)
+    out = _send(gpu_worker, _job(ref, {"M": 1024, "N": 1024, "K": 1024}, huge, "fp16"), 600)
     assert out["status"] == "launch_error" and "shared" in out["error"].lower()
 
 
 def test_a_fault_costs_only_its_own_request(gpu_worker: Worker) -> None:
-    bad = gpu_worker.send(_job(FAULTY, {"N": 4096}, {"MODE": 1, "BLOCK": 1024}), 600)
+    bad = _send(gpu_worker, _job(FAULTY, {"N": 4096}, {"MODE": 1, "BLOCK": 1024}), 600)
     assert bad["status"] in ("fault", "crash"), bad
-    good = gpu_worker.send(_job(FAULTY, {"N": 4096}, {"MODE": 2, "BLOCK": 1024}), 600)
+    good = _send(gpu_worker, _job(FAULTY, {"N": 4096}, {"MODE": 2, "BLOCK": 1024}), 600)
     assert good["status"] == "ok", good
     assert gpu_worker.started == 2
 
@@ -387,14 +394,14 @@ def test_sustained_timing_and_a_baseline_that_synchronises(gpu_worker: Worker) -
     # as a case runs: the config is checked (loaded) before the baselines. The refused baseline cannot be captured
     # in a graph, so torch's profiler names its kernels, which imports Inductor: a config compiled only after that
     # would be refused as not the static binary (gpu_sustained's guard), not timed
-    assert gpu_worker.send(job, 600)["status"] == "ok"
-    base = gpu_worker.send(BaselinesJob(**_case_of(job)), 600)
+    assert _send(gpu_worker, job, 600)["status"] == "ok"
+    base = _send(gpu_worker, BaselinesJob(**_case_of(job)), 600)
     assert base["status"] == "ok", base
     assert base["baselines"]["clone"]["status"] == "ok"
     refused = base["baselines"]["clone after .item()"]
     assert refused["status"] == "error" and "synchronises with the host" in refused["error"], refused
     sustained = SustainedJob(**_case_of(job), configs={"B1024": {"BLOCK": 1024, "num_warps": 4}}, baselines=("clone",))
-    out = gpu_worker.send(sustained, 600)
+    out = _send(gpu_worker, sustained, 600)
     assert out["status"] == "ok", out
     kernel, clone = out["timings"]["config B1024"]["timing"], out["timings"]["baseline clone"]["timing"]
     for t in (kernel, clone):
@@ -402,6 +409,6 @@ def test_sustained_timing_and_a_baseline_that_synchronises(gpu_worker: Worker) -
         assert len(t["round_medians_us"]) == 5 and t["reps"] == 15 and t["warmup_discarded"] == 5
     # a copy of 64 MB each way: both at a few TB/s, within 2x of each other
     assert 0.5 < kernel["median_us"] / clone["median_us"] < 2.0
-    iso = gpu_worker.send(job, 600)["timing"]
+    iso = _send(gpu_worker, job, 600)["timing"]
     assert iso["method"] == "isolated" and iso["warmup_discarded"] == 2
     assert iso["samples_us"][0] <= 1.5 * iso["median_us"], iso["samples_us"][:5]

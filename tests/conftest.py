@@ -85,9 +85,9 @@ LONGEST_FIRST = (
     "test_smoke_matrix.py",
     "test_library_kernels.py",
     "test_pypi_resolution.py",
-    "test_ops_vendor_launches.py",
-    "test_ops_capture.py",
     "test_verdicts_compiled.py",
+    "test_upgrade_evidence.py",
+    "test_workflows.py",
 )
 
 

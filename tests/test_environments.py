@@ -138,6 +138,49 @@ kernels:
         assert "Traceback" not in proc.stdout + proc.stderr
 
 
+def test_a_kernels_own_environments_override_the_matrixs_for_that_kernel_only(tmp_path: Path) -> None:
+    """``environments`` under a kernel sweeps that kernel alone (the default matrix sweeps only its GEMM under async
+    copy); validate counts the columns and builds the run makes, and a bad entry there is its own file:line."""
+    good = write_matrix(
+        tmp_path / "good.yaml",
+        """\
+name: t
+targets: [h100, mi300x]
+kernels:
+  vector_add:
+    dtypes: [fp32]
+    shapes: [{N: 16}]
+    configs: [{BLOCK: 256, num_warps: 4}]
+  matmul:
+    environments: {mi300x: [default, async-copy]}
+    dtypes: [fp16]
+    shapes: [{M: 64, N: 64, K: 64}]
+    configs: [{BLOCK_M: 64, BLOCK_N: 64, BLOCK_K: 32, GROUP_M: 8, num_warps: 4, num_stages: 2}]
+""",
+    )
+    proc = run_cli("validate", str(good))
+    # h100 and mi300x for both kernels, mi300x@async-copy for matmul only: 3 columns, 5 builds
+    assert proc.returncode == 0 and "in 3 target columns" in proc.stdout and ", 5 compiles" in proc.stdout, proc.stdout
+    listed = run_cli("list", str(good)).stdout
+    assert "async-copy" in listed and not any("vector_add" in ln and "async-copy" in ln for ln in listed.splitlines())
+    bad = write_matrix(
+        tmp_path / "bad.yaml",
+        """\
+name: t
+targets: [mi300x]
+kernels:
+  vector_add:
+    dtypes: [fp32]
+    shapes: [{N: 16}]
+    environments:
+      mi300x: [default, async-cpoy]
+""",
+    )
+    proc = run_cli("validate", str(bad))
+    assert proc.returncode == 2 and f"{bad}:8: " in proc.stdout and "async-cpoy" in proc.stdout, proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
 def test_a_compile_that_fails_only_under_a_knob_is_recorded(tmp_path: Path) -> None:
     """Found by this harness: triton 3.6 fails (PassManager::run) on 4-stage gfx942 GEMMs with async copy
     when the sizes are multiples of 16. If a Triton release fixes it, this test says so."""

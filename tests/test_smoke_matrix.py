@@ -110,7 +110,9 @@ def test_mi300x_is_swept_with_async_copy_and_a_verdict_flips(smoke_runs: dict) -
     for r in records:
         if r["mode"] == "compile" and r["target"] == "mi300x":
             by_key.setdefault((r["kernel"], json.dumps(r["shape"]), r["config_id"]), {})[r["environment"]] = r
-    flips = [envs for envs in by_key.values() if envs["default"]["fits"] and not envs["async-copy"]["fits"]]
+    swept = [envs for envs in by_key.values() if "async-copy" in envs]
+    assert {envs["default"]["kernel"] for envs in swept} == {"matmul"}  # the kernel whose entry names the sweep
+    flips = [envs for envs in swept if envs["default"]["fits"] and not envs["async-copy"]["fits"]]
     assert flips
     default, async_copy = flips[0]["default"], flips[0]["async-copy"]
     assert default["resources"]["shared"] < async_copy["resources"]["shared"]

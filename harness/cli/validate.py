@@ -39,7 +39,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
             status = EXIT_INPUT
             continue
         n = _compile_count(matrix)
-        columns = sum(len(matrix.environments_for(t)) for t in matrix.targets)
+        columns = len(
+            {(t, e.name) for k in matrix.kernels for t in matrix.targets for e in matrix.environments_for(t, k)}
+        )
         print(
             f"{file}: ok ({len(matrix.kernels)} kernels, {len(matrix.targets)} targets in {columns} target "
             f"columns with the compile-environment sweep, {n} compiles per Triton version)"

@@ -90,7 +90,7 @@ def expand(matrix: Matrix, installed_triton: str | None) -> list[Case]:
                         configs = tuple(c for c in configs if spec.config_ok(dict(shape), c.as_dict()))
                         configs = _autotune_pruned(spec, shape, dtype, configs)
                     for target in matrix.targets:
-                        envs = matrix.environments_for(target)
+                        envs = matrix.environments_for(target, entry)
                         deciding = DEFAULT if any(e.name == DEFAULT for e in envs) else envs[0].name
                         # a captured op: the configs it launches as on this target (or on ``launches_from``)
                         launched = entry.launched_configs(target, shape, dtype)

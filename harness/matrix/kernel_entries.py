@@ -14,6 +14,7 @@ from typing import Any
 from harness.matrix import facts, loader
 from harness.matrix.configs import ConfigEntry, configs_of
 from harness.matrix.facts import SpecFacts
+from harness.model.environments import Environment
 from harness.support.checking import Checker, is_a, seen_before, suggest
 
 KERNEL_KEYS = {
@@ -29,6 +30,7 @@ KERNEL_KEYS = {
     "interpret": (list, bool),
     "timeout_s": (int, float),
     "compare_threshold": (int, float),
+    "environments": dict,  # per target, for this kernel only (the matrix's otherwise)
 }
 
 
@@ -49,6 +51,8 @@ class KernelEntry:
     #: a captured op's launches: (face target, shape JSON, dtype) -> configs (harness.matrix.ops_entries)
     launched: tuple[tuple[tuple[str, str, str], tuple[ConfigEntry, ...]], ...] = ()
     launches_from: str | None = None  # every target builds this target's launches (the cross-vendor question)
+    #: per target, this kernel's compile environments where they are not the matrix's (harness.matrix.reading)
+    environments: tuple[tuple[str, tuple[Environment, ...]], ...] = ()
 
     def launched_configs(self, target: str, shape: Any, dtype: str) -> tuple[ConfigEntry, ...] | None:
         """The configs a captured op launches as on ``target`` (or on ``launches_from``); None for a spec."""

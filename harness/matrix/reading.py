@@ -8,6 +8,7 @@ targets.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -53,8 +54,10 @@ class Matrix:
     environments: tuple[tuple[str, tuple[Environment, ...]], ...] = ()  # per target, overriding the catalogue
     known_failures: tuple[KnownFailure, ...] = ()
 
-    def environments_for(self, target: str) -> tuple[Environment, ...]:
-        for name, envs in self.environments:
+    def environments_for(self, target: str, entry: KernelEntry | None = None) -> tuple[Environment, ...]:
+        """The compile environments ``target`` is built under: the kernel's own where it names the target, else
+        the matrix's, else Triton's defaults alone."""
+        for name, envs in (entry.environments if entry is not None else ()) + self.environments:
             if name == target:
                 return envs
         return (DEFAULT_ENV,)  # the catalogue's named environments are opt-in: a matrix sweeps them by name
@@ -207,10 +210,9 @@ def _validate(file: str, text: str, doc: yamlpos.Located) -> Matrix:
         timeout = 300
     known = parse_known_failures(chk, data.get("known_failures"))
     backend_of = {t: cat[t].backend for t in target_names if t in cat}
+    named = {t: cat[t].named_environments for t in backend_of}
     environments = (
-        parse_environments(
-            chk, data["environments"], target_names, backend_of, {t: cat[t].named_environments for t in backend_of}
-        )
+        parse_environments(chk, data["environments"], target_names, backend_of, named)
         if isinstance(data.get("environments"), dict)
         else ()
     )
@@ -245,6 +247,11 @@ def _validate(file: str, text: str, doc: yamlpos.Located) -> Matrix:
                 Path(file).resolve().parent,
                 known_targets,
             )
+            own = entry.get("environments") if isinstance(entry, dict) else None
+            if isinstance(own, dict):  # this kernel's sweep, checked as the matrix's is
+                at = ("kernels", name, "environments")
+                swept = parse_environments(chk, own, target_names, backend_of, named, at)
+                made = [dataclasses.replace(e, environments=swept) for e in made]
             yaml_names.update({e.name: str(name) for e in made})
             entries += made
     if chk.problems:

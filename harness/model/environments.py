@@ -154,12 +154,14 @@ def parse_environments(
     target_names: list[str],
     backend_of: dict[str, str],
     named: dict[str, tuple[Environment, ...]] | None = None,
+    at: tuple[Any, ...] = ("environments",),
 ) -> tuple[tuple[str, tuple[Environment, ...]], ...]:
     """``environments: {target: [default, NAME, {name: ..., env: {VAR: value}}]}``, checked against the backend's
-    knobs; a bare name is ``default`` or one of the target's catalogue environments (``named``)."""
+    knobs; a bare name is ``default`` or one of the target's catalogue environments (``named``). ``at``: where the
+    mapping is in the matrix (the matrix's own, or one kernel's)."""
     out = []
     for target, entries in raw.items():
-        path = ("environments", target)
+        path = at + (target,)
         if target not in target_names:
             chk.add(
                 path,

@@ -1,4 +1,4 @@
-"""Glue for three libraries' ops captured under each target's virtual device (``vendor_ops.yaml``).
+"""Glue for three libraries' ops captured under each target's virtual device (the last entries of ``matrix.yaml``).
 
 Every op is the library's own function; the glue is the inputs (and, for conch, a two-line op that quantises Q
 and K the way an attention layer does: the same kernel launched twice with other constexprs). fla-core's L2 norm

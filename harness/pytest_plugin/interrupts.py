@@ -58,7 +58,10 @@ class InterruptGuard:
         )
 
     def uninstall(self) -> None:
-        """Restore the handlers there were (after the run's files are written)."""
+        """Restore the handlers there were (after the run's files are written). After an interrupt the process is on
+        its way out with the interrupted exit status: a later signal is then ignored, not let through to kill it
+        (a scheduler's second SIGTERM a moment after the first would otherwise end the process by that signal,
+        its files written and marked, but its exit status not the one a CI job reads)."""
         for sig, previous in self._previous.items():
-            signal.signal(sig, previous)
+            signal.signal(sig, signal.SIG_IGN if self.count else previous)
         self._previous = {}

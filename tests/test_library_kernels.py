@@ -46,7 +46,7 @@ MATRIX = DATA / "library" / "matrix.yaml"
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out = tmp_path_factory.mktemp("lib") / "run"
-    proc = run_cli("run", str(MATRIX), "--out", str(out), "-n", "2", timeout=1500)
+    proc = run_cli("run", str(MATRIX), "--out", str(out), "-n", "0", timeout=1500)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return json.loads((out / "results.json").read_text())
 

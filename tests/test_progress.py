@@ -15,6 +15,7 @@ import termios
 import time
 from pathlib import Path
 
+from harness.model.payloads import LimitFlag
 from harness.model.records import Record
 from harness.model.run_info import Selection
 from harness.model.runtime import Phases, Runtime
@@ -49,6 +50,22 @@ class _Clock:
 
     def __call__(self) -> float:
         return self.now
+
+
+def test_a_kernels_verdict_is_said_once_its_selected_builds_are_in() -> None:
+    out: list[str] = []
+    p = Progress(write=out.append, tty=True, clock=_Clock(), width=80)
+    configs = ({"B": 1}, {"B": 2})
+    p.start(3, [Selection(kernel="k", target="h100", environment="default", configs=configs)])
+    over = LimitFlag(resource="shared", value=2e5, limit=232448.0, severity="error")
+    first = dataclasses.replace(_build("h100"), config={"B": 1}, config_id="B1", fits=True)
+    second = dataclasses.replace(_build("h100"), config={"B": 2}, config_id="B2", fits=False, flags=[over])
+    p.records([first])
+    assert not any("k  h100" in line for line in out)  # one of its two builds: no verdict yet
+    p.records([second])
+    said = [line for line in out if "k  h100" in line]
+    assert said == ["\r\x1b[Kharness: k  h100 1 fit, 1 exceed\n"]  # its own line; the status line is drawn under it
+    assert out[-1].startswith("\r\x1b[Kharness: 0/3 cases")
 
 
 def test_the_line_counts_builds_per_column_and_estimates_what_is_left() -> None:
@@ -168,6 +185,11 @@ def test_a_run_into_a_log_says_its_progress_in_lines_and_no_dots(tmp_path: Path)
     assert progress[-1].startswith("harness: 3/3 cases · builds h100 5/5 mi300x 5/5 ·")
     assert all(len(line) <= WIDTH for line in progress)
     assert not any(set(line) <= {".", "s"} and line for line in lines)  # no row of pytest dots
+    # the kernel's verdict line as soon as its builds are in, before the run ends (the summary's line, the same words)
+    verdict = next(i for i, line in enumerate(lines) if line.startswith("harness: vector_add  h100 "))
+    said = lines[verdict] + " · " + lines[verdict + 1].strip()  # wrapped at its separator, not cut
+    assert verdict < lines.index(progress[-1]) and len(lines[verdict]) <= WIDTH and "…" not in said
+    assert said.removeprefix("harness: ") in [ln.strip() for ln in lines[lines.index(progress[-1]) :]]
     assert any(line.startswith("harness: 3 cases in ") and "case time builds" in line for line in lines)
 
 

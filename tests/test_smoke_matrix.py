@@ -28,10 +28,9 @@ def smoke_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
     outputs = {}
     for label in ("cold", "warm"):
         start = time.perf_counter()
-        # as README's quick start runs it (pytest-xdist over the cores), which also takes up the cores the rest of
-        # the suite leaves idle (its network and timeout tests)
+        # one process: the ratio then measures the caches, not xdist start-up competing with the rest of the suite
         wide = ["--wide"] if label == "cold" else []  # the cold run prints the full tables, the warm one the summary
-        proc = run_cli("run", "--out", str(tmp / label), *wide, env=env)
+        proc = run_cli("run", "--out", str(tmp / label), "-n", "0", *wide, env=env)
         timings[label] = time.perf_counter() - start
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
         outputs[label] = proc.stdout

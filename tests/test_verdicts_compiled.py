@@ -44,7 +44,7 @@ kernels:
 """,
     )
     out = tmp / "run"
-    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "2", "--static-only")
+    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0", "--static-only")
     doc = json.loads((out / "results.json").read_text())
     return {"out": out, "doc": doc, "proc": proc}
 

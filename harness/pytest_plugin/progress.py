@@ -1,7 +1,11 @@
 """One status line while a run goes: cases done of all, builds per target column, GPU cases, what is running,
 elapsed and an estimate of what is left. On a terminal the line is redrawn in place (at most a few times a
 second); in a log (CI) a line is written at each tenth of the cases, so a log stays short. Never wider than
-:data:`WIDTH` columns (nor the terminal). It lives in the pytest controller and only counts what reports say."""
+:data:`WIDTH` columns (nor the terminal). It lives in the pytest controller and only counts what reports say.
+
+Above it, each kernel's verdict line as soon as every build the run selected of that kernel is in (the line the
+run's summary ends with, decided by the same analysis over those builds): the first answer comes seconds into a
+run, not at its end."""
 
 from __future__ import annotations
 
@@ -53,6 +57,8 @@ class Progress:
     )  # per tuned case: configs, baselines, sustained
     compiles: Counter[str] = field(default_factory=Counter)  # "cold", "cached" (Triton's cache), "reused" (ours)
     running: list[str] = field(default_factory=list)
+    kernel_builds: Counter[str] = field(default_factory=Counter)  # per kernel: the builds the run selected ...
+    kernel_records: dict[str, list[Record]] = field(default_factory=dict)  # ... and those in so far
     started: float = 0.0
     _drawn: float = -1.0
     _logged_step: int = 0
@@ -62,6 +68,8 @@ class Progress:
         self.cases_total = cases_total
         for s in selected:
             self.builds_total[_column(str(s.target), str(s.environment))] += len(s.configs or ())
+            if s.kernel:
+                self.kernel_builds[s.kernel] += len(s.configs or ())
         self.width = min(WIDTH, self.width)
         if not self.tty:  # a terminal's line waits for the first case: xdist redraws its own status line till then
             self.draw(force=True)
@@ -75,6 +83,7 @@ class Progress:
         for r in records:
             if r.mode == "compile":
                 self.builds_done[r.column] += 1
+                self._kernel_build(r)
                 if r.compile_cache in ("miss", "hit", "harness"):
                     self.compiles[{"miss": "cold", "hit": "cached", "harness": "reused"}[r.compile_cache]] += 1
             elif r.mode == "tune":
@@ -84,6 +93,33 @@ class Progress:
                     self.gpu_cases.append(
                         (float(phases.configs or 0), float(phases.baselines or 0), float(phases.sustained or 0))
                     )
+
+    def _kernel_build(self, r: Record) -> None:
+        """Count a kernel's build; once all it selected are in, say its verdict line above the status line."""
+        if not self.kernel_builds[r.kernel]:
+            return
+        held = self.kernel_records.setdefault(r.kernel, [])
+        held.append(r)
+        if len(held) == self.kernel_builds[r.kernel]:
+            from harness.analysis.findings import analyse
+            from harness.render.terminal import kernel_lines
+
+            for line in kernel_lines(analyse((), held)):
+                self.say("harness: " + line.strip())
+
+    def say(self, text: str) -> None:
+        """A line of its own above the status line (which a terminal gets redrawn under it), wrapped at its
+        `` · `` separators to the width, never cut."""
+        lines = [""]
+        for part in text.split(" · "):
+            joined = f"{lines[-1]} · {part}" if lines[-1] else part
+            if len(joined) <= self.width or not lines[-1]:
+                lines[-1] = joined
+            else:
+                lines.append("    " + part)
+        self.write(("\r\x1b[K" if self.tty else "") + "\n".join(lines) + "\n")
+        if self.tty:
+            self.draw(force=True)
 
     def timed(self, kind: str, seconds: float) -> None:
         """A case's call took ``seconds`` (``kind``: builds or interpreter): where the run's time went."""

@@ -104,7 +104,7 @@ class Progress:
             from harness.analysis.findings import analyse
             from harness.render.terminal import kernel_lines
 
-            for line in kernel_lines(analyse((), held)):
+            for line in kernel_lines(analyse((), held), width=1 << 16):  # wrapped here, not cut
                 self.say("harness: " + line.strip())
 
     def say(self, text: str) -> None:

@@ -28,8 +28,9 @@ def _fit(line: str, width: int = WIDTH) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def kernel_lines(found: Findings) -> list[str]:
-    """``matmul    h100 12 fit · mi300x 6 fit, 2 at risk, 4 exceed`` — one per kernel, targets in matrix order."""
+def kernel_lines(found: Findings, width: int = WIDTH) -> list[str]:
+    """``matmul    h100 12 fit · mi300x 6 fit, 2 at risk, 4 exceed`` — one per kernel, targets in matrix order, cut
+    to ``width`` (a caller that wraps instead passes its own)."""
     counts: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(int)))
     rows = found.rows
     multi = len({row.triton for row in rows}) > 1  # merged versions: one line per kernel and version
@@ -37,7 +38,7 @@ def kernel_lines(found: Findings) -> list[str]:
         name = f"{row.kernel} (triton {row.triton})" if multi else row.kernel
         for target, tv in row.judged.targets.items():
             counts[name][target]["same binary" if tv.duplicate_of else tv.verdict] += 1
-    width = max((len(k) for k in counts), default=0)
+    pad = max((len(k) for k in counts), default=0)
     out = []
     for kernel in sorted(counts):
         parts = []
@@ -45,7 +46,7 @@ def kernel_lines(found: Findings) -> list[str]:
             words = [f"{c[v]} {'fit' if v == 'fits' else 'exceed' if v == 'exceeds' else v}" for v in ORDER if c[v]]
             words += [f"({c['same binary']} same binary as another)"] if c["same binary"] else []
             parts.append(f"{plain(target)} " + ", ".join(words))
-        out.append(_fit(f"{plain(kernel):<{width}}  " + " · ".join(parts)))
+        out.append(_fit(f"{plain(kernel):<{pad}}  " + " · ".join(parts), width))
     return out
 
 

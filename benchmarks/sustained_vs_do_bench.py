@@ -21,6 +21,7 @@ from harness.device import operations
 from harness.device.sustained import Item, interleaved
 from harness.device.timing import bench
 from harness.matrix import loader
+from harness.model.jobs import BaselinesJob
 from harness.results.store import load_results
 
 KERNELS = ("matmul", "matmul_tma", "flash_attention", "softmax")
@@ -48,9 +49,8 @@ def main(argv: list[str]) -> int:
     for backwards in (False, True):  # two passes, the second in reverse order
         for r in tunes:
             ref = loader.resolve(r.kernel, None)
-            job = {"ref": ref, "dtype": r.dtype, "shape": r.shape, "seed": 0}
-            state = operations._case(job)
-            spec, rotated = state["spec"], operations._rotated(state)
+            state = operations._case(BaselinesJob(ref=ref, dtype=r.dtype, shape=r.shape, seed=0))
+            spec, rotated = state.spec, operations._rotated(state)
             label = f"{r.kernel} {r.dtype} {r.shape_id}"
             rows.setdefault((label, f"winner {r.config_id}"), []).append(
                 _four_ways(

@@ -26,15 +26,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Final, Iterable
 
 from harness.model.environments import DEFAULT
 from harness.model.ids import config_key
 from harness.model.records import Record
+from harness.model.vocabulary import Verdict
 
 VENDOR_LABEL = {"nvidia": "NVIDIA", "amd": "AMD"}
 FITTING = ("fits", "at risk")
-INCOMPLETE = "incomplete"
+INCOMPLETE: Final[Verdict] = "incomplete"
 #: every target verdict, best first (compare ranks by it; ``incomplete`` is never ranked: it is not compared)
 VERDICTS = ("fits", "at risk", "exceeds", "failed", INCOMPLETE)
 
@@ -43,7 +44,7 @@ VERDICTS = ("fits", "at risk", "exceeds", "failed", INCOMPLETE)
 class TargetVerdict:
     target: str
     vendor: str
-    verdict: str  # "fits" | "at risk" | "exceeds" | "failed" | "incomplete"
+    verdict: Verdict
     decided_by: Record | None  # the deciding environment's build; None when it is missing (incomplete)
     reasons: tuple[str, ...] = ()  # why it exceeds / failed / is at risk
     beside: tuple[str, ...] = ()  # other environments' outcomes, when they do not change the verdict
@@ -121,7 +122,7 @@ def limit_text(r: Record) -> str:
     return "; ".join(f"{f.resource} {f.value:g} > {f.limit:g}" for f in r.flags if f.severity == "error")
 
 
-def outcome(r: Record) -> str:
+def outcome(r: Record) -> Verdict:
     """What one build says on its own: ``fits``, ``exceeds`` or ``failed``."""
     if r.status != "ok":
         return "failed"
@@ -156,7 +157,7 @@ def judge_target(builds: list[Record]) -> TargetVerdict:
             tuple(builds),
         )
     others = tuple(r for r in builds if r is not decider)
-    kind = outcome(decider)
+    kind: Verdict = outcome(decider)
     reasons: list[str] = []
     beside = [outcome_text(o) for o in others]
     if kind == "failed":

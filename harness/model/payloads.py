@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from harness.model.vocabulary import Severity
+
 P = TypeVar("P", bound="Payload")
 _BOOKKEEPING = ("extra", "given")
 #: how a field holds its JSON: "one" payload, a "map" of payloads, a "seq" (tuple) of payloads, a "tuple", "plain"
@@ -207,7 +209,7 @@ class LimitFlag(Payload):
     resource: str  # "shared" | "threads" | "registers" | "tmem" | "spills" | "occupancy" (harness.build.limits)
     value: float
     limit: float
-    severity: str  # "error" | "warn"
+    severity: Severity
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""The closed vocabularies records speak in: a record's mode and status, as types for the code that writes and
-reads them. ``harness.results.schema`` keeps its own sets (it imports nothing of the harness, so a damaged file is
+"""The closed vocabularies records speak in: a record's mode and status, a limit flag's severity, a target's
+verdict, as types for the code that writes and reads them. ``harness.results.schema`` keeps its own sets (it imports nothing of the harness, so a damaged file is
 refused before any of it loads); ``tests/test_import_graph.py`` checks the two agree."""
 
 from __future__ import annotations
@@ -10,6 +10,11 @@ from typing import Final, Literal, get_args
 Mode = Literal["compile", "interpret", "tune"]
 #: how it ended; ``interpret-unsupported`` is the interpreter's limitation with its reason, never the kernel's
 Status = Literal["ok", "mismatch", "error", "crash", "timeout", "interpret-unsupported"]
+
+#: a limit flag: ``error`` (the launch is refused) or ``warn`` (near the limit)
+Severity = Literal["error", "warn"]
+#: a config on one target, decided by its default build (harness.analysis.verdicts), best first
+Verdict = Literal["fits", "at risk", "exceeds", "failed", "incomplete"]
 
 MODES: Final = frozenset(get_args(Mode))
 STATUSES: Final = frozenset(get_args(Status))

@@ -37,13 +37,17 @@ def randn(shape: tuple[int, ...], dtype: str, device: Any, generator: Any, scale
     """Normal random tensor drawn in fp32 on the generator's device, then moved and cast.
 
     A GPU run passes a device generator, so full-size inputs (gigabytes) are
-    drawn where they are used instead of on one CPU core. On ``meta`` (an op's launches captured,
-    :mod:`harness.matrix.capture`) there is nothing to draw.
+    drawn where they are used instead of on one CPU core. On ``meta`` there is nothing to draw: that includes a
+    GPU device under a capture's virtual device (:mod:`harness.matrix.face_tensors` makes it ``meta``), where
+    drawing on the CPU generator first cost seconds of CPU per large input for values no one reads.
     """
     import torch
 
-    if str(device) == "meta":
-        return torch.empty(shape, device="meta", dtype=torch_dtype(dtype))
+    if str(device) == "meta" or (
+        torch.device(device) != generator.device
+        and torch.empty(0, device=device).untyped_storage().device.type == "meta"  # the face says cuda, not its storage
+    ):
+        return torch.empty(shape, device=device, dtype=torch_dtype(dtype))
     t = torch.randn(shape, generator=generator, device=generator.device, dtype=torch.float32) * scale
     return t.to(device=device, dtype=torch_dtype(dtype))
 

@@ -110,6 +110,8 @@ def _run(args: argparse.Namespace) -> int:
         str(out),
         "-p",
         "no:cacheprovider",
+        "-p",  # it reports objects a test leaves unraisable, which no build leaves, at the price of full collections
+        "no:unraisableexception",
         "-q",
         "-rfEs",
         "-W",

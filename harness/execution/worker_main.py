@@ -33,10 +33,13 @@ def _handle(request: dict[str, Any]) -> Reply | dict[str, int]:
     op = request["op"]
     if op == "ping":
         return {"pid": os.getpid()}
-    if op == "warm":  # pay the imports a compile needs before the first compile arrives
+    if op == "warm":  # pay the imports and Triton's own key a compile needs before the first compile arrives
         import triton  # noqa: F401
 
         from harness.build import compile  # noqa: F401
+        from harness.support import tritoncompat
+
+        tritoncompat.warm_compiler()
 
         return {"pid": os.getpid()}
     job = from_wire(op, request["job"])

@@ -67,6 +67,11 @@ def _template() -> jinja2.Template:
     return env.get_template("report.html.j2")
 
 
+def warm() -> None:
+    """Compile the page's template now (a process that forks runs, :mod:`harness.support.zygote`, does it once)."""
+    _template()
+
+
 def _runs(runs: list[RunInfo]) -> list[tuple[Any, ...]]:
     return [
         (

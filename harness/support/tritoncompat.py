@@ -93,6 +93,24 @@ def installed_triton_version() -> str | None:
     return _OWN[0][1]
 
 
+def warm_compiler() -> None:
+    """Do now what Triton does once per process on its first compile and keeps for the process's life: its key of
+    its own installation (a hash of its Python sources and of libtriton, about 0.3 CPU-seconds on a small CI
+    machine) and the import of Gluon, which its launch binder makes when it first specialises an argument (3.5 and
+    later). A compile worker calls it while it warms up, before its first job arrives; the compile zygote calls it
+    once, so that every worker it forks starts with both. Where this Triton has neither, nothing is done."""
+    for name in ("triton.runtime.cache", "triton.compiler.compiler"):
+        try:
+            key = getattr(importlib.import_module(name), "triton_key", None)
+        except ImportError:
+            continue
+        if callable(key):
+            key()
+            break
+    with contextlib.suppress(ImportError):
+        importlib.import_module("triton.experimental.gluon.nvidia.hopper")
+
+
 def triton_replaced() -> bool:
     """Whether ``sys.modules["triton"]`` is no longer the module the harness imported (a user module swapped it)."""
     import sys

@@ -26,6 +26,7 @@ worker initialises CUDA and always starts fresh.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import os
@@ -58,15 +59,23 @@ class Role:
 
     preload: tuple[str, ...]
     entry: str
+    #: ``module:function`` called once after the imports: work every child would otherwise repeat and keep for its
+    #: life (Triton's key of its own installation, a compiled report template)
+    warm: tuple[str, ...] = ()
 
 
 ROLES = {
     "compile": Role(("torch", "triton", "triton.backends.nvidia.compiler", "triton.backends.amd.compiler",
-                     "harness.build.compile"), "harness.execution.worker_main:main"),
+                     "harness.build.compile"), "harness.execution.worker_main:main",
+                    ("harness.support.tritoncompat:warm_compiler",)),
     "interpret": Role(("torch", "numpy", "triton", "harness.build.compile", "harness.device.interpret"),
                       "harness.execution.worker_main:main"),
-    "cli": Role(("pytest", "xdist.plugin", "harness.cli", "harness.cli.run", "harness.cli.parser",
-                 "harness.pytest_plugin", "harness.pytest_plugin.hooks"), "harness.cli:main"),
+    # the command line imports Triton (its version is the run's first line), the interpreter module and numpy (a
+    # spec unwraps interpreted kernels), its workers' pool and the report's renderer in every run
+    "cli": Role(("pytest", "xdist.plugin", "xdist.newhooks", "platformdirs", "harness.cli", "harness.cli.run",
+                 "harness.cli.parser", "harness.pytest_plugin", "harness.pytest_plugin.hooks", "numpy", "triton",
+                 "triton.runtime.interpreter", "harness.execution.pool", "harness.render.html_page"),
+                "harness.cli:main", ("harness.render.html_page:warm",)),
     # the children that run a user's code first while a matrix is read (harness.matrix.child_probe): ``-c CODE``
     "probe": Role(("torch", "triton", "harness.matrix.face", "harness.matrix.capture", "harness.matrix.ops",
                    "harness.matrix.facts", "harness.support.lifeline"), "harness.matrix.child_probe:forked_main"),
@@ -157,6 +166,12 @@ class Zygote:
         self.role = role
         for name in ROLES[role].preload:
             importlib.import_module(name)
+        for name in ROLES[role].warm:
+            module, function = name.split(":")
+            getattr(importlib.import_module(module), function)()
+        # what the imports made lives as long as the process: out of the collector's sight, so that a child's
+        # collections (pytest's at the end of every session) no longer walk it, nor copy its pages on write
+        gc.freeze()
         self.env = dict(os.environ)
         own = [os.getcwd(), *_python_path(self.env)]
         self.base = [p for p in sys.path[1:] if p not in own]

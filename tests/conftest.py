@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -16,8 +14,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import pypi_resolutions  # noqa: E402 - tests/ on the path first
-from helpers import Zygote, Zygotes  # noqa: E402
+from helpers import Zygote, Zygotes  # noqa: E402 - tests/ on the path first
 
 from harness.support import zygote  # noqa: E402
 
@@ -26,7 +23,6 @@ from harness.support import zygote  # noqa: E402
 os.environ["HARNESS_RESULT_CACHE"] = "0"
 
 REPO = Path(__file__).resolve().parent.parent
-_PYPI_FOLDER = pytest.StashKey[Path]()
 
 
 def _start_zygote(folder: str, role: str) -> tuple[Zygote, subprocess.Popen[bytes]]:
@@ -96,28 +92,6 @@ LONGEST_FIRST = (
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Longest modules first, the rest in their collected order (the same order in every xdist worker); the PyPI
-    resolutions started in the background as soon as a session holds their module (tests/pypi_resolutions.py)."""
+    """Longest modules first, the rest in their collected order (the same order in every xdist worker)."""
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
-    shared = os.environ.get(pypi_resolutions.ENV)
-    if shared and any(item.path.name == "test_pypi_resolution.py" for item in items):
-        pypi_resolutions.start(Path(shared))
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    """The session's controller (xdist's, or the only process) names one folder that its workers inherit."""
-    if not hasattr(config, "workerinput") and not os.environ.get(pypi_resolutions.ENV):
-        os.environ[pypi_resolutions.ENV] = tempfile.mkdtemp(prefix="harness-pypi-")
-        config.stash[_PYPI_FOLDER] = Path(os.environ[pypi_resolutions.ENV])
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    """The controller ends what is left of the background resolutions (an interrupted or deselecting session)."""
-    folder = config.stash.get(_PYPI_FOLDER, None)
-    if folder is None:
-        return
-    os.environ.pop(pypi_resolutions.ENV, None)
-    with contextlib.suppress(OSError, ValueError):
-        os.killpg(int((folder / "pid").read_text()), signal.SIGKILL)
-    shutil.rmtree(folder, ignore_errors=True)

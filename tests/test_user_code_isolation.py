@@ -133,6 +133,10 @@ def test_the_harness_process_never_runs_user_code(tmp_path: Path) -> None:
     from helpers import REPO
 
     (tmp_path / "witness.py").write_text(WITNESS)
+    # a conftest.py beside the matrix is user code too: pytest would import it into the run's own process
+    (tmp_path / "conftest.py").write_text(
+        "import os\nwith open(os.environ['WITNESS_LOG'], 'a') as f:\n    f.write(f'{os.getpid()} conftest\\n')\n"
+    )
     matrix = write_matrix(
         tmp_path / "m.yaml",
         "name: witness\ntargets: [h100]\nkernels:\n  witness:\n    source: witness.py:SPEC\n    dtypes: [fp32]\n"
@@ -164,6 +168,7 @@ def test_the_harness_process_never_runs_user_code(tmp_path: Path) -> None:
     assert str(proc.pid) not in {pid for pid, _ in lines}
     said = {what for _, what in lines}
     assert {"import", "config_ok", "grid", "runtime_args"} <= said, said  # the callbacks did run, in children
+    assert "conftest" not in said  # nor in any child: a matrix's run is its matrix, not a pytest suite
 
 
 def test_a_run_under_xdist_imports_a_user_module_for_its_facts_once(tmp_path: Path) -> None:

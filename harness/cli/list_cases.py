@@ -20,7 +20,16 @@ def cmd_list(args: argparse.Namespace) -> int:
         return EXIT_INPUT
     import pytest
 
-    argv = [str(matrix_path.absolute()), "--collect-only", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"]
+    argv = [
+        str(matrix_path.absolute()),
+        "--collect-only",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:xdist",
+        "--noconftest",
+    ]
     argv += [] if _plugin_autoloaded() else ["-p", "harness.pytest_plugin"]
     argv += ["--harness-targets", args.targets] if args.targets else []
     argv += ["-k", args.k] if args.k else []

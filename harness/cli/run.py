@@ -112,6 +112,7 @@ def _run(args: argparse.Namespace) -> int:
         "no:cacheprovider",
         "-p",  # it reports objects a test leaves unraisable, which no build leaves, at the price of full collections
         "no:unraisableexception",
+        "--noconftest",  # a conftest.py beside the matrix is the user's code: never imported into the harness
         "-q",
         "-rfEs",
         "-W",

@@ -8,8 +8,8 @@ Where ``HARNESS_ZYGOTE`` names a folder in which ``python -m harness.support.zyg
 compile worker is forked from that process instead: it imported torch, Triton and the harness's build modules once and has run
 nothing else. The child takes the requesting run's environment, working directory, ``sys.path`` and pipes, then
 runs :func:`harness.execution.worker_main.main` exactly as a fresh worker does (the lifeline, the face, the loop).
-A zygote of the ``cli`` role holds the command line's modules instead (pytest, the plugin, the harness's stages)
-and forks ``harness ARGS`` itself, as ``python -m harness ARGS`` would run: the test suite's ~250 runs use one.
+A zygote of the ``cli`` role holds the command line's modules instead (pytest, the plugin, the harness's stages,
+the Triton it reports, the report's compiled template) and forks ``harness ARGS`` itself, as ``python -m harness ARGS`` would run: the test suite's ~250 runs use one.
 
 A request is refused, and the run starts a fresh interpreter as it always does, whenever a fork could differ from
 a fresh start: another Python, a variable that torch, numpy or the loader read at import

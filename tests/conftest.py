@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from helpers import Zygote, Zygotes  # noqa: E402 - tests/ on the path first
+from helpers import Zygote, Zygotes, run_cli  # noqa: E402 - tests/ on the path first
 
 from harness.support import zygote  # noqa: E402
 
@@ -65,6 +66,30 @@ def zygotes() -> Iterator[Zygotes]:
     shutil.rmtree(folder, ignore_errors=True)
 
 
+@pytest.fixture(scope="session")
+def smoke_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The default matrix run cold (Triton's cache and the harness's empty) and then warm, once per test process.
+    Its Triton cache then also serves the verdict module's builds of the same binaries: ``SAME_WORKER`` keeps both
+    modules on one xdist worker, so neither pays for them twice."""
+    tmp = tmp_path_factory.mktemp("smoke")
+    env = {
+        "TRITON_CACHE_DIR": str(tmp / "triton-cache"),
+        "HARNESS_CACHE_DIR": str(tmp / "harness-cache"),
+        "HARNESS_RESULT_CACHE": "1",  # as a user's runs have it: the warm run takes unchanged jobs from it
+    }
+    timings = {}
+    outputs = {}
+    for label in ("cold", "warm"):
+        start = time.perf_counter()
+        # one process: the ratio then measures the caches, not xdist start-up competing with the rest of the suite
+        wide = ["--wide"] if label == "cold" else []  # the cold run prints the full tables, the warm one the summary
+        proc = run_cli("run", "--out", str(tmp / label), "-n", "0", *wide, env=env)
+        timings[label] = time.perf_counter() - start
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        outputs[label] = proc.stdout
+    return {"dir": tmp, "timings": timings, "stdout": outputs, "env": env}
+
+
 @pytest.fixture()
 def no_zygote(monkeypatch: pytest.MonkeyPatch) -> None:
     """Command lines and workers in this test start as fresh interpreters, as a user's do."""
@@ -89,6 +114,25 @@ LONGEST_FIRST = (
     "test_upgrade_evidence.py",
     "test_workflows.py",
 )
+
+
+#: modules that share a session fixture's work, run by one xdist worker under ``--dist loadfile`` (else each worker
+#: that runs one of them would build the fixture again): module -> the module whose work unit it joins
+SAME_WORKER = {"tests/test_verdicts_compiled.py": "tests/test_smoke_matrix.py"}
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """``--dist loadfile`` with the modules of ``SAME_WORKER`` in one work unit; any other mode as xdist makes it."""
+    if config.getoption("dist", None) != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class JoinedFiles(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return SAME_WORKER.get(scope, scope)
+
+    return JoinedFiles(config, log)  # type: ignore[arg-type]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

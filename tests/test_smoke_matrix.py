@@ -5,36 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import time
 from pathlib import Path
 from urllib.parse import unquote
 
-import pytest
 import yaml
 from helpers import REPO, run_cli
 
 SMOKE_KERNELS = set(yaml.safe_load((REPO / "matrices" / "smoke.yaml").read_text())["kernels"])
-
-
-@pytest.fixture(scope="module")
-def smoke_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    tmp = tmp_path_factory.mktemp("smoke")
-    env = {
-        "TRITON_CACHE_DIR": str(tmp / "triton-cache"),
-        "HARNESS_CACHE_DIR": str(tmp / "harness-cache"),
-        "HARNESS_RESULT_CACHE": "1",  # as a user's runs have it: the warm run takes unchanged jobs from it
-    }
-    timings = {}
-    outputs = {}
-    for label in ("cold", "warm"):
-        start = time.perf_counter()
-        # one process: the ratio then measures the caches, not xdist start-up competing with the rest of the suite
-        wide = ["--wide"] if label == "cold" else []  # the cold run prints the full tables, the warm one the summary
-        proc = run_cli("run", "--out", str(tmp / label), "-n", "0", *wide, env=env)
-        timings[label] = time.perf_counter() - start
-        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-        outputs[label] = proc.stdout
-    return {"dir": tmp, "timings": timings, "stdout": outputs, "env": env}
 
 
 def test_every_kernel_has_ptx_and_amdgcn_for_both_targets(smoke_runs: dict) -> None:

@@ -10,6 +10,7 @@ from harness.model.run_info import RunInfo
 from harness.results.store import ResultsFileError, load_results
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_INTERNAL, EXIT_NOTHING = 0, 1, 2, 3, 4
+EXIT_FINDINGS = 5  # harness run --fail-on: the run has configs of a kind it was told to fail on
 _PYTEST_TO_EXIT = {0: EXIT_OK, 1: EXIT_FAILED, 2: EXIT_INTERNAL, 3: EXIT_INTERNAL, 4: EXIT_INPUT, 5: EXIT_NOTHING}
 
 

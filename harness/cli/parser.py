@@ -88,6 +88,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="print report.md's full tables (one column per target, wide) instead of the summary",
     )
     run.add_argument(
+        "--fail-on",
+        metavar="KINDS",
+        default="",
+        help="exit 5 when the run has a config of one of these finding kinds (comma-separated: failed, exceeds, "
+        "one-vendor, at-risk, incomplete; or any). Without it a finding is not a failure; the last line counts them",
+    )
+    run.add_argument(
         "--device-as",
         metavar="TARGETS",
         help="run these targets' cases on the local GPU although it is another model of the same "

@@ -9,8 +9,11 @@ import tempfile
 from importlib import metadata
 from pathlib import Path
 
+from harness.analysis import gate
 from harness.cli.common import (
     _PYTEST_TO_EXIT,
+    EXIT_FAILED,
+    EXIT_FINDINGS,
     EXIT_INPUT,
     EXIT_INTERNAL,
     EXIT_OK,
@@ -73,6 +76,11 @@ def _run(args: argparse.Namespace) -> int:
         if getattr(args, name):
             setattr(args, name, str(Path(getattr(args, name)).absolute()))
     out = Path(args.resume or args.out) if (args.resume or args.out) else rundir.default_name().absolute()
+    try:
+        fail_on = gate.parse_kinds(args.fail_on) if args.fail_on else ()
+    except ValueError as exc:
+        err(str(exc))
+        return EXIT_INPUT
     old = tritoncompat.too_old(tritoncompat.installed_triton_version())
     if old:
         err(old)
@@ -174,8 +182,28 @@ def _run(args: argparse.Namespace) -> int:
             print(f"harness: {note}", flush=True)
     code = int(pytest.main(argv))  # SIGTERM, a scheduler's stop, ends it like Ctrl-C (harness.pytest_plugin.interrupts)
     if code == 5 and args.resume:
-        return EXIT_OK  # nothing was left to run: the resumed run is complete
+        return _last_line(out, fail_on, EXIT_OK)  # nothing was left to run: the resumed run is complete
     if code == 5 and args.shard:  # more shards than this matrix fills: an empty run, so the night's count is whole
         print(f"harness: shard {args.shard} holds no case of this matrix; its run is written empty", flush=True)
         return EXIT_OK
-    return _PYTEST_TO_EXIT.get(code, EXIT_INTERNAL)
+    return _last_line(out, fail_on, _PYTEST_TO_EXIT.get(code, EXIT_INTERNAL))
+
+
+def _last_line(out: Path, fail_on: tuple[str, ...], code: int) -> int:
+    """After pytest's own last line: the run's configs by finding kind and the exit code, which is
+    :data:`EXIT_FINDINGS` where the run would exit 0 but has a config of a kind ``--fail-on`` names."""
+    from harness.analysis.rows import build_rows
+    from harness.render.terminal import findings_line
+
+    if code not in (EXIT_OK, EXIT_FAILED, EXIT_INTERNAL):
+        return code  # refused before it ran (bad input, nothing selected): no run of this command to count
+    try:
+        _, records = load_results(out / "results.json")
+    except (OSError, ResultsFileError):
+        return code  # no run was written (stopped before it): nothing to count
+    counts = gate.count(build_rows(records))
+    tripped = gate.tripped(counts, fail_on)
+    if tripped and code == EXIT_OK:
+        code = EXIT_FINDINGS
+    print(findings_line(counts, fail_on, tripped, code), flush=True)
+    return code

@@ -13,6 +13,7 @@ from collections import defaultdict
 
 from harness.analysis import verdicts
 from harness.analysis.findings import Findings
+from harness.analysis.gate import KINDS, FindingCounts
 from harness.analysis.trends import Trend
 from harness.model.records import Record
 from harness.render import device_tables, tables
@@ -169,6 +170,17 @@ def final_lines(found: Findings, wide: bool = False) -> list[tuple[bool, str]]:
     out += [(False, "harness: known failure now passes: " + line) for line in tables.fixed_known_failures(records)]
     # nothing a kernel name, an error or a matrix string holds drives the terminal (lines and tables kept)
     return [(section, CONTROL.sub("", line)) for section, line in out]
+
+
+def findings_line(counts: FindingCounts, fail_on: tuple[str, ...], tripped: tuple[str, ...], code: int) -> str:
+    """The run's last line: its configs by finding kind (the kinds it has), what ``--fail-on`` named and whether
+    it tripped, and the exit code."""
+    found = ", ".join(f"{counts.of(k)} {k}" for k in KINDS if counts.of(k)) or "no findings"
+    gate = ""
+    if fail_on:
+        named = "any" if set(fail_on) == set(KINDS) else ",".join(fail_on)
+        gate = f" · --fail-on {named}: " + (f"{', '.join(tripped)} found" if tripped else "none found")
+    return f"harness: {counts.configs} configs: {found}{gate} · exit {code}"
 
 
 def trend_line(t: Trend) -> str:

@@ -40,7 +40,11 @@ def one_run(matrix: str, out: Path, env: dict[str, str], extra: list[str]) -> di
         raise SystemExit(f"harness run exited {proc.returncode}:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
     lines = proc.stdout.splitlines()
     at = next((i for i, line in enumerate(lines) if line.startswith("harness: ") and " cases in " in line), None)
-    breakdown = [] if at is None else [ln for ln in lines[at : at + 3] if ln.startswith(("harness", "  per case"))]
+    breakdown = [] if at is None else [lines[at]]  # the breakdown: its first line, then its GPU lines and wraps
+    for line in lines[at + 1 :] if at is not None else []:
+        if not line.startswith(("harness GPU", "  ")):
+            break
+        breakdown.append(line)
     records = json.loads((out / "results.json").read_text())["records"]
     return {"wall_s": round(wall, 1), "breakdown": breakdown, "records": records}
 

@@ -63,7 +63,9 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ],
 )
 def test_each_kind_trips_the_gate_only_when_the_run_has_it(run: Path, kinds: str, code: int, said: str) -> None:
-    proc = run_cli("run", str(run.parent / "m.yaml"), "--resume", str(run), "-n", "0", "--static-only", "--fail-on", kinds)
+    proc = run_cli(
+        "run", str(run.parent / "m.yaml"), "--resume", str(run), "-n", "0", "--static-only", "--fail-on", kinds
+    )
     assert proc.returncode == code, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert _last(proc).endswith(f"--fail-on {kinds}: {said} · exit {code}"), _last(proc)
 
@@ -83,7 +85,9 @@ def test_a_failed_build_fails_the_run_and_is_counted(tmp_path: Path) -> None:
         "name: failing\ntargets: [h100]\nkernels:\n  vector_add:\n    dtypes: [fp32]\n    shapes: [{N: 4096}]\n"
         "    interpret: false\n    configs: [{BLOCK: 1000, num_warps: 4}]\n",
     )
-    proc = run_cli("run", str(matrix), "--out", str(tmp_path / "run"), "-n", "0", "--static-only", "--fail-on", "failed")
+    proc = run_cli(
+        "run", str(matrix), "--out", str(tmp_path / "run"), "-n", "0", "--static-only", "--fail-on", "failed"
+    )
     assert proc.returncode == 1, proc.stdout[-2000:]  # a failed case is exit 1 with or without the gate
     assert _last(proc) == "harness: 1 configs: 1 failed · --fail-on failed: failed found · exit 1"
 

@@ -23,7 +23,7 @@ from harness.model.records import Record
 from harness.model.run_info import RunInfo
 from harness.model.runtime import Runtime
 from harness.pytest_plugin.writer import ResultsWriter
-from harness.render import tables
+from harness.render import report_md
 from harness.support.tritoncompat import installed_triton_version
 
 # vector_add at several sizes on two targets: 24 cases of 5 configs, enough to interrupt half-way
@@ -216,7 +216,7 @@ def test_a_torn_jsonl_line_is_skipped_and_reported(tmp_path: Path) -> None:
 def test_hostile_names_cannot_break_the_markdown_report() -> None:
     evil = "a|b`c\n# heading <script>alert(1)</script> [x](http://y)"
     records = [_record(evil, error="e|r\nr"), _record("plain")]
-    text = tables.markdown_report(analyse([RunInfo.from_json({"host": "h|x", "matrix": {"name": evil}})], records))
+    text = report_md.markdown_report(analyse([RunInfo.from_json({"host": "h|x", "matrix": {"name": evil}})], records))
     assert "<script>" not in text and "\n# heading" not in text
     rows = [line for line in text.splitlines() if line.startswith("|")]
     cells = {len(line.replace("\\|", "").split("|")) for line in rows[:4]}
@@ -244,9 +244,9 @@ kernels:
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     text = (out / "report.md").read_text()
     assert "<script>" not in text and "<b>" not in text and "\n# heading" not in text
-    section = text.split("## Comparison")[1].split("## Summary")[0]
+    section = text.split("## Comparison")[1].split("\n## ")[0]
     table = [line for line in section.splitlines() if line.startswith("|")]
-    assert len(table) == 3 and "k\\|\\`x\\`&lt;b&gt;" in table[2]
+    assert len(table) == 3 and "k\\|\\`x\\`&lt;b>" in table[2]
     assert len({len(line.replace("\\|", "").split("|")) for line in table}) == 1
     assert all(p.resolve().is_relative_to(out.resolve()) for p in out.rglob("*"))
 

@@ -8,12 +8,15 @@ import fcntl
 import json
 import os
 import pty
+import re
 import struct
 import subprocess
 import sys
 import termios
 import time
 from pathlib import Path
+
+import pytest
 
 from harness.model.payloads import LimitFlag
 from harness.model.records import Record
@@ -77,19 +80,20 @@ def test_the_line_counts_builds_per_column_and_estimates_what_is_left() -> None:
         Selection(target="mi300x", environment="async-copy", configs=({"B": 1},)),
     ]
     p.start(4, selected)
-    assert out == ["harness: 0/4 cases · builds h100 0/2 mi300x@async-copy 0/1 · 0s\n"]
+    assert out == ["harness: 0/4 cases · 0s · builds h100 0/2 mi300x@async-copy 0/1\n"]
     clock.now = 10.0
     tuned = dataclasses.replace(
         _build("h100", mode="tune"), runtime=Runtime(phases_s=Phases(configs=2.0, baselines=0.5, sustained=0.75))
     )
     p.records([_build("h100"), _build("h100"), tuned])
     p.case_done("k[h100]", failed=False)
-    # a quarter of the cases in 10 s: 30 s left; the GPU case is counted from its tune record
-    assert out[-1] == "harness: 1/4 cases · builds h100 2/2 mi300x@async-copy 0/1 · gpu 1 done · 10s, ~30s left\n"
+    # two of the three builds in 10 s: 5 s left (by the builds, not the cases); the GPU case from its tune record
+    assert out[-1] == "harness: 1/4 cases · 10s, ~5s left · builds h100 2/2 mi300x@async-copy 0/1 · gpu 1 done\n"
     clock.now = 75.0
     p.records([_build("mi300x", "async-copy")])
     p.case_done("k[mi300x]", failed=True)
-    assert "· 1 failed · 1m15s, ~1m15s" in out[-1] and len(out[-1].rstrip("\n")) <= WIDTH
+    # every build in, half the cases: what is left is estimated by the cases
+    assert out[-1].startswith("harness: 2/4 cases · 1m15s, ~1m15s left · builds") and "· 1 failed" in out[-1]
     # where the time went: case time by kind as the reports gave it, the builds compiled or taken from the cache
     p.timed("builds", 50.0)
     p.timed("interpreter", 7.5)
@@ -114,7 +118,9 @@ def test_a_log_gets_a_line_per_tenth_of_the_cases_and_no_line_is_wider_than_the_
         p.case_started(f"case{i}")
         p.case_done(f"case{i}", failed=False)
     assert len(out) == 1 + LOG_STEPS  # the start, then one per tenth
-    assert all(len(line.rstrip("\n")) <= WIDTH for line in out) and out[-1].rstrip().endswith("…")
+    # twelve columns do not fit: the builds are summed, the clock is never cut
+    assert all(len(line.rstrip("\n")) <= WIDTH and "…" not in line for line in out)
+    assert out[-1] == "harness: 500/500 cases · 0s · builds 0/12\n"
 
 
 def test_a_terminal_line_is_redrawn_in_place_at_most_a_few_times_a_second() -> None:
@@ -122,7 +128,7 @@ def test_a_terminal_line_is_redrawn_in_place_at_most_a_few_times_a_second() -> N
     clock = _Clock()
     p = Progress(write=out.append, tty=True, clock=clock, width=60)
     p.start(100, [])
-    assert out == []  # nothing until the first case: xdist's own status line is still being redrawn
+    assert len(out) == 1  # drawn as soon as the cases are known
     for i in range(50):  # fifty cases within 0.1 s: one redraw at most
         clock.now += 0.002
         p.case_done(f"case{i}", failed=False)
@@ -135,22 +141,29 @@ def test_a_terminal_line_is_redrawn_in_place_at_most_a_few_times_a_second() -> N
     assert out[-1].endswith("\n")
 
 
-def _run_vector_add(tmp_path: Path, tty: bool) -> str:
+def _run_vector_add(tmp_path: Path, tty: bool, columns: int = 100) -> str:
+    return _session(tmp_path, tty, columns)[0]
+
+
+def _session(tmp_path: Path, tty: bool, columns: int = 100) -> tuple[str, list[tuple[float, bytes]]]:
+    """``harness run`` of the default matrix's vector_add, its caches empty: what it printed, and on a terminal (a pty
+    of ``columns``) each chunk with the seconds since the command started."""
     argv = [*HARNESS, "run", str(ROOT / "matrices" / "smoke.yaml"), "-k", "vector_add", "--out", str(tmp_path / "run")]
-    env = {**os.environ, "HARNESS_CACHE_DIR": str(tmp_path / "cache")}
+    env = {**os.environ, "HARNESS_CACHE_DIR": str(tmp_path / "cache"), "TRITON_CACHE_DIR": str(tmp_path / "tc")}
     if not tty:
         proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-        return proc.stdout
+        return proc.stdout, []
     leader, follower = pty.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))  # a 100-column terminal
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 30, columns, 0, 0))
     attrs = termios.tcgetattr(follower)
     attrs[1] &= ~(termios.OCRNL | termios.ONLCR)  # the bytes as written: a carriage return stays one
     termios.tcsetattr(follower, termios.TCSANOW, attrs)
+    start = time.monotonic()
     proc = subprocess.Popen(argv, stdout=follower, stderr=follower, env=env, cwd=tmp_path)
     os.close(follower)
-    chunks = []
-    deadline = time.monotonic() + 600
+    chunks: list[tuple[float, bytes]] = []
+    deadline = start + 600
     while time.monotonic() < deadline:
         try:
             data = os.read(leader, 65536)
@@ -158,10 +171,10 @@ def _run_vector_add(tmp_path: Path, tty: bool) -> str:
             break
         if not data:
             break
-        chunks.append(data)
+        chunks.append((time.monotonic() - start, data))
     assert proc.wait(timeout=60) == 0
     os.close(leader)
-    return b"".join(chunks).decode(errors="replace")
+    return b"".join(c for _, c in chunks).decode(errors="replace"), chunks
 
 
 def test_a_run_into_a_log_says_its_progress_in_lines_and_no_dots(tmp_path: Path) -> None:
@@ -181,10 +194,11 @@ def test_a_run_into_a_log_says_its_progress_in_lines_and_no_dots(tmp_path: Path)
     assert sorted(listed.stdout.split()) == sorted(ran)
     lines = out.splitlines()
     progress = [line for line in lines if line.startswith("harness: ") and " cases ·" in line]
-    assert progress[0].startswith("harness: 0/3 cases · builds h100 0/5 mi300x 0/5 ·")  # no sweep named for it
-    assert progress[-1].startswith("harness: 3/3 cases · builds h100 5/5 mi300x 5/5 ·")
+    assert re.match(r"harness: 0/3 cases · \d+s · builds h100 0/5 mi300x 0/5$", progress[0])  # no sweep for it
+    assert re.match(r"harness: 3/3 cases · \d+s · builds h100 5/5 mi300x 5/5$", progress[-1])
     assert all(len(line) <= WIDTH for line in progress)
     assert not any(set(line) <= {".", "s"} and line for line in lines)  # no row of pytest dots
+    assert "bringing up nodes" not in out  # xdist's status line is the harness's own line here
     # the kernel's verdict line as soon as its builds are in, before the run ends (the summary's line, the same words)
     verdict = next(i for i, line in enumerate(lines) if line.startswith("harness: vector_add  h100 "))
     said = lines[verdict] + " · " + lines[verdict + 1].strip()  # wrapped at its separator, not cut
@@ -193,11 +207,30 @@ def test_a_run_into_a_log_says_its_progress_in_lines_and_no_dots(tmp_path: Path)
     assert any(line.startswith("harness: 3 cases in ") and "case time builds" in line for line in lines)
 
 
-def test_a_run_on_a_terminal_redraws_one_line_within_its_width(tmp_path: Path) -> None:
-    out = _run_vector_add(tmp_path, tty=True)
+STATUS = re.compile(
+    r"harness: (?:reading \S+|collecting the cases|\d+/\d+ cases) · \d+(?:m\d\d)?s(?:, ~\d+(?:m\d\d)?s left)?(?: · |$)"
+)
+
+
+@pytest.mark.parametrize("columns", [80, 100])
+def test_a_terminal_session_shows_life_from_its_first_second_and_keeps_its_clock_whole(
+    tmp_path: Path, columns: int
+) -> None:
+    """Cold caches, a pty of 80 and of 100 columns: the first output within 2 s of the command's start, a change on
+    the screen at least every 5 s until it ends, every status line within the width with its clock and estimate
+    whole, and the lines it ends with no wider than the terminal."""
+    out, chunks = _session(tmp_path, tty=True, columns=columns)
+    times = [t for t, _ in chunks]
+    assert times[0] <= 2.0, times[:3]
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    assert max(gaps) <= 5.0, (max(gaps), times)
     drawn = [part.split("\n")[0].split("\r")[0] for part in out.split("\r\x1b[K")[1:]]
-    assert drawn and all(len(d) <= WIDTH - 1 for d in drawn), drawn
-    assert any(d.startswith("harness: 3/3 cases · builds h100 5/5") for d in drawn), drawn
+    status = [d for d in drawn if re.match(r"harness: (?:\d+/\d+ cases|reading |collecting )", d)]
+    assert status and all(len(d) <= columns - 1 and STATUS.match(d) for d in status), status
+    assert any(re.match(r"harness: 3/3 cases · \d+s · builds h100 5/5", d) for d in status), status
+    tail = out.rsplit("harness: results in", 1)[1].splitlines()[1:]  # the breakdown and the run's last line
+    assert tail[-1].startswith("harness: ") and "· exit 0" in tail[-1]
+    assert all(len(line) <= columns for line in tail if line.startswith("harness")), tail
 
 
 def test_the_static_benchmark_runs_cold_then_warm_from_its_own_caches() -> None:

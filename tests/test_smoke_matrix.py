@@ -167,7 +167,29 @@ def test_the_default_terminal_summary_fits_100_columns(smoke_runs: dict) -> None
     assert summary and max(len(line) for line in summary) <= 100, max(summary, key=len)
     kernels = SMOKE_KERNELS
     assert {line.split()[0] for line in summary if line.startswith("  ") and " fit" in line} == kernels
-    assert "worst findings:" in out and "exceeds: " in out
+    assert "worst findings (as report.html and report.md list them):" in out and "NVIDIA only: " in out
+
+
+def test_the_terminal_report_md_and_report_html_give_the_same_worst_findings_in_order(smoke_runs: dict) -> None:
+    import html as html_lib
+
+    out = smoke_runs["dir"] / "warm"
+    said = smoke_runs["stdout"]["warm"].split("worst findings (as report.html and report.md list them):\n")[1]
+    terminal: list[str] = []
+    for line in said.split("\nharness: results in")[0].splitlines():  # numbered items, wrapped lines indented
+        if re.match(r"^  \d+\. ", line):
+            terminal.append(line.split(". ", 1)[1])
+        else:
+            terminal[-1] += " " + line.strip()
+    md_text = (out / "report.md").read_text()
+    glance = md_text.split("## At a glance")[1].split("\n## ")[0]
+    assert md_text.index("## At a glance") < md_text.index("## Comparison")  # the answer before the wide table
+    markdown = [re.sub(r"\\(.)", r"\1", m).replace("&lt;", "<") for m in re.findall(r"^\d+\. (.*)$", glance, re.M)]
+    page = (out / "report.html").read_text()
+    items = re.findall(r"<li><b>(.*?)</b> (.*?): <b>(.*?)</b>(?: — (.*?))?</li>", page.split("Worst findings")[1])
+    in_html = [html_lib.unescape(f"{cat}: {k} {label}" + (f" — {why}" if why else "")) for k, label, cat, why in items]
+    assert len(terminal) >= 3 and terminal == markdown == in_html, (terminal, markdown, in_html)
+    assert all("…" not in line for line in terminal)  # reasons whole, not cut
 
 
 def test_one_binary_launched_alike_is_one_config(smoke_runs: dict) -> None:
@@ -264,7 +286,7 @@ def test_the_matrix_in_1_3_and_7_shards_reports_as_the_one_run(smoke_runs: dict)
 def test_report_html_leads_with_the_answer_and_links_every_targets_artifacts(smoke_runs: dict) -> None:
     """The overview before the tables, configs counted once, each target's verdict linking its own artifacts (the
     mi300x ones too), the legend, configs in numeric order, and opt-in environments' failures said as such."""
-    from harness.render.html_matrix import natural
+    from harness.render.text_table import natural
 
     out = smoke_runs["dir"] / "cold"
     page = (out / "report.html").read_text()

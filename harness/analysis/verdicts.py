@@ -161,7 +161,9 @@ def judge_target(builds: list[Record]) -> TargetVerdict:
     reasons: list[str] = []
     beside = [outcome_text(o) for o in others]
     if kind == "failed":
-        reasons.append(f"{decider.status}: {' '.join(decider.error.split())[:200]}")
+        # the error's message line (the traceback and compiler output stay in the record and report.md's Failures)
+        message = next((line.strip() for line in decider.error.splitlines() if line.strip()), "")
+        reasons.append(f"{decider.status}: {message[:200]}")
     elif kind == "exceeds":
         reasons.append(limit_text(decider))
     else:

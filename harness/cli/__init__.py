@@ -62,6 +62,7 @@ HANDLERS = {
     "compare": ("harness.cli.compare", "cmd_compare"),
     "history": ("harness.cli.history", "cmd_history"),
     "repro": ("harness.cli.repro", "cmd_repro"),
+    "init": ("harness.cli.init", "cmd_init"),
 }
 
 

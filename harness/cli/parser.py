@@ -49,7 +49,14 @@ class _OneLineParser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _OneLineParser(prog="harness", description="Cross-vendor portability harness for Triton kernels")
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="compile (and where possible check) every case of a matrix")
+    run = sub.add_parser(
+        "run",
+        help="compile (and where possible check) every case of a matrix",
+        description="Runs every case of MATRIX (YAML). A matrix names each kernel by `source: FILE.py:SPEC` (a "
+        "KernelSpec, your @triton.jit function with its shapes and launch; `fn` may be a library's @triton.autotune "
+        "object) or by `op: module:function` with `inputs:` (a library's op, captured under each target's virtual "
+        "device). `harness init FILE.py` writes a first matrix; docs/bring-your-kernel.md has each way.",
+    )
     run.add_argument("matrix", nargs="?", help="matrix YAML (default matrices/smoke.yaml of this repository)")
     run.add_argument(
         "--out", help="run directory (default runs/<UTC timestamp>-<random>); refused if it holds another run's records"
@@ -114,7 +121,16 @@ def build_parser() -> argparse.ArgumentParser:
     lst.add_argument("-k", help="pytest -k expression selecting cases by id")
     lst.add_argument("--shard", help="only shard I/N's cases (1-based), or 'auto', as harness run --shard")
     val = sub.add_parser("validate", help="check matrix files; prints file:line: message per problem")
-    val.add_argument("files", nargs="+")
+    val.add_argument("files", nargs="+", help="matrix YAML files (a kernel file is not one: see harness init)")
+    ini = sub.add_parser(
+        "init",
+        help="write a first matrix for a kernel file (its KernelSpec) or an op (module:function)",
+        description="Reads the file as text (never imports it) and writes a matrix naming each KernelSpec of "
+        "FILE.py (source: entries), or the op FILE.py:FUNC / module:FUNC (an op: entry, with an inputs module "
+        "to complete). Its shape sizes are placeholders: edit them, then harness validate and harness run.",
+    )
+    ini.add_argument("kernel", help="FILE.py, FILE.py:SPEC, FILE.py:FUNC (an op) or module:FUNC (an op)")
+    ini.add_argument("--out", help="the matrix to write (default: the file's stem .yaml here); never overwritten")
     tg = sub.add_parser("targets", help="print the target catalogue")
     tg.add_argument("--sources", action="store_true", help="also print where each number comes from")
     rep = sub.add_parser("report", help="re-render and merge saved results (run directories or results.json)")

@@ -13,7 +13,7 @@ from harness.analysis.shard_coverage import nights
 from harness.cli.common import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, err, load_run, shard_dirs, write_output
 from harness.model.records import Record
 from harness.model.run_info import RunInfo
-from harness.render import tables
+from harness.render import report_md
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -68,7 +68,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         verdict = night_verdict(list(args.dirs), list(args.baseline), args.against)
         if verdict is None:
             return EXIT_INPUT
-    text = tables.markdown_report(found)
+    text = report_md.markdown_report(found)
     if out:
         from harness.render.html_page import html_report
 

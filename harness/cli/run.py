@@ -6,6 +6,9 @@ import argparse
 import os
 import sys
 import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 
@@ -32,10 +35,42 @@ def _plugin_autoloaded() -> bool:
     return any(ep.value.startswith("harness.pytest_plugin") for ep in metadata.entry_points(group="pytest11"))
 
 
-def read_matrix(matrix_path: Path, targets: str | None) -> Matrix | None:
-    """The matrix a command names, and its ``--targets`` checked; None after printing each problem on a line."""
+@contextmanager
+def _waiting(what: str) -> Iterator[None]:
+    """A phase before the cases run (the matrix read: its modules imported and ops captured in children): said at
+    once, and on a terminal redrawn every second with its clock until it ends, so that it never looks hung."""
+    if not sys.stdout.isatty():
+        print(f"harness: {what} ...", flush=True)
+        yield
+        return
+    from harness.support.ticker import Ticker
+
+    start = time.monotonic()
+
+    def draw() -> None:
+        seconds = int(time.monotonic() - start)
+        clock = f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+        sys.stdout.write(f"\r\x1b[Kharness: {what} · {clock}")
+        sys.stdout.flush()
+
+    draw()
     try:
-        matrix = parse(matrix_path)
+        with Ticker(draw):
+            yield
+    finally:
+        sys.stdout.write("\r\x1b[K")
+        sys.stdout.flush()
+
+
+def read_matrix(matrix_path: Path, targets: str | None, say: bool = False) -> Matrix | None:
+    """The matrix a command names, and its ``--targets`` checked; None after printing each problem on a line.
+    ``say``: the read is announced at once and its clock kept on a terminal (:func:`_waiting`)."""
+    try:
+        if say:
+            with _waiting(f"reading {matrix_path}"):
+                matrix = parse(matrix_path)
+        else:
+            matrix = parse(matrix_path)
     except MatrixError as exc:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
@@ -85,7 +120,7 @@ def _run(args: argparse.Namespace) -> int:
     if old:
         err(old)
         return EXIT_INPUT
-    matrix = read_matrix(matrix_path, args.targets)
+    matrix = read_matrix(matrix_path, args.targets, say=True)
     if matrix is None:
         return EXIT_INPUT
     if args.device_as:

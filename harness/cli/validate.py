@@ -42,9 +42,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
         columns = len(
             {(t, e.name) for k in matrix.kernels for t in matrix.targets for e in matrix.environments_for(t, k)}
         )
+        sweep = (
+            f" in {columns} target columns with the compile-environment sweep" if columns > len(matrix.targets) else ""
+        )
         print(
-            f"{file}: ok ({len(matrix.kernels)} kernels, {len(matrix.targets)} targets in {columns} target "
-            f"columns with the compile-environment sweep, {n} compiles per Triton version)"
+            f"{file}: ok ({len(matrix.kernels)} kernels, {len(matrix.targets)} targets{sweep}, {n} compiles per Triton version)"
         )
         installed = tritoncompat.installed_triton_version()
         for pin in matrix.triton:

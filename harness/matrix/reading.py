@@ -155,6 +155,11 @@ def _check_callbacks(
 def parse(path: str | Path, text: str | None = None) -> Matrix:
     """Read and validate a matrix file; raises :class:`MatrixError` listing every problem."""
     file = str(path)
+    if text is None and Path(path).suffix == ".py":
+        raise MatrixError(
+            [Problem(file, 1, f"a Python file, not a matrix (YAML): `harness init {path}` writes a matrix that names "
+                     "the KernelSpec or the op in it (docs/bring-your-kernel.md)")]
+        )  # fmt: skip
     try:
         if text is None:
             try:  # a regular file of bounded size, checked before a byte is read (a FIFO or /dev/zero never hangs)

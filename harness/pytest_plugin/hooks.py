@@ -17,7 +17,7 @@ import pytest
 
 from harness.matrix.cases import selection_entry
 from harness.pytest_plugin.items import MatrixFile
-from harness.pytest_plugin.progress import ProgressHooks
+from harness.pytest_plugin.progress_hooks import ProgressHooks
 from harness.pytest_plugin.session import OUT_KEY, HarnessSession
 
 

@@ -1,7 +1,9 @@
-"""One status line while a run goes: cases done of all, builds per target column, GPU cases, what is running,
-elapsed and an estimate of what is left. On a terminal the line is redrawn in place (at most a few times a
-second); in a log (CI) a line is written at each tenth of the cases, so a log stays short. Never wider than
-:data:`WIDTH` columns (nor the terminal). It lives in the pytest controller and only counts what reports say.
+"""One status line while a run goes: cases done of all, elapsed and an estimate of what is left (never cut off:
+they come first), builds per target column, GPU cases, what is running. On a terminal the line is redrawn in place
+at least every second (a clock ticks while a long case runs) and at most a few times a second; in a log (CI) a line
+is written at each tenth of the cases, and after a minute without one, so a log stays short and never looks hung.
+Never wider than :data:`WIDTH` columns (nor the terminal): where the columns do not fit, the builds are summed,
+then what is running is left out. It lives in the pytest controller and only counts what reports say.
 
 Above it, each kernel's verdict line as soon as every build the run selected of that kernel is in (the line the
 run's summary ends with, decided by the same analysis over those builds): the first answer comes seconds into a
@@ -9,27 +11,38 @@ run, not at its end."""
 
 from __future__ import annotations
 
-import json
 import statistics
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
-
-import pytest
 
 from harness.model.records import Record
 from harness.model.run_info import Selection
-from harness.pytest_plugin.items import RECORD_PROPERTY
 
 WIDTH = 100
 REDRAW_S = 0.25  # a terminal's line is redrawn at most this often
+TICK_S = 1.0  # ... and at least this often (its clock)
 LOG_STEPS = 10  # a log gets a line at each tenth of the cases
+LOG_QUIET_S = 60.0  # ... and one after this long without a line
 
 
 def _column(target: str, environment: str) -> str:
     return target if environment == "default" else f"{target}@{environment}"
+
+
+def _wrapped(line: str, width: int) -> list[str]:
+    """A line broken at its `` · `` and ``, `` separators to ``width`` (continuations indented), never cut."""
+    lead = line[: len(line) - len(line.lstrip())]
+    out = [lead]
+    for part in line.strip().replace(", ", ",\0").replace(" · ", " ·\0").split("\0"):
+        joined = out[-1] + (" " if out[-1].strip() else "") + part.strip()
+        if len(joined) <= width or not out[-1].strip():
+            out[-1] = joined
+        else:
+            out.append(lead + "    " + part.strip())
+    return out
 
 
 def _short(seconds: float) -> str:
@@ -59,9 +72,21 @@ class Progress:
     running: list[str] = field(default_factory=list)
     kernel_builds: Counter[str] = field(default_factory=Counter)  # per kernel: the builds the run selected ...
     kernel_records: dict[str, list[Record]] = field(default_factory=dict)  # ... and those in so far
-    started: float = 0.0
+    started: float = -1.0  # when the cases were collected (-1: still collecting)
+    opened: float = field(default=-1.0)  # when the session started: the clock before the cases are known
     _drawn: float = -1.0
+    _logged: float = -1.0
     _logged_step: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        if self.opened < 0:
+            self.opened = self.clock()
+
+    def _emit(self, text: str) -> None:
+        """Every write of the line goes through here: the ticker's thread and pytest's hooks never interleave."""
+        with self._lock:
+            self.write(text)
 
     def start(self, cases_total: int, selected: Iterable[Selection]) -> None:
         self.started = self.clock()
@@ -71,7 +96,16 @@ class Progress:
             if s.kernel:
                 self.kernel_builds[s.kernel] += len(s.configs or ())
         self.width = min(WIDTH, self.width)
-        if not self.tty:  # a terminal's line waits for the first case: xdist redraws its own status line till then
+        self.draw(force=True)
+
+    def tick(self) -> None:
+        """Called every second (:class:`harness.support.ticker.Ticker`): a terminal's line is redrawn so its clock
+        moves; a log gets the line when it has had none for :data:`LOG_QUIET_S`."""
+        now = self.clock()
+        if self.tty:
+            if now - self._drawn >= TICK_S:
+                self.draw(force=True)
+        elif self.started >= 0 and now - self._logged >= LOG_QUIET_S:
             self.draw(force=True)
 
     def case_started(self, name: str) -> None:
@@ -117,7 +151,7 @@ class Progress:
                 lines[-1] = joined
             else:
                 lines.append("    " + part)
-        self.write(("\r\x1b[K" if self.tty else "") + "\n".join(lines) + "\n")
+        self._emit(("\r\x1b[K" if self.tty else "") + "\n".join(lines) + "\n")
         if self.tty:
             self.draw(force=True)
 
@@ -133,35 +167,46 @@ class Progress:
         self.draw()
 
     def line(self) -> str:
+        if self.started < 0:  # the cases are still being collected (specs loaded, callbacks asked, workers started)
+            return f"harness: collecting the cases · {_short(self.clock() - self.opened)}"
         elapsed = self.clock() - self.started
-        parts = [f"harness: {self.cases_done}/{self.cases_total} cases"]
-        builds = " ".join(f"{c} {self.builds_done[c]}/{n}" for c, n in sorted(self.builds_total.items()))
-        if builds:
-            parts.append(f"builds {builds}")
-        if self.gpu_done:
-            parts.append(f"gpu {self.gpu_done} done")
-        if self.failed:
-            parts.append(f"{self.failed} failed")
-        left = ""
-        if 0 < self.cases_done < self.cases_total:
-            left = f", ~{_short(elapsed / self.cases_done * (self.cases_total - self.cases_done))} left"
-        parts.append(f"{_short(elapsed)}{left}")
-        text = " · ".join(parts)
-        if self.running and self.tty:
-            text += f" · now {self.running[-1]}"
+        done, total = sum(self.builds_done.values()), sum(self.builds_total.values())
+        # what is left, by the builds when there are any (a case of 30 configs is not a case of one)
+        if 0 < done < total:
+            fraction = done / total
+        else:  # no build in yet, or only cases without builds left (interpreter checks, GPU phases)
+            fraction = self.cases_done / self.cases_total if self.cases_total else 0.0
+        left = f", ~{_short(elapsed / fraction * (1 - fraction))} left" if 0 < fraction < 1 else ""
+        head = [f"harness: {self.cases_done}/{self.cases_total} cases", f"{_short(elapsed)}{left}"]
+        extra = [f"gpu {self.gpu_done} done"] if self.gpu_done else []
+        extra += [f"{self.failed} failed"] if self.failed else []
+        per_column = " ".join(f"{c} {self.builds_done[c]}/{n}" for c, n in sorted(self.builds_total.items()))
+        text = ""
+        for builds in ([f"builds {per_column}"], [f"builds {done}/{total}"], []):  # the columns, else their sum
+            text = " · ".join(head + (builds if total else []) + extra)
+            if len(text) <= self.width:
+                break
+        if self.running and self.tty:  # what is running, cut at the end if it must be: the rest stays whole
+            with_now = f"{text} · now {self.running[-1]}"
+            if len(with_now) <= self.width:
+                return with_now
+            if self.width - len(text) >= 16:
+                return with_now[: self.width - 1] + "…"
         return text if len(text) <= self.width else text[: self.width - 1] + "…"
 
     def draw(self, force: bool = False) -> None:
         now = self.clock()
         if self.tty:
             if force or now - self._drawn >= REDRAW_S or self.cases_done == self.cases_total:
-                self.write("\r\x1b[K" + self.line())
                 self._drawn = now
+                self._emit("\r\x1b[K" + self.line())
             return
+        if self.started < 0:
+            return  # a log says the run's first line itself (harness.cli.run)
         step = LOG_STEPS * self.cases_done // self.cases_total if self.cases_total else LOG_STEPS
         if force or step > self._logged_step:
-            self._logged_step = step
-            self.write(self.line() + "\n")
+            self._logged_step, self._logged = max(step, self._logged_step), now
+            self._emit(self.line() + "\n")
 
     def breakdown(self) -> list[str]:
         """Where the run's time went: wall time, case time by kind (summed over the workers) and how many builds were
@@ -189,82 +234,10 @@ class Progress:
                 f"  per case: median configs {median[0]}, baselines {median[1]}, sustained {median[2]};"
                 f" baselines <= configs in {cheaper}/{n}"
             )
-        return [line if len(line) <= self.width else line[: self.width - 1] + "…" for line in lines]
+        return [part for line in lines for part in _wrapped(line, self.width)]
 
     def finish(self) -> None:
         """End the terminal's line, so what pytest prints next starts on its own line."""
         if self.tty:
-            self.write("\r\x1b[K" + self.line() + "\n")
-
-
-class ProgressHooks:
-    """The pytest side of the line (``--harness-progress``, which ``harness run`` passes): totals once the cases are
-    collected (by this process, or by the first xdist worker), a case's start and end from its reports, and no
-    pytest dot per passing case (the line says it)."""
-
-    def __init__(self, config: pytest.Config) -> None:
-        self.config = config
-        self.progress: Progress | None = None
-        self._failed: set[str] = set()
-
-    def _start(self, cases_total: int) -> None:
-        if self.progress is not None:
-            return
-        tr = self.config.pluginmanager.get_plugin("terminalreporter")
-        if tr is None:
-            return
-        session = self.config.pluginmanager.get_plugin("harness-session")
-        self.progress = Progress(
-            write=lambda text: tr.write(text, flush=True),
-            tty=bool(tr.isatty),
-            width=min(WIDTH, tr._tw.fullwidth - 1) if tr.isatty else WIDTH,
-        )
-        self.progress.start(cases_total, getattr(session, "selected", None) or [])
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        if not self.config.pluginmanager.hasplugin("dsession"):  # no xdist: this process ran the collection
-            self._start(len(session.items))
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        self._start(len(ids))
-
-    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
-        if self.progress is not None:
-            self.progress.case_started(nodeid.rsplit("::", 1)[-1])
-
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> Any:
-        # around the session's own hook, which takes the records out of the report before the JUnit writer
-        if self.progress is not None:
-            if report.when == "call":
-                self.progress.records(
-                    Record.from_dict(json.loads(str(v))) for n, v in report.user_properties if n == RECORD_PROPERTY
-                )
-            if report.failed:
-                self._failed.add(report.nodeid)
-            if report.when == "call":
-                self.progress.timed("interpreter" if "-interpret-" in report.nodeid else "builds", report.duration)
-            if report.when == "teardown":
-                self.progress.case_done(report.nodeid.rsplit("::", 1)[-1], failed=report.nodeid in self._failed)
-        yield
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:
-        if self.progress is not None and report.passed and report.when == "call":
-            return "passed", "", ""
-        if self.progress is not None and report.skipped:  # listed by -rs at the end; a letter would break the line
-            return "skipped", "", ""
-        return None
-
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if self.progress is not None:
-            self.progress.finish()
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        """After the run's summary: where its time went."""
-        if self.progress is not None and self.progress.cases_total:
-            for line in self.progress.breakdown():
-                terminalreporter.write_line(line)
+            self._drawn = float("inf")  # a tick after this would draw the line again under pytest's summary
+            self._emit("\r\x1b[K" + self.line() + "\n")

@@ -24,7 +24,7 @@ from harness.pytest_plugin import sharding
 from harness.pytest_plugin.interrupts import InterruptGuard
 from harness.pytest_plugin.items import RECORD_PROPERTY, CaseItem, compile_parallelism
 from harness.pytest_plugin.writer import ResultsWriter
-from harness.render import tables
+from harness.render import report_md
 from harness.results import rundir
 from harness.results.store import ResultsFileError, load_results
 from harness.support import tritoncompat
@@ -282,7 +282,7 @@ class HarnessSession:
                 from harness.support.safe_files import write_atomic
 
                 self._findings = analyse([self.writer.run], self.writer.records)
-                write_atomic(self.out / "report.md", tables.markdown_report(self._findings))
+                write_atomic(self.out / "report.md", report_md.markdown_report(self._findings))
                 write_atomic(self.out / "report.html", html_report(self._findings))
         except OSError as exc:
             self._write_failed(exc)

@@ -25,12 +25,13 @@ def plain(text: Any) -> str:
 
 
 def md(text: Any) -> str:
-    """A string from a matrix or kernel, inert in markdown: it cannot end a table cell, open code, a tag,
-    a link or a heading, or break the line."""
+    """A string from a matrix or kernel, inert in markdown: it cannot end a table cell, open code, a tag, a link,
+    a heading or a block quote, or break the line."""
     out = plain(text).replace("\\", "\\\\")
     for ch in "|`*[]#":
         out = out.replace(ch, "\\" + ch)
-    return out.replace("<", "&lt;").replace(">", "&gt;")
+    out = out.replace("<", "&lt;")  # no tag can open; a ">" inside a line is text ("shared 98304 > 65536")
+    return "\\" + out if out.startswith(">") else out  # a leading one would open a block quote
 
 
 def html_text(value: Any) -> str:

@@ -5,7 +5,6 @@ which escapes it."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -13,13 +12,9 @@ from urllib.parse import quote
 
 from harness.analysis.rows import Row
 from harness.render import tables as md_tables
+from harness.render.text_table import natural
 
 CLASS = {"fits": "fits", "at risk": "at-risk", "exceeds": "exceeds", "failed": "failed", "incomplete": "incomplete"}
-
-
-def natural(text: str) -> tuple[Any, ...]:
-    """A sort key that orders the numbers inside ids by value: K32 < K64 < K128."""
-    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", text))
 
 
 def _folder(rec: Any) -> str | None:

@@ -7,7 +7,6 @@ product: it marks configs that fit one vendor's GPUs and not the other's.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Callable
@@ -16,11 +15,8 @@ from harness.analysis import verdicts
 from harness.analysis.findings import Findings
 from harness.analysis.rows import Row
 from harness.model.records import Record
-from harness.model.timings import STABLE_IQR
-from harness.render import run_lines
-from harness.render.device_tables import device_table, launch_parity_lines
-from harness.render.escaping import CONTROL, md, plain
-from harness.render.text_table import table
+from harness.render.escaping import CONTROL, plain
+from harness.render.text_table import natural, table
 
 
 def cell_texts(rec: Record | None, tv: verdicts.TargetVerdict | None) -> list[str]:
@@ -59,7 +55,11 @@ def comparison_table(found: Findings, fmt: str = "github") -> str:
         headers += [f"{t} fits", f"{t} smem B", f"{t} regs", f"{t} spill B", f"{t} occ"]
     headers.append("verdict")
     body = []
-    for row in sorted(rows, key=lambda r: (r.kernel, r.dtype, r.shape_id, r.triton, r.origin, r.config_id)):
+    # numbers inside ids by value (s3_w4 < s3_w16), in report.html's order
+    order = sorted(
+        rows, key=lambda r: (r.kernel, r.dtype, natural(r.shape_id), natural(r.triton), natural(r.config_id))
+    )
+    for row in order:
         line = [row.kernel, row.dtype, row.shape_id, row.config_id, row.origin]
         line += ([row.triton] if multi_triton else []) + [interp_text(row.interpret)]
         for t in targets:
@@ -178,8 +178,6 @@ def interpreter_gaps(records: list[Record]) -> list[str]:
 
 def traceback_blocks(records: list[Record], limit: int = 20, lines: int = 40) -> list[str]:
     """Folded ``<details>`` blocks with the traceback (and compiler output) of failed builds, HTML-escaped."""
-    import html
-
     out = []
     failed = [
         r
@@ -188,18 +186,24 @@ def traceback_blocks(records: list[Record], limit: int = 20, lines: int = 40) ->
     ]
     for r in failed[:limit]:
         where = "interpreter" if r.mode == "interpret" else r.column
-        title = html.escape(
+        title = _element_text(
             plain(
                 f"{r.kernel} {r.dtype} {r.shape_id} {where} {r.config_id}: {r.error.splitlines()[0][:160]}"
                 if r.error
                 else f"{r.kernel} {r.config_id}"
             )
         )
-        body = html.escape(CONTROL.sub("", "\n".join(r.traceback.strip().splitlines()[-lines:])))
+        body = _element_text(CONTROL.sub("", "\n".join(r.traceback.strip().splitlines()[-lines:])))
         out.append(f"<details><summary>{title}</summary>\n\n<pre>{body}</pre>\n</details>")
     if len(failed) > limit:
         out.append(f"({len(failed) - limit} more in results.json, field `traceback`)")
     return out
+
+
+def _element_text(text: str) -> str:
+    """Text inside an HTML element of report.md: ``&`` and ``<`` escaped, which is all that can start markup there,
+    so that quotes and ``>`` read as themselves in the raw file."""
+    return text.replace("&", "&amp;").replace("<", "&lt;")
 
 
 def fixed_known_failures(records: list[Record]) -> list[str]:
@@ -227,124 +231,3 @@ def limit_findings(records: list[Record]) -> list[str]:
                     f"{f.resource} {f.value:g} exceeds limit {f.limit:g}"
                 )
     return out
-
-
-def markdown_report(found: Findings) -> str:
-    runs, records = found.runs, list(found.records)
-    parts = ["# Triton portability report", ""]
-    for info in runs:
-        parts.append(
-            md(
-                f"matrix {info.matrix.name if info.matrix else None} on {info.host}: triton "
-                f"{info.triton}, torch {info.torch}, python {info.python}, "
-                f"GPUs: {', '.join(info.gpus or ()) or 'none'}, commit {info.commit or '-'}, "
-                f"{info.start} → {info.end or 'unfinished'}"
-            ).join(("- ", ""))
-        )
-        if info.unfinished:
-            parts.append(
-                "- **INCOMPLETE**: this run was interrupted before every case finished; "
-                "`harness run --resume DIR` runs only the missing cases"
-            )
-        parts += [f"- resumed {md(t)}" for t in info.resumed or ()]
-        parts += [f"- {md(line)}" for line in run_lines.night_lines(info)]
-    missing = found.incomplete
-    if missing:
-        parts.append(
-            f"- **INCOMPLETE**: {missing} config × target verdict(s) have no build under the deciding "
-            "environment (Triton's defaults): marked `incomplete`, never decided by an opt-in environment"
-        )
-    parts += [
-        "",
-        "## Comparison",
-        "",
-        comparison_table(found),
-        "",
-        "## Summary per kernel",
-        "",
-        summary_table(found),
-        "",
-        "## Per target and compile environment",
-        "",
-        target_summary(found),
-        "",
-    ]
-    if found.launches:  # captured ops: what each target's virtual device got from the library
-        parts += ["## Captured launches per target", ""] + [f"- {md(la.line())}" for la in found.launches] + [""]
-    at_risk = risk_lines(found)
-    if at_risk:
-        parts += (
-            [
-                "## At risk",
-                "",
-                "Configs that fit under Triton's defaults, but not under another swept compile environment:",
-                "",
-            ]
-            + [f"- {md(line)}" for line in at_risk]
-            + [""]
-        )
-    if any(r.mode == "tune" for r in records):
-        devices = {
-            json.dumps(r.runtime.device.to_json(), sort_keys=True)
-            for r in records
-            if r.mode == "tune" and r.runtime and r.runtime.device
-        }
-        parts += ["## On the device", "", device_table(found), ""]
-        parts += [f"- device: {md(d)}" for d in sorted(devices)] + [""]
-        parts += [f"- {md(line)}" for line in launch_parity_lines(records)] + [""]
-        parts += [
-            "Timed: `sustained` (back to back in one graph of many launches, over inputs larger than the "
-            "last-level cache: the winner's figure, its rates and the baselines' speedups) or `isolated` (one "
-            "launch per sample after an L2 flush: the tuner's ranking). See `harness/device/timing.py`.",
-            "",
-        ]
-        unstable = found.unstable
-        if unstable:
-            parts += (
-                [f"Unstable timings (IQR over {100 * STABLE_IQR:.0f}% of the median):", ""]
-                + [f"- {md(line)}" for line in unstable]
-                + [""]
-            )
-    gaps = interpreter_gaps(records)
-    if gaps:
-        parts += (
-            [
-                "## Not checked by the interpreter",
-                "",
-                "Triton's CPU interpreter could not run these configs "
-                "(`interpret-unsupported`: not the kernel's failure; the GPU path checks them):",
-                "",
-            ]
-            + [f"- {md(line)}" for line in gaps]
-            + [""]
-        )
-    findings = limit_findings(records)
-    if findings:
-        parts += ["## Limits exceeded", ""] + [f"- {md(line)}" for line in findings] + [""]
-    fails = failures(records)
-    if fails:
-        parts += ["## Failures", ""] + [f"- {md(line)}" for line in fails] + [""]
-        blocks = traceback_blocks(records)
-        if blocks:
-            parts += ["Where each came from (traceback and compiler output, folded):", ""] + blocks + [""]
-    commands = run_lines.repro_commands(records, run_lines.run_dir(runs))
-    if commands:
-        parts += ["## Reproduce", "", f"{run_lines.REPRO_SAID} (`harness repro`):", "", "```", *commands, "```", ""]
-    fixed = fixed_known_failures(records)
-    if fixed:
-        parts += ["## Known failures that now pass", "", "Their `known_failures` entries can be removed:", ""]
-        parts += [f"- {md(line)}" for line in fixed] + [""]
-    parts += [
-        "Columns: `smem B` is the dynamic shared memory / LDS the launch requests (`metadata.shared`), "
-        "plus the static bytes the binary declares where it has any (`+1024`: cuobjdump's SHARED), "
-        "with the limit when it is exceeded; `regs` is registers per thread (AMD: the compiler's unified "
-        "VGPR + AGPR total, `.vgpr_count`); `spill B` is bytes per thread spilled to memory (NVIDIA: ptxas "
-        "spill stores; AMD: 4 bytes per spilled VGPR); `occ` is resident warps per SM sub-partition "
-        "(NVIDIA) or waves per SIMD (AMD: the compiler's figure capped by LDS), with the fraction of the "
-        "target's maximum; `space` is the config space a config came from (`nvidia+amd`: both). "
-        "A target's verdict is decided by its build under Triton's defaults; a column `target@name` is the "
-        "build under the opt-in compile environment `name`, which can only add `AT RISK` (fits by default, "
-        "not under that environment). docs/figures.md says how each figure is read.",
-        "",
-    ]
-    return "\n".join(parts)

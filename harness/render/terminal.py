@@ -2,7 +2,8 @@
 
 One line per kernel with its verdict counts per target (under Triton's defaults; at risk includes
 the swept compile environments), one line per kernel that ran on a GPU (winner against the primary
-baseline), then the worst few findings, then where the full report is. The wide tables of report.md
+baseline), then the worst findings (those report.html and report.md open with, in their order, wrapped), then where
+the full report is. The wide tables of report.md
 are printed only on request (``harness run --wide``).
 """
 
@@ -16,7 +17,7 @@ from harness.analysis.findings import Findings
 from harness.analysis.gate import KINDS, FindingCounts
 from harness.analysis.trends import Trend
 from harness.model.records import Record
-from harness.render import device_tables, tables
+from harness.render import device_tables, glance, tables
 from harness.render.escaping import CONTROL, no_controls, plain
 
 WIDTH = 100
@@ -80,20 +81,6 @@ def device_lines(found: Findings) -> list[str]:
     return out
 
 
-def worst(found: Findings, limit: int = 6) -> list[str]:
-    """Failures first, then limits exceeded, then configs at risk: the first few of each, one line each."""
-    records = list(found.records)
-    lines = (
-        [("failed: ", x) for x in tables.failures(records)]
-        + [("exceeds: ", x) for x in tables.limit_findings(records)]
-        + [("at risk: ", x) for x in tables.risk_lines(found)]
-    )
-    out = [_fit(kind + plain(text.splitlines()[0]) if text else kind) for kind, text in lines[:limit]]
-    if len(lines) > limit:
-        out.append(f"... {len(lines) - limit} more in report.md")
-    return out
-
-
 def summary(found: Findings) -> list[str]:
     """The lines `harness run` ends with (before the paths of results.json and report.md)."""
     parts = ["portability (configs per target, Triton's defaults; at risk: a swept environment):"]
@@ -105,9 +92,9 @@ def summary(found: Findings) -> list[str]:
     adapted = [la.short() for la in found.launches if la.adapts or not la.own_faces]
     if adapted:
         parts += ["captured ops (each target's launches in report.md):"] + ["  " + a for a in adapted]
-    bad = worst(found)
+    bad = glance.worst_terminal(found, WIDTH)
     if bad:
-        parts += ["worst findings:"] + ["  " + line for line in bad]
+        parts += ["worst findings (as report.html and report.md list them):", *bad]
     return [_fit(p) for p in parts]
 
 

@@ -3,6 +3,7 @@ otherwise (the terminal's ``--wide`` tables). tabulate draws it."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from tabulate import tabulate
@@ -19,3 +20,8 @@ def table(body: list[list[Any]], headers: list[str], fmt: str) -> str:
         tablefmt=fmt,
         disable_numparse=True,
     )
+
+
+def natural(text: str) -> tuple[Any, ...]:
+    """A sort key that orders the numbers inside ids by value: K32 < K64 < K128, s3_w4 < s3_w16."""
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", text))

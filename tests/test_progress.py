@@ -203,7 +203,10 @@ def test_a_run_into_a_log_says_its_progress_in_lines_and_no_dots(tmp_path: Path)
     verdict = next(i for i, line in enumerate(lines) if line.startswith("harness: vector_add  h100 "))
     said = lines[verdict] + " · " + lines[verdict + 1].strip()  # wrapped at its separator, not cut
     assert verdict < lines.index(progress[-1]) and len(lines[verdict]) <= WIDTH and "…" not in said
-    assert said.removeprefix("harness: ") in [ln.strip() for ln in lines[lines.index(progress[-1]) :]]
+    summary = lines[lines.index(progress[-1]) :]  # the summary wraps its kernel lines too, at the same separator
+    whole = [ln.strip() + (" · " + summary[i + 1].strip() if summary[i + 1].startswith("      ") else "")
+             for i, ln in enumerate(summary[:-1])]  # fmt: skip
+    assert said.removeprefix("harness: ") in whole
     assert any(line.startswith("harness: 3 cases in ") and "case time builds" in line for line in lines)
 
 

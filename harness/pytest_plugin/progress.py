@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from harness.model.records import Record
 from harness.model.run_info import Selection
+from harness.render.glance import wrap_parts
 
 WIDTH = 100
 REDRAW_S = 0.25  # a terminal's line is redrawn at most this often
@@ -30,19 +31,6 @@ LOG_QUIET_S = 60.0  # ... and one after this long without a line
 
 def _column(target: str, environment: str) -> str:
     return target if environment == "default" else f"{target}@{environment}"
-
-
-def _wrapped(line: str, width: int) -> list[str]:
-    """A line broken at its `` · `` and ``, `` separators to ``width`` (continuations indented), never cut."""
-    lead = line[: len(line) - len(line.lstrip())]
-    out = [lead]
-    for part in line.strip().replace(", ", ",\0").replace(" · ", " ·\0").split("\0"):
-        joined = out[-1] + (" " if out[-1].strip() else "") + part.strip()
-        if len(joined) <= width or not out[-1].strip():
-            out[-1] = joined
-        else:
-            out.append(lead + "    " + part.strip())
-    return out
 
 
 def _short(seconds: float) -> str:
@@ -234,7 +222,7 @@ class Progress:
                 f"  per case: median configs {median[0]}, baselines {median[1]}, sustained {median[2]};"
                 f" baselines <= configs in {cheaper}/{n}"
             )
-        return [part for line in lines for part in _wrapped(line, self.width)]
+        return [part for line in lines for part in wrap_parts(line, self.width)]
 
     def finish(self) -> None:
         """End the terminal's line, so what pytest prints next starts on its own line."""

@@ -37,6 +37,24 @@ def wrapped(text: str, width: int, indent: str = "    ") -> list[str]:
     return lines
 
 
+def wrap_parts(line: str, width: int) -> list[str]:
+    """A line broken at its `` · `` separators to ``width`` (a part still too wide also at its ``, ``),
+    continuations indented under the line's own indent: wrapped, never cut."""
+    lead = line[: len(line) - len(line.lstrip())]
+    pieces: list[str] = []
+    for part in line.strip().split(" · "):
+        pieces += [part] if len(lead) + 4 + len(part) <= width else part.replace(", ", ",\0").split("\0")
+    out = [lead]
+    for piece in pieces:
+        sep = "" if not out[-1].strip() else (" · " if not out[-1].endswith(",") else " ")
+        joined = out[-1] + sep + piece.strip()
+        if len(joined) <= width or not out[-1].strip():
+            out[-1] = joined
+        else:
+            out.append(lead + "    " + piece.strip())
+    return out
+
+
 def worst_terminal(found: Findings, width: int, indent: str = "  ") -> list[str]:
     """The worst findings for a terminal: numbered as report.html numbers them, each wrapped to ``width``."""
     out: list[str] = []

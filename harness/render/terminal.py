@@ -84,7 +84,7 @@ def device_lines(found: Findings) -> list[str]:
 def summary(found: Findings) -> list[str]:
     """The lines `harness run` ends with (before the paths of results.json and report.md)."""
     parts = ["portability (configs per target, Triton's defaults; at risk: a swept environment):"]
-    parts += ["  " + line for line in kernel_lines(found)]
+    parts += [part for line in kernel_lines(found, width=1 << 16) for part in glance.wrap_parts("  " + line, WIDTH)]
     device = device_lines(found)
     if device:
         parts += ["on the device (winner vs the first baseline; share of its roof's peak, HBM or the dtype's FLOP/s):"]

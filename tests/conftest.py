@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -15,7 +17,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from helpers import Zygote, Zygotes, run_cli  # noqa: E402 - tests/ on the path first
+import pypi_resolutions  # noqa: E402 - tests/ on the path first
+from helpers import Zygote, Zygotes, run_cli  # noqa: E402
 
 from harness.support import zygote  # noqa: E402
 
@@ -24,6 +27,7 @@ from harness.support import zygote  # noqa: E402
 os.environ["HARNESS_RESULT_CACHE"] = "0"
 
 REPO = Path(__file__).resolve().parent.parent
+_PYPI_FOLDER = pytest.StashKey[Path]()
 
 
 def _start_zygote(folder: str, role: str) -> tuple[Zygote, subprocess.Popen[bytes]]:
@@ -109,11 +113,14 @@ def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 LONGEST_FIRST = (
     "test_smoke_matrix.py",
     "test_library_kernels.py",
-    "test_pypi_resolution.py",
     "test_verdicts_compiled.py",
     "test_upgrade_evidence.py",
     "test_workflows.py",
 )
+
+#: modules that read what ran in the background since the session's start (tests/pypi_resolutions.py: pip waiting
+#: on PyPI, 1 to 4 minutes by the network's day): last, so that it has had longest
+LAST = ("test_pypi_resolution.py",)
 
 
 #: modules that share a session fixture's work, run by one xdist worker under ``--dist loadfile`` (else each worker
@@ -136,6 +143,29 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Longest modules first, the rest in their collected order (the same order in every xdist worker)."""
+    """Longest modules first, the rest in their collected order (the same order in every xdist worker), the PyPI
+    module last; its resolutions started in the background as soon as a session holds that module
+    (tests/pypi_resolutions.py)."""
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank) + (item.path.name in LAST)))
+    shared = os.environ.get(pypi_resolutions.ENV)
+    if shared and any(item.path.name == "test_pypi_resolution.py" for item in items):
+        pypi_resolutions.start(Path(shared))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The session's controller (xdist's, or the only process) names one folder that its workers inherit."""
+    if not hasattr(config, "workerinput") and not os.environ.get(pypi_resolutions.ENV):
+        os.environ[pypi_resolutions.ENV] = tempfile.mkdtemp(prefix="harness-pypi-")
+        config.stash[_PYPI_FOLDER] = Path(os.environ[pypi_resolutions.ENV])
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The controller ends what is left of the background resolutions (an interrupted or deselecting session)."""
+    folder = config.stash.get(_PYPI_FOLDER, None)
+    if folder is None:
+        return
+    os.environ.pop(pypi_resolutions.ENV, None)
+    with contextlib.suppress(OSError, ValueError):
+        os.killpg(int((folder / "pid").read_text()), signal.SIGKILL)
+    shutil.rmtree(folder, ignore_errors=True)

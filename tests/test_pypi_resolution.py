@@ -12,116 +12,52 @@ saying so.
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import socket
 import subprocess
-import sys
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
-import tomllib
 import yaml
 from helpers import REPO
+from pypi_resolutions import ENV, PINS, UNREACHABLE, resolve_all, results
 
 pytestmark = pytest.mark.network  # pip against plain PyPI (skips, saying so, without it)
 
-PINS = ("34", "35", "36", "37", "38", "39")
-PLAIN = ["--isolated", "--dry-run", "--ignore-installed", "--use-feature=fast-deps", "--disable-pip-version-check"]
 
+class _Found:
+    """One install's outcome, as the background process wrote it: its value, or the failure it met."""
 
-@pytest.fixture(scope="module", autouse=True)
-def _pypi_reachable() -> None:
-    try:
-        socket.create_connection(("pypi.org", 443), timeout=10).close()
-    except OSError as exc:
-        pytest.skip(f"PyPI is not reachable from here ({exc}): the resolution against plain PyPI is not checked")
+    def __init__(self, entry: dict[str, Any]) -> None:
+        self.entry = entry
 
-
-def _env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
-
-
-def _resolve(*requirements: str) -> dict[str, str]:
-    """What pip would install for ``requirements`` from plain PyPI: name -> version, or an AssertionError with pip's
-    own words."""
-    argv = [sys.executable, "-m", "pip", "install", *PLAIN, "-q", "--report", "-", *requirements]
-    proc = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, env=_env(), timeout=900)
-    assert proc.returncode == 0, f"{requirements}: {proc.stderr[-3000:]}"
-    report = json.loads(proc.stdout)
-    return {item["metadata"]["name"].lower(): item["metadata"]["version"] for item in report["install"]}
-
-
-def _project(*extras: str) -> list[str]:
-    """The project's own requirements, as pyproject.toml lists them (not built: the same list pip would read)."""
-    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    return [*project["dependencies"], *(r for e in extras for r in project["optional-dependencies"][e])]
-
-
-def _tox_config() -> dict[str, dict[str, list[str]]]:
-    """Each pin env's deps and commands_pre, as tox itself reads tox.ini."""
-    tox = Path(sys.executable).parent / "tox"
-    if not tox.exists():
-        pytest.skip("tox not installed (the test extra has it)")
-    envs = ",".join(f"triton{p}" for p in PINS)
-    out = subprocess.run(
-        [str(tox), "config", "-e", envs, "-k", "deps", "commands_pre"],
-        capture_output=True, text=True, cwd=REPO, check=True, timeout=120,
-    ).stdout  # fmt: skip
-    found: dict[str, dict[str, list[str]]] = {}
-    env = key = ""
-    for line in out.splitlines():
-        if line.startswith("[testenv:"):
-            env = line[len("[testenv:") : -1]
-            found[env] = {"deps": [], "commands_pre": []}
-        elif (setting := re.match(r"^(\w+) =(.*)$", line)) is not None:
-            key, value = setting.group(1), setting.group(2).strip()
-            if value and key in found[env]:
-                found[env][key].append(value)
-        elif line.startswith("  ") and key in ("deps", "commands_pre"):
-            found[env][key].append(line.strip())
-    return found
-
-
-def _tox_env(deps: list[str], commands_pre: list[str]) -> tuple[dict[str, str], list[str]]:
-    """One pin env: its deps with the project's requirements, then any pip install its commands_pre makes."""
-    resolved = _resolve(*(d for d in deps if not d.startswith("-")), *_project())
-    overrides = [c for c in commands_pre if "pip install" in c]
-    for command in overrides:  # triton39: the triton no torch asks for, over torch's, without dependencies
-        wanted = re.findall(r"'?(triton==[\w.*]+)'?", command)
-        assert "--no-deps" in command and wanted, command
-        resolved |= _resolve("--no-deps", *wanted)
-    return resolved, overrides
-
-
-def _install_pin(pin: str, tmp: Path) -> subprocess.CompletedProcess[str]:
-    venv = tmp / f"venv{pin}"  # the script's pip is this interpreter's: --dry-run writes nothing into it
-    (venv / "bin").mkdir(parents=True)
-    (venv / "bin" / "python").symlink_to(sys.executable)
-    return subprocess.run(
-        ["bash", "ci/install_pin.sh", str(venv), pin, *PLAIN],
-        capture_output=True, text=True, cwd=REPO, env=_env(), timeout=900,
-    )  # fmt: skip
+    def result(self) -> Any:
+        if "error" in self.entry:
+            raise AssertionError(self.entry["error"])
+        value = self.entry["value"]
+        if isinstance(value, dict) and set(value) == {"returncode", "stdout", "stderr"}:
+            return subprocess.CompletedProcess([], value["returncode"], value["stdout"], value["stderr"])
+        return tuple(value) if isinstance(value, list) else value
 
 
 @pytest.fixture(scope="module")
-def resolved(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Future[Any]]]:
-    """Every resolution at once (pip waits on the network, not the CPU): tox envs, the quick start, the pin job."""
-    envs = _tox_config()
-    tmp = tmp_path_factory.mktemp("pins")
-    with ThreadPoolExecutor(len(envs) + 5) as pool:
-        jobs = {name: pool.submit(_tox_env, cfg["deps"], cfg["commands_pre"]) for name, cfg in envs.items()}
-        jobs["quick start"] = pool.submit(_resolve, *_project("cpu", "test"), "-c", "ci/constraints-cpu.txt")
-        jobs["3.9.0"] = pool.submit(_install_pin, "3.9.0", tmp)  # the path no torch asks for (the other: tox envs)
-        jobs["merge"] = pool.submit(_resolve, *_project())  # merge / compare / accept: pip install -e .
-        jobs["cpu extra"] = pool.submit(_resolve, *_project("cpu"))  # the wheel's extra, without the constraints
-        yield jobs
+def resolved(tmp_path_factory: pytest.TempPathFactory) -> dict[str, _Found]:
+    """Every resolution: read from the folder the session started them in (they ran while other modules compiled),
+    else run here and now (this module alone, outside the suite's conftest)."""
+    folder = Path(os.environ[ENV]) if os.environ.get(ENV) else None
+    if folder is None or not (folder / "started").exists():
+        folder = tmp_path_factory.mktemp("pypi")
+        resolve_all(folder)
+    found = results(folder)
+    if UNREACHABLE in found:
+        pytest.skip(f"{found[UNREACHABLE]}: the resolution against plain PyPI is not checked")
+    if "tox" in found:
+        pytest.fail(f"tox could not read tox.ini's pin envs: {found['tox']['error']}")
+    return {name: _Found(entry) for name, entry in found.items()}
 
 
-def test_every_tox_pin_env_resolves_on_plain_pypi_with_its_triton(resolved: dict[str, Future[Any]]) -> None:
+def test_every_tox_pin_env_resolves_on_plain_pypi_with_its_triton(resolved: dict[str, _Found]) -> None:
     names = sorted(n for n in resolved if n.startswith("triton"))
     assert names == [f"triton{p}" for p in PINS]
     seen = {}
@@ -135,7 +71,7 @@ def test_every_tox_pin_env_resolves_on_plain_pypi_with_its_triton(resolved: dict
     print(seen)
 
 
-def test_the_quick_start_and_ci_install_resolve_on_plain_pypi(resolved: dict[str, Future[Any]]) -> None:
+def test_the_quick_start_and_ci_install_resolve_on_plain_pypi(resolved: dict[str, _Found]) -> None:
     """README's quick start and .ci/run: ``-e '.[cpu,test]' -c ci/constraints-cpu.txt``."""
     readme = (REPO / "README.md").read_text()
     command = "pip install -q -e '.[cpu,test]' -c ci/constraints-cpu.txt"
@@ -149,7 +85,7 @@ def test_the_quick_start_and_ci_install_resolve_on_plain_pypi(resolved: dict[str
 
 
 def test_the_triton_pin_jobs_install_resolves_on_plain_pypi_for_a_triton_no_torch_asks_for(
-    resolved: dict[str, Future[Any]],
+    resolved: dict[str, _Found],
 ) -> None:
     """3.9.0: the first resolution is impossible (said by pip), then torch with its own triton and 3.9.0 over it.
     A pin some torch asks for takes the first resolution alone, as the tox envs above do."""
@@ -160,7 +96,7 @@ def test_the_triton_pin_jobs_install_resolves_on_plain_pypi_for_a_triton_no_torc
     )
 
 
-def test_the_cpu_extra_alone_gives_the_suites_triton(resolved: dict[str, Future[Any]]) -> None:
+def test_the_cpu_extra_alone_gives_the_suites_triton(resolved: dict[str, _Found]) -> None:
     """Unbounded, it gave triton 3.8.0, a version no nightly runs; bounded, the pin the suite is verified with."""
     found = resolved["cpu extra"].result()
     pinned = next(
@@ -169,7 +105,7 @@ def test_the_cpu_extra_alone_gives_the_suites_triton(resolved: dict[str, Future[
     assert found["triton"] == pinned.split("==", 1)[1], found["triton"]
 
 
-def test_the_merge_and_compare_jobs_install_neither_torch_nor_triton(resolved: dict[str, Future[Any]]) -> None:
+def test_the_merge_and_compare_jobs_install_neither_torch_nor_triton(resolved: dict[str, _Found]) -> None:
     found = resolved["merge"].result()
     assert "pyyaml" in found and "scipy" in found
     assert not {"torch", "triton"} & set(found) and not any(n.startswith("nvidia-") for n in found), sorted(found)

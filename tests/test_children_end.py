@@ -72,15 +72,16 @@ def test_no_child_outlives_the_harness(tmp_path: Path, how: str, command: str, a
     env.pop("TRITON_INTERPRET", None)
     argv = [sys.executable, "-m", "harness", command, str(_matrix(tmp_path / "m.yaml", attr))]
     argv += ["--out", str(tmp_path / "run"), "-n", "0", "--static-only"] if command == "run" else []
-    if how == "timeout":
-        argv = ["timeout", "20", *argv]  # coreutils: SIGTERM to the harness alone once the limit is reached
+    if how == "timeout":  # coreutils: on its limit (or a TERM of its own) it sends SIGTERM to the harness and its group
+        argv = ["timeout", "600", *argv]
     harness = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
     try:
         # the user code is blocking once its own child, `sleep 600`, exists (three processes or more carry the tag)
         assert _wait_for(lambda: any(_comm(p) == "sleep" for p in _tagged(tag)), 120), "user code never started"
-        if how != "timeout":
-            harness.send_signal(getattr(signal, how))  # to the harness's pid alone, not its group
+        # to the harness's pid alone, not its group; timeout(1) is told to end its command as at its limit, which
+        # spares the test waiting for a limit long enough for a loaded machine to reach the user code
+        harness.send_signal(signal.SIGTERM if how == "timeout" else getattr(signal, how))
         harness.wait(timeout=60)
         assert _wait_for(lambda: not _tagged(tag), 10), [(_comm(p), p) for p in _tagged(tag)]
     finally:

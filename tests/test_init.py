@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import yaml
 from helpers import DATA, run_cli
 
 
@@ -25,8 +26,8 @@ def test_init_writes_a_matrix_for_a_files_spec_that_validates(tmp_path: Path) ->
     shutil.copy(DATA / "gate" / "knob.py", tmp_path / "knob.py")
     proc = run_cli("init", "knob.py", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    text = (tmp_path / "knob.yaml").read_text()
-    assert "  knob:\n    source: knob.py:SPEC\n    dtypes: [fp32]\n    shapes: [{N: 1024}]" in text
+    doc = yaml.safe_load((tmp_path / "knob.yaml").read_text())
+    assert doc["kernels"] == {"knob": {"source": "knob.py:SPEC", "dtypes": ["fp32"], "shapes": [{"N": 1024}]}}
     assert run_cli("validate", "knob.yaml", cwd=tmp_path).returncode == 0
     again = run_cli("init", "knob.py", cwd=tmp_path)  # never overwritten
     assert (
@@ -51,7 +52,8 @@ def test_init_of_an_op_writes_its_entry_and_the_inputs_function_to_complete(tmp_
     (tmp_path / "lib.py").write_text("def double(x):\n    return 2 * x\n")
     proc = run_cli("init", "lib.py:double", "--out", "m.yaml", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "    op: lib.py:double\n    inputs: m_inputs.py:inputs" in (tmp_path / "m.yaml").read_text()
+    entry = yaml.safe_load((tmp_path / "m.yaml").read_text())["kernels"]["double"]
+    assert entry["op"] == "lib.py:double" and entry["inputs"] == "m_inputs.py:inputs"
     checked = run_cli("validate", "m.yaml", cwd=tmp_path)  # until the inputs function is written, it says so
     assert (
         checked.returncode == 2
@@ -65,3 +67,16 @@ def test_the_help_names_the_ways_to_bring_a_kernel() -> None:
     assert "--fail-on KINDS" in run_help
     assert "matrix YAML files" in " ".join(run_cli("validate", "--help").stdout.split())
     assert "KernelSpec" in run_cli("init", "--help").stdout
+
+
+def test_what_init_writes_holds_names_as_data(tmp_path: Path) -> None:
+    """A module path with quotes, a newline and YAML's own characters is a value in the matrix and a string in the
+    inputs module, never text spliced into either."""
+    op = 'evil"\nname: x # ]:fn'
+    proc = run_cli("init", op, "--out", "m.yaml", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    doc = yaml.safe_load((tmp_path / "m.yaml").read_text())
+    assert doc["name"] == "m" and doc["kernels"]["fn"]["op"] == op
+    namespace: dict[str, object] = {}
+    exec(compile((tmp_path / "m_inputs.py").read_text(), "m_inputs.py", "exec"), namespace)
+    assert namespace["OP"] == op and set(namespace) >= {"inputs"}

@@ -13,10 +13,14 @@ from __future__ import annotations
 import argparse
 import ast
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from harness.cli.common import EXIT_INPUT, EXIT_OK, err
+from harness.render.escaping import plain
 
-TARGETS = "[h100, mi300x]"
+TARGETS = ("h100", "mi300x")
 PLACEHOLDER = 1024  # each dim of the first shape: a size to edit, not a recommendation
 
 
@@ -47,42 +51,55 @@ def _spec_name(call: ast.Call, source: Path) -> str:
     return source.stem
 
 
-def _spec_entry(kernel: str, source: str, call: ast.Call) -> str:
+Entry = tuple[str, dict[str, Any]]  # a kernel's name in the matrix, and its fields
+
+
+def _spec_entry(kernel: str, source: str, call: ast.Call) -> Entry:
     dims = _literal_strings(call, "dims") or ["N"]
     dtypes = _literal_strings(call, "dtypes")[:1] or ["fp16"]
-    shape = ", ".join(f"{d}: {PLACEHOLDER}" for d in dims)
-    return (
-        f"  {kernel}:\n    source: {source}\n    dtypes: [{', '.join(dtypes)}]\n"
-        f"    shapes: [{{{shape}}}]   # the sizes to build: edit\n"
-    )
+    return kernel, {"source": source, "dtypes": dtypes, "shapes": [{d: PLACEHOLDER for d in dims}]}
 
 
-def _op_entry(kernel: str, op: str, inputs_module: str) -> str:
-    return (
-        f"  {kernel}:\n    op: {op}\n    inputs: {inputs_module}:inputs   # write it: the op's arguments for a shape\n"
-        f"    dtypes: [fp16]\n    shapes: [{{N: {PLACEHOLDER}}}]   # the fields your inputs function reads: edit\n"
-    )
+def _op_entry(kernel: str, op: str, inputs_module: str) -> Entry:
+    return kernel, {"op": op, "inputs": f"{inputs_module}:inputs", "dtypes": ["fp16"], "shapes": [{"N": PLACEHOLDER}]}
 
 
-INPUTS = '''"""The arguments of {op} for one shape of the matrix (harness init wrote this; complete it)."""
+HEADER = """\
+# Written by `harness init`. Edit each kernel's shapes (the sizes here are placeholders; an op's shape fields are
+# whatever its inputs function reads), and write the inputs function an op entry names. Then `harness validate`
+# and `harness run` this file. docs/bring-your-kernel.md has every field.
+"""
+
+INPUTS = '''"""The arguments of an op for one shape of a matrix (harness init wrote this; complete it)."""
+
+OP = {op!r}
 
 
 def inputs(shape, dtype, device, generator):
-    """Return the op's positional arguments for ``shape`` (a dict of the matrix's shape fields) and ``dtype``,
-    tensors made on ``device`` with ``generator``, e.g. ``(randn((shape["N"],), dtype, device, generator),)``
-    with ``from harness.torchutil import randn``. See docs/bring-your-kernel.md, "Ops, captured"."""
-    raise NotImplementedError("write the arguments of {op} for a shape in this function")
+    """Return OP's positional arguments for ``shape`` (a dict of the matrix's shape fields) and ``dtype``, tensors
+    made on ``device`` with ``generator``, e.g. ``(randn((shape["N"],), dtype, device, generator),)`` with
+    ``from harness.torchutil import randn``. See docs/bring-your-kernel.md, "Ops, captured"."""
+    raise NotImplementedError("write the arguments of " + OP + " for a shape in this function")
 '''
+
+
+def _matrix_text(name: str, entries: list[Entry]) -> str:
+    """The matrix as YAML written by the YAML library: names and paths are data, never spliced into the text."""
+    doc = {"name": name, "targets": list(TARGETS), "kernels": dict(entries)}
+    return HEADER + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100)
 
 
 def cmd_init(args: argparse.Namespace) -> int:
     target: str = args.kernel
-    path_part, _, attr = target.partition(":") if not target.endswith(".py") else (target, "", "")
+    path_part, _, attr = target.rpartition(":") if not target.endswith(".py") else (target, "", "")
+    if attr and not attr.isidentifier():
+        err(f"init: {target!r}: {attr!r} after the last ':' is not a Python name (FILE.py:NAME or module:NAME)")
+        return EXIT_INPUT
     out = Path(args.out) if args.out else Path(f"{Path(path_part).stem.replace('.', '_') or 'matrix'}.yaml")
     if out.exists():
         err(f"init: {out} exists; name another file with --out")
         return EXIT_INPUT
-    entries: list[str] = []
+    entries: list[Entry] = []
     extra: dict[Path, str] = {}
     if path_part.endswith(".py"):
         source = Path(path_part)
@@ -124,11 +141,11 @@ def cmd_init(args: argparse.Namespace) -> int:
             err(f"init: {path} exists; name another matrix with --out")
             return EXIT_INPUT
     name = out.stem
-    out.write_text(f"name: {name}\ntargets: {TARGETS}\nkernels:\n" + "".join(entries))
+    out.write_text(_matrix_text(name, entries))
     for path, text in extra.items():
         path.write_text(text)
     written = ", ".join(str(p) for p in (out, *extra))
-    print(f"harness: wrote {written}; edit the shapes, then `harness validate {out}` and `harness run {out}`")
+    print(plain(f"harness: wrote {written}; edit the shapes, then `harness validate {out}` and `harness run {out}`"))
     return EXIT_OK
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import ast
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -51,7 +50,7 @@ def _spec_name(call: ast.Call, source: Path) -> str:
     return source.stem
 
 
-Entry = tuple[str, dict[str, Any]]  # a kernel's name in the matrix, and its fields
+Entry = tuple[str, dict[str, object]]  # a kernel's name in the matrix, and its fields (YAML data)
 
 
 def _spec_entry(kernel: str, source: str, call: ast.Call) -> Entry:

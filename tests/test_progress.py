@@ -250,3 +250,47 @@ def test_the_static_benchmark_runs_cold_then_warm_from_its_own_caches() -> None:
     # warm: every build taken from the harness's result cache the cold run filled (nothing goes to Triton)
     assert cold.endswith("compiles 10 cold") and warm.endswith("compiles 10 reused"), proc.stdout
     assert proc.stdout.startswith("cold: ") and "\nwarm: " in proc.stdout
+
+
+def test_the_clock_moves_on_a_terminal_and_a_quiet_log_gets_a_line_a_minute() -> None:
+    """The ticker's side of the line (harness.support.ticker calls ``tick`` every second): a terminal's line is
+    redrawn once a second has passed since it was drawn, whatever the cases do; a log's only after a quiet minute."""
+    from harness.support.ticker import Ticker
+
+    out: list[str] = []
+    clock = _Clock()
+    p = Progress(write=out.append, tty=True, clock=clock, width=80)
+    p.tick()
+    assert out == ["\r\x1b[Kharness: collecting the cases · 0s"]  # a line from the session's start
+    p.start(10, [])
+    clock.now = 0.5
+    p.tick()
+    assert len(out) == 2  # drawn at the start, half a second ago: not yet
+    clock.now = 61.0
+    p.tick()
+    assert out[-1] == "\r\x1b[Kharness: 0/10 cases · 1m01s"
+    log: list[str] = []
+    q = Progress(write=log.append, tty=False, clock=clock)
+    q.start(10, [])
+    clock.now += 30
+    q.tick()
+    assert len(log) == 1
+    clock.now += 31
+    q.tick()
+    assert len(log) == 2 and log[-1] == "harness: 0/10 cases · 1m01s\n"
+    calls: list[int] = []
+
+    def tick() -> None:
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("a racing read")  # skipped: the ticker goes on
+        if len(calls) == 4:
+            raise OSError("the terminal is gone")  # the clock stops, the run does not
+
+    ticker = Ticker(tick, interval=0.01).start()
+    deadline = time.monotonic() + 5
+    while len(calls) < 4 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.1)
+    ticker.stop()
+    assert len(calls) == 4

@@ -22,8 +22,10 @@ class Ticker:
         while not self._stop.wait(self._interval):
             try:
                 self._tick()
-            except Exception:  # a closed terminal or pipe: the run goes on without its clock
+            except (OSError, ValueError):  # a closed terminal or pipe: the run goes on without its clock
                 return
+            except Exception:  # noqa: BLE001 - a display's tick never ends a run; the next one may draw again
+                continue
 
     def start(self) -> Ticker:
         self._thread.start()

@@ -43,14 +43,12 @@ def _waiting(what: str) -> Iterator[None]:
         print(f"harness: {what} ...", flush=True)
         yield
         return
-    from harness.support.ticker import Ticker
+    from harness.support.ticker import Ticker, clock_text
 
     start = time.monotonic()
 
     def draw() -> None:
-        seconds = int(time.monotonic() - start)
-        clock = f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
-        sys.stdout.write(f"\r\x1b[Kharness: {what} · {clock}")
+        sys.stdout.write(f"\r\x1b[Kharness: {what} · {clock_text(time.monotonic() - start)}")
         sys.stdout.flush()
 
     draw()

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from harness.model.records import Record
 from harness.model.run_info import Selection
 from harness.render.glance import wrap_parts
+from harness.support.ticker import clock_text
 
 WIDTH = 100
 REDRAW_S = 0.25  # a terminal's line is redrawn at most this often
@@ -31,11 +32,6 @@ LOG_QUIET_S = 60.0  # ... and one after this long without a line
 
 def _column(target: str, environment: str) -> str:
     return target if environment == "default" else f"{target}@{environment}"
-
-
-def _short(seconds: float) -> str:
-    seconds = max(0, int(seconds))
-    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
 
 
 @dataclass
@@ -133,14 +129,7 @@ class Progress:
     def say(self, text: str) -> None:
         """A line of its own above the status line (which a terminal gets redrawn under it), wrapped at its
         `` · `` separators to the width, never cut."""
-        lines = [""]
-        for part in text.split(" · "):
-            joined = f"{lines[-1]} · {part}" if lines[-1] else part
-            if len(joined) <= self.width or not lines[-1]:
-                lines[-1] = joined
-            else:
-                lines.append("    " + part)
-        self._emit(("\r\x1b[K" if self.tty else "") + "\n".join(lines) + "\n")
+        self._emit(("\r\x1b[K" if self.tty else "") + "\n".join(wrap_parts(text, self.width)) + "\n")
         if self.tty:
             self.draw(force=True)
 
@@ -157,7 +146,7 @@ class Progress:
 
     def line(self) -> str:
         if self.started < 0:  # the cases are still being collected (specs loaded, callbacks asked, workers started)
-            return f"harness: collecting the cases · {_short(self.clock() - self.opened)}"
+            return f"harness: collecting the cases · {clock_text(self.clock() - self.opened)}"
         elapsed = self.clock() - self.started
         done, total = sum(self.builds_done.values()), sum(self.builds_total.values())
         # what is left, by the builds when there are any (a case of 30 configs is not a case of one)
@@ -165,8 +154,8 @@ class Progress:
             fraction = done / total
         else:  # no build in yet, or only cases without builds left (interpreter checks, GPU phases)
             fraction = self.cases_done / self.cases_total if self.cases_total else 0.0
-        left = f", ~{_short(elapsed / fraction * (1 - fraction))} left" if 0 < fraction < 1 else ""
-        head = [f"harness: {self.cases_done}/{self.cases_total} cases", f"{_short(elapsed)}{left}"]
+        left = f", ~{clock_text(elapsed / fraction * (1 - fraction))} left" if 0 < fraction < 1 else ""
+        head = [f"harness: {self.cases_done}/{self.cases_total} cases", f"{clock_text(elapsed)}{left}"]
         extra = [f"gpu {self.gpu_done} done"] if self.gpu_done else []
         extra += [f"{self.failed} failed"] if self.failed else []
         per_column = " ".join(f"{c} {self.builds_done[c]}/{n}" for c, n in sorted(self.builds_total.items()))
@@ -203,8 +192,8 @@ class Progress:
         the configs' checks and timings, the baselines', the interleaved rounds of both), their per-case medians
         and how many cases spent less on their baselines than on their configs."""
         wall = self.clock() - self.started
-        kinds = ", ".join(f"{k} {_short(v)}" for k, v in sorted(self.seconds.items()))
-        parts = [f"harness: {self.cases_done} cases in {_short(wall)}", f"case time {kinds or 'none'}"]
+        kinds = ", ".join(f"{k} {clock_text(v)}" for k, v in sorted(self.seconds.items()))
+        parts = [f"harness: {self.cases_done} cases in {clock_text(wall)}", f"case time {kinds or 'none'}"]
         if self.compiles:
             counts = ", ".join(f"{self.compiles[k]} {k}" for k in ("cold", "cached", "reused") if self.compiles[k])
             parts.append(f"compiles {counts}")
@@ -216,8 +205,8 @@ class Progress:
             median = [f"{statistics.median(c):.1f}s" if c else "-" for c in cols]
             cheaper = sum(1 for c, b, _ in self.gpu_cases if b <= c)
             lines.append(
-                f"harness GPU: {self.gpu_done} cases held it {_short(total)} (configs {_short(sum(cols[0]))}, "
-                f"baselines {_short(sum(cols[1]))}, sustained {_short(sum(cols[2]))})"
+                f"harness GPU: {self.gpu_done} cases held it {clock_text(total)} (configs {clock_text(sum(cols[0]))}, "
+                f"baselines {clock_text(sum(cols[1]))}, sustained {clock_text(sum(cols[2]))})"
             )
             lines.append(
                 f"  per case: median configs {median[0]}, baselines {median[1]}, sustained {median[2]};"

@@ -11,6 +11,12 @@ from collections.abc import Callable
 from types import TracebackType
 
 
+def clock_text(seconds: float) -> str:
+    """A status line's clock: ``42s``, ``3m07s``."""
+    whole = max(0, int(seconds))
+    return f"{whole // 60}m{whole % 60:02d}s" if whole >= 60 else f"{whole}s"
+
+
 class Ticker:
     def __init__(self, tick: Callable[[], None], interval: float = 1.0) -> None:
         self._tick = tick

@@ -8,7 +8,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from importlib import metadata
 from pathlib import Path
 
@@ -64,10 +64,7 @@ def read_matrix(matrix_path: Path, targets: str | None, say: bool = False) -> Ma
     """The matrix a command names, and its ``--targets`` checked; None after printing each problem on a line.
     ``say``: the read is announced at once and its clock kept on a terminal (:func:`_waiting`)."""
     try:
-        if say:
-            with _waiting(f"reading {matrix_path}"):
-                matrix = parse(matrix_path)
-        else:
+        with _waiting(f"reading {matrix_path}") if say else nullcontext():
             matrix = parse(matrix_path)
     except MatrixError as exc:
         for problem in exc.problems:

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -115,6 +116,26 @@ def test_a_forked_command_line_exits_and_says_what_a_fresh_one_does(
             monkeypatch.delenv(zygote.ENV)
         said[how] = [(p.returncode, p.stdout, p.stderr) for p in (run_cli("validate", str(bad)), run_cli("--version"))]
     assert said["forked"] == said["fresh"] and said["fresh"][0][0] == 2
+
+
+def test_a_child_that_ends_before_its_run_reads_the_pid_keeps_its_exit_status(
+    zygotes: Zygotes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A loaded machine can let a forked ``harness --help`` end before its run reads the zygote's first line:
+    the zygote then sends the pid and the exit status together. Both must be read (once, a buffered reader
+    dropped the status with its buffer, and a run that had exited 0 or 2 read as killed, -9)."""
+    _ready(zygotes.cli)
+    sent = socket.send_fds
+
+    def send_then_stall(*args: object, **kwargs: object) -> int:
+        done = sent(*args, **kwargs)  # type: ignore[arg-type]
+        time.sleep(1.5)  # the child exits and the zygote reaps it (it looks every 0.1 s) before the pid is read
+        return done
+
+    monkeypatch.setattr(socket, "send_fds", send_then_stall)
+    proc = zygote_client.run_cli(["--help"], dict(os.environ), str(REPO), timeout=60)
+    assert proc is not None and (proc.returncode, proc.stderr) == (0, ""), proc
+    assert proc.stdout.startswith("usage: harness")
 
 
 def test_a_forked_worker_aborts_hangs_and_is_replaced_as_a_fresh_one(tmp_path: Path, zygotes: Zygotes) -> None:

@@ -24,10 +24,12 @@ class ZygoteChild:
     """A forked process: the part of ``subprocess.Popen`` that :class:`~harness.execution.pool.Worker` uses. Its
     exit status comes from the zygote, which reaps it."""
 
-    def __init__(self, conn: socket.socket, pid: int, stdin: IO[Any] | None, stdout: IO[Any] | None) -> None:
+    def __init__(
+        self, conn: socket.socket, pid: int, stdin: IO[Any] | None, stdout: IO[Any] | None, early: bytes = b""
+    ) -> None:
         self.conn, self.pid, self.stdin, self.stdout = conn, pid, stdin, stdout
         self.returncode: int | None = None
-        self._buffer = b""
+        self._buffer = early  # what came after the pid's line: a child that ended at once has its status there
 
     def _read_status(self, timeout: float | None) -> None:
         while self.returncode is None and b"\n" not in self._buffer:
@@ -68,15 +70,29 @@ def fork(
         conn.connect(socket_path)
         request = ForkRequest(role, python_id(), env, cwd, tuple(argv))
         socket.send_fds(conn, [request.to_wire()], list(fds))
-        reply = conn.makefile("rb").readline()
+        reply, early = _first_line(conn)
         answer: object = json.loads(reply) if reply else None  # {"pid": N} or {"refused": why}
     except (OSError, ValueError) as exc:
-        answer = {"refused": f"{socket_path}: {exc}"}
+        answer, early = {"refused": f"{socket_path}: {exc}"}, b""
     pid = answer.get("pid") if isinstance(answer, dict) else None
     if not isinstance(pid, int):
         conn.close()
         return str(answer.get("refused", "no answer")) if isinstance(answer, dict) else "no answer"
-    return ZygoteChild(conn, pid, None, None)
+    return ZygoteChild(conn, pid, None, None, early)
+
+
+def _first_line(conn: socket.socket) -> tuple[bytes, bytes]:
+    """The zygote's first line and whatever came with it. A child that ends before its run reads the pid has its
+    status sent right behind it, often in the same read: it must stay with the child's handle, not be dropped with
+    a reader's buffer (which read it as a closed connection, a child killed, -9)."""
+    data = b""
+    while b"\n" not in data:
+        chunk = conn.recv(4096)
+        if not chunk:
+            return data, b""
+        data += chunk
+    line, _, rest = data.partition(b"\n")
+    return line, rest
 
 
 def start_worker(kind: str, env: dict[str, str], stderr: IO[bytes]) -> ZygoteChild | None:

@@ -72,10 +72,11 @@ def test_every_tox_pin_env_resolves_on_plain_pypi_with_its_triton(resolved: dict
 
 
 def test_the_quick_start_and_ci_install_resolve_on_plain_pypi(resolved: dict[str, _Found]) -> None:
-    """README's quick start and .ci/run: ``-e '.[cpu,test]' -c ci/constraints-cpu.txt``."""
-    readme = (REPO / "README.md").read_text()
-    command = "pip install -q -e '.[cpu,test]' -c ci/constraints-cpu.txt"
-    assert command in readme and command in (REPO / ".ci" / "run").read_text()
+    """README's test command and .ci/run (ci/prepare_tests.sh): ``-e '.[cpu,test]' -c ci/constraints-cpu.txt``."""
+    prepare = "bash ci/prepare_tests.sh && "
+    assert prepare in (REPO / "README.md").read_text() and prepare in (REPO / ".ci" / "run").read_text()
+    command = "pip install -q --no-compile -e '.[cpu,test]' -c ci/constraints-cpu.txt"
+    assert command in (REPO / "ci" / "prepare_tests.sh").read_text()
     found = resolved["quick start"].result()
     pinned = dict(
         line.split("==", 1) for line in (REPO / "ci" / "constraints-cpu.txt").read_text().splitlines() if "==" in line

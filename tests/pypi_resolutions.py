@@ -2,8 +2,8 @@
 
 pip spends these minutes mostly waiting on the network. Run inside the test module, they held one of the suite's
 two workers for 80 to 250 s (by PyPI's day) with its core largely idle; started as soon as a session has collected
-that module (tests/conftest.py), in a process of their own, they overlap the compiles of the other modules, and the
-module, run last, only reads what they found. ``python tests/pypi_resolutions.py FOLDER`` writes one JSON file per install into
+that module (tests/conftest.py), in a process of their own at the lowest priority, they overlap the compiles of the
+other modules, and the module, run last, only reads what they found. ``python tests/pypi_resolutions.py FOLDER`` writes one JSON file per install into
 FOLDER, then ``done``; the module runs the same function in-process where nothing started it.
 """
 
@@ -173,4 +173,8 @@ def results(folder: Path, timeout: float = 1500) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
+    # started beside the tests: pip's CPU (about 90 CPU-seconds, most of it the impossible resolution of the 3.9.0
+    # pin) at the lowest priority takes the moments the tests leave a core idle (a timeout they provoke, a child
+    # they wait on) instead of competing with their compiles; the module, run last, waits for it if need be
+    os.nice(19)
     resolve_all(Path(sys.argv[1]))

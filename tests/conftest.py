@@ -80,9 +80,6 @@ def smoke_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
         "TRITON_CACHE_DIR": str(tmp / "triton-cache"),
         "HARNESS_CACHE_DIR": str(tmp / "harness-cache"),
         "HARNESS_RESULT_CACHE": "1",  # as a user's runs have it: the warm run takes unchanged jobs from it
-        # two compile workers, not this xdist worker's one core: the second takes the moments the other xdist
-        # worker leaves its core idle (a timeout it provokes, a child it waits on) instead of leaving them idle
-        "HARNESS_COMPILE_WORKERS": "2",
     }
     timings = {}
     outputs = {}

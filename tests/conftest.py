@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,9 +17,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import background_smoke  # noqa: E402 - tests/ on the path first
-import pypi_resolutions  # noqa: E402
-from helpers import Zygote, Zygotes  # noqa: E402
+import pypi_resolutions  # noqa: E402 - tests/ on the path first
+from helpers import Zygote, Zygotes, run_cli  # noqa: E402
 
 from harness.support import zygote  # noqa: E402
 
@@ -28,9 +27,7 @@ from harness.support import zygote  # noqa: E402
 os.environ["HARNESS_RESULT_CACHE"] = "0"
 
 REPO = Path(__file__).resolve().parent.parent
-_BACKGROUND_FOLDERS = pytest.StashKey[list[Path]]()
-#: what runs in the background from the session's start (the module whose collection starts it)
-BACKGROUND = ((pypi_resolutions, "test_pypi_resolution.py"), (background_smoke, "test_smoke_matrix.py"))
+_PYPI_FOLDER = pytest.StashKey[Path]()
 
 
 def _start_zygote(folder: str, role: str) -> tuple[Zygote, subprocess.Popen[bytes]]:
@@ -75,24 +72,26 @@ def zygotes() -> Iterator[Zygotes]:
 
 @pytest.fixture(scope="session")
 def smoke_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """The default matrix run cold (Triton's cache and the harness's empty) and then warm, started in the
-    background when the session collected the smoke module (tests/background_smoke.py), or here where nothing
-    started it. Its Triton cache then also serves the verdict module's builds of the same binaries:
-    ``SAME_WORKER`` keeps both modules on one xdist worker."""
-    shared = os.environ.get(background_smoke.ENV)
-    folder = Path(shared) if shared and (Path(shared) / "started").exists() else None
-    if folder is None:
-        folder = tmp_path_factory.mktemp("smoke")
-        background_smoke.run_both(folder)
-    said = background_smoke.results(folder)
-    for label in ("cold", "warm"):
-        assert label in said and said[label]["returncode"] == 0, json.dumps(said)[-6000:]
-    return {
-        "dir": folder,
-        "timings": {label: said[label]["seconds"] for label in ("cold", "warm")},
-        "stdout": {label: said[label]["stdout"] for label in ("cold", "warm")},
-        "env": background_smoke.run_env(folder),
+    """The default matrix run cold (Triton's cache and the harness's empty) and then warm, once per test process.
+    Its Triton cache then also serves the verdict module's builds of the same binaries: ``SAME_WORKER`` keeps both
+    modules on one xdist worker, so neither pays for them twice."""
+    tmp = tmp_path_factory.mktemp("smoke")
+    env = {
+        "TRITON_CACHE_DIR": str(tmp / "triton-cache"),
+        "HARNESS_CACHE_DIR": str(tmp / "harness-cache"),
+        "HARNESS_RESULT_CACHE": "1",  # as a user's runs have it: the warm run takes unchanged jobs from it
     }
+    timings = {}
+    outputs = {}
+    for label in ("cold", "warm"):
+        start = time.perf_counter()
+        # one process: the ratio then measures the caches, not xdist start-up competing with the rest of the suite
+        wide = ["--wide"] if label == "cold" else []  # the cold run prints the full tables, the warm one the summary
+        proc = run_cli("run", "--out", str(tmp / label), "-n", "0", *wide, env=env)
+        timings[label] = time.perf_counter() - start
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        outputs[label] = proc.stdout
+    return {"dir": tmp, "timings": timings, "stdout": outputs, "env": env}
 
 
 @pytest.fixture()
@@ -110,11 +109,11 @@ def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 #: the modules that hold a worker longest (docs/performance.md, "Suite time"), started first: under
-#: ``--dist loadfile`` a module is one unit of work, and one started last keeps one core busy while the other idles.
-#: The smoke and verdict modules keep their collected place, about three quarters through: the default matrix's
-#: runs started in the background by then (tests/background_smoke.py)
+#: ``--dist loadfile`` a module is one unit of work, and one started last keeps one core busy while the other idles
 LONGEST_FIRST = (
+    "test_smoke_matrix.py",
     "test_library_kernels.py",
+    "test_verdicts_compiled.py",
     "test_upgrade_evidence.py",
     "test_workflows.py",
 )
@@ -149,30 +148,24 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     (tests/pypi_resolutions.py)."""
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank) + (item.path.name in LAST)))
-    collected = {item.path.name for item in items}
-    for job, module in BACKGROUND:
-        shared = os.environ.get(job.ENV)
-        if shared and module in collected:
-            job.start(Path(shared))
+    shared = os.environ.get(pypi_resolutions.ENV)
+    if shared and any(item.path.name == "test_pypi_resolution.py" for item in items):
+        pypi_resolutions.start(Path(shared))
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The session's controller (xdist's, or the only process) names one folder per background job that its
-    workers inherit."""
-    if hasattr(config, "workerinput"):
-        return
-    config.stash[_BACKGROUND_FOLDERS] = []
-    for job, _ in BACKGROUND:
-        if not os.environ.get(job.ENV):
-            os.environ[job.ENV] = tempfile.mkdtemp(prefix="harness-suite-")
-            config.stash[_BACKGROUND_FOLDERS].append(Path(os.environ[job.ENV]))
+    """The session's controller (xdist's, or the only process) names one folder that its workers inherit."""
+    if not hasattr(config, "workerinput") and not os.environ.get(pypi_resolutions.ENV):
+        os.environ[pypi_resolutions.ENV] = tempfile.mkdtemp(prefix="harness-pypi-")
+        config.stash[_PYPI_FOLDER] = Path(os.environ[pypi_resolutions.ENV])
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """The controller ends what is left of the background jobs (an interrupted or deselecting session)."""
-    for job, _ in BACKGROUND:
-        os.environ.pop(job.ENV, None)
-    for folder in config.stash.get(_BACKGROUND_FOLDERS, []):
-        with contextlib.suppress(OSError, ValueError):
-            os.killpg(int((folder / "pid").read_text()), signal.SIGKILL)
-        shutil.rmtree(folder, ignore_errors=True)
+    """The controller ends what is left of the background resolutions (an interrupted or deselecting session)."""
+    folder = config.stash.get(_PYPI_FOLDER, None)
+    if folder is None:
+        return
+    os.environ.pop(pypi_resolutions.ENV, None)
+    with contextlib.suppress(OSError, ValueError):
+        os.killpg(int((folder / "pid").read_text()), signal.SIGKILL)
+    shutil.rmtree(folder, ignore_errors=True)

@@ -7,12 +7,19 @@
 # it for modules no test imports. It installs without that; the modules the suite's processes import are then
 # imported once with bytecode writing on (ci/warm_bytecode.py), beside ruff and mypy, so that every later process
 # finds their `.pyc` even where PYTHONDONTWRITEBYTECODE is set. Any other module is compiled when first imported.
+#
+# The system tools (ci/test_tools.sh: apt's download and unpacking of chromium on a fresh machine) install beside
+# pip, which leaves the second core idle. setuptools' notice that an editable install may be shadowed by a folder of
+# the package's name is silenced: it is printed on every install, asks nothing of anyone, and is the one line a
+# clean preparation would otherwise print.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash ci/test_tools.sh &
+tools=$!
 python3 -m venv .venv
 .venv/bin/pip install -q -U pip
-.venv/bin/pip install -q --no-compile -e '.[cpu,test]' -c ci/constraints-cpu.txt
-bash ci/test_tools.sh
+PYTHONWARNINGS="ignore:Editable installation" .venv/bin/pip install -q --no-compile -e '.[cpu,test]' -c ci/constraints-cpu.txt
+wait "$tools"
 .venv/bin/python ci/warm_bytecode.py &
 warming=$!
 bash ci/static_checks.sh

@@ -3,7 +3,9 @@
 Paired in the same rounds the two read 0.69x; each timed alone by the same sustained batches, 0.83-0.84x. This
 times them alone and together and prints, per item, whether its batch is a CUDA graph, its launches per batch,
 its note and every round's median, so the rounds show which item moves when the other is beside it; then together
-with 12 and 24 batches per item per round instead of 3, to see whether the shift fades after each switch.
+with 12 and 24 batches per item per round instead of 3, to see whether the shift fades after each switch; then
+with the 3 timed batches after a discarded stretch of each length in ``DISCARD_MS`` (``interleaved``'s
+``discard_ms``), to find the shortest that gives each item its alone figure.
 ``PYTHONPATH=. python3 benchmarks/investigations/interleaved_items.py`` on the GPU host.
 """
 
@@ -20,6 +22,7 @@ from harness.matrix import loader
 from harness.model.ids import config_id
 from harness.model.jobs import BaselinesJob
 
+DISCARD_MS = (10.0, 25.0, 50.0, 100.0)
 CASES = (
     ("flash_attention", "fp16", {"B": 1, "H": 16, "N": 16384, "D": 128, "causal": False}, "M256_N64_s3_w16"),
     ("moe_gemm", "fp8", {"T": 16384, "E": 8, "N": 14336, "K": 4096, "bias": False}, "K64_M128_N256_s3_w8"),
@@ -60,6 +63,8 @@ def main() -> int:
             _describe(f"{kernel} together", interleaved([w, b]))
         for per_round in (12, 24):  # longer stretches of one item: does the shift fade after a switch?
             _describe(f"{kernel} together, {per_round} per round", interleaved([w, b], per_round=per_round))
+        for discard_ms in DISCARD_MS:  # the harness's 3 timed batches, after a discarded stretch of that long
+            _describe(f"{kernel} together, {discard_ms:g} ms discarded", interleaved([w, b], discard_ms=discard_ms))
         sys.stdout.flush()
     return 0
 

@@ -10,15 +10,18 @@ After about ``HEAT_MS`` of all the batches back to back (the clocks and power th
 steady stream of work holds them: on the H200 a 4096³ GEMM runs 8–14% slower there than in a
 short burst, docs/performance.md), the items are timed in ``ROUNDS`` rounds with no
 synchronisation between them, the order rotated each round, one discarded batch before each
-item's samples in a round. Their per-round medians give a ratio with its own
+item's samples in a round (or, with ``discard_ms``, as many discarded batches as last that long: run BZ in
+docs/performance.md found that after a switch between two kernels of several milliseconds each, the GPU takes
+longer to settle than one discarded batch lasts). Their per-round medians give a ratio with its own
 spread: the winner and the baseline share every round's clocks and temperature, so their ratio
 carries the noise of one run, and two runs' ratios can be compared against it.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from harness.device.timing import events, settle, summarize
@@ -46,6 +49,14 @@ class _Batch:
     launches: int
     graph: bool
     note: str
+    probe_ms: float = 0.0  # one launch, timed alone when the batch was sized
+
+
+def _discarded(batch: _Batch, discard_ms: float) -> int:
+    """Batches run and not timed before an item's samples in a round: one, or as many as last ``discard_ms``."""
+    if discard_ms <= 0:
+        return 1
+    return max(1, math.ceil(discard_ms / max(batch.launches * batch.probe_ms, 1e-3)))
 
 
 def _launches(one_ms: float, n_buffers: int) -> int:
@@ -86,9 +97,14 @@ def _capture(calls: list[Callable[[], Any]], launches: int) -> _Batch:
 
 
 def interleaved(
-    items: list[Item], settle_ms: float = 10.0, rounds: int = ROUNDS, per_round: int = PER_ROUND
+    items: list[Item],
+    settle_ms: float = 10.0,
+    rounds: int = ROUNDS,
+    per_round: int = PER_ROUND,
+    discard_ms: float = 0.0,
 ) -> dict[str, Measurement | str]:
-    """The sustained timing of each item (or the error that stopped it), all timed in the same rounds."""
+    """The sustained timing of each item (or the error that stopped it), all timed in the same rounds;
+    ``discard_ms`` sizes each item's discarded stretch per round in time instead of one batch."""
     import torch
 
     from harness.device.timing import probe_ms
@@ -99,11 +115,13 @@ def interleaved(
         try:
             calls = [item.make_call(i) for i in range(item.n_buffers)]
             settle(calls, settle_ms)
-            batches[item.name] = _capture(calls, _launches(probe_ms(calls[0]), item.n_buffers))
+            one_ms = probe_ms(calls[0])
+            batch = _capture(calls, _launches(one_ms, item.n_buffers))
+            batches[item.name] = replace(batch, probe_ms=one_ms)
         except Exception as exc:  # noqa: BLE001 - one item's failure is its own result
             failed[item.name] = f"{type(exc).__name__}: {str(exc)[:300]}"
     names = [i.name for i in items if i.name in batches]
-    per_item = 2 * (per_round + 1) * rounds
+    per_item = 2 * per_round * rounds
     marks = {name: events(per_item) for name in names}
     used = {name: 0 for name in names}
     pairs: dict[str, list[list[tuple[Any, Any]]]] = {name: [] for name in names}
@@ -120,15 +138,16 @@ def interleaved(
         order = names[r % len(names) :] + names[: r % len(names)] if names else []
         for name in order:
             batch, ev = batches[name], marks[name]
+            for _ in range(_discarded(batch, discard_ms)):  # the first of each item in a round, by rule
+                batch.run()
             taken = []
-            for s in range(per_round + 1):
+            for _ in range(per_round):
                 start, end = ev[used[name]], ev[used[name] + 1]
                 used[name] += 2
                 start.record()
                 batch.run()
                 end.record()
-                if s:  # the first batch of each item in a round is discarded, by rule
-                    taken.append((start, end))
+                taken.append((start, end))
             pairs[name].append(taken)
     torch.cuda.synchronize()
     out: dict[str, Measurement | str] = dict(failed)

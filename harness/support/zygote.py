@@ -71,10 +71,12 @@ ROLES = {
     "interpret": Role(("torch", "numpy", "triton", "harness.build.compile", "harness.device.interpret"),
                       "harness.execution.worker_main:main"),
     # the command line imports Triton (its version is the run's first line), the interpreter module and numpy (a
-    # spec unwraps interpreted kernels), its workers' pool and the report's renderer in every run
+    # spec unwraps interpreted kernels), its workers' pool and the report's renderer in every run; `harness compare`
+    # (the nightly gate's every step) judges timings with scipy.stats, about 0.8 CPU-seconds to import each time
     "cli": Role(("pytest", "xdist.plugin", "xdist.newhooks", "platformdirs", "harness.cli", "harness.cli.run",
                  "harness.cli.parser", "harness.pytest_plugin", "harness.pytest_plugin.hooks", "numpy", "triton",
-                 "triton.runtime.interpreter", "harness.execution.pool", "harness.render.html_page"),
+                 "triton.runtime.interpreter", "harness.execution.pool", "harness.render.html_page",
+                 "harness.cli.compare", "harness.analysis.compare", "scipy.stats"),
                 "harness.cli:main", ("harness.render.html_page:warm",)),
     # the children that run a user's code first while a matrix is read (harness.matrix.child_probe): ``-c CODE``
     "probe": Role(("torch", "triton", "harness.matrix.face", "harness.matrix.capture", "harness.matrix.ops",

@@ -3,8 +3,9 @@
 pip spends these minutes mostly waiting on the network. Run inside the test module, they held one of the suite's
 two workers for 80 to 250 s (by PyPI's day) with its core largely idle; started as soon as a session has collected
 that module (tests/conftest.py), in a process of their own at the lowest priority, they overlap the compiles of the
-other modules, and the module, run last, only reads what they found. ``python tests/pypi_resolutions.py FOLDER`` writes one JSON file per install into
-FOLDER, then ``done``; the module runs the same function in-process where nothing started it.
+other modules, and the module, run last, only reads what they found. ``python tests/pypi_resolutions.py FOLDER``
+writes one JSON file per install into FOLDER, then ``done``; the module runs the same function in-process where
+nothing started it.
 """
 
 from __future__ import annotations

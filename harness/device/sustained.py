@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from harness.device.timing import events, settle, summarize
@@ -49,7 +49,7 @@ class _Batch:
     launches: int
     graph: bool
     note: str
-    probe_ms: float = 0.0  # one launch, timed alone when the batch was sized
+    probe_ms: float  # one launch, timed alone when the batch was sized
 
 
 def _discarded(batch: _Batch, discard_ms: float) -> int:
@@ -66,7 +66,7 @@ def _launches(one_ms: float, n_buffers: int) -> int:
     return wanted
 
 
-def _capture(calls: list[Callable[[], Any]], launches: int) -> _Batch:
+def _capture(calls: list[Callable[[], Any]], launches: int, probe_ms: float) -> _Batch:
     """A graph of ``launches`` launches; eager back to back (with the reason) where capture fails."""
     import torch
 
@@ -84,7 +84,7 @@ def _capture(calls: list[Callable[[], Any]], launches: int) -> _Batch:
             for j in range(launches):
                 calls[j % n]()
         torch.cuda.synchronize()
-        return _Batch(graph.replay, launches, True, "")
+        return _Batch(graph.replay, launches, True, "", probe_ms)
     except Exception as exc:  # noqa: BLE001 - the item is then timed eagerly, and says why
         torch.cuda.synchronize()
         note = f"not graph-captured ({type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''})"
@@ -93,7 +93,7 @@ def _capture(calls: list[Callable[[], Any]], launches: int) -> _Batch:
             for j in range(launches):
                 calls[j % n]()
 
-        return _Batch(eager, launches, False, note)
+        return _Batch(eager, launches, False, note, probe_ms)
 
 
 def interleaved(
@@ -116,8 +116,7 @@ def interleaved(
             calls = [item.make_call(i) for i in range(item.n_buffers)]
             settle(calls, settle_ms)
             one_ms = probe_ms(calls[0])
-            batch = _capture(calls, _launches(one_ms, item.n_buffers))
-            batches[item.name] = replace(batch, probe_ms=one_ms)
+            batches[item.name] = _capture(calls, _launches(one_ms, item.n_buffers), one_ms)
         except Exception as exc:  # noqa: BLE001 - one item's failure is its own result
             failed[item.name] = f"{type(exc).__name__}: {str(exc)[:300]}"
     names = [i.name for i in items if i.name in batches]

@@ -129,9 +129,12 @@ SAME_WORKER = {"tests/test_verdicts_compiled.py": "tests/test_smoke_matrix.py"}
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
-    """``--dist loadfile`` with the modules of ``SAME_WORKER`` in one work unit; any other mode as xdist makes it."""
+    """``--dist loadfile`` with the modules of ``SAME_WORKER`` in one work unit, handed out in the collected order
+    (``pytest_collection_modifyitems``'s); any other mode as xdist makes it. xdist 3.6+ otherwise reorders the units
+    by their number of tests, which put the two longest modules third and fourth and the PyPI module mid-run."""
     if config.getoption("dist", None) != "loadfile":
         return None
+    config.option.loadscopereorder = False
     from xdist.scheduler import LoadFileScheduling
 
     class JoinedFiles(LoadFileScheduling):

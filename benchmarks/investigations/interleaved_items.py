@@ -4,8 +4,9 @@ Paired in the same rounds the two read 0.69x; each timed alone by the same susta
 times them alone and together and prints, per item, whether its batch is a CUDA graph, its launches per batch,
 its note and every round's median, so the rounds show which item moves when the other is beside it; then together
 with 12 and 24 batches per item per round instead of 3, to see whether the shift fades after each switch; then
-with the 3 timed batches after a discarded stretch of each length in ``DISCARD_MS`` (``interleaved``'s
-``discard_ms``), to find the shortest that gives each item its alone figure. Last, the settling curve: each
+with the 3 timed batches after a discarded stretch of each length in ``DISCARD_MS`` after a switch
+(``interleaved``'s ``switch_ms``; 0 is one batch, the rule before run CA), to find the shortest that gives each
+item its alone figure. Last, the settling curve: each
 item's batches timed one by one for ``CURVE_MS`` after each switch, to see how long the shift lasts. Each phase
 prints its wall-clock start, to lay the table beside an ``nvidia-smi --query-gpu=... -lms 20`` trace of clocks
 and power taken at the same time.
@@ -29,7 +30,7 @@ from harness.matrix import loader
 from harness.model.ids import config_id
 from harness.model.jobs import BaselinesJob
 
-DISCARD_MS = (10.0, 25.0, 50.0, 100.0, 200.0)
+DISCARD_MS = (0.0, 10.0, 25.0, 50.0, 100.0, 200.0)
 CURVE_MS = 400.0  # how long each item runs, batch by batch timed, after a switch
 CASES = (
     ("flash_attention", "fp16", {"B": 1, "H": 16, "N": 16384, "D": 128, "causal": False}, "M256_N64_s3_w16"),
@@ -116,10 +117,12 @@ def main() -> int:
             _describe(f"{kernel} alone", interleaved([b]))
             _describe(f"{kernel} together", interleaved([w, b]))
         for per_round in (12, 24):  # longer stretches of one item: does the shift fade after a switch?
-            _describe(f"{kernel} together, {per_round} per round", interleaved([w, b], per_round=per_round))
+            _describe(
+                f"{kernel} together, {per_round} per round", interleaved([w, b], per_round=per_round, switch_ms=0.0)
+            )
         _mark(f"{kernel} discard sweep")
         for discard_ms in DISCARD_MS:  # the harness's 3 timed batches, after a discarded stretch of that long
-            _describe(f"{kernel} together, {discard_ms:g} ms discarded", interleaved([w, b], discard_ms=discard_ms))
+            _describe(f"{kernel} together, {discard_ms:g} ms discarded", interleaved([w, b], switch_ms=discard_ms))
         _curve(kernel, [w, b])
         sys.stdout.flush()
     _mark(f"done after {time.perf_counter():.0f} s")

@@ -9,12 +9,15 @@ divided by ``L``; ``L`` is chosen so a batch lasts about ``BATCH_MS``.
 After about ``HEAT_MS`` of all the batches back to back (the clocks and power then sit where a
 steady stream of work holds them: on the H200 a 4096³ GEMM runs 8–14% slower there than in a
 short burst, docs/performance.md), the items are timed in ``ROUNDS`` rounds with no
-synchronisation between them, the order rotated each round, one discarded batch before each
-item's samples in a round (or, with ``discard_ms``, as many discarded batches as last that long: run BZ in
-docs/performance.md found that after a switch between two kernels of several milliseconds each, the GPU takes
-longer to settle than one discarded batch lasts). Their per-round medians give a ratio with its own
-spread: the winner and the baseline share every round's clocks and temperature, so their ratio
-carries the noise of one run, and two runs' ratios can be compared against it.
+synchronisation between them, in snake order (forwards, then backwards: an item that ends a round begins the
+next, so a round has one switch between items fewer). After each switch to another item, the batches of the
+first ``SWITCH_MS`` are run and not timed; after the same item, one batch. Run CA in docs/performance.md
+measured why: at the H200's power cap a kernel's SM clock is its own (our flash attention ran near 1,830 MHz,
+cuDNN's SDPA near 1,530 MHz at the same ~690 W), and the clock follows a switch 50–100 ms late, so a batch
+timed right after a switch runs at the clock the previous item left (SDPA 12% faster after ours, ours 18%
+slower after SDPA). Their per-round medians give a ratio with its own
+spread: the winner and the baseline share every round's temperature, so their ratio
+carries the noise of one run, and two runs' ratios can be compared against it; each is timed at its own clock.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from harness.device.timing import events, settle, summarize
 from harness.model.timings import Measurement
 
 ROUNDS = 5  # interleaved rounds: the ratio of two items has this many paired estimates
-PER_ROUND = 3  # timed batches per item per round (after one discarded)
+PER_ROUND = 3  # timed batches per item per round (after the discarded ones)
+SWITCH_MS = 100.0  # run and not timed after a switch to another item: the clock's lag, measured in run CA
 BATCH_MS = 2.0  # a batch's target duration
 MAX_LAUNCHES = 512  # per batch (short kernels: ~4 us each fills 2 ms)
 HEAT_MS = 200.0  # continuous load before the first timed batch (about what do_bench_cudagraph runs)
@@ -52,11 +56,12 @@ class _Batch:
     probe_ms: float  # one launch, timed alone when the batch was sized
 
 
-def _discarded(batch: _Batch, discard_ms: float) -> int:
-    """Batches run and not timed before an item's samples in a round: one, or as many as last ``discard_ms``."""
-    if discard_ms <= 0:
+def _discarded(batch: _Batch, switch_ms: float, switched: bool) -> int:
+    """Batches run and not timed before an item's samples in a round: after a switch from another item, as many
+    as last ``switch_ms`` (at least one); after the same item, one."""
+    if not switched or switch_ms <= 0:
         return 1
-    return max(1, math.ceil(discard_ms / max(batch.launches * batch.probe_ms, 1e-3)))
+    return max(1, math.ceil(switch_ms / max(batch.launches * batch.probe_ms, 1e-3)))
 
 
 def _launches(one_ms: float, n_buffers: int) -> int:
@@ -101,10 +106,10 @@ def interleaved(
     settle_ms: float = 10.0,
     rounds: int = ROUNDS,
     per_round: int = PER_ROUND,
-    discard_ms: float = 0.0,
+    switch_ms: float = SWITCH_MS,
 ) -> dict[str, Measurement | str]:
     """The sustained timing of each item (or the error that stopped it), all timed in the same rounds;
-    ``discard_ms`` sizes each item's discarded stretch per round in time instead of one batch."""
+    ``switch_ms`` is the stretch run and not timed after a switch between items (0: one batch, as before run CA)."""
     import torch
 
     from harness.device.timing import probe_ms
@@ -133,12 +138,16 @@ def interleaved(
         for name in names:
             batches[name].run()
             heated += BATCH_MS
+    previous = names[-1] if names else ""  # the heat phase ends with the last item's batch
+    discarded = {name: 0 for name in names}
     for r in range(rounds):
-        order = names[r % len(names) :] + names[: r % len(names)] if names else []
+        order = names if r % 2 == 0 else names[::-1]
         for name in order:
             batch, ev = batches[name], marks[name]
-            for _ in range(_discarded(batch, discard_ms)):  # the first of each item in a round, by rule
+            for _ in range(_discarded(batch, switch_ms, name != previous)):
                 batch.run()
+                discarded[name] += 1
+            previous = name
             taken = []
             for _ in range(per_round):
                 start, end = ev[used[name]], ev[used[name] + 1]
@@ -159,7 +168,7 @@ def interleaved(
             "sustained",
             items[[i.name for i in items].index(name)].n_buffers,
             batch.graph,
-            rounds,
+            discarded[name],
             batch.launches,
             [statistics.median(rnd) for rnd in per_round_us],
             batch.note,

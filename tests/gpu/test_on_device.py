@@ -406,7 +406,8 @@ def test_sustained_timing_and_a_baseline_that_synchronises(gpu_worker: Worker) -
     kernel, clone = out["timings"]["config B1024"]["timing"], out["timings"]["baseline clone"]["timing"]
     for t in (kernel, clone):
         assert t["method"] == "sustained" and t["graph"] is True and t["launches_per_sample"] >= 2, t
-        assert len(t["round_medians_us"]) == 5 and t["reps"] == 15 and t["warmup_discarded"] == 5
+        # after each switch between the two items, 100 ms of batches run untimed (SWITCH_MS); after the same item, one
+        assert len(t["round_medians_us"]) == 5 and t["reps"] == 15 and t["warmup_discarded"] > 5
     # a copy of 64 MB each way: both at a few TB/s, within 2x of each other
     assert 0.5 < kernel["median_us"] / clone["median_us"] < 2.0
     iso = _send(gpu_worker, job, 600)["timing"]

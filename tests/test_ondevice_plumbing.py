@@ -146,6 +146,18 @@ def test_winner_baselines_portability_and_cache(tmp_path: Path, monkeypatch: pyt
     assert tune4.runtime.portability["mi300x"].timing_method == "sustained"
 
 
+def test_the_tune_record_carries_the_options_its_winner_ignores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A winner from another vendor's list (an AMD config timed on the H200) launches without the options this
+    backend ignores; its tune record says which, as its build record does, so a reader launches it the same way."""
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("HARNESS_LOCK_DIR", str(tmp_path))
+    amd = dataclasses.replace(_rec(1, "amd"), ignored_options=["waves_per_eu"])
+    _, tune = gpu_phase.run_case(_case(), [amd, _rec(2, "nvidia")], FakeGpuWorker(), {"index": "0"}, [])
+    assert tune.status == "ok" and tune.config["BLOCK"] == 1 and tune.ignored_options == ["waves_per_eu"]
+
+
 def test_each_xdist_worker_is_pinned_to_its_own_gpu() -> None:
     gpus = [
         {"index": "0", "uuid": "GPU-aaa", "arch": "sm_90", "name": "H200"},

@@ -147,6 +147,7 @@ def tune_record(
         config_id=config_id(dict(config or {})),
         meta=rec.meta if config else {},
         origin=rec.origin if config else "",
+        ignored_options=list(rec.ignored_options) if config else [],  # the winner launches as its build does
         mode="tune",
         status=status,
         error=error,

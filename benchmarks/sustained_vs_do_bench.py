@@ -75,7 +75,7 @@ def _paired_speedups(winner: Any, baseline: Any, n_buffers: int, alternations: i
 
 def _applied(r: Any, records: list[Any]) -> dict[str, Any]:
     """The config as the harness launches it: without the options this backend ignores (another vendor's: an AMD
-    config of the kernel's space timed on the H200). The tune record does not carry them; its build's record does."""
+    config of the kernel's space timed on the H200): its build's record names them, and a tune record too from 8625e73 on."""
     ignored = set(r.ignored_options)
     for b in records:
         if b.mode != "tune" and b.target == r.target and b.case_id == r.case_id and b.config_id == r.config_id:

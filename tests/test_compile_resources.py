@@ -195,7 +195,7 @@ kernels:
     assert by[("mi300x", 1)]["duplicate_of"] == by[("mi300x", 2)]["duplicate_of"] == ""
 
 
-def _compile_poly(out: Path, target: str) -> dict:
+def _compile_poly(out: Path, target: str, source: Path | None = None) -> dict:
     from helpers import DATA
 
     from harness.build.compile import compile_job
@@ -203,7 +203,7 @@ def _compile_poly(out: Path, target: str) -> dict:
     from harness.model import targets
     from harness.model.jobs import from_wire
 
-    ref = loader.resolve("noinline_poly", f"{DATA / 'noinline_kernel.py'}:SPEC")
+    ref = loader.resolve("noinline_poly", f"{source or DATA / 'noinline_kernel.py'}:SPEC")
     spec = loader.load(ref)
     return compile_job(
         from_wire(
@@ -219,6 +219,42 @@ def _compile_poly(out: Path, target: str) -> dict:
             },
         )
     ).to_json()
+
+
+def test_a_checkout_with_new_file_times_keeps_its_spill_figures(
+    tmp_path: Path, isolated_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ptxas -lineinfo writes the source files' modification times into .debug_line: after a fresh checkout
+    (the nightly's clone, Triton's cache kept) the re-run differs from Triton's cached cubin in that table only.
+    Its figures are still the binary's; a change to the code itself is still refused."""
+    import os
+    import shutil
+
+    from helpers import DATA
+
+    from harness.build import cubin_sections, ptxas
+
+    source = tmp_path / "src" / "noinline_kernel.py"
+    source.parent.mkdir()
+    shutil.copy(DATA / "noinline_kernel.py", source)
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
+    cold = _compile_poly(tmp_path / "cold", "h100", source)
+    assert cold["resources"]["spill_source"] == ptxas.OWN_RUN
+    os.utime(source, (source.stat().st_atime, source.stat().st_mtime - 86400))  # checked out again a day apart
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "fresh-harness-cache"))
+    warm = _compile_poly(tmp_path / "warm", "h100", source)
+    assert warm["compile_cache"] == "hit"
+    assert warm["artifacts"]["cubin"]["sha256"] == cold["artifacts"]["cubin"]["sha256"]  # Triton's cached binary
+    assert warm["resources"]["spill_source"] == ptxas.RE_RUN_LINES  # the re-run's bytes are not the cubin's
+    for key in ("registers", "ptxas_registers", "spill_bytes", "spill_load_bytes", "stack_frame_bytes"):
+        assert warm["resources"][key] == cold["resources"][key], key
+    # the comparison itself, on that real cubin: a byte of code differs -> another binary; of the line table -> same
+    data = (tmp_path / "cold" / cold["artifacts"]["cubin"]["path"]).read_bytes()
+    found = cubin_sections.sections(data)
+    for name, same in ((".text.poly_kernel", False), (".debug_line", True)):
+        at = data.index(found[name][3])
+        edited = data[:at] + bytes([data[at] ^ 0xFF]) + data[at + 1 :]
+        assert cubin_sections.same_code(data, edited) is same, name
 
 
 def test_spill_figures_are_those_of_the_recorded_binary(

@@ -90,7 +90,9 @@ def nvidia_resources(
     log, source = (
         (own_log, ptxas.OWN_RUN)
         if own_log
-        else ptxas.rerun(ptxas_path, out_root / artifacts["ptx"].path, _ptxas_arch(arch), flags, cubin_sha)
+        else ptxas.rerun(
+            ptxas_path, out_root / artifacts["ptx"].path, _ptxas_arch(arch), flags, out_root / artifacts["cubin"].path
+        )
     )
     res["spill_source"] = source
     res["ptxas_flags"] = " ".join(flags)

@@ -9,8 +9,9 @@ under ``DISABLE_PTXAS_OPT``, ``-suppress-debug-info`` under ``TRITON_DISABLE_LIN
 1. Triton's own run, observed during ``triton.compile`` (:func:`observe`): its log belongs to
    the cubin Triton returned.
 2. Otherwise (Triton loaded the kernel from its cache) a re-run of ptxas with Triton's flags
-   (:func:`triton_flags`) on the recorded PTX, accepted only when its output is byte-identical
-   (sha256) to the recorded cubin.
+   (:func:`triton_flags`) on the recorded PTX, accepted only when its output is the recorded cubin:
+   byte-identical (sha256), or identical in every section but the source-line table, which records
+   the source files' modification times (:mod:`harness.build.cubin_sections`).
 3. Otherwise the figures are unavailable, and the record says why.
 """
 
@@ -24,8 +25,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
+from harness.build import cubin_sections
+
 OWN_RUN = "ptxas -v of Triton's own compile of the recorded cubin"
 RE_RUN = "ptxas -v re-run with Triton's flags; its output is byte-identical to the recorded cubin"
+RE_RUN_LINES = (
+    "ptxas -v re-run with Triton's flags; its output is the recorded cubin in every section but the "
+    "source-line table (.debug_line records the source files' modification times)"
+)
 
 
 @contextmanager
@@ -96,9 +103,10 @@ def flags_of(argv: list[str]) -> list[str]:
     return out
 
 
-def rerun(ptxas: str, ptx: Path, gpu_name: str, flags: list[str], cubin_sha256: str) -> tuple[str | None, str]:
-    """Assemble the recorded PTX again with ``flags``; (log, source) when the output is the recorded cubin,
-    (None, why not) otherwise."""
+def rerun(ptxas: str, ptx: Path, gpu_name: str, flags: list[str], cubin: Path) -> tuple[str | None, str]:
+    """Assemble the recorded PTX again with ``flags``; (log, source) when the output is the recorded ``cubin``
+    (byte for byte, or but for its line table), (None, why not) otherwise."""
+    recorded = cubin.read_bytes()
     with tempfile.TemporaryDirectory(prefix="harness-ptxas-") as tmp:
         out = Path(tmp) / "kernel.cubin"
         proc = subprocess.run(
@@ -109,10 +117,14 @@ def rerun(ptxas: str, ptx: Path, gpu_name: str, flags: list[str], cubin_sha256: 
         )
         if proc.returncode != 0 or not out.is_file():
             return None, f"unavailable: ptxas re-run failed ({proc.returncode}): {proc.stderr.strip()[:200]}"
-        digest = hashlib.sha256(out.read_bytes()).hexdigest()
-    if digest != cubin_sha256:
-        return None, (
-            "unavailable: ptxas re-run with Triton's flags gave another binary than the recorded cubin "
-            f"(sha256 {digest[:12]} vs {cubin_sha256[:12]}): its figures would be of another build"
-        )
-    return proc.stdout + proc.stderr, RE_RUN
+        again = out.read_bytes()
+    log = proc.stdout + proc.stderr
+    if again == recorded:
+        return log, RE_RUN
+    if cubin_sections.same_code(again, recorded):
+        return log, RE_RUN_LINES
+    return None, (
+        "unavailable: ptxas re-run with Triton's flags gave another binary than the recorded cubin "
+        f"(sha256 {hashlib.sha256(again).hexdigest()[:12]} vs {hashlib.sha256(recorded).hexdigest()[:12]}): "
+        "its figures would be of another build"
+    )

@@ -1,0 +1,56 @@
+"""Whether two cubins hold the same machine code, when their bytes differ only in the source-line table.
+
+Under ``-lineinfo`` (Triton's default) ptxas writes, for each ``.file`` of the PTX, the source file's
+modification time and size into ``.debug_line`` when that file exists on disk at assembly time. So the
+same PTX, assembled with the same flags by the same ptxas, gives another byte sequence once the kernel's
+``.py`` has been checked out again (a fresh CI clone) or is gone (a Triton cache written by another
+checkout). The code, its resource sections and its symbols are the same; only ``.debug_line`` and its
+relocations change. Re-run figures are accepted for such a pair, and for no other difference.
+
+A minimal ELF64 little-endian section reader: a cubin is a plain ELF file, and this is the one question asked.
+"""
+
+from __future__ import annotations
+
+import struct
+
+#: the sections that hold the source-line table and its relocations: the only ones allowed to differ
+LINE_TABLE = frozenset({".debug_line", ".rela.debug_line"})
+
+_SHT_NOBITS = 8
+
+
+def sections(data: bytes) -> dict[str, tuple[int, int, int, bytes]]:
+    """Each section's (type, flags, size, contents) by name; NOBITS sections have no contents.
+
+    Raises ValueError for anything that is not a little-endian ELF64 file."""
+    if data[:4] != b"\x7fELF" or len(data) < 0x40 or data[4] != 2 or data[5] != 1:
+        raise ValueError("not a little-endian ELF64 file")
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    names_at = headers[shstrndx][4]
+    out: dict[str, tuple[int, int, int, bytes]] = {}
+    for name_off, kind, flags, _addr, offset, size, *_rest in headers:
+        start = names_at + name_off
+        name = data[start : data.index(b"\0", start)].decode("ascii", errors="replace")
+        out[name] = (kind, flags, size, b"" if kind == _SHT_NOBITS else data[offset : offset + size])
+    return out
+
+
+def _header(data: bytes) -> bytes:
+    """The ELF header without the fields that move when a section changes size (the program and section
+    header offsets)."""
+    return data[:0x20] + data[0x30:0x40]
+
+
+def same_code(a: bytes, b: bytes) -> bool:
+    """True when ``a`` and ``b`` have the same ELF header and the same sections, byte for byte, except the
+    source-line table (:data:`LINE_TABLE`)."""
+    try:
+        left, right = sections(a), sections(b)
+    except (ValueError, struct.error, IndexError):
+        return False
+    if _header(a) != _header(b) or left.keys() != right.keys():
+        return False
+    return all(left[name] == right[name] for name in left if name not in LINE_TABLE)

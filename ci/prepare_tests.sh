@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # What the test suite needs before it starts (README's test command, `.ci/run`): `.venv` with the project and its
-# cpu and test extras at the pinned versions, the tools some tests use (ci/test_tools.sh), then the static checks
-# (ci/static_checks.sh), which must pass. Idempotent: an existing `.venv` is updated, not replaced.
+# cpu and test extras at the pinned versions, and the tools some tests use (ci/test_tools.sh). Idempotent: an
+# existing `.venv` is updated, not replaced. The static checks (ci/static_checks.sh: ruff, mypy) are a test
+# (tests/test_static_checks.py) that runs beside the others from the session's start, in their idle moments.
 #
 # pip byte-compiles every module it installs (about 9,000 here) on one core: half of the install's time, most of
 # it for modules no test imports. It installs without that; the modules the suite's processes import are then
-# imported once with bytecode writing on (ci/warm_bytecode.py), beside ruff and mypy, so that every later process
-# finds their `.pyc` even where PYTHONDONTWRITEBYTECODE is set. Any other module is compiled when first imported.
+# imported once with bytecode writing on (ci/warm_bytecode.py, torch's side and the rest in two processes), so that
+# every later process finds their `.pyc` even where PYTHONDONTWRITEBYTECODE is set. Any other module is compiled
+# when first imported.
 #
 # The system tools (ci/test_tools.sh: apt's download and unpacking of chromium on a fresh machine) install beside
 # pip, which leaves the second core idle. setuptools' notice that an editable install may be shadowed by a folder of
@@ -20,7 +22,7 @@ python3 -m venv .venv
 .venv/bin/pip install -q -U pip
 PYTHONWARNINGS="ignore:Editable installation" .venv/bin/pip install -q --no-compile -e '.[cpu,test]' -c ci/constraints-cpu.txt
 wait "$tools"
-.venv/bin/python ci/warm_bytecode.py &
+.venv/bin/python ci/warm_bytecode.py torch &
 warming=$!
-bash ci/static_checks.sh
+.venv/bin/python ci/warm_bytecode.py rest
 wait "$warming"

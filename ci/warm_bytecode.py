@@ -1,5 +1,8 @@
 """Writes the ``.pyc`` of every module the test suite's processes import, by importing them once with bytecode
-writing on (ci/prepare_tests.sh says why). Prints nothing; a package that is not installed is passed over."""
+writing on (ci/prepare_tests.sh says why). Prints nothing; a package that is not installed is passed over.
+
+``python ci/warm_bytecode.py torch`` takes torch and the libraries built on it, ``... rest`` the others: two
+processes, one per core, that do not compile the same large package twice."""
 
 from __future__ import annotations
 
@@ -30,13 +33,18 @@ def modules() -> list[str]:
     return list(dict.fromkeys([*preloaded, *OTHERS]))
 
 
-def main() -> None:
+#: torch and what imports it when imported: one half of the work (``torch``), everything else the other (``rest``)
+TORCH_SIDE = ("torch", "fla", "torchao", "conch", "einops")
+
+
+def main(part: str = "all") -> None:
     warnings.simplefilter("ignore")
+    names = [n for n in modules() if part == "all" or (n.split(".")[0] in TORCH_SIDE) == (part == "torch")]
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        for name in modules():
+        for name in names:
             with contextlib.suppress(Exception):
                 importlib.import_module(name)
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1] if len(sys.argv) > 1 else "all")

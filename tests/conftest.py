@@ -18,6 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pypi_resolutions  # noqa: E402 - tests/ on the path first
+import static_checks_beside  # noqa: E402
 from helpers import Zygote, Zygotes, run_cli  # noqa: E402
 
 from harness.support import zygote  # noqa: E402
@@ -27,7 +28,13 @@ from harness.support import zygote  # noqa: E402
 os.environ["HARNESS_RESULT_CACHE"] = "0"
 
 REPO = Path(__file__).resolve().parent.parent
-_PYPI_FOLDER = pytest.StashKey[Path]()
+_BACKGROUND_FOLDERS = pytest.StashKey[list[Path]]()
+#: work started in the background as soon as a session holds the module that reads it: the module, the variable
+#: naming its folder (set by the session's controller, inherited by its workers) and the starter
+BACKGROUND = {
+    "test_static_checks.py": (static_checks_beside.ENV, static_checks_beside.start),
+    "test_pypi_resolution.py": (pypi_resolutions.ENV, pypi_resolutions.start),
+}
 
 
 def _start_zygote(folder: str, role: str) -> tuple[Zygote, subprocess.Popen[bytes]]:
@@ -118,9 +125,10 @@ LONGEST_FIRST = (
     "test_workflows.py",
 )
 
-#: modules that read what ran in the background since the session's start (tests/pypi_resolutions.py: pip waiting
-#: on PyPI, 1 to 4 minutes by the network's day): last, so that it has had longest
-LAST = ("test_pypi_resolution.py",)
+#: modules that read what ran in the background since the session's start (tests/static_checks_beside.py: ruff and
+#: mypy; tests/pypi_resolutions.py: pip waiting on PyPI, 1 to 4 minutes by the network's day): last, in this
+#: order, so that they have had longest
+LAST = ("test_static_checks.py", "test_pypi_resolution.py")
 
 
 #: modules that share a session fixture's work, run by one xdist worker under ``--dist loadfile`` (else each worker
@@ -146,29 +154,35 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Longest modules first, the rest in their collected order (the same order in every xdist worker), the PyPI
-    module last; its resolutions started in the background as soon as a session holds that module
-    (tests/pypi_resolutions.py)."""
+    """Longest modules first, the rest in their collected order (the same order in every xdist worker), the
+    modules of ``LAST`` last; the work they read started in the background as soon as a session holds them."""
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank) + (item.path.name in LAST)))
-    shared = os.environ.get(pypi_resolutions.ENV)
-    if shared and any(item.path.name == "test_pypi_resolution.py" for item in items):
-        pypi_resolutions.start(Path(shared))
+    last = {name: len(rank) + 1 + i for i, name in enumerate(LAST)}
+    items.sort(key=lambda item: rank.get(item.path.name, last.get(item.path.name, len(rank))))
+    held = {item.path.name for item in items}
+    for module, (variable, start) in BACKGROUND.items():
+        shared = os.environ.get(variable)
+        if shared and module in held:
+            start(Path(shared))
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The session's controller (xdist's, or the only process) names one folder that its workers inherit."""
-    if not hasattr(config, "workerinput") and not os.environ.get(pypi_resolutions.ENV):
-        os.environ[pypi_resolutions.ENV] = tempfile.mkdtemp(prefix="harness-pypi-")
-        config.stash[_PYPI_FOLDER] = Path(os.environ[pypi_resolutions.ENV])
+    """The session's controller (xdist's, or the only process) names the folders that its workers inherit."""
+    if hasattr(config, "workerinput"):
+        return
+    folders = config.stash.setdefault(_BACKGROUND_FOLDERS, [])
+    for module, (variable, _) in BACKGROUND.items():
+        if not os.environ.get(variable):
+            os.environ[variable] = tempfile.mkdtemp(prefix=f"harness-{module.removeprefix('test_')[:-3]}-")
+            folders.append(Path(os.environ[variable]))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """The controller ends what is left of the background resolutions (an interrupted or deselecting session)."""
-    folder = config.stash.get(_PYPI_FOLDER, None)
-    if folder is None:
-        return
-    os.environ.pop(pypi_resolutions.ENV, None)
-    with contextlib.suppress(OSError, ValueError):
-        os.killpg(int((folder / "pid").read_text()), signal.SIGKILL)
-    shutil.rmtree(folder, ignore_errors=True)
+    """The controller ends what is left of the background work (an interrupted or deselecting session)."""
+    for folder in config.stash.get(_BACKGROUND_FOLDERS, []):
+        for variable, _ in BACKGROUND.values():
+            if os.environ.get(variable) == str(folder):
+                os.environ.pop(variable)
+        with contextlib.suppress(OSError, ValueError):
+            os.killpg(int((folder / "pid").read_text()), signal.SIGKILL)
+        shutil.rmtree(folder, ignore_errors=True)

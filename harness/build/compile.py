@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.build import launchspec, limits, ptxas, resources
+from harness.build import cubin_sections, launchspec, limits, ptxas, resources
 from harness.matrix import loader
 from harness.model.build_facts import AutotuneFacts, Captured, ParamSpec
 from harness.model.ids import contained_path
@@ -44,7 +44,11 @@ def write_artifacts(asm: Mapping[str, object], out_root: Path, rel_parts: list[s
         blob = data if isinstance(data, bytes) else str(data).encode()
         path = folder / f"kernel.{kind}"
         write_atomic(path, blob)
-        written[kind] = Artifact(path=path.relative_to(out_root).as_posix(), sha256=hashlib.sha256(blob).hexdigest())
+        written[kind] = Artifact(
+            path=path.relative_to(out_root).as_posix(),
+            sha256=hashlib.sha256(blob).hexdigest(),
+            code_sha256=cubin_sections.code_digest(blob) if kind in ("cubin", "hsaco") else None,
+        )
     return written
 
 

@@ -7,11 +7,17 @@ same PTX, assembled with the same flags by the same ptxas, gives another byte se
 checkout). The code, its resource sections and its symbols are the same; only ``.debug_line`` and its
 relocations change. Re-run figures are accepted for such a pair, and for no other difference.
 
-A minimal ELF64 little-endian section reader: a cubin is a plain ELF file, and this is the one question asked.
+The same question between two runs (a night against the night before, each from a fresh checkout with cold
+caches) is :func:`code_digest`: a digest of a binary without its line table, recorded beside its sha256, so that
+``harness compare`` does not call every binary of a night changed.
+
+A minimal ELF64 little-endian section reader: a cubin (and an hsaco) is a plain ELF file, and this is the one
+question asked.
 """
 
 from __future__ import annotations
 
+import hashlib
 import struct
 
 #: the sections that hold the source-line table and its relocations: the only ones allowed to differ
@@ -54,3 +60,20 @@ def same_code(a: bytes, b: bytes) -> bool:
     if _header(a) != _header(b) or left.keys() != right.keys():
         return False
     return all(left[name] == right[name] for name in left if name not in LINE_TABLE)
+
+
+def code_digest(data: bytes) -> str | None:
+    """sha256 over the ELF header (without its offsets) and every section but the line table, by name; None for
+    bytes that are not a little-endian ELF64 file. Two binaries with :func:`same_code` have the same digest."""
+    try:
+        found = sections(data)
+    except (ValueError, struct.error, IndexError):
+        return None
+    digest = hashlib.sha256(_header(data))
+    for name in sorted(found):
+        if name in LINE_TABLE:
+            continue
+        kind, flags, size, contents = found[name]
+        digest.update(f"{name}\0{kind}\0{flags}\0{size}\0{len(contents)}\0".encode())
+        digest.update(contents)
+    return digest.hexdigest()

@@ -215,7 +215,10 @@ class LimitFlag(Payload):
 @dataclass(frozen=True)
 class Artifact(Payload):
     """One file a build wrote (TTIR, TTGIR, LLIR, PTX, cubin, AMDGCN, hsaco): where, relative to the run
-    directory, and the sha256 of its bytes (what launch parity and the compare gate match binaries by)."""
+    directory, and the sha256 of its bytes (what launch parity matches binaries by). A binary also has
+    ``code_sha256``, the digest of everything but its source-line table (:mod:`harness.build.cubin_sections`),
+    which ptxas fills with the source files' modification times: what the compare gate matches two runs' binaries by."""
 
     path: str = ""
     sha256: str = ""
+    code_sha256: str | None = None

@@ -11,9 +11,15 @@ MIX = ("mma", "wgmma", "tcgen05_mma", "mfma", "shared_loads", "shared_stores", "
 
 
 def changed_binary(ra: Record, rb: Record) -> str | None:
-    """The binary kind (cubin, hsaco) both builds wrote, when its bytes differ between them; else None."""
+    """The binary kind (cubin, hsaco) both builds wrote, when its code differs between them; else None.
+
+    Bytes that differ only in the source-line table (``code_sha256`` alike: ptxas records the source files'
+    modification times there, so two fresh checkouts give two byte sequences of one binary) are no change."""
     kind = next((k for k in BINARY_KINDS if k in ra.artifacts and k in rb.artifacts), None)
-    return kind if kind and ra.artifacts[kind].sha256 != rb.artifacts[kind].sha256 else None
+    if kind is None or ra.artifacts[kind].sha256 == rb.artifacts[kind].sha256:
+        return None
+    a, b = ra.artifacts[kind].code_sha256, rb.artifacts[kind].code_sha256
+    return None if a is not None and a == b else kind
 
 
 def mix_delta(ra: Record, rb: Record) -> str:

@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import beside
 import tomllib
 
 REPO = Path(__file__).resolve().parent.parent
@@ -145,20 +146,9 @@ def resolve_all(folder: Path) -> None:
 
 
 def start(folder: Path) -> bool:
-    """Start :func:`resolve_all` into ``folder`` in a process of its own, once per folder (the first caller of
-    the suite's processes wins); True if this call started it."""
-    folder.mkdir(parents=True, exist_ok=True)
-    try:
-        os.close(os.open(folder / "started", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-    except FileExistsError:
-        return False
-    proc = subprocess.Popen(
-        [sys.executable, __file__, str(folder)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(folder / "stderr", "wb"),
-        env=dict(os.environ, HARNESS_SUITE_PYTHON=sys.executable), start_new_session=True,
-    )  # fmt: skip
-    (folder / "pid").write_text(str(proc.pid))
-    return True
+    """Start :func:`resolve_all` into ``folder`` beside the suite, once per folder (tests/beside.py); True if this call
+    started it."""
+    return beside.start(__file__, folder)
 
 
 def results(folder: Path, timeout: float = 1500) -> dict[str, Any]:

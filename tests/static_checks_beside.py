@@ -16,6 +16,8 @@ import sys
 import time
 from pathlib import Path
 
+import beside
+
 REPO = Path(__file__).resolve().parent.parent
 #: names the folder into which tests/conftest.py started the checks when the session collected the module
 ENV = "HARNESS_SUITE_STATIC"
@@ -38,20 +40,9 @@ def run(folder: Path) -> None:
 
 
 def start(folder: Path) -> bool:
-    """Start :func:`run` into ``folder`` in a process of its own, once per folder (the first of the suite's
-    processes to collect the module wins); True if this call started it."""
-    folder.mkdir(parents=True, exist_ok=True)
-    try:
-        os.close(os.open(folder / "started", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-    except FileExistsError:
-        return False
-    proc = subprocess.Popen(
-        [sys.executable, __file__, str(folder)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(folder / "stderr", "wb"),
-        env=dict(os.environ, HARNESS_SUITE_PYTHON=sys.executable), start_new_session=True,
-    )  # fmt: skip
-    (folder / "pid").write_text(str(proc.pid))
-    return True
+    """Start :func:`run` into ``folder`` beside the suite, once per folder (tests/beside.py); True if this call
+    started it."""
+    return beside.start(__file__, folder)
 
 
 def verdict(folder: Path, timeout: float = 900) -> tuple[int, str]:

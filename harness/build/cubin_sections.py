@@ -50,21 +50,9 @@ def _header(data: bytes) -> bytes:
     return data[:0x20] + data[0x30:0x40]
 
 
-def same_code(a: bytes, b: bytes) -> bool:
-    """True when ``a`` and ``b`` have the same ELF header and the same sections, byte for byte, except the
-    source-line table (:data:`LINE_TABLE`)."""
-    try:
-        left, right = sections(a), sections(b)
-    except (ValueError, struct.error, IndexError):
-        return False
-    if _header(a) != _header(b) or left.keys() != right.keys():
-        return False
-    return all(left[name] == right[name] for name in left if name not in LINE_TABLE)
-
-
 def code_digest(data: bytes) -> str | None:
     """sha256 over the ELF header (without its offsets) and every section but the line table, by name; None for
-    bytes that are not a little-endian ELF64 file. Two binaries with :func:`same_code` have the same digest."""
+    bytes that are not a little-endian ELF64 file."""
     try:
         found = sections(data)
     except (ValueError, struct.error, IndexError):
@@ -77,3 +65,10 @@ def code_digest(data: bytes) -> str | None:
         digest.update(f"{name}\0{kind}\0{flags}\0{size}\0{len(contents)}\0".encode())
         digest.update(contents)
     return digest.hexdigest()
+
+
+def same_code(a: bytes, b: bytes) -> bool:
+    """True when ``a`` and ``b`` are ELF files with the same header and the same sections, byte for byte, except
+    the source-line table (:data:`LINE_TABLE`)."""
+    digest = code_digest(a)
+    return digest is not None and digest == code_digest(b)

@@ -94,11 +94,18 @@ def tox_env(deps: list[str], commands_pre: list[str]) -> tuple[dict[str, str], l
 
 
 def install_pin(pin: str, tmp: Path) -> dict[str, Any]:
-    """``ci/install_pin.sh`` against plain PyPI: its exit code and output."""
-    venv = tmp / f"venv{pin}"  # the script's pip is this interpreter's: --dry-run writes nothing into it
-    (venv / "bin").mkdir(parents=True, exist_ok=True)
-    if not (venv / "bin" / "python").exists():
-        (venv / "bin" / "python").symlink_to(_python())
+    """``ci/install_pin.sh`` against plain PyPI: its exit code and output.
+
+    The script is given the suite's own virtual environment (``--dry-run`` writes nothing into it), so that its pip
+    is the suite's. A ``bin/python`` linked to it from another folder is no virtual environment: Python finds no
+    ``pyvenv.cfg`` beside it and runs the base interpreter's pip, which may be years older (pip 23.2 downloads every
+    wheel in full during a dry run, 30 CPU-seconds per resolution of torch's CUDA wheels)."""
+    venv = Path(_python()).parent.parent
+    if not (venv / "pyvenv.cfg").exists():  # the suite outside a virtual environment: its interpreter as it is
+        venv = tmp / f"venv{pin}"
+        (venv / "bin").mkdir(parents=True, exist_ok=True)
+        if not (venv / "bin" / "python").exists():
+            (venv / "bin" / "python").symlink_to(_python())
     proc = subprocess.run(
         ["bash", "ci/install_pin.sh", str(venv), pin, *PLAIN],
         capture_output=True, text=True, cwd=REPO, env=_env(), timeout=900,

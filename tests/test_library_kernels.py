@@ -177,30 +177,50 @@ def test_an_ops_records_say_how_it_was_captured(run: dict) -> None:
     assert not [r for r in run["records"] if r["mode"] == "interpret" and r["kernel"].endswith("_op")]
 
 
-def as_on(target: str, code: str) -> Any:
-    """What the library's own code answers in a fresh process wearing ``target``'s face (its last line, JSON)."""
-    prelude = "import json\nfrom harness.matrix import face\nface.wear_from_env()\n"
-    env = dict(os.environ, HARNESS_FACE=target, PYTHONPATH=str(REPO))
-    proc = subprocess.run(
-        [sys.executable, "-c", prelude + code], capture_output=True, text=True, env=env, timeout=300, check=False
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+#: what each library's own code answers about its choice, asked under a target's face (:func:`own_answers`)
+OWN_QUESTIONS = {
+    "fla": (
+        "import fla.utils as u\nfrom fla.modules.norm.l2norm import l2norm_fwd_kernel_row as k\n"
+        "from harness.authoring.decorated import config_dict  # a triton.Config as the harness writes a config\n"
+        "answer = {'configs': sorted(json.dumps(config_dict(c), sort_keys=True) for c in k.configs),"
+        " 'amd': u.IS_AMD, 'hopper': u.IS_NVIDIA_HOPPER}"
+    ),
+    "conch": (
+        "import torch\nfrom conch.platforms import detect_current_platform\n"
+        "from conch.ops.quantization.fp8 import scaled_fp8_quant\nfrom harness.matrix.capture import launches\n"
+        "x = torch.empty(4, 64, dtype=torch.float16, device='cuda')\n"
+        "with launches():  # the format is the library's Python's choice, made before its launch\n"
+        "    y, _ = scaled_fp8_quant(x, torch.ones(1, device='cuda'))\n"
+        "answer = {'amd': detect_current_platform().is_amd(), 'fp8': str(y.dtype)}"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def own_answers() -> dict[str, dict[str, Any]]:
+    """What the libraries' own code answers (:data:`OWN_QUESTIONS`) in a fresh process wearing each target's face,
+    one process per target for both libraries: target -> library -> answer."""
+    prelude = "import json\nfrom harness.matrix import face\nface.wear_from_env()\nanswers = {}\n"
+    code = prelude + "".join(f"{question}\nanswers[{name!r}] = answer\n" for name, question in OWN_QUESTIONS.items())
+    found = {}
+    for target in ("h100", "mi300x"):
+        env = dict(os.environ, HARNESS_FACE=target, PYTHONPATH=str(REPO))
+        proc = subprocess.run(
+            [sys.executable, "-c", code + "print(json.dumps(answers))"],
+            capture_output=True, text=True, env=env, timeout=300, check=False,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        found[target] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return found
 
 
 def builds(run: dict, kernel: str, target: str, shape: dict[str, int] | None = None) -> list:
     return [r for r in _builds(run, kernel, target) if shape is None or r["shape"] == shape]
 
 
-def test_fla_builds_each_vendors_own_autotune_list_for_every_shape(run: dict) -> None:
-    code = (
-        "import fla.utils as u\nfrom fla.modules.norm.l2norm import l2norm_fwd_kernel_row as k\n"
-        "from harness.authoring.decorated import config_dict  # a triton.Config as the harness writes a config\n"
-        "print(json.dumps({'configs': sorted(json.dumps(config_dict(c), sort_keys=True) for c in k.configs),"
-        " 'amd': u.IS_AMD, 'hopper': u.IS_NVIDIA_HOPPER}))"
-    )
+def test_fla_builds_each_vendors_own_autotune_list_for_every_shape(run: dict, own_answers: dict) -> None:
     for target in ("h100", "mi300x"):
-        own = as_on(target, code)
+        own = own_answers[target]["fla"]
         assert own["amd"] == (target == "mi300x") and own["hopper"] == (target == "h100")  # asked at import
         for shape in ({"T": 4096, "D": 4096}, {"T": 2048, "D": 8192}):
             mine = builds(run, "fla_l2norm_vendor", target, shape)
@@ -213,18 +233,10 @@ def test_fla_builds_each_vendors_own_autotune_list_for_every_shape(run: dict) ->
     assert answers["device_name"] == "AMD Instinct MI300X" and answers["gcnArchName"].startswith("gfx942")
 
 
-def test_conch_launches_its_vendors_fp8_and_each_of_two_launches_is_a_build(run: dict) -> None:
-    code = (
-        "import torch\nfrom conch.platforms import detect_current_platform\n"
-        "from conch.ops.quantization.fp8 import scaled_fp8_quant\nfrom harness.matrix.capture import launches\n"
-        "x = torch.empty(4, 64, dtype=torch.float16, device='cuda')\n"
-        "with launches():  # the format is the library's Python's choice, made before its launch\n"
-        "    y, _ = scaled_fp8_quant(x, torch.ones(1, device='cuda'))\n"
-        "print(json.dumps({'amd': detect_current_platform().is_amd(), 'fp8': str(y.dtype)}))"
-    )
+def test_conch_launches_its_vendors_fp8_and_each_of_two_launches_is_a_build(run: dict, own_answers: dict) -> None:
     pointer = {"torch.float8_e4m3fn": "*fp8e4nv", "torch.float8_e4m3fnuz": "*fp8e4b8"}
     for target in ("h100", "mi300x"):
-        own = as_on(target, code)
+        own = own_answers[target]["conch"]
         for launch, width in (("conch_qk.launch1", 4096), ("conch_qk.launch2", 1024)):
             (r,) = builds(run, launch, target)
             spec = r["specialisation"]

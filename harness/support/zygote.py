@@ -73,11 +73,21 @@ ROLES = {
                       "harness.execution.worker_main:main"),
     # the command line imports Triton (its version is the run's first line), the interpreter module and numpy (a
     # spec unwraps interpreted kernels), its workers' pool and the report's renderer in every run; `harness compare`
-    # (the nightly gate's every step) judges timings with scipy.stats, about 0.8 CPU-seconds to import each time
+    # (the nightly gate's every step) judges timings with scipy.stats, about 0.8 CPU-seconds to import each time.
+    # Then what a run's pytest session loads (its default plugins, the installed ones), and the stages a matrix's
+    # reading and the terminal summary import: about 0.1 CPU-second of every forked run otherwise
     "cli": Role(("pytest", "xdist.plugin", "xdist.newhooks", "platformdirs", "harness.cli", "harness.cli.run",
                  "harness.cli.parser", "harness.pytest_plugin", "harness.pytest_plugin.hooks", "numpy", "triton",
                  "triton.runtime.interpreter", "harness.execution.pool", "harness.render.html_page",
-                 "harness.cli.compare", "harness.analysis.compare", "scipy.stats"),
+                 "harness.cli.compare", "harness.analysis.compare", "scipy.stats",
+                 *(f"_pytest.{name}" for name in ("faulthandler", "helpconfig", "junitxml", "pastebin", "setuponly",
+                                                  "setupplan", "skipping", "threadexception", "tracemalloc",
+                                                  "unittest", "warnings", "debugging", "_argcomplete")),
+                 "pdb", "faulthandler", "xdist.looponfail", "platformdirs.pytest_plugin", "harness.spec", "harness.matrix.ops",
+                 "harness.matrix.ops_entries", "harness.matrix.op_probe", "harness.matrix.launch_groups",
+                 "harness.device.detection", "harness.execution.placement", "harness.render.terminal",
+                 "harness.render.vendor_eval", "harness.authoring.decorated", "harness.torchutil",
+                 "harness.matrix.callback_probe"),
                 "harness.cli:main", ("harness.render.html_page:warm",)),
     # the children that run a user's code first while a matrix is read (harness.matrix.child_probe): ``-c CODE``
     "probe": Role(("torch", "triton", "harness.matrix.face", "harness.matrix.capture", "harness.matrix.ops",

@@ -27,7 +27,7 @@ OTHERS = (
 
 
 def modules() -> list[str]:
-    from harness.support.zygote import ROLES
+    from harness.support.zygote_roles import ROLES
 
     preloaded = [name for role in ROLES.values() for name in role.preload]
     return list(dict.fromkeys([*preloaded, *OTHERS]))

@@ -40,6 +40,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from harness.support import lifeline
+from harness.support.zygote_roles import ROLES
 
 #: names the folder of the zygotes' sockets, one per role (``FOLDER/compile``...), for the harness processes that
 #: may use them (empty or unset: none)
@@ -51,48 +52,6 @@ ENV = "HARNESS_ZYGOTE"
 #: initialised, which never happens in a zygote, and a child initialises one under its own environment.
 READ_AT_IMPORT = ("TORCH", "PYTORCH", "OMP_", "MKL_", "KMP_", "OPENBLAS", "GOTO", "LD_", "NUMPY", "PYTHONHOME",
                   "PYTHONNOUSERSITE", "TRITON_INTERPRET")  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Role:
-    """What a zygote of one role imports before it serves, and the entry point (``module:function``) its children
-    run. Named, not imported: a zygote is a process entry point like ``python -m``, below no stage."""
-
-    preload: tuple[str, ...]
-    entry: str
-    #: ``module:function`` called once after the imports: work every child would otherwise repeat and keep for its
-    #: life (Triton's key of its own installation, a compiled report template)
-    warm: tuple[str, ...] = ()
-
-
-ROLES = {
-    "compile": Role(("torch", "triton", "triton.backends.nvidia.compiler", "triton.backends.amd.compiler",
-                     "harness.build.compile"), "harness.execution.worker_main:main",
-                    ("harness.support.tritoncompat:warm_compiler",)),
-    "interpret": Role(("torch", "numpy", "triton", "harness.build.compile", "harness.device.interpret"),
-                      "harness.execution.worker_main:main"),
-    # the command line imports Triton (its version is the run's first line), the interpreter module and numpy (a
-    # spec unwraps interpreted kernels), its workers' pool and the report's renderer in every run; `harness compare`
-    # (the nightly gate's every step) judges timings with scipy.stats, about 0.8 CPU-seconds to import each time.
-    # Then what a run's pytest session loads (its default plugins, the installed ones), and the stages a matrix's
-    # reading and the terminal summary import: about 0.1 CPU-second of every forked run otherwise
-    "cli": Role(("pytest", "xdist.plugin", "xdist.newhooks", "platformdirs", "harness.cli", "harness.cli.run",
-                 "harness.cli.parser", "harness.pytest_plugin", "harness.pytest_plugin.hooks", "numpy", "triton",
-                 "triton.runtime.interpreter", "harness.execution.pool", "harness.render.html_page",
-                 "harness.cli.compare", "harness.analysis.compare", "scipy.stats",
-                 *(f"_pytest.{name}" for name in ("faulthandler", "helpconfig", "junitxml", "pastebin", "setuponly",
-                                                  "setupplan", "skipping", "threadexception", "tracemalloc",
-                                                  "unittest", "warnings", "debugging", "_argcomplete")),
-                 "pdb", "faulthandler", "xdist.looponfail", "platformdirs.pytest_plugin", "harness.spec", "harness.matrix.ops",
-                 "harness.matrix.ops_entries", "harness.matrix.op_probe", "harness.matrix.launch_groups",
-                 "harness.device.detection", "harness.execution.placement", "harness.render.terminal",
-                 "harness.render.vendor_eval", "harness.authoring.decorated", "harness.torchutil",
-                 "harness.matrix.callback_probe"),
-                "harness.cli:main", ("harness.render.html_page:warm",)),
-    # the children that run a user's code first while a matrix is read (harness.matrix.child_probe): ``-c CODE``
-    "probe": Role(("torch", "triton", "harness.matrix.face", "harness.matrix.capture", "harness.matrix.ops",
-                   "harness.matrix.facts", "harness.support.lifeline"), "harness.matrix.child_probe:forked_main"),
-}  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -115,14 +115,27 @@ def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return cache
 
 
-#: the modules that hold a worker longest (docs/performance.md, "Suite time"), started first: under
-#: ``--dist loadfile`` a module is one unit of work, and one started last keeps one core busy while the other idles
-LONGEST_FIRST = (
+#: the order the modules start in (the rest follow in their collected order). Under ``--dist loadfile`` a module is
+#: one unit of work, handed to whichever worker is free. The default matrix's cold run (a core for three minutes)
+#: starts first; beside it, the modules that mostly wait (on a limit they provoke, a child they end, an install),
+#: while the background work (``BACKGROUND``: pip resolving against PyPI, the static checks) can take the core they
+#: leave idle, which a wait later in the session leaves to no one; then the other long modules, so that none is
+#: started last and keeps one core busy while the other idles. Measured: docs/performance.md, "Suite time".
+FIRST = (
     "test_smoke_matrix.py",
+    "test_isolation.py",
+    "test_ops_capture.py",
+    "test_zygote.py",
+    "test_hostile_inputs.py",
+    "test_faults.py",
+    "test_children_end.py",
+    "test_wheel.py",
+    "test_bad_input_corpus.py",
     "test_library_kernels.py",
-    "test_verdicts_compiled.py",
     "test_upgrade_evidence.py",
     "test_workflows.py",
+    "test_nightly_gate.py",
+    "test_data_safety.py",
 )
 
 #: modules that read what ran in the background since the session's start (tests/static_checks_beside.py: ruff and
@@ -154,9 +167,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Longest modules first, the rest in their collected order (the same order in every xdist worker), the
+    """The modules of ``FIRST`` first, the rest in their collected order (the same order in every xdist worker), the
     modules of ``LAST`` last; the work they read started in the background as soon as a session holds them."""
-    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    rank = {name: i for i, name in enumerate(FIRST)}
     last = {name: len(rank) + 1 + i for i, name in enumerate(LAST)}
     items.sort(key=lambda item: rank.get(item.path.name, last.get(item.path.name, len(rank))))
     held = {item.path.name for item in items}

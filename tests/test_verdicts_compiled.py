@@ -47,7 +47,11 @@ kernels:
 """,
     )
     out = tmp / "run"
-    env = {"TRITON_CACHE_DIR": smoke_runs["env"]["TRITON_CACHE_DIR"], "HARNESS_CACHE_DIR": str(tmp / "harness-cache")}
+    env = {
+        "TRITON_CACHE_DIR": smoke_runs["env"]["TRITON_CACHE_DIR"],
+        "HARNESS_CACHE_DIR": str(tmp / "harness-cache"),
+        "HARNESS_COMPILE_WORKERS": smoke_runs["env"]["HARNESS_COMPILE_WORKERS"],
+    }
     proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0", "--static-only", env=env)
     doc = json.loads((out / "results.json").read_text())
     return {"out": out, "doc": doc, "proc": proc}

@@ -119,19 +119,20 @@ def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 #: the order the modules start in (the rest follow in their collected order). Under ``--dist loadfile`` a module is
-#: one unit of work, handed to whichever worker is free. The default matrix's cold run (a core for three minutes)
+#: one unit of work, handed to whichever worker is free. The default matrix's cold run (two minutes of compiles)
 #: starts first; beside it, the modules that mostly wait (on a limit they provoke, a child they end, an install),
-#: while the background work (``BACKGROUND``: pip resolving against PyPI, the static checks) can take the core they
-#: leave idle, which a wait later in the session leaves to no one; then the other long modules, so that none is
-#: started last and keeps one core busy while the other idles. Measured: docs/performance.md, "Suite time".
+#: while the background work (``BACKGROUND``: pip resolving against PyPI, the static checks) and the cold run's second
+#: compile worker can take the core they leave idle, which a wait later in the session leaves to no one; then the
+#: other modules of ten seconds or more, longest first, so that the session ends on short ones instead of one core
+#: busy while the other idles. Measured: docs/performance.md, "Suite time".
 FIRST = (
     "test_smoke_matrix.py",
-    "test_isolation.py",
-    "test_ops_capture.py",
+    "test_children_end.py",
     "test_zygote.py",
     "test_hostile_inputs.py",
+    "test_isolation.py",
+    "test_ops_capture.py",
     "test_faults.py",
-    "test_children_end.py",
     "test_wheel.py",
     "test_bad_input_corpus.py",
     "test_library_kernels.py",
@@ -139,6 +140,16 @@ FIRST = (
     "test_workflows.py",
     "test_nightly_gate.py",
     "test_data_safety.py",
+    "test_repro.py",
+    "test_progress.py",
+    "test_readme.py",
+    "test_ops_autotune_as_triton.py",
+    "test_run_end_to_end.py",
+    "test_launch_parity.py",
+    "test_kernels_interpret.py",
+    "test_validate_scaling.py",
+    "test_incomplete.py",
+    "test_report_browser.py",
 )
 
 #: modules that read what ran in the background since the session's start (tests/static_checks_beside.py: ruff and

@@ -47,12 +47,15 @@ COMPILED_BESIDE = ("torch._dynamo", "torch._inductor", "fla")
 def _compile_beside() -> None:
     import compileall
     from importlib.util import find_spec
+    from py_compile import PycInvalidationMode
 
     for name in COMPILED_BESIDE:
         top, *below = name.split(".")
         spec = find_spec(top)  # finds the package without importing it (a submodule's spec would run torch's __init__)
         for folder in (spec.submodule_search_locations or []) if spec else []:
-            compileall.compile_dir(os.path.join(folder, *below), quiet=2)
+            # timestamped, as an import writes them (compileall checks hashes where SOURCE_DATE_EPOCH is set)
+            mode = PycInvalidationMode.TIMESTAMP
+            compileall.compile_dir(os.path.join(folder, *below), quiet=2, invalidation_mode=mode)
 
 
 def main(part: str = "all") -> None:

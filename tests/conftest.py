@@ -104,6 +104,20 @@ def smoke_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return {"dir": tmp, "timings": timings, "stdout": outputs, "env": env}
 
 
+@pytest.fixture(scope="module", autouse=True)
+def environment_kept() -> Iterator[None]:
+    """Each module leaves ``os.environ`` as it found it. A library imported in a test's own process may set a
+    variable there: torchao sets ``TORCHINDUCTOR_CACHE_DIR`` (tests/test_library_kernels.py). Left set, every later
+    ``harness`` command of that xdist worker carried a ``TORCH*`` variable its zygotes were not started with, so
+    each was refused and started fresh (harness.support.zygote.READ_AT_IMPORT): 160 CPU-seconds more in one
+    measured run (docs/performance.md, "Suite time")."""
+    saved = dict(os.environ)
+    yield
+    if dict(os.environ) != saved:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
 @pytest.fixture()
 def no_zygote(monkeypatch: pytest.MonkeyPatch) -> None:
     """Command lines and workers in this test start as fresh interpreters, as a user's do."""

@@ -21,10 +21,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/test_tools.sh &
 tools=$!
-if python3 -m pip --version >/dev/null 2>&1; then  # the venv without ensurepip's pip, then today's pip into it
-  python3 -m venv --without-pip .venv
-  python3 -m pip --python .venv/bin/python install -q -U pip
-else
+# the venv without ensurepip's pip, then today's pip into it; where this Python has no pip, or one older than
+# --python (pip 22.3), ensurepip's as before
+if ! { python3 -m venv --without-pip .venv \
+    && python3 -m pip --python .venv/bin/python install -q -U pip 2>/dev/null; }; then
   python3 -m venv .venv
   .venv/bin/pip install -q -U pip
 fi

@@ -1,7 +1,7 @@
 """The harness's two timings against Triton's own benchmark functions, in one process, on a run's winners.
 
 Usage (on the GPU host, after a run): ``python3 benchmarks/sustained_vs_do_bench.py RUN_DIR [kernel ...]
-[--match TEXT ...] [--switch-ms 100,250] [--settle-ms 0,300] [--paired-only] [--json PATH]``.
+[--match TEXT ...] [--switch-ms 100,250] [--settle-ms 0,300] [--paired-only] [--json PATH] [--from-json PATH]``.
 
 For every tuned case of the named kernels (default: every kernel the run tuned; ``--match`` keeps the cases whose
 label holds one of the texts) the winner config and the case's first baseline (``torch.matmul`` for the GEMMs) are
@@ -128,11 +128,19 @@ def _args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--paired-only", action="store_true", help="skip the unpaired figures")
     p.add_argument("--ways", default=",".join(WAYS), help=f"the unpaired figures to take, of {','.join(WAYS)}")
     p.add_argument("--json", type=Path, help="every figure, written after each case")
+    p.add_argument("--from-json", type=Path, help="print the tables of a saved --json (a run cut short) and stop")
     return p.parse_args(argv)
 
 
 def main(argv: list[str]) -> int:
     a = _args(argv)
+    if a.from_json:
+        found = json.loads(a.from_json.read_text())
+        kept = {k: row for k, row in found.items() if row["winner_passes"] and row["baseline_passes"]}
+        if kept:
+            _print_absolute(kept)
+        _print_speedups(found, a.switch_ms, a.settle_ms)
+        return 0
     run, records = load_results(a.run_dir)
     tunes = [r for r in records if r.mode == "tune" and r.status == "ok" and (not a.kernels or r.kernel in a.kernels)]
     tunes = [r for r in tunes if not a.match or any(m in f"{r.kernel} {r.dtype} {r.shape_id}" for m in a.match)]
@@ -208,7 +216,7 @@ def _print_speedups(found: dict[str, dict[str, Any]], switch_ms: list[float], se
     for label in sorted(found):
         row = found[label]
         cells = [label, row["baseline"]]
-        if row["winner_passes"]:
+        if row["winner_passes"] and row["baseline_passes"]:
             w, b = _medians(row["winner_passes"]), _medians(row["baseline_passes"])
             ours, graph = b["sustained"] / w["sustained"], b["do_bench_cudagraph"] / w["do_bench_cudagraph"]
             cells += [f"{ours:.3f}x", f"{graph:.3f}x", _pct(ours, graph)]

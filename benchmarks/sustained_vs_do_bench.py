@@ -7,7 +7,7 @@ For every tuned case of the named kernels (default: every kernel the run tuned; 
 label holds one of the texts) the winner config and the case's first baseline (``torch.matmul`` for the GEMMs) are
 timed on the same inputs four ways: ``sustained`` and ``isolated`` as the harness times them
 (:mod:`harness.device.sustained`, :func:`harness.device.timing.bench`), ``triton.testing.do_bench`` and
-``do_bench_cudagraph`` (median). The whole set is taken twice (the second time in reverse order) and the medians
+``do_bench_cudagraph`` (median). Each case's figures are taken twice (the second time in reverse order) and the medians
 of the two passes are printed as a markdown table; then each case's speed-up (baseline over winner) by both
 methods, unpaired (each timed alone) and paired:
 
@@ -125,6 +125,7 @@ def _args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--match", nargs="+", default=[], help="keep the cases whose label holds one of these texts")
     p.add_argument("--switch-ms", type=_floats, default=[100.0], help="the harness's paired rounds, once per value")
     p.add_argument("--settle-ms", type=_floats, default=[300.0], help="do_bench_cudagraph's pairs, once per value")
+    p.add_argument("--first", nargs="+", default=[], help="time the cases whose label holds one of these first")
     p.add_argument("--paired-only", action="store_true", help="skip the unpaired figures")
     p.add_argument("--ways", default=",".join(WAYS), help=f"the unpaired figures to take, of {','.join(WAYS)}")
     p.add_argument("--json", type=Path, help="every figure, written after each case")
@@ -135,11 +136,11 @@ def _args(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str]) -> int:
     a = _args(argv)
     if a.from_json:
-        found = json.loads(a.from_json.read_text())
-        kept = {k: row for k, row in found.items() if row["winner_passes"] and row["baseline_passes"]}
+        saved: dict[str, dict[str, Any]] = json.loads(a.from_json.read_text())
+        kept = {k: row for k, row in saved.items() if row["winner_passes"] and row["baseline_passes"]}
         if kept:
             _print_absolute(kept)
-        _print_speedups(found, a.switch_ms, a.settle_ms)
+        _print_speedups(saved, a.switch_ms, a.settle_ms)
         return 0
     run, records = load_results(a.run_dir)
     tunes = [r for r in records if r.mode == "tune" and r.status == "ok" and (not a.kernels or r.kernel in a.kernels)]
@@ -147,34 +148,28 @@ def main(argv: list[str]) -> int:
     found: dict[str, dict[str, Any]] = {}  # label -> baseline name, unpaired passes, paired figures
     settle_first = max(a.settle_ms)
     ways = a.ways.split(",")
-    for backwards in (False, True):  # two passes, the second in reverse order
-        for r in tunes if not backwards else tunes[::-1]:
-            ref = loader.resolve(r.kernel, None)
-            state = operations._case(BaselinesJob(ref=ref, dtype=r.dtype, shape=r.shape, seed=0))
-            spec, rotated = state.spec, operations._rotated(state)
-            label = f"{r.kernel} {r.dtype} {r.shape_id}"
-            config = _applied(r, records)
-            print(f"{'pass 2' if backwards else 'pass 1'}: {label}", file=sys.stderr, flush=True)
-            name, fn = next(iter(spec.baselines.items()))
-            win: MakeCall = lambda i, c=config: lambda: spec.run(rotated[i], r.shape, c)  # noqa: E731
-            base: MakeCall = lambda i, fn=fn: lambda: fn(rotated[i], r.shape)  # noqa: E731
-            row = found.setdefault(
-                label, {"winner": r.config_id, "baseline": name, "winner_passes": [], "baseline_passes": []}
-            )
-            if not a.paired_only:
-                row["winner_passes"].append(_four_ways("w", win, len(rotated), backwards, settle_first, ways))
-                row["baseline_passes"].append(_four_ways("b", base, len(rotated), backwards, settle_first, ways))
-            if backwards:
-                row["paired_sustained"] = {str(s): _paired_sustained(win, base, len(rotated), s) for s in a.switch_ms}
-                row["paired_graph"] = {str(s): _paired_graph(win(0), base(0), s) for s in a.settle_ms}
-                print(
-                    f"  {json.dumps({k: row[k] for k in ('paired_sustained', 'paired_graph')})}",
-                    file=sys.stderr,
-                    flush=True,
-                )
-            torch.cuda.synchronize()
-            if a.json:
-                a.json.write_text(json.dumps(found, indent=1))
+    first = [r for r in tunes if any(m in f"{r.kernel} {r.dtype} {r.shape_id}" for m in a.first)]
+    for r in first + [r for r in tunes if r not in first]:  # each case whole, so a run cut short keeps whole rows
+        ref = loader.resolve(r.kernel, None)
+        state = operations._case(BaselinesJob(ref=ref, dtype=r.dtype, shape=r.shape, seed=0))
+        spec, rotated = state.spec, operations._rotated(state)
+        label = f"{r.kernel} {r.dtype} {r.shape_id}"
+        config = _applied(r, records)
+        print(label, file=sys.stderr, flush=True)
+        name, fn = next(iter(spec.baselines.items()))
+        win: MakeCall = lambda i, c=config: lambda: spec.run(rotated[i], r.shape, c)  # noqa: E731
+        base: MakeCall = lambda i, fn=fn: lambda: fn(rotated[i], r.shape)  # noqa: E731
+        row = found[label] = {"winner": r.config_id, "baseline": name, "winner_passes": [], "baseline_passes": []}
+        for backwards in (False, True) if not a.paired_only else ():  # the second pass in reverse order
+            items = [("w", win, "winner_passes"), ("b", base, "baseline_passes")]
+            for who, call, key in items[:: -1 if backwards else 1]:
+                row[key].append(_four_ways(who, call, len(rotated), backwards, settle_first, ways))
+        row["paired_sustained"] = {str(s): _paired_sustained(win, base, len(rotated), s) for s in a.switch_ms}
+        row["paired_graph"] = {str(s): _paired_graph(win(0), base(0), s) for s in a.settle_ms}
+        print(f"  {json.dumps({k: row[k] for k in ('paired_sustained', 'paired_graph')})}", file=sys.stderr, flush=True)
+        torch.cuda.synchronize()
+        if a.json:
+            a.json.write_text(json.dumps(found, indent=1))
     print(f"device {torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}, "
           f"run {a.run_dir} ({(run.commit or '')[:10]}); --switch-ms {a.switch_ms} --settle-ms {a.settle_ms}")  # fmt: skip
     if not a.paired_only:

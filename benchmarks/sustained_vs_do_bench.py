@@ -1,7 +1,8 @@
 """The harness's two timings against Triton's own benchmark functions, in one process, on a run's winners.
 
 Usage (on the GPU host, after a run): ``python3 benchmarks/sustained_vs_do_bench.py RUN_DIR [kernel ...]
-[--match TEXT ...] [--switch-ms 100,250] [--settle-ms 0,300] [--paired-only] [--json PATH] [--from-json PATH]``.
+[--match TEXT ...] [--first TEXT ...] [--ways W,W] [--switch-ms 100,250] [--settle-ms 0,300] [--paired-only]
+[--json PATH] [--from-json PATH]``.
 
 For every tuned case of the named kernels (default: every kernel the run tuned; ``--match`` keeps the cases whose
 label holds one of the texts) the winner config and the case's first baseline (``torch.matmul`` for the GEMMs) are
@@ -114,6 +115,11 @@ def _applied(r: Any, records: list[Any]) -> dict[str, Any]:
     return {k: v for k, v in r.config.items() if k not in ignored}
 
 
+def _label(r: Any) -> str:
+    """A tuned case as the tables, ``--match`` and ``--first`` name it."""
+    return f"{r.kernel} {r.dtype} {r.shape_id}"
+
+
 def _floats(text: str) -> list[float]:
     return [float(x) for x in text.split(",") if x.strip()]
 
@@ -144,16 +150,16 @@ def main(argv: list[str]) -> int:
         return 0
     run, records = load_results(a.run_dir)
     tunes = [r for r in records if r.mode == "tune" and r.status == "ok" and (not a.kernels or r.kernel in a.kernels)]
-    tunes = [r for r in tunes if not a.match or any(m in f"{r.kernel} {r.dtype} {r.shape_id}" for m in a.match)]
+    tunes = [r for r in tunes if not a.match or any(m in _label(r) for m in a.match)]
     found: dict[str, dict[str, Any]] = {}  # label -> baseline name, unpaired passes, paired figures
     settle_first = max(a.settle_ms)
     ways = a.ways.split(",")
-    first = [r for r in tunes if any(m in f"{r.kernel} {r.dtype} {r.shape_id}" for m in a.first)]
+    first = [r for r in tunes if any(m in _label(r) for m in a.first)]
     for r in first + [r for r in tunes if r not in first]:  # each case whole, so a run cut short keeps whole rows
         ref = loader.resolve(r.kernel, None)
         state = operations._case(BaselinesJob(ref=ref, dtype=r.dtype, shape=r.shape, seed=0))
         spec, rotated = state.spec, operations._rotated(state)
-        label = f"{r.kernel} {r.dtype} {r.shape_id}"
+        label = _label(r)
         config = _applied(r, records)
         print(label, file=sys.stderr, flush=True)
         name, fn = next(iter(spec.baselines.items()))

@@ -30,7 +30,7 @@ AUTOTUNE_CHILD = r"""
 import json, sys, time
 import torch, triton
 sys.path.insert(0, sys.argv[1])
-from harness.matrix import loader
+from harness.intake import loader
 spec = loader.load(loader.resolve("matmul", None))
 configs = []
 for cfg in list(spec.nvidia_configs) + list(spec.amd_configs):

@@ -40,7 +40,7 @@ import triton.testing
 from harness.device import operations
 from harness.device.sustained import Item, interleaved
 from harness.device.timing import bench, settle
-from harness.matrix import loader
+from harness.intake import loader
 from harness.model.jobs import BaselinesJob
 from harness.results.store import load_results
 

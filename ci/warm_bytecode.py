@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 #: import and the rest of what its tests import; a submodule imports its packages' ``__init__`` too
 OTHERS = (
     "triton.tools.tensor_descriptor", "triton.experimental.gluon", "jinja2", "tabulate", "yaml", "filelock",
-    "_pytest.pytester", "tox", "check_jsonschema", "harness.execution.worker_main", "harness.matrix.child_probe",
+    "_pytest.pytester", "tox", "check_jsonschema", "harness.execution.worker_main", "harness.intake.child_probe",
     "fla.modules.norm.l2norm", "fla.modules.activations", "fla.ops.utils.matmul", "einops",
     "torchao.prototype.quantized_training.int8_mm", "conch.ops.quantization.fp8", "conch.platforms",
 )  # fmt: skip

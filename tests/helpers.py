@@ -71,7 +71,7 @@ def compile_one(
 ) -> dict[str, Any]:
     """A real cross-compile through the same code path the workers run."""
     from harness.build.compile import compile_job
-    from harness.matrix import loader
+    from harness.intake import loader
     from harness.model import targets
     from harness.model.jobs import from_wire
 

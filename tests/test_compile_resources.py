@@ -19,7 +19,7 @@ def _metadata_shared(target: str, config: dict) -> int:
     import triton
 
     from harness.build import launchspec
-    from harness.matrix import loader
+    from harness.intake import loader
     from harness.model import targets
     from harness.support import tritoncompat
 
@@ -134,7 +134,7 @@ def test_options_a_backend_does_not_know_are_recorded_as_ignored(tmp_path: Path,
     ],
 )
 def test_every_kernel_cross_compiles_for_both_vendors(tmp_path: Path, kernel: str, dtype: str, shape: dict) -> None:
-    from harness.matrix import loader
+    from harness.intake import loader
 
     spec = loader.load(loader.resolve(kernel, None))
     for target, config in (("h100", spec.nvidia_configs[0]), ("mi300x", spec.amd_configs[0])):
@@ -199,7 +199,7 @@ def _compile_poly(out: Path, target: str, source: Path | None = None) -> dict:
     from helpers import DATA
 
     from harness.build.compile import compile_job
-    from harness.matrix import loader
+    from harness.intake import loader
     from harness.model import targets
     from harness.model.jobs import from_wire
 

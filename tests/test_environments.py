@@ -10,7 +10,7 @@ from helpers import run_cli, write_matrix
 
 from harness.analysis import verdicts
 from harness.execution.pool import Workers
-from harness.matrix import loader
+from harness.intake import loader
 from harness.matrix.cases import Case, compile_job
 from harness.matrix.configs import ConfigEntry
 from harness.model import targets

@@ -14,7 +14,7 @@ PROBE = f"{DATA / 'normal_cdf_probe.py'}:SPEC"
 
 
 def test_normal_cdf_is_within_2e7_of_float64_phi_over_all_fp32_inputs() -> None:
-    from harness.matrix import loader
+    from harness.intake import loader
 
     spec = loader.load(PROBE)
     assert spec.tolerance("fp32") == (2e-7, 0.0)
@@ -39,7 +39,7 @@ def test_the_equal_formula_baseline_computes_what_the_kernel_computes() -> None:
     """The fused-activation baseline with the kernel's fitted Phi agrees with the exact-erf reference to fp32."""
     import torch
 
-    from harness.matrix import loader
+    from harness.intake import loader
 
     spec = loader.load(loader.resolve("fused_activation", None))
     fitted = spec.baselines["torch.compile, same fitted Phi"].__globals__["eager_fitted"]

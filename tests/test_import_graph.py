@@ -95,10 +95,13 @@ ALLOWED: dict[str, set[str]] = {
     "harness.model": {"harness.support"},
     "harness.authoring": BASE,
     "harness.results": BASE,
-    "harness.matrix": BASE | {"harness.authoring"},
-    "harness.build": BASE | {"harness.authoring", "harness.matrix"},
-    "harness.device": BASE | {"harness.authoring", "harness.matrix", "harness.build"},
-    "harness.execution": BASE | {"harness.authoring", "harness.matrix", "harness.build", "harness.device"},
+    # user code taken in (modules, probes, virtual devices, op and compiled capture): below the matrix reader
+    "harness.intake": BASE | {"harness.authoring"},
+    "harness.matrix": BASE | {"harness.authoring", "harness.intake"},
+    "harness.build": BASE | {"harness.authoring", "harness.intake", "harness.matrix"},
+    "harness.device": BASE | {"harness.authoring", "harness.intake", "harness.matrix", "harness.build"},
+    "harness.execution": BASE
+    | {"harness.authoring", "harness.intake", "harness.matrix", "harness.build", "harness.device"},
     "harness.analysis": BASE | {"harness.results"},
     "harness.render": BASE | {"harness.results", "harness.analysis"},
     "harness.tuning": BASE | {"harness.matrix"},
@@ -106,6 +109,7 @@ ALLOWED: dict[str, set[str]] = {
     "harness.pytest_plugin": BASE
     | {
         "harness.authoring",
+        "harness.intake",
         "harness.matrix",
         "harness.execution",
         "harness.tuning",

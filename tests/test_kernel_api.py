@@ -20,7 +20,7 @@ from helpers import DATA, REPO, run_cli, write_matrix
 
 from harness.device.correctness import compare_outputs
 from harness.execution.pool import Worker
-from harness.matrix import loader
+from harness.intake import loader
 
 USER_TREE = DATA / "user_tree"
 

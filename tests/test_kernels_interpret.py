@@ -9,7 +9,7 @@ import pytest
 from helpers import DATA, REPO
 
 from harness.execution.pool import Worker
-from harness.matrix import loader
+from harness.intake import loader
 from harness.matrix.cases import interpret_configs
 from harness.matrix.configs import ConfigEntry
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from helpers import compile_one
 
-from harness.matrix import loader
+from harness.intake import loader
 
 # one real shape per kernel (the default matrix's, aligned where it has one)
 SHAPES = {

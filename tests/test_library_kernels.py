@@ -195,7 +195,7 @@ OWN_QUESTIONS = {
     ),
     "conch": (
         "import torch\nfrom conch.platforms import detect_current_platform\n"
-        "from conch.ops.quantization.fp8 import scaled_fp8_quant\nfrom harness.matrix.capture import launches\n"
+        "from conch.ops.quantization.fp8 import scaled_fp8_quant\nfrom harness.intake.capture import launches\n"
         "x = torch.empty(4, 64, dtype=torch.float16, device='cuda')\n"
         "with launches():  # the format is the library's Python's choice, made before its launch\n"
         "    y, _ = scaled_fp8_quant(x, torch.ones(1, device='cuda'))\n"
@@ -208,7 +208,7 @@ OWN_QUESTIONS = {
 def own_answers() -> dict[str, dict[str, Any]]:
     """What the libraries' own code answers (:data:`OWN_QUESTIONS`) in a fresh process wearing each target's face,
     one process per target for both libraries: target -> library -> answer."""
-    prelude = "import json\nfrom harness.matrix import face\nface.wear_from_env()\nanswers = {}\n"
+    prelude = "import json\nfrom harness.intake import face\nface.wear_from_env()\nanswers = {}\n"
     code = prelude + "".join(f"{question}\nanswers[{name!r}] = answer\n" for name, question in OWN_QUESTIONS.items())
     found = {}
     for target in ("h100", "mi300x"):

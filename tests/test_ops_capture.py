@@ -48,6 +48,16 @@ def square_plus(x, a=0.5):
     return y
 
 
+def square_twice(x, a=0.5):
+    """square_plus with the square made twice, identically (a library that recomputes a buffer it discarded)."""
+    y = torch.empty_like(x)
+    n = x.numel()
+    square[(triton.cdiv(n, 1024),)](x, y, n, BLOCK=1024, num_warps=2)
+    square[(triton.cdiv(n, 1024),)](x, y, n, BLOCK=1024, num_warps=2)
+    add_scaled[(triton.cdiv(n, 1024),)](x, y, n, a, BLOCK=1024)
+    return y
+
+
 def no_launch(x):
     return x * 2
 
@@ -94,6 +104,11 @@ def test_each_kernel_an_op_launches_becomes_a_case_built_as_triton_builds_it(tmp
     reference: toy_inputs.py:reference
     dtypes: [fp32]
     shapes: [{R: 64, C: 128}]
+  rep:
+    op: toylib.py:square_twice
+    inputs: toy_inputs.py:inputs
+    dtypes: [fp32]
+    shapes: [{R: 64, C: 128}]
 """,
     )
     out = tmp_path / "run"
@@ -101,11 +116,18 @@ def test_each_kernel_an_op_launches_becomes_a_case_built_as_triton_builds_it(tmp
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     records = [r for r in json.loads((out / "results.json").read_text())["records"] if r["mode"] == "compile"]
     by_kernel = {r["kernel"]: r for r in records}
-    assert set(by_kernel) == {"toy.square", "toy.add_scaled"}  # one entry per kernel launched, named after it
+    # one entry per kernel launched, named after it; a launch made twice identically is one build
+    assert sorted(by_kernel) == ["rep.add_scaled", "rep.square", "toy.add_scaled", "toy.square"]
+    assert len(records) == 4
     sq, add = by_kernel["toy.square"], by_kernel["toy.add_scaled"]
     # the op's own launch options are the one config of a kernel without an autotune list
     assert sq["config"] == {"num_warps": 2} and add["config"] == {}
     assert sq["captured"]["launches"] == 2 and sq["captured"]["kernels"] == ["add_scaled", "square"]
+    assert sq["captured"]["distinct_launches"] == 2 and sq["captured"]["repeated"] == []
+    # every launch the op makes is counted, and the record says which were the same launch again
+    rep = by_kernel["rep.square"]["captured"]
+    assert (rep["launches"], rep["distinct_launches"]) == (3, 2), rep
+    assert rep["repeated"] == ["square launch 1: calls 1, 2"], rep
     # what the op passed: the constexpr it computed, the Python float as fp32, n=8192 divisible by 16
     assert sq["specialisation"]["BLOCK"]["value"] == 1024 and add["specialisation"]["a"]["type"] == "fp32"
     assert ["tt.divisibility", 16] in sq["specialisation"]["n"]["attrs"]
@@ -348,3 +370,28 @@ def test_a_library_is_imported_once_per_face_and_an_op_that_ends_its_child_costs
     assert "ended the process (exit code 0)" in errors[0], errors
     # the exiting op's child, the next one for by_size, the facts child
     assert [face for _, face in (line.split() for line in log.read_text().splitlines())] == ["h100"] * 3
+
+
+def test_a_capture_is_remembered_against_every_module_of_the_capture_code(tmp_path: Path) -> None:
+    """The remembered capture's key covers the whole intake package by listing it, not by a hand-kept list: a
+    change to any module (the launch grouping was once missed) or to a face's catalogue captures again."""
+    import shutil
+
+    from harness.intake import op_probe
+
+    package = Path(op_probe.__file__).resolve().parent
+    copy = tmp_path / "harness"
+    shutil.copytree(package, copy / "intake", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(package.parent / "model", copy / "model", ignore=shutil.ignore_patterns("__pycache__"))
+    before = op_probe.code_stamp(copy / "intake")
+    assert before == op_probe.code_stamp(package)  # the copy is the code
+    for changed in (
+        copy / "intake" / "launch_groups.py",
+        copy / "intake" / "a_new_module.py",
+        copy / "model" / "faces.yaml",
+    ):
+        previous = op_probe.code_stamp(copy / "intake")
+        with changed.open("a") as f:
+            f.write("\n# changed\n")
+        assert op_probe.code_stamp(copy / "intake") != previous, changed.name
+    assert op_probe.code_stamp(copy / "intake") != before

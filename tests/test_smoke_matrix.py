@@ -33,7 +33,7 @@ def test_table_shows_an_h100_config_over_mi300x_lds_with_the_metadata_count(smok
     import triton
 
     from harness.build import launchspec
-    from harness.matrix import loader
+    from harness.intake import loader
     from harness.model import targets
     from harness.support import tritoncompat
 

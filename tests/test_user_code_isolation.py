@@ -173,7 +173,7 @@ def test_the_harness_process_never_runs_user_code(tmp_path: Path) -> None:
 
 def test_a_run_under_xdist_imports_a_user_module_for_its_facts_once(tmp_path: Path) -> None:
     """The run's process takes the module's facts in one child and shares them with its xdist workers for the run
-    (harness.matrix.facts): before, each worker imported the module again for the same facts, which costs seconds
+    (harness.intake.facts): before, each worker imported the module again for the same facts, which costs seconds
     per worker for a library like fla-core. Each import says which kind of child made it."""
     witness = tmp_path / "imports.txt"
     module = (

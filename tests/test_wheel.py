@@ -75,7 +75,7 @@ def test_the_installed_harness_runs_its_default_matrix_from_another_directory(in
     where = _python(
         installed,
         "-c",
-        "import harness, harness.matrix.loader as l; print(harness.__file__); print(l.REPO_KERNELS)",
+        "import harness, harness.intake.loader as l; print(harness.__file__); print(l.REPO_KERNELS)",
         cwd=tmp_path,
     )
     module, kernels = where.stdout.split()

@@ -218,7 +218,7 @@ def test_what_a_fork_could_get_wrong_is_started_fresh(tmp_path: Path, zygotes: Z
 def test_a_forked_probe_imports_and_fails_as_a_fresh_one(
     tmp_path: Path, zygotes: Zygotes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The children that import a matrix's user modules first (harness.matrix.child_probe) come from the ``probe``
+    """The children that import a matrix's user modules first (harness.intake.child_probe) come from the ``probe``
     zygote: the module is imported in its child, and a callback that hangs there is the same one line, at the same
     limit, killed with its session, as in a fresh interpreter."""
     from test_user_code_isolation import COPY, SPEC

@@ -17,7 +17,7 @@ def child(mode: str) -> None:
     import triton
 
     from harness.build import launchspec
-    from harness.matrix import loader
+    from harness.intake import loader
     from harness.support import tritoncompat
 
     if mode in ("torch", "cuda", "jit"):

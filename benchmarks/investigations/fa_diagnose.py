@@ -8,7 +8,7 @@ import math
 
 import torch
 
-from harness.matrix import loader
+from harness.intake import loader
 
 spec = loader.load(loader.resolve("flash_attention", None))
 torch.backends.cuda.matmul.allow_tf32 = False

@@ -12,7 +12,7 @@ import sys
 
 import torch
 
-from harness.matrix import loader
+from harness.intake import loader
 
 mm = loader.load(loader.resolve("matmul", None))
 fa = loader.load(loader.resolve("fused_activation", None))

@@ -26,7 +26,7 @@ import torch
 from harness.device import operations
 from harness.device.sustained import Item, _capture, _launches, interleaved
 from harness.device.timing import probe_ms, settle
-from harness.matrix import loader
+from harness.intake import loader
 from harness.model.ids import config_id
 from harness.model.jobs import BaselinesJob
 

@@ -20,7 +20,7 @@ import triton.testing
 
 from harness.device import operations
 from harness.device.sustained import Item, interleaved
-from harness.matrix import loader
+from harness.intake import loader
 from harness.model.ids import config_id
 from harness.model.jobs import BaselinesJob
 

@@ -17,7 +17,7 @@ import torch
 
 from harness.device import operations
 from harness.device.sustained import Item, interleaved
-from harness.matrix import loader
+from harness.intake import loader
 from harness.model.jobs import BaselinesJob
 
 SHAPE = {"M": 16, "N": 8192, "K": 8192}

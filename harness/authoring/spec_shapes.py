@@ -1,5 +1,5 @@
 """The part of a kernel spec that is plain data about shapes, configs and dtypes, apart so that the matrix
-reader's facts of a spec (:class:`harness.matrix.facts.SpecFacts`) answer exactly as the spec does."""
+reader's facts of a spec (:class:`harness.intake.facts.SpecFacts`) answer exactly as the spec does."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 class SpecShapes:
     """What a spec's plain fields say about shapes, configs and dtypes: shared by :class:`KernelSpec` and the facts
-    the matrix reader gets of one from a child (:class:`harness.matrix.facts.SpecFacts`), which have the same
+    the matrix reader gets of one from a child (:class:`harness.intake.facts.SpecFacts`), which have the same
     fields."""
 
     dims: tuple[str, ...]

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.build import cubin_sections, launchspec, limits, ptxas, resources
-from harness.matrix import loader
+from harness.intake import loader
 from harness.model.build_facts import AutotuneFacts, Captured, ParamSpec
 from harness.model.ids import contained_path
 from harness.model.jobs import CompileJob

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.build import launchspec
-from harness.matrix import loader
+from harness.intake import loader
 from harness.model.records import Record
 from harness.model.targets import Target
 from harness.support import tritoncompat

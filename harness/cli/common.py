@@ -23,7 +23,7 @@ def err(message: str) -> None:
 
 def default_matrix() -> Path:
     """``matrices/smoke.yaml`` of the checkout in the working directory, else of the harness's own tree."""
-    from harness.matrix.loader import REPO_MATRICES
+    from harness.intake.loader import REPO_MATRICES
 
     here = Path.cwd() / "matrices" / "smoke.yaml"
     return here if here.is_file() else REPO_MATRICES / "smoke.yaml"

@@ -128,11 +128,11 @@ def _written_in_a_child(
     pt: Path | None,
 ) -> tuple[str, str]:
     """(the script, "") or ("", why): made in a child that imports the kernel and runs its inputs and reference
-    (:mod:`harness.matrix.child_probe`); what it reports must be a script that parses."""
+    (:mod:`harness.intake.child_probe`); what it reports must be a script that parses."""
     import ast
     import dataclasses
 
-    from harness.matrix import child_probe
+    from harness.intake import child_probe
 
     entry = {
         "record": record.to_dict(),

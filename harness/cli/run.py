@@ -84,7 +84,7 @@ def read_matrix(matrix_path: Path, targets: str | None, say: bool = False) -> Ma
 
 def cmd_run(args: argparse.Namespace) -> int:
     """``harness run``: the facts of user modules this process takes are shared with its xdist workers for the run."""
-    from harness.matrix import facts
+    from harness.intake import facts
 
     before = os.environ.get(facts.SHARED_ENV)
     with tempfile.TemporaryDirectory(prefix="harness-facts-") as shared:

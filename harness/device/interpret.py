@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from harness.device.correctness import compare_outputs, poisoned_out, reference_first
-from harness.matrix import loader
+from harness.intake import loader
 from harness.model.jobs import InterpretJob
 from harness.model.replies import InterpretReply
 from harness.model.runtime import Check, InterpretCorrectness

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.device.correctness import compare_outputs, reference_first
-from harness.matrix import loader
+from harness.intake import loader
 from harness.model.jobs import GpuConfigJob, OnDevice, WarmupJob
 from harness.model.replies import ConfigReply, WarmupReply
 from harness.model.runtime import DeviceInfo, LaunchedBinary, Timing, WorkModel

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.matrix import facts, loader
+from harness.intake import facts, loader
 from harness.model.jobs import AgreementJob
 from harness.model.replies import AgreementReply
 

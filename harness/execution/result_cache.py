@@ -1,7 +1,7 @@
 """Results of compile and interpreter jobs kept by content: an unchanged job is not run again.
 
 A job's result is a function of its inputs alone: the job (kernel reference, target, config, shape, dtype,
-compile environment, seed), the kernel's own source files (:func:`harness.matrix.loader.source_hash`), the
+compile environment, seed), the kernel's own source files (:func:`harness.intake.loader.source_hash`), the
 harness's code that builds or checks it, every installed distribution with its version (Triton, torch, numpy, a
 library a kernel comes from) and the environment variables Triton and its toolchains read. The key is a sha256 over
 all of them, so an edit to any of these misses; deleting the cache costs time, never a result (as Triton's own).

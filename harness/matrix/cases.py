@@ -13,7 +13,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from harness.matrix import facts
+from harness.intake import facts
 from harness.matrix.configs import ConfigEntry
 from harness.matrix.known import KnownFailure
 from harness.matrix.reading import Matrix

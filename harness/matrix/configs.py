@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from harness.matrix.facts import SpecFacts
+from harness.intake.facts import SpecFacts
 from harness.support import tritoncompat
 from harness.support.checking import Checker, is_a, seen_before, suggest
 

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.matrix import facts, loader
+from harness.intake import facts, loader
+from harness.intake.facts import SpecFacts
 from harness.matrix.configs import ConfigEntry, configs_of
-from harness.matrix.facts import SpecFacts
 from harness.model.environments import Environment
 from harness.support.checking import Checker, is_a, seen_before, suggest
 
@@ -68,7 +68,7 @@ class KernelEntry:
         """``import_env`` with the face a captured op's processes wear for ``target``'s builds."""
         if not self.launched:
             return self.import_env
-        from harness.matrix.face import ENV
+        from harness.intake.face import ENV
 
         return tuple(sorted(dict(self.import_env, **{ENV: self.launches_from or target}).items()))
 

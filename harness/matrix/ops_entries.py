@@ -1,6 +1,6 @@
 """Matrix entries with ``op:``: validated, captured per target, shape and dtype, one kernel entry per distinct launch.
 
-Each target's capture runs in a child that wears that target's virtual device (:mod:`harness.matrix.op_probe`),
+Each target's capture runs in a child that wears that target's virtual device (:mod:`harness.intake.op_probe`),
 so each target's configs are the ones the library launches there. ``launches_from: h100`` asks the cross-vendor
 question on purpose: every target builds the launches the library makes on that one target (the records say
 so). A launch of a kernel that the op makes twice with other constexprs is an entry of its own
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.matrix import loader, op_probe, ops
+from harness.intake import loader, op_probe, ops
 from harness.matrix.configs import ConfigEntry
 from harness.support.checking import Checker, is_a
 
@@ -113,7 +113,7 @@ def op_request(
 
 def capture_together(requests: list[tuple[OpRequest, tuple[tuple[str, str], ...]]]) -> None:
     """Capture every op of a matrix (each with its ``import_env``) before its entries are read: one child per target
-    face and variables (:func:`harness.matrix.op_probe.prefetch`), the faces in each entry's order; an entry whose
+    face and variables (:func:`harness.intake.op_probe.prefetch`), the faces in each entry's order; an entry whose
     capture failed on one face is not captured on the next (its error names the first)."""
     failed: set[int] = set()
     for round_ in range(max((len(r.faces) for r, _ in requests), default=0)):

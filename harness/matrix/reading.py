@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.matrix import loader
+from harness.intake import loader
 from harness.matrix.kernel_entries import MAX_TIMEOUT_S, KernelEntry, entries_of
 from harness.matrix.known import KnownFailure, parse_known_failures
 from harness.model import targets
@@ -66,12 +66,12 @@ class Matrix:
 def _probe_together(kernels: dict[str, Any], kernels_dir: Path | None, base_dir: Path) -> None:
     """Import every user spec the matrix names in one child and keep its facts (a library such as fla-core takes
     ~10 s to import: once, not once per entry); an entry whose import failed says why when it is read."""
-    from harness.matrix import facts
+    from harness.intake import facts
 
     refs = []
     for name, entry in kernels.items():
         if not isinstance(entry, dict) or entry.get("import_env") or "op" in entry or "inputs" in entry:
-            continue  # fetched with its own variables, or captured (harness.matrix.op_probe)
+            continue  # fetched with its own variables, or captured (harness.intake.op_probe)
         source = entry.get("source")
         try:
             refs.append(loader.resolve(str(name), source if isinstance(source, str) else None, kernels_dir, base_dir))
@@ -85,7 +85,8 @@ def _capture_together(chk: Checker, kernels: dict[str, Any], targets: tuple[str,
     target, not once per op), then read every captured launch's spec facts in one child per face; the entries are
     then read one by one from what these children reported. A malformed entry is left to its own reading, which
     says what is wrong with it."""
-    from harness.matrix import facts, kernel_entries, ops_entries
+    from harness.intake import facts
+    from harness.matrix import kernel_entries, ops_entries
 
     scratch = Checker(chk.file, chk.doc)  # problems are said when each entry is read
     requests = []
@@ -115,9 +116,9 @@ def _capture_together(chk: Checker, kernels: dict[str, Any], targets: tuple[str,
 def _check_callbacks(
     chk: Checker, entries: list[KernelEntry], target_names: list[str], yaml_names: dict[str, str]
 ) -> None:
-    """The specs' callbacks, first in a child (a hang, crash or exit is one line: :mod:`harness.matrix.callback_probe`),
+    """The specs' callbacks, first in a child (a hang, crash or exit is one line: :mod:`harness.intake.callback_probe`),
     then ``config_ok`` here, where what it raises is reported with the shape and config."""
-    from harness.matrix import callback_probe, facts
+    from harness.intake import callback_probe, facts
 
     groups: dict[tuple[tuple[str, str], ...], list[callback_probe.Probe]] = {}
     entries = [e for e in entries if not e.launched]  # a captured op's launches were probed per target already

@@ -35,7 +35,7 @@ class AutotuneFacts(Payload):
 
 @dataclass(frozen=True)
 class Captured(Payload):
-    """An op's kernel, captured from the library's own call (harness.matrix.capture)."""
+    """An op's kernel, captured from the library's own call (harness.intake.capture)."""
 
     op: str | None = None
     device: str | None = None  # the tensors that served: "cuda (virtual)", "cuda", "meta" or "cpu"
@@ -44,6 +44,8 @@ class Captured(Payload):
     launch: int | None = None  # this launch's order among the op's distinct launches of the kernel ...
     of: int | None = None  # ... of this many
     tuned: bool | None = None  # an autotuner chose among candidates (its space, as Triton pruned it)
-    launches: int | None = None
+    launches: int | None = None  # every Triton launch the op makes per call of it, identical repeats too
+    distinct_launches: int | None = None  # the launches that differ in more than the config (one build each)
+    repeated: tuple[str, ...] | None = None  # which launches the op makes again identically, by call number
     launches_of_this_kernel: int | None = None
     kernels: tuple[str, ...] | None = None

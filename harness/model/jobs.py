@@ -37,7 +37,7 @@ class CompileJob:
 
     OP: ClassVar[str] = "compile"
     REPLY: ClassVar[type[Reply]] = CompileReply
-    ref: str  # the kernel, as harness.matrix.loader resolves it
+    ref: str  # the kernel, as harness.intake.loader resolves it
     dtype: str
     shape: Mapping[str, int]
     target: Mapping[str, Any]  # harness.model.targets.Target.to_dict()

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from harness.execution import result_cache
-from harness.matrix import facts
+from harness.intake import facts
 from harness.matrix.cases import Case, compile_job, expand, interpret_job, with_targets_option
 from harness.matrix.known import apply_known_failures
 from harness.matrix.reading import MatrixError, parse

@@ -79,7 +79,7 @@ _OWN: list[tuple[Any, str | None]] = []
 
 def installed_triton_version() -> str | None:
     """Version of the importable ``triton`` module, whichever distribution provides it, as this process imported it
-    first (the harness imports it before any user module: :func:`harness.matrix.importing.import_attr`).
+    first (the harness imports it before any user module: :func:`harness.intake.importing.import_attr`).
 
     ROCm hosts ship ``pytorch-triton-rocm``; reading the module, not the
     distribution, finds it too.

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness.device.kernel_names import _distinct, graph_kernels, profiler_kernels
-from harness.matrix import loader
+from harness.intake import loader
 from harness.matrix.cases import expand
 from harness.matrix.reading import parse
 from harness.support import tritoncompat

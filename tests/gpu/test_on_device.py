@@ -21,7 +21,7 @@ from helpers import DATA, run_cli, write_matrix  # noqa: E402
 
 from harness.device.detection import local_gpus, pick_device, pinned_env  # noqa: E402
 from harness.execution.pool import Worker  # noqa: E402
-from harness.matrix import loader  # noqa: E402
+from harness.intake import loader  # noqa: E402
 from harness.model.jobs import BaselinesJob, GpuConfigJob, GpuJob, OnDevice, SustainedJob  # noqa: E402
 
 FAULTY = f"{DATA / 'faulty_kernel.py'}:SPEC"

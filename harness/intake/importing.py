@@ -1,6 +1,6 @@
 """Importing the module a kernel reference names, and the one error every failure to do so becomes.
 
-Kept apart from :mod:`harness.matrix.loader` (which dispatches a reference to a spec file, a module or a captured op)
+Kept apart from :mod:`harness.intake.loader` (which dispatches a reference to a spec file, a module or a captured op)
 so that the op capture can import a library's function without importing the loader back.
 """
 

@@ -2,8 +2,8 @@
 
 A matrix entry with ``op:`` (the library's function), ``inputs:`` (``(shape, dtype, device, generator) -> args``)
 and optionally ``reference:`` (same args, the torch result) has no hand-written spec. Per shape and dtype the op
-runs once in capture mode (:mod:`harness.matrix.capture`: launches recorded and not run), in a process that wears
-the build target's virtual device (:mod:`harness.matrix.face`), so what is recorded is that vendor's launch. Each
+runs once in capture mode (:mod:`harness.intake.capture`: launches recorded and not run), in a process that wears
+the build target's virtual device (:mod:`harness.intake.face`), so what is recorded is that vendor's launch. Each
 distinct launch of a kernel becomes a :class:`~harness.authoring.spec.KernelSpec` whose ``fn`` is the JIT function
 and whose every argument is what the op passed for that shape and config — tensors as pointers of their dtype and
 storage size, scalars by value, constexprs (the op's, its heuristics') fixed — and whose space is what the op
@@ -24,7 +24,7 @@ from functools import lru_cache
 from typing import Any, Callable, Mapping, cast
 
 from harness.authoring.spec import TRITON_DTYPES, KernelSpec, Pointer, Scalar, TensorDesc
-from harness.matrix.capture import CaptureError, KernelLaunch, capture
+from harness.intake.capture import CaptureError, KernelLaunch, capture
 
 PREFIX = "op|"
 _TORCH_NAMES = {
@@ -76,7 +76,7 @@ def is_op(ref: str) -> bool:
 
 
 def _attr(ref: str) -> Callable[..., Any]:
-    from harness.matrix.importing import import_attr
+    from harness.intake.importing import import_attr
 
     return cast(Callable[..., Any], import_attr(ref))
 
@@ -85,7 +85,7 @@ def _attr(ref: str) -> Callable[..., Any]:
 def _captured(
     op_ref: str, inputs_ref: str, shape: tuple[tuple[str, Any], ...], dtype: str
 ) -> tuple[tuple[KernelLaunch, ...], Any, str]:
-    from harness.matrix import face
+    from harness.intake import face
 
     faced = face.worn() is not None
     found, result, _inputs, device = capture(_attr(op_ref), _attr(inputs_ref), dict(shape), dtype, faced)
@@ -157,9 +157,9 @@ def describe(value: Any) -> Pointer | Scalar | TensorDesc | None:
 
 
 def spec_for(ref_text: str) -> KernelSpec:
-    """The spec of one captured launch (cached per reference by :func:`harness.matrix.loader.load`)."""
+    """The spec of one captured launch (cached per reference by :func:`harness.intake.loader.load`)."""
     from harness.authoring.decorated import forced
-    from harness.matrix import face
+    from harness.intake import face
 
     ref = OpRef.decode(ref_text)
     op = _attr(ref.op)
@@ -202,7 +202,9 @@ def spec_for(ref_text: str) -> KernelSpec:
         "launch": first.ordinal,
         "of": first.of,
         "tuned": first.tuned,
-        "launches": len(found),
+        "launches": sum(len(k.calls) for k in found),  # every call the op makes, repeats too
+        "distinct_launches": len(found),  # what is built: a repeat of an identical launch is one build
+        "repeated": [f"{k.name} launch {k.ordinal}: calls {', '.join(map(str, k.calls))}" for k in found if k.repeats],
         "kernels": sorted({k.name for k in found}),
     }
     outputs = tuple(f"out{i}" for i in range(len(result))) if isinstance(result, (tuple, list)) else ()

@@ -25,10 +25,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from harness.matrix import child_probe, facts, loader
+from harness.intake import child_probe, facts, loader
 
 _CHILD = r"""
-from harness.matrix import loader
+from harness.intake import loader
 from harness.model import targets
 from harness.authoring.spec import _with_context
 from harness.authoring.decorated import prune

@@ -7,7 +7,7 @@ Repository kernel files are loaded by path under a private module name, so no
 top-level package called ``kernels`` is ever imported or installed.
 
 :func:`load` imports a user's module, so the harness's own process calls it only for the repository's kernels;
-for any other it runs in a child (:mod:`harness.matrix.facts`, the probes, the workers).
+for any other it runs in a child (:mod:`harness.intake.facts`, the probes, the workers).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from harness.authoring.spec import KernelSpec
-from harness.matrix.importing import KernelLoadError, import_attr
+from harness.intake.importing import KernelLoadError, import_attr
 
 
 def _bundled(name: str) -> Path:
@@ -65,8 +65,8 @@ def resolve(name: str, source: str | None, kernels_dir: Path | None = None, base
 @lru_cache(maxsize=None)
 def load(ref: str) -> KernelSpec:
     """The KernelSpec a reference names: a spec file's or module's attribute, or a kernel captured from an op
-    (:mod:`harness.matrix.ops`)."""
-    from harness.matrix import ops
+    (:mod:`harness.intake.ops`)."""
+    from harness.intake import ops
 
     if ops.is_op(ref):
         try:
@@ -90,7 +90,7 @@ def load(ref: str) -> KernelSpec:
 def import_timeout_s() -> float:
     """``HARNESS_IMPORT_TIMEOUT_S`` (:mod:`harness.support.settings`: a value that is no number of seconds is an
     error, checked by the command line before a matrix is read). User modules are imported only in children
-    (:mod:`harness.matrix.facts`), each import within this limit."""
+    (:mod:`harness.intake.facts`), each import within this limit."""
     from harness.support.settings import timeout_s
 
     return timeout_s("HARNESS_IMPORT_TIMEOUT_S")
@@ -147,7 +147,7 @@ def kernel_files(ref: str) -> list[Path]:
     same list; the harness's own modules and installed packages are left out. The scan is
     cached per process and spec-file version (every case of a kernel asks for it).
     """
-    from harness.matrix import ops
+    from harness.intake import ops
 
     if ops.is_op(ref):
         found: list[Path] = []
@@ -190,7 +190,7 @@ def source_hash(ref: str) -> str:
     An edit to a helper module the spec imports (the ``@triton.jit`` function often lives
     in one) changes it, so winners cached for the old code are not reused.
     """
-    from harness.matrix import ops
+    from harness.intake import ops
 
     digest = hashlib.sha256()
     files = kernel_files(ref)

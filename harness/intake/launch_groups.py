@@ -1,7 +1,7 @@
 """An op's recorded launches grouped as the harness builds them: one *call* per ``kernel[grid](...)`` the op makes
 (an autotuned kernel's candidates, then its final launch), one :class:`KernelLaunch` per distinct launch of a kernel
 (calls that differ in anything but the config), numbered in the op's order. Kept apart from the recording itself
-(:mod:`harness.matrix.capture`), which patches Triton while an op runs.
+(:mod:`harness.intake.capture`), which patches Triton while an op runs.
 """
 
 from __future__ import annotations
@@ -48,6 +48,12 @@ class KernelLaunch:
     tunables: tuple[str, ...]
     space: tuple[tuple[dict[str, Any], Launch], ...]
     tuned: bool  # an autotuner chose among candidates
+    calls: tuple[int, ...] = ()  # the op's calls (``kernel[grid](...)``, numbered from 1) that made this launch
+
+    @property
+    def repeats(self) -> tuple[int, ...]:
+        """The calls after the first that made this launch again, identical in all but the config (one build)."""
+        return self.calls[1:]
 
     @property
     def configs(self) -> list[dict[str, Any]]:
@@ -113,8 +119,9 @@ def group(found: list[Launch]) -> list[KernelLaunch]:
     for la in found:
         calls.setdefault(la.call, []).append(la)
     distinct: list[tuple[str, Launch, list[Launch], tuple[str, ...], bool]] = []
-    seen: set[str] = set()
-    for _, made in sorted(calls.items()):
+    seen: dict[str, int] = {}  # a launch's identity -> its index in ``distinct``
+    made_by: list[list[int]] = []
+    for number, made in sorted(calls.items()):
         candidates = [la for la in made if la.candidate]
         final = [la for la in made if not la.candidate][-1:] or candidates[-1:]
         space = candidates or final
@@ -122,15 +129,17 @@ def group(found: list[Launch]) -> list[KernelLaunch]:
         tunables = _tunables(space, passed) if candidates else ()
         key = _identity(space[0], tunables, bool(candidates))
         if key in seen:
+            made_by[seen[key]].append(number)
             continue
-        seen.add(key)
+        seen[key] = len(distinct)
+        made_by.append([number])
         distinct.append((space[0].name, space[0], space, tunables, bool(candidates)))
     counts: dict[str, int] = {}
     for name, *_ in distinct:
         counts[name] = counts.get(name, 0) + 1
     ordinal: dict[str, int] = {}
     out = []
-    for name, first, space, tunables, tuned in distinct:
+    for (name, first, space, tunables, tuned), numbers in zip(distinct, made_by):
         ordinal[name] = ordinal.get(name, 0) + 1
         pairs: list[tuple[dict[str, Any], Launch]] = []
         for la in space:
@@ -138,8 +147,11 @@ def group(found: list[Launch]) -> list[KernelLaunch]:
             if all(config != c for c, _ in pairs):
                 pairs.append((config, la))
         out.append(
-            KernelLaunch(name, ordinal[name], counts[name], first.jit, first.outer, tunables, tuple(pairs), tuned)
-        )
+            KernelLaunch(
+                name, ordinal[name], counts[name], first.jit, first.outer, tunables, tuple(pairs), tuned,
+                tuple(numbers),
+            )
+        )  # fmt: skip
     return out
 
 

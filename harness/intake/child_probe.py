@@ -1,5 +1,5 @@
 """Running user code first in a child that says, before each call, which call it makes: the shared runner of the
-callback probe (:mod:`harness.matrix.callback_probe`) and the op-capture probe (:mod:`harness.matrix.op_probe`).
+callback probe (:mod:`harness.intake.callback_probe`) and the op-capture probe (:mod:`harness.intake.op_probe`).
 
 The child is ``python -c CODE`` in a session of its own (so whatever user code starts dies with it), with the
 lifeline (:mod:`harness.support.lifeline`) watching the harness. It reads ``{"nonce": ..., "entries": [...]}`` on
@@ -10,7 +10,7 @@ entries imports each entry's modules in turn), ``harness-probe-done NONCE`` at t
 ``HARNESS_IMPORT_TIMEOUT_S``, each call ``HARNESS_CALLBACK_TIMEOUT_S``; the child's stderr goes to a file, which it
 cannot block on. Where ``HARNESS_ZYGOTE`` names a ``probe`` zygote (:mod:`harness.support.zygote`), the child is
 forked from it instead of importing torch again, and runs the same code in a session of its own; the facts and
-callback probes also use this runner (:mod:`harness.matrix.facts`).
+callback probes also use this runner (:mod:`harness.intake.facts`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import json, os, sys
 from harness.support.lifeline import watch_parent
 watch_parent()
 if os.environ.get("HARNESS_FACE"):  # a captured op's child: the target's virtual device, before any user import
-    from harness.matrix import face as _face
+    from harness.intake import face as _face
     _face.wear_from_env()
 _sent = json.loads(sys.stdin.read())
 NONCE, ENTRIES = _sent["nonce"], _sent["entries"]

@@ -5,7 +5,7 @@ or heuristics layer, Triton's or a library's own) records its arguments, grid an
 Everything above it is Triton's own code: heuristics are evaluated by ``Heuristics.run``, an autotuner prunes with
 its ``early_config_prune`` (called as Triton calls it, named arguments and launch keyword arguments), its
 ``perf_model`` / ``top_k``, and "benchmarks" each config it keeps through the active driver's benchmarker, which
-under a virtual device (:mod:`harness.matrix.face`) runs each candidate once with its launch recorded as a
+under a virtual device (:mod:`harness.intake.face`) runs each candidate once with its launch recorded as a
 candidate. So a pruner that rewrites configs has its configs built, and one that reads the device reads the face.
 
 One call of a kernel object by the op (``kernel[grid](...)``) is one *call*: its candidates (an autotuned
@@ -25,7 +25,7 @@ import threading
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Mapping
 
-from harness.matrix.launch_groups import CaptureError, KernelLaunch, Launch, _chain, group
+from harness.intake.launch_groups import CaptureError, KernelLaunch, Launch, _chain, group
 
 __all__ = ["CaptureError", "KernelLaunch", "Launch", "capture", "group", "launches"]
 
@@ -87,7 +87,10 @@ def _recording_run(original: Callable[..., Any]) -> Callable[..., Any]:
         options = {k: v for k in list(kwargs) if k not in names and (v := kwargs.pop(k)) is not None}
         bound.update(kwargs)
         call = _state("call", None)
-        outer, number, passed = call if call else (self, len(found), frozenset(bound))
+        if call is None:  # a direct ``run`` (no ``kernel[grid]``): a call of its own, numbered with the others
+            _STATE.calls = _state("calls", 0) + 1
+            call = (self, _STATE.calls, frozenset(bound))
+        outer, number, passed = call
         found.append(Launch(self, outer, number, _state("candidate", False), bound, grid, options, passed))
         return None
 
@@ -172,7 +175,7 @@ def capture(
     faced: bool = False,
 ) -> tuple[list[KernelLaunch], Any, tuple, str]:
     """(the op's distinct launches, its result, the inputs, the device that served); ``faced``: this process
-    wears a virtual device (:mod:`harness.matrix.face`), whose ``cuda`` tensors are CUDA-faced meta ones."""
+    wears a virtual device (:mod:`harness.intake.face`), whose ``cuda`` tensors are CUDA-faced meta ones."""
     import torch
 
     problems = []

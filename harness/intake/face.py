@@ -16,7 +16,7 @@ imported under the MI300X face is never reused for the H100). It answers, from t
 - Triton: the active driver (``get_current_target`` -> ``GPUTarget("cuda", 90, 32)`` / ``GPUTarget("hip",
   "gfx942", 64)``, ``get_current_device``, ``utils.get_device_properties``: max_shared_mem, multiprocessor_count,
   warpSize, max_num_regs on NVIDIA, arch on AMD) and the benchmarker (``triton.testing.do_bench`` too), which runs
-  each candidate once with its launches recorded (:mod:`harness.matrix.capture`), so an autotuner prunes and
+  each candidate once with its launches recorded (:mod:`harness.intake.capture`), so an autotuner prunes and
   "benchmarks" exactly as Triton's own code does.
 
 What it cannot answer: clocks and memory bus width (no catalogue value to cite: a library reading them gets the
@@ -236,7 +236,7 @@ def _wear_torch(face: Face) -> None:
     torch.version.cuda = _TOOLKIT["cuda"] if face.backend == "cuda" else None  # type: ignore[misc]
     torch.version.hip = _TOOLKIT["hip"] if face.backend == "hip" else None  # type: ignore[attr-defined]
     torch.backends.cuda.is_built = lambda: True  # type: ignore[attr-defined]
-    from harness.matrix import face_tensors
+    from harness.intake import face_tensors
 
     face_tensors.enter()
 
@@ -293,7 +293,7 @@ class FaceDriver:
         return torch.cuda
 
     def get_benchmarker(self) -> Callable[..., Any]:
-        from harness.matrix.capture import bench_once
+        from harness.intake.capture import bench_once
 
         return bench_once
 
@@ -310,7 +310,7 @@ def _wear_triton(face: Face) -> None:
     import triton.testing
     from triton.runtime.driver import driver
 
-    from harness.matrix.capture import bench_once
+    from harness.intake.capture import bench_once
 
     driver.set_active(FaceDriver(face))  # type: ignore[arg-type]
     triton.testing.do_bench = bench_once  # a library's own autotuner may call it by module

@@ -2,7 +2,7 @@
 
 A user's kernel module is Python the harness must run, but not in its own process: a module that hangs, exits,
 crashes or replaces ``sys.modules["triton"]`` there takes the harness with it or falsifies every record. So the
-harness's process never imports one. A child (:func:`fetch`, on :mod:`harness.matrix.child_probe`) imports the
+harness's process never imports one. A child (:func:`fetch`, on :mod:`harness.intake.child_probe`) imports the
 module, builds the :class:`~harness.authoring.spec.KernelSpec`, and reports these facts as JSON; the parent reads
 them back field by field (:meth:`SpecFacts.from_json` refuses anything of the wrong type) and works from them
 alone. What depends on the matrix's shapes and configs — ``config_ok`` and an autotuner's ``early_config_prune``
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.authoring.spec_shapes import SpecShapes
-from harness.matrix import child_probe, loader
+from harness.intake import child_probe, loader
 
 Shape = dict[str, Any]
 
@@ -172,7 +172,7 @@ def remember_pruned(ref: str, shape: Shape, dtype: str, kept: list[dict[str, Any
 
 
 def get(ref: str, import_env: tuple[tuple[str, str], ...] = ()) -> SpecFacts:
-    """The facts of ``ref``; raises :class:`~harness.matrix.loader.KernelLoadError` with the reason in one line."""
+    """The facts of ``ref``; raises :class:`~harness.intake.loader.KernelLoadError` with the reason in one line."""
     if trusted(ref):
         if (ref, ()) not in _FACTS:
             _FACTS[(ref, ())] = dataclasses.replace(of_spec(ref, loader.load(ref)), trusted=True)
@@ -195,7 +195,7 @@ def _cached(ref: str, import_env: tuple[tuple[str, str], ...]) -> SpecFacts:
 
 
 _CHILD = r"""
-from harness.matrix import facts, loader
+from harness.intake import facts, loader
 imported()
 for i, ref in enumerate(ENTRIES):
     say(i)

@@ -63,6 +63,7 @@ HANDLERS = {
     "history": ("harness.cli.history", "cmd_history"),
     "repro": ("harness.cli.repro", "cmd_repro"),
     "init": ("harness.cli.init", "cmd_init"),
+    "compiled": ("harness.cli.compiled", "cmd_compiled"),
 }
 
 

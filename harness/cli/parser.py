@@ -120,6 +120,14 @@ def build_parser() -> argparse.ArgumentParser:
     lst.add_argument("--targets", help="comma-separated targets, replacing the matrix's (e.g. h100,mi300x)")
     lst.add_argument("-k", help="pytest -k expression selecting cases by id")
     lst.add_argument("--shard", help="only shard I/N's cases (1-based), or 'auto', as harness run --shard")
+    cmp_ = sub.add_parser(
+        "compiled",
+        help="capture TorchInductor's kernels for a file's compiled: entries under each target's virtual device, "
+        "build every candidate as Inductor does, and say where the kernel graphs differ by vendor",
+    )
+    cmp_.add_argument("file", help="YAML with name, targets and a compiled: section (docs/bring-your-kernel.md)")
+    cmp_.add_argument("--targets", help="comma-separated targets, replacing the file's")
+    cmp_.add_argument("--out", default="compiled-run", help="folder for compiled.json, compiled.md and artifacts")
     val = sub.add_parser("validate", help="check matrix files; prints file:line: message per problem")
     val.add_argument("files", nargs="+", help="matrix YAML files (a kernel file is not one: see harness init)")
     ini = sub.add_parser(

@@ -1,0 +1,101 @@
+"""One candidate config of a kernel TorchInductor generated, built exactly as Inductor builds it, then judged like
+any config: artifacts, resources read from them with the vendor's tools, flags against the target's limits.
+
+The kernel's module (the source :mod:`harness.intake.compiled` recorded under the target's face) is imported here
+with no face: its decorator builds the ``CachingAutotuner`` from the ``triton_meta`` written into the source (the
+target's ``DeviceProperties``, the signature, the divisibility attributes). The candidate is then compiled by
+Inductor's own steps, minus the launcher: ``_create_compile_meta`` and ``_create_compile_options`` of that
+autotuner, ``ASTSource(fn, signature, constants, attrs)`` and ``GPUTarget(device_type, cc, warp_size)``
+(``CachingAutotuner._precompile_config`` in torch 2.13). So HIP's ``waves_per_eu`` reaches ``triton.compile`` as a
+backend option exactly when Inductor forwards it, and NVIDIA builds carry Inductor's ``debug`` and
+``enable_fp_fusion`` settings, not the harness's defaults.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from harness.build import limits, resources
+from harness.build.compile import nvidia_resources, write_artifacts
+from harness.build.ptxas import triton_flags
+from harness.model.payloads import LimitFlag
+from harness.model.targets import Target
+
+
+@dataclass(frozen=True)
+class CompiledBuild:
+    """One candidate built: its options as Inductor passed them, the figures read from its binary, its flags
+    (empty: it fits), or the one-line error of a failed compile."""
+
+    kernel: str
+    config: Mapping[str, Any]
+    options: Mapping[str, Any]
+    resources: Mapping[str, Any]
+    flags: tuple[LimitFlag, ...]
+    artifacts: Mapping[str, str]  # kind -> path under the output folder
+    error: str = ""
+
+    @property
+    def fits(self) -> bool:
+        return not self.error and limits.fits(self.flags)
+
+
+def load_autotuner(source: str, name: str, scratch: Path) -> Any:
+    """The ``CachingAutotuner`` a kernel module builds when imported (written to ``scratch`` by its hash)."""
+    from torch._inductor.runtime import triton_helpers
+
+    triton_helpers.set_driver_to_gpu = lambda: None  # the module asks for the GPU driver; building needs none
+    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    path = scratch / f"{name}_{digest}.py"
+    if not path.is_file():
+        scratch.mkdir(parents=True, exist_ok=True)
+        path.write_text(source)
+    module_name = f"harness_inductor_{name}_{digest}"
+    if module_name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules[module_name] = module
+    return getattr(sys.modules[module_name], name)
+
+
+def build(source: str, name: str, config: Mapping[str, Any], target: Target, out_root: Path) -> CompiledBuild:
+    """Build ``config`` of the kernel ``name`` in ``source`` for ``target``; artifacts under ``out_root``."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+
+    auto = load_autotuner(source, name, out_root / "inductor-sources")
+    kwargs = {k: v for k, v in config.items() if k not in ("num_warps", "num_stages")}
+    cfg = triton.Config(kwargs, num_warps=int(config["num_warps"]), num_stages=int(config["num_stages"]))
+    meta = auto._create_compile_meta(cfg)
+    options = auto._create_compile_options(cfg, meta)
+    where = [target.name, name, "_".join(f"{k}{v}" for k, v in sorted(config.items()))]
+    try:
+        src = triton.compiler.ASTSource(auto.fn, meta["signature"], meta["constants"], meta["configs"][0])
+        gpu = GPUTarget(meta["device_type"], meta["cc"], auto.device_props.warp_size_or_default)
+        compiled = triton.compile(src, target=gpu, options=options)
+    except Exception as exc:  # noqa: BLE001 - Triton's compile errors are of many kinds
+        said = " ".join(str(exc).split())[:240]
+        return CompiledBuild(name, dict(config), _plain(options), {}, (), {}, f"{type(exc).__name__}: {said}")
+    artifacts = write_artifacts(compiled.asm, out_root, where)
+    num_warps = int(compiled.metadata.num_warps)
+    res: dict[str, Any] = {"shared": int(compiled.metadata.shared), "num_warps": num_warps,
+                           "threads": num_warps * target.warp_size}  # fmt: skip
+    symbol = str(compiled.metadata.name)
+    if target.backend == "cuda":
+        res.update(nvidia_resources(out_root, artifacts, target.arch, symbol, triton_flags(compiled.metadata), None))
+    else:
+        res.update(resources.parse_amdgcn(compiled.asm["amdgcn"], symbol))
+    res.update(resources.comparable(target, res, num_warps))
+    flags = tuple(limits.check(target, res, num_warps))
+    return CompiledBuild(name, dict(config), _plain(options), res, flags, {k: a.path for k, a in artifacts.items()})
+
+
+def _plain(options: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v if isinstance(v, (bool, int, float, str)) or v is None else repr(v) for k, v in options.items()}

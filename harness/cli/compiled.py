@@ -1,0 +1,129 @@
+"""``harness compiled FILE``: TorchInductor's kernels for each ``compiled:`` entry, captured under each target's
+virtual device, every candidate config built as Inductor builds it and judged against the target's limits;
+compiled.json and compiled.md in ``--out``, the kernel graphs and what differs by vendor on the terminal.
+
+Exit 0; 2 for a file that does not check out or an entry that could not be captured on some target (graph break,
+hang, crash: one line each, the other entries kept and written); 1 when a build fails or exceeds a limit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+from harness.cli.common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, err
+
+TOP = {"name", "targets", "compiled"}
+
+
+def cmd_compiled(args: argparse.Namespace) -> int:
+    from harness.analysis.inductor_graphs import adaptations
+    from harness.build.compiled_build import build
+    from harness.intake.compiled_probe import capture
+    from harness.matrix import compiled_entries
+    from harness.model import targets as catalogue
+    from harness.support import yamlpos
+    from harness.support.checking import Checker
+
+    file = Path(args.file)
+    try:
+        doc = yamlpos.load(yamlpos.decode(file.read_bytes()))
+    except OSError as exc:
+        err(f"{file}: cannot read: {exc.strerror}")
+        return EXIT_INPUT
+    except yamlpos.YamlError as exc:
+        err(f"{file}:{exc.line}: {exc}")
+        return EXIT_INPUT
+    chk = Checker(str(file), doc)
+    data = doc.value if isinstance(doc.value, dict) else {}
+    for key in sorted(set(data) - TOP):
+        chk.add((key,), f"unknown key {key!r} in a compiled matrix (known: {', '.join(sorted(TOP))})")
+    names = args.targets.split(",") if args.targets else data.get("targets")
+    known = catalogue.catalogue()
+    if not isinstance(names, list) or not names or any(t not in known for t in names):
+        chk.add(("targets",), f"targets is a non-empty list of {', '.join(known)}, got {names!r}")
+        names = []
+    requests = compiled_entries.requests(chk, data.get("compiled"), file.resolve().parent)
+    for problem in chk.problems:
+        err(str(problem))
+    if chk.problems:
+        return EXIT_INPUT
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    entries: dict[str, dict[str, Any]] = {r.name: {} for r in requests}
+    failed = built_badly = False
+    for target_name in names:
+        target = known[target_name]
+        for request, outcome in zip(requests, capture(requests, target_name)):
+            if outcome.why:
+                err(outcome.why)
+                failed = True
+            rows: list[dict[str, Any]] = []
+            for shape, dtype, table in outcome.tables:
+                if isinstance(table, str):
+                    err(f"{file}: compiled entry {request.name} on {target_name} for {shape} {dtype}: {table}")
+                    failed = True
+                    rows.append({"shape": shape, "dtype": dtype, "table": table})
+                    continue
+                builds = []
+                for kernel in table["kernels"]:
+                    for config in kernel["configs"]:
+                        made = build(kernel["source"], kernel["name"], config, target, out / "artifacts")
+                        built_badly |= not made.fits
+                        builds.append(_build_json(made))
+                rows.append({"shape": shape, "dtype": dtype, "table": table, "builds": builds})
+            entries[request.name][target_name] = {"why": outcome.why, "tables": rows}
+    result = {"name": data.get("name"), "targets": names, "entries": entries}
+    (out / "compiled.json").write_text(json.dumps(result, indent=1))
+    found = adaptations(result)
+    (out / "compiled.md").write_text(_markdown(result, found))
+    for line in _terminal(found):
+        print(line)
+    if failed:
+        return EXIT_INPUT
+    return EXIT_FAILED if built_badly else EXIT_OK
+
+
+def _build_json(made: Any) -> dict[str, Any]:
+    doc = dataclasses.asdict(made)
+    doc["flags"] = [f.to_json() if hasattr(f, "to_json") else dataclasses.asdict(f) for f in made.flags]
+    return doc
+
+
+def _terminal(found: list[Any]) -> list[str]:
+    lines = []
+    for a in found:
+        graphs = "; ".join(f"{g.target} {len(g.kernels)} kernel(s)" for g in a.graphs)
+        lines.append(f"{a.entry} {a.shape} {a.dtype}: {graphs}")
+        lines += [f"  differs: {d}" for d in a.differences]
+        lines += [f"  finding: {f}" for f in a.findings]
+    return lines
+
+
+def _markdown(result: dict[str, Any], found: list[Any]) -> str:
+    from harness.intake.inductor_face import POLICIES
+
+    lines = [
+        f"# Compiled entries: {result.get('name') or ''}",
+        "",
+        "What Inductor decides on a device is a policy here:",
+    ]
+    lines += [f"- {k}: {v}" for k, v in POLICIES.items()]
+    for a in found:
+        lines += [
+            "",
+            f"## {a.entry} {a.shape} {a.dtype}",
+            "",
+            "| target | kernels (heuristic, configs) |",
+            "| --- | --- |",
+        ]
+        for g in a.graphs:
+            kernels = ", ".join(f"`{n}` ({h}, {c})" for n, h, c in g.kernels)
+            lines.append(
+                f"| {g.target} | {kernels}" + (f"; {g.choices} max-autotune choices" if g.choices else "") + " |"
+            )
+        lines += [""] + [f"- differs: {d}" for d in a.differences] + [f"- finding: {f}" for f in a.findings]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,153 @@
+"""Compiled capture: what TorchInductor generates for a function (or an ``nn.Module``) under one target's virtual
+device, for one shape and dtype, as JSON the parent checks field by field.
+
+Runs in a capture child that wears the target's face and Inductor's answers (:mod:`harness.intake.inductor_face`),
+both put on before ``torch._dynamo`` is imported. The user's inputs function makes CUDA-faced tensors (as for an
+``op:``); each becomes a FakeTensor on ``cuda`` of the same size, strides and dtype, and ``torch.compile`` (with
+``fullgraph=True``: a graph break is an error naming it, not half a graph run eagerly) runs Inductor's real lowering,
+scheduling, codegen and per-kernel config heuristics on them. Every kernel module Inductor writes is recorded with
+its autotuner (its configs as Inductor's heuristics gave them on this vendor), and the compiled wrapper's call runs
+on the fakes so each launch's arguments and its grid per config are recorded too. Nothing is compiled here: the
+build stage builds each candidate from the kernel's source exactly as Inductor would
+(:mod:`harness.build.compiled_build`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import Any, Mapping
+
+from harness.intake import inductor_face
+from harness.intake.importing import import_attr
+
+
+class CompiledCaptureError(Exception):
+    """The function could not be compiled under the face (a graph break, an Inductor error); one line."""
+
+
+def capture_table(ref: str, inputs_ref: str, shape: Mapping[str, Any], dtype: str, mode: str | None,
+                  options: Mapping[str, Any], factory: bool) -> dict[str, Any]:  # fmt: skip
+    """The kernels Inductor generates for ``ref`` (a function, or with ``factory`` a ``factory(shape, dtype)``
+    returning an ``nn.Module``) at one shape and dtype, in launch order, with the template choices it listed."""
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    fn: Any = import_attr(ref)
+    make_inputs: Any = import_attr(inputs_ref)
+    generator = torch.Generator(device="cpu").manual_seed(0)
+    faced = tuple(make_inputs(dict(shape), dtype, "cuda", generator))
+    torch_dtype = _torch_dtype(dtype)
+    recorder = inductor_face.fresh()
+
+    def compile_and_call() -> None:
+        import torch._dynamo
+
+        torch._dynamo.reset()
+        with FakeTensorMode(allow_non_fake_inputs=True):
+            args = tuple(_fake_like(x) for x in faced)
+            target: Any = fn
+            if factory:
+                before = torch.get_default_dtype()
+                torch.set_default_dtype(torch_dtype if torch_dtype.is_floating_point else before)
+                try:
+                    with torch.device("cuda"):
+                        target = fn(dict(shape), dtype)
+                finally:
+                    torch.set_default_dtype(before)
+            compiled = torch.compile(target, fullgraph=True, dynamic=False, options=_options(mode, options))
+            with torch.no_grad():
+                compiled(*args)
+
+    try:
+        inductor_face.pop_face_mode(compile_and_call)
+    except Exception as exc:  # noqa: BLE001 - Dynamo, Inductor and the user's code may raise anything
+        if os.environ.get("HARNESS_DEBUG_COMPILED"):
+            raise
+        raise CompiledCaptureError(_one_line(exc)) from None
+    if not recorder.kernels:
+        raise CompiledCaptureError("Inductor generated no Triton kernel (all extern calls, or nothing to compute)")
+    return {
+        "torch": torch.__version__,
+        "kernels": [_kernel(name, k) for name, k in _launch_order(recorder)],
+        "choices": recorder.choices,
+        "policies": dict(inductor_face.POLICIES),
+    }
+
+
+def _launch_order(recorder: inductor_face.Recorder) -> list[tuple[str, inductor_face.Kernel]]:
+    """The kernels in the order the wrapper launches them (one compiled but never launched goes last)."""
+    launched = [(n, k) for n, k in recorder.kernels.items() if k.launches]
+    return launched + [(n, k) for n, k in recorder.kernels.items() if not k.launches]
+
+
+def _kernel(name: str, kernel: inductor_face.Kernel) -> dict[str, Any]:
+    auto = kernel.autotuner
+    return {
+        "name": name,
+        "heuristic": str(getattr(auto.heuristic_type, "name", auto.heuristic_type)).lower(),
+        "source": kernel.source,
+        "source_sha256": hashlib.sha256(kernel.source.encode()).hexdigest(),
+        "size_hints": _jsonable(getattr(auto, "size_hints", None)),
+        "triton_meta": _jsonable({**auto.triton_meta, "device": _device(auto.device_props)}),
+        "inductor_meta": _jsonable(auto.inductor_meta),
+        "configs": [config_dict(c) for c in auto.configs],
+        "launches": kernel.launches,
+    }
+
+
+def _options(mode: str | None, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The mode's Inductor options (``torch._inductor.list_mode_options``) with the user's on top, CUDA graphs
+    off: they wrap the launches without changing a kernel, and capturing one needs the device (a policy)."""
+    from torch._inductor import list_mode_options
+
+    return {**(list_mode_options(mode) if mode else {}), **options, "triton.cudagraphs": False}
+
+
+def config_dict(cfg: Any) -> dict[str, Any]:
+    """A ``triton.Config`` as the harness writes configs: its kwargs, then warps and stages."""
+    return {**cfg.kwargs, "num_warps": int(cfg.num_warps), "num_stages": int(cfg.num_stages)}
+
+
+def _device(props: Any) -> dict[str, Any]:
+    fields = ("type", "index", "multi_processor_count", "cc", "major", "regs_per_multiprocessor",
+              "max_threads_per_multi_processor", "max_threads_per_block", "warp_size")  # fmt: skip
+    return {f: getattr(props, f, None) for f in fields}
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        if any(not isinstance(k, str) for k in value):  # Triton's attribute dicts key on argument index tuples
+            return [[_jsonable(k), _jsonable(v)] for k, v in value.items()]
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    return repr(value)
+
+
+def _fake_like(x: Any) -> Any:
+    import torch
+
+    if not isinstance(x, torch.Tensor):
+        return x
+    return torch.empty_strided(tuple(x.shape), tuple(x.stride()), dtype=x.dtype, device="cuda")
+
+
+def _torch_dtype(name: str) -> Any:
+    import torch
+
+    names = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32, "fp64": torch.float64}
+    return names.get(name, getattr(torch, name, torch.float32))
+
+
+def _one_line(exc: BaseException) -> str:
+    """Dynamo's and Inductor's errors run to many lines: the kind and the first line that says something."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    lines = [ln for ln in lines if not ln.startswith(("Set TORCHDYNAMO_VERBOSE", "from user code", "File "))]
+    kind = type(exc).__name__
+    if "graph break" in str(exc).lower() or kind == "Unsupported":
+        kind = "graph break"
+    text = lines[0] if lines else ""
+    return f"{kind}: {text[:240]}" + ("..." if len(text) > 240 else "")

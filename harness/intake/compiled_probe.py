@@ -1,0 +1,133 @@
+"""A ``compiled:`` entry's capture per target, in children: one child per target face serves every compiled entry
+of a matrix (torch, Dynamo and Inductor imported once per face), each shape and dtype announced before it is
+compiled, so one that hangs, crashes or ends its child is that entry's one-line error and the entries after it get
+a child of their own (:mod:`harness.intake.child_probe`, the op capture's runner).
+"""
+
+from __future__ import annotations
+
+import signal
+from dataclasses import dataclass
+from typing import Any
+
+from harness.intake import child_probe
+from harness.support.settings import timeout_s
+
+_CHILD = r"""
+import tempfile
+from harness.intake import inductor_face  # the face is worn by the prelude (HARNESS_FACE); Inductor's answers now
+try:
+    inductor_face.wear(tempfile.mkdtemp(prefix="harness-inductor-"))
+    failed = None
+except inductor_face.InductorFaceError as exc:
+    failed = str(exc)
+from harness.intake.compiled import CompiledCaptureError, capture_table
+from harness.intake.importing import KernelLoadError, import_attr
+imported()
+n = 0
+for j, e in enumerate(ENTRIES):
+    importing(j, -1)
+    why = failed
+    for ref in (e["ref"], e["inputs"]):
+        if why is None:
+            try:
+                import_attr(ref)
+            except KernelLoadError as exc:
+                why = str(exc)
+    for k, (shape, dtype) in enumerate([(s, d) for s in e["shapes"] for d in e["dtypes"]]):
+        say(j, k)
+        if why is not None:
+            result(n, [shape, dtype, why])
+        else:
+            try:
+                table = capture_table(e["ref"], e["inputs"], shape, dtype, e["mode"], e["options"], e["factory"])
+                result(n, [shape, dtype, table])
+            except (CompiledCaptureError, KernelLoadError) as exc:
+                result(n, [shape, dtype, str(exc)])
+        n += 1
+done()
+"""
+
+
+@dataclass(frozen=True)
+class Request:
+    """One compiled entry to capture: its name, the function (or factory) and inputs references, shapes, dtypes,
+    the ``torch.compile`` mode and Inductor options."""
+
+    name: str
+    ref: str
+    inputs: str
+    shapes: tuple[dict[str, int], ...]
+    dtypes: tuple[str, ...]
+    mode: str | None = None
+    options: tuple[tuple[str, Any], ...] = ()
+    factory: bool = False
+
+    def entry(self) -> dict[str, Any]:
+        return {"ref": self.ref, "inputs": self.inputs, "shapes": list(self.shapes), "dtypes": list(self.dtypes),
+                "mode": self.mode, "options": dict(self.options), "factory": self.factory}  # fmt: skip
+
+    def pairs(self) -> list[tuple[dict[str, int], str]]:
+        return [(s, d) for s in self.shapes for d in self.dtypes]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One entry's capture on one target: why it failed in one line (then no tables), else per shape and dtype
+    the table (:func:`harness.intake.compiled.capture_table`) or why that one failed."""
+
+    why: str
+    tables: tuple[tuple[dict[str, int], str, dict[str, Any] | str], ...]
+
+
+def capture(requests: list[Request], target: str, import_env: tuple[tuple[str, str], ...] = ()) -> list[Outcome]:
+    """Each request captured under ``target``'s face, in as few children as it takes."""
+    from harness.intake import face
+
+    env = tuple(sorted(dict(import_env, **{face.ENV: target}).items()))
+    out: list[Outcome | None] = [None] * len(requests)
+    todo = list(range(len(requests)))
+    while todo:
+        got = child_probe.run(_CHILD, [requests[i].entry() for i in todo], env, call_limit="HARNESS_CALLBACK_TIMEOUT_S")
+        at = int(got.last[0]) if not got.clean and got.last is not None else 0
+        base, left = 0, []
+        for pos, i in enumerate(todo):
+            pairs = requests[i].pairs()
+            results = [got.results.get(base + k) for k in range(len(pairs))]
+            if all(r is not None for r in results):
+                out[i] = Outcome("", tuple(_checked(r) for r in results))
+            elif got.clean:
+                out[i] = Outcome(f"compiling {requests[i].name} on {target}: the child's report is incomplete", ())
+            elif pos == at:
+                out[i] = Outcome(_why(got, requests[i], target), ())
+            else:
+                left.append(i)
+            base += len(pairs)
+        todo = left if left != todo else []  # a child that settled nothing: stop rather than loop
+    return [o if o is not None else Outcome("not captured: an earlier child ended", ()) for o in out]
+
+
+def _checked(reported: Any) -> tuple[dict[str, int], str, dict[str, Any] | str]:
+    shape, dtype, table = reported
+    if not isinstance(shape, dict) or not isinstance(dtype, str) or not isinstance(table, (dict, str)):
+        raise ValueError("a compiled capture's report is not a [shape, dtype, table] triple")
+    if isinstance(table, dict) and not isinstance(table.get("kernels"), list):
+        raise ValueError("a compiled capture's table has no kernel list")
+    return shape, dtype, table
+
+
+def _why(got: child_probe.Outcome, request: Request, target: str) -> str:
+    call = int(got.last[1]) if got.last is not None and len(got.last) > 1 else -1
+    if call >= 0:
+        shape, dtype = request.pairs()[call]
+        where = f"compiling {request.name} ({request.ref}) on {target} for {shape} {dtype}"
+    else:
+        where = f"importing {request.name}'s modules on {target}"
+    if got.timed_out:
+        limit = timeout_s("HARNESS_CALLBACK_TIMEOUT_S" if call >= 0 else "HARNESS_IMPORT_TIMEOUT_S")
+        return f"{where} did not return within {limit:g} s (it hangs?)"
+    if got.returncode < 0:
+        return f"{where} killed the process ({signal.Signals(-got.returncode).name})"
+    return f"{where} ended the process (exit code {got.returncode}) instead of returning" + (
+        f" ({got.stderr_tail})" if got.stderr_tail else ""
+    )

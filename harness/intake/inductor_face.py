@@ -1,0 +1,283 @@
+"""What TorchInductor needs of a virtual device beyond what a library's op needs: the private torch names a
+``torch.compile`` reaches on the way from Dynamo to the kernels' launches, each answered so that Inductor's own
+code (lowering, scheduling, codegen, its per-kernel config heuristics, the compiled wrapper's launches) runs as it
+does on the target's GPU, with nothing allocated and nothing launched.
+
+Put on once per capture child, after the face (:mod:`harness.intake.face`) and before ``torch._dynamo`` or
+``torch._inductor`` is imported: Inductor binds ``torch.cuda`` and ``torch.version.hip`` into many choices at
+import (``_dynamo/device_interface.py``, ``runtime/hints.py``, the template-heuristics registry), so a later face
+would be half worn. Each patch names the wall it passes (``shared/notes/inductor-facts.md`` walked them, on torch
+2.13 with Triton 3.6; :data:`SUPPORTED` lists the torch releases this is checked on, and :func:`check_torch`
+refuses any other in one line).
+
+What Inductor decides by running on a device is a named policy here, never a measurement (:data:`POLICIES`): its
+autotuner's winner (the first config), max-autotune's choice (the first template choice it lists), epilogue fusion
+by benchmark (off) and ``pad_mm`` (off: no padding).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+#: torch releases (major.minor) whose private names these patches are checked against (tests/test_compiled_capture.py)
+SUPPORTED = ("2.13",)
+
+#: what a GPU would decide by measuring, and what the capture decides instead (stated in each record and report)
+POLICIES: dict[str, str] = {
+    "autotune_winner": "first config of Inductor's list (no benchmark on a virtual device)",
+    "max_autotune_choice": "the first Triton template choice Inductor lists, else its first choice (no benchmark)",
+    "epilogue_fusion_by_benchmark": "off (config.benchmark_epilogue_fusion=False)",
+    "pad_mm": "off (config.shape_padding=False): the unpadded graph",
+    "coordinate_descent_tuning": "not run (max-autotune's search from the winner needs timings): the listed configs",
+    "cudagraphs": "off (triton.cudagraphs=False): graphs wrap launches, the kernels are the same",
+}
+
+
+class InductorFaceError(Exception):
+    """This torch cannot be faced for Inductor (an unsupported release, or a private name moved); one line."""
+
+
+def check_torch(version: str) -> None:
+    """Refuse a torch whose Inductor internals the capture is not checked against, naming the supported ones."""
+    release = ".".join(version.split("+")[0].split(".")[:2])
+    if release not in SUPPORTED:
+        raise InductorFaceError(
+            f"torch {version} is not supported for compiled capture (checked on torch {', '.join(SUPPORTED)}): "
+            "Inductor's private names it patches move between releases"
+        )
+
+
+@dataclass
+class Kernel:
+    """One kernel module Inductor wrote and asked to precompile: its ``CachingAutotuner`` as Inductor built it."""
+
+    autotuner: Any
+    source: str
+    launches: list[dict[str, Any]] = field(default_factory=list)  # each run of the compiled wrapper's call
+
+
+@dataclass
+class Recorder:
+    """What one compile recorded, in the order Inductor made it: kernels by name, template choices per selection."""
+
+    kernels: dict[str, Kernel] = field(default_factory=dict)
+    choices: list[dict[str, Any]] = field(default_factory=list)
+
+
+_RECORDER: list[Recorder] = []
+
+
+def recorder() -> Recorder:
+    """The recorder of this process (one compile at a time is recorded; :func:`fresh` starts the next)."""
+    return _RECORDER[-1]
+
+
+def fresh() -> Recorder:
+    _RECORDER.append(Recorder())
+    return _RECORDER[-1]
+
+
+def wear(cache_dir: str) -> None:
+    """Put on, for this process, the answers Inductor needs (the face must be worn already)."""
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache_dir  # per face: no FX-graph or autotune cache across faces
+    os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = "1"  # pool workers would not wear the face
+    os.environ["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
+    import torch
+
+    check_torch(torch.__version__)
+    fresh()
+    _register_cuda_guard(torch)
+    _wear_runtime(torch)
+    _wear_fake_tensors()
+    _wear_inductor()
+
+
+def _wear_runtime(torch: Any) -> None:
+    cuda = torch.cuda
+    # wall 0: Dynamo saves and restores the CUDA RNG state; torch.cuda.random bound current_device by name
+    cuda.get_rng_state = lambda device="cuda": torch.zeros(16, dtype=torch.uint8)
+    cuda.set_rng_state = lambda new_state, device="cuda": None
+    cuda.get_rng_state_all = lambda: [torch.zeros(16, dtype=torch.uint8)]
+    cuda.set_rng_state_all = lambda new_states: None
+    # the compiled wrapper's device guard
+    cuda._exchange_device = lambda device: 0
+    cuda._maybe_exchange_device = lambda device: 0
+    # wall 4: the wrapper module imports the raw-stream getter
+    torch._C._cuda_getCurrentRawStream = lambda device=0: 0
+    # ``torch._dynamo.reset`` imports the CUDA-graph trees, which import these where CUDA "is built" (the face says
+    # so); CUDA graphs (``mode="reduce-overhead"``) are not captured, so the names only need to exist
+    if not hasattr(torch._C, "_cuda_CUDAAllocator_AllocatorState"):
+        torch._C._cuda_CUDAAllocator_AllocatorState = type("AllocatorState", (), {})
+        torch._C._set_cached_tensors_enabled = lambda enabled: None
+
+
+#: wall 3: C++ paths that take a CUDA device guard (slicing, ``.to("cuda")``, ``randperm`` on fakes) need one
+#: registered; a CPU-only build has none, and ``torch._C._ensureCUDADeviceGuardSet`` does nothing there. torch's own
+#: fake guard implementation, registered for CUDA, is what a CUDA build's fake tensors use.
+_GUARD_SOURCE = """
+#include <torch/extension.h>
+#include <c10/core/impl/FakeGuardImpl.h>
+C10_REGISTER_GUARD_IMPL(CUDA, c10::impl::FakeGuardImpl<c10::DeviceType::CUDA>);
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {}
+"""
+
+
+def _register_cuda_guard(torch: Any) -> None:
+    """Build (once per torch, in the harness cache; about 20 s on 2 cores) and load the guard extension, where
+    this torch has no CUDA guard of its own (a CPU build); a CUDA or ROCm build keeps its own."""
+    if hasattr(torch._C, "_cuda_getDeviceCount") or hasattr(torch._C, "_hip_getDeviceCount"):
+        return  # a CUDA or ROCm build: its own guard is registered
+    import hashlib
+
+    from torch.utils import cpp_extension
+
+    from harness.support.cache import cache_dir
+
+    key = hashlib.sha256((_GUARD_SOURCE + torch.__version__).encode()).hexdigest()[:12]
+    where = cache_dir() / "inductor-guard" / key
+    where.mkdir(parents=True, exist_ok=True)
+    source = where / "guard.cpp"
+    if not source.is_file():
+        source.write_text(_GUARD_SOURCE)
+    cpp_extension.load(name=f"harness_cuda_guard_{key}", sources=[str(source)], build_directory=str(where),
+                       verbose=False)  # fmt: skip
+
+
+def _wear_fake_tensors() -> None:
+    from torch._subclasses import fake_tensor
+
+    # wall 2: the face makes CUDA "available", so FakeTensorMode would stop lifting torch.tensor from CPU and try
+    # the absent device; it keeps lifting
+    fake_tensor.FakeTensorMode.avoid_device_init = property(lambda self: True)  # type: ignore[assignment]
+
+
+def _wear_inductor() -> None:
+    import torch._inductor.config as config
+    from torch._inductor.runtime import triton_helpers, triton_heuristics
+
+    config.compile_threads = 1
+    config.force_disable_caches = True
+    config.benchmark_epilogue_fusion = False  # wall 9, a policy
+    config.shape_padding = False  # wall 10, a policy
+    # wall 5: a kernel module would put the real CUDA driver back in place of the face's
+    triton_helpers.set_driver_to_gpu = lambda: None
+    # wall 6: keep each autotuner as Inductor built it; nothing is compiled here (the harness builds each config)
+    triton_heuristics.CachingAutotuner.precompile = _recording_precompile  # type: ignore[method-assign]
+    # wall 7: the wrapper's launches, recorded with their grids per config
+    triton_heuristics.CachingAutotuner.run = _recording_run  # type: ignore[method-assign]
+    _wear_wrapper_allocations()
+    _wear_autotune_select()
+
+
+def _recording_precompile(self: Any, *args: Any, **kwargs: Any) -> None:
+    name = str(self.inductor_meta.get("kernel_name") or getattr(self.fn, "__name__", "kernel"))
+    recorder().kernels.setdefault(name, Kernel(self, _source_of(self)))
+
+
+def _source_of(autotuner: Any) -> str:
+    """The module Inductor wrote for this kernel (its file, else the file its JIT function came from)."""
+    import inspect
+
+    candidates = [getattr(autotuner, "filename", None)]
+    with contextlib.suppress(TypeError, OSError):
+        candidates.append(inspect.getsourcefile(getattr(autotuner.fn, "fn", autotuner.fn)))
+    for filename in candidates:
+        if filename and os.path.isfile(filename):
+            with open(filename, encoding="utf-8") as f:
+                return f.read()
+    return ""
+
+
+def _recording_run(self: Any, *args: Any, stream: Any = None, **kwargs: Any) -> None:
+    from torch._inductor.runtime.triton_heuristics import GridExpr
+
+    name = str(self.inductor_meta.get("kernel_name") or getattr(self.fn, "__name__", "kernel"))
+    kernel = recorder().kernels.setdefault(name, Kernel(self, _source_of(self)))
+    arg_names = [n for n in self.fn.arg_names if n not in _config_names(self)]
+    bound = dict(zip(arg_names, args))
+    grids = []
+    for cfg in self.configs:
+        meta = {**bound, **cfg.kwargs}
+        if "extra_launcher_args" in self.inductor_meta:  # a template's fixed grid, passed as trailing arguments
+            grids.append(tuple(int(a) for a in args[len(args) - len(self.inductor_meta["extra_launcher_args"]) :]))
+            continue
+        grids.append(tuple(int(g) for g in GridExpr.from_meta(self.inductor_meta, cfg).eval_slow(meta)))
+    kernel.launches.append({"args": {k: _described(v) for k, v in bound.items()}, "grids": grids})
+
+
+def _config_names(autotuner: Any) -> set[str]:
+    return {k for cfg in autotuner.configs for k in cfg.kwargs}
+
+
+def _described(value: Any) -> Any:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return {"dtype": str(value.dtype).removeprefix("torch."), "shape": list(value.shape),
+                "stride": list(value.stride()), "offset": int(value.storage_offset())}  # fmt: skip
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    return repr(value)
+
+
+def _wear_wrapper_allocations() -> None:
+    """wall 7: the wrapper allocates with C++ helpers that want a real CUDA allocation; on fakes, Python ones."""
+    import torch
+    from torch._C._dynamo import guards
+
+    def empty_strided_cuda(size: Any, stride: Any, dtype: Any) -> Any:
+        return torch.empty_strided(size, stride, dtype=dtype, device="cuda")
+
+    def reinterpret_tensor(base: Any, size: Any, stride: Any, offset: int = 0) -> Any:
+        return base.as_strided(size, stride, base.storage_offset() + offset)
+
+    guards._empty_strided_cuda = empty_strided_cuda  # type: ignore[attr-defined]
+    guards._reinterpret_tensor = reinterpret_tensor  # type: ignore[attr-defined]
+
+
+_FAKE_TIME = itertools.count(1)
+
+
+def _wear_autotune_select() -> None:
+    """wall 8: max-autotune benchmarks each choice on the device; here each choice is recorded and timed by its
+    rank (the first Triton template listed wins: :data:`POLICIES`), and each Triton template's module is loaded for its autotuner."""
+    from torch._inductor import select_algorithm
+
+    def benchmark(choices: list[Any], *args: Any, **kwargs: Any) -> dict[Any, float]:
+        selection: list[dict[str, Any]] = []
+        for choice in choices:
+            selection.append(_choice(choice))
+        templates = [c for c in choices if type(c).__name__ == "TritonTemplateCaller"]
+        ranked = templates + [c for c in choices if c not in templates]
+        recorder().choices.append({"choices": selection, "chosen": _choice(ranked[0])["name"] if ranked else None})
+        return {c: float(next(_FAKE_TIME)) for c in ranked}
+
+    select_algorithm.AlgorithmSelectorCache.benchmark = staticmethod(benchmark)  # type: ignore[assignment]
+
+
+def _choice(choice: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": str(getattr(choice, "name", type(choice).__name__)), "kind": type(choice).__name__}
+    description = getattr(choice, "description", None)
+    if description:
+        out["description"] = str(description)
+    bmreq = getattr(choice, "bmreq", None)
+    path = getattr(bmreq, "module_path", None)
+    if path and os.path.isfile(path):
+        out["module_path"] = path
+    return out
+
+
+def pop_face_mode(call: Callable[[], Any]) -> Any:
+    """Run ``call`` with the face's tensor mode off (wall 1: Dynamo would trace into it)."""
+    from torch.overrides import _pop_mode_temporarily
+
+    from harness.intake import face_tensors
+
+    if not face_tensors._ENTERED:
+        return call()
+    with _pop_mode_temporarily():
+        return call()

@@ -1,0 +1,272 @@
+"""TorchInductor's kernels captured per vendor (``harness compiled``), with real ``torch.compile`` and real Triton
+compiles, under the h100 and mi300x faces: an activation chain at two shapes, softmax, a full reduction whose kernel
+graph differs by vendor, mm + bias + gelu with and without max-autotune, and an ``nn.Module`` (an MLP block).
+
+What the capture records is held against Inductor itself, never against a rule of the harness's: each recorded
+kernel's source is imported in a child that wears only the target's face, and the configs Inductor's own heuristic
+decorator then lists must be the recorded ones; the full reduction's split equals Inductor's
+``InductorChoices.reduction_split_factor`` called under that face; every candidate is built with the compile
+options Inductor's ``CachingAutotuner`` makes for it. A graph break, a hang and a crash are one line each, exit 2,
+with the other entries kept.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import REPO, run_cli
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.skipif(
+    not torch.__version__.startswith("2.13"),
+    reason=f"compiled capture is checked on torch 2.13 (here {torch.__version__})",
+)
+
+MODELS = """
+import os
+import time
+
+import torch
+import torch.nn.functional as F
+from harness.torchutil import randn
+
+
+def activation(x, bias):
+    return torch.clamp(F.gelu(x + bias) * 0.5, -1.0, 1.0)
+
+
+def act_inputs(shape, dtype, device, generator):
+    return (randn((shape["M"], shape["N"]), dtype, device, generator), randn((shape["N"],), dtype, device, generator))
+
+
+def softmax(x):
+    return torch.softmax(x, dim=-1)
+
+
+def full_sum(x):
+    return x.float().pow(2).sum()
+
+
+def one_input(shape, dtype, device, generator):
+    return (randn((shape["M"], shape["N"]), dtype, device, generator),)
+
+
+def mm_bias_gelu(a, b, bias):
+    return F.gelu(a @ b + bias)
+
+
+def mm_inputs(shape, dtype, device, generator):
+    m, n, k = shape["M"], shape["N"], shape["K"]
+    return (randn((m, k), dtype, device, generator), randn((k, n), dtype, device, generator),
+            randn((n,), dtype, device, generator))
+
+
+class MLP(torch.nn.Module):
+    def __init__(self, d, hidden):
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(d)
+        self.up = torch.nn.Linear(d, hidden)
+        self.down = torch.nn.Linear(hidden, d)
+
+    def forward(self, x):
+        return x + self.down(F.gelu(self.up(self.norm(x))))
+
+
+def mlp(shape, dtype):
+    return MLP(shape["D"], 4 * shape["D"])
+
+
+def mlp_inputs(shape, dtype, device, generator):
+    return (randn((shape["T"], shape["D"]), dtype, device, generator),)
+
+
+def breaks(x):
+    if x.sum() > 0:  # data-dependent control flow: a graph break
+        return x * 2
+    return x
+
+
+def hangs_inputs(shape, dtype, device, generator):
+    while True:
+        time.sleep(1)
+
+
+def crashes_inputs(shape, dtype, device, generator):
+    os._exit(7)
+"""
+
+GOOD = """\
+  act:
+    fn: models.py:activation
+    inputs: models.py:act_inputs
+    shapes: [{M: 8192, N: 8192}, {M: 1024, N: 4096}]
+    dtypes: [bf16]
+  softmax:
+    fn: models.py:softmax
+    inputs: models.py:one_input
+    shapes: [{M: 8192, N: 8192}]
+    dtypes: [bf16]
+  sum:
+    fn: models.py:full_sum
+    inputs: models.py:one_input
+    shapes: [{M: 8192, N: 8192}]
+    dtypes: [bf16]
+  mm:
+    fn: models.py:mm_bias_gelu
+    inputs: models.py:mm_inputs
+    shapes: [{M: 4096, N: 4096, K: 4096}]
+    dtypes: [bf16]
+  mm_autotuned:
+    fn: models.py:mm_bias_gelu
+    inputs: models.py:mm_inputs
+    shapes: [{M: 4096, N: 4096, K: 4096}]
+    dtypes: [bf16]
+    mode: max-autotune
+  mlp:
+    fn: models.py:mlp
+    factory: true
+    inputs: models.py:mlp_inputs
+    shapes: [{T: 512, D: 1024}, {T: 64, D: 512}]
+    dtypes: [bf16]
+"""
+
+BAD = """\
+  breaks:
+    fn: models.py:breaks
+    inputs: models.py:one_input
+    shapes: [{M: 64, N: 64}]
+    dtypes: [fp32]
+  hangs:
+    fn: models.py:activation
+    inputs: models.py:hangs_inputs
+    shapes: [{M: 64, N: 64}]
+    dtypes: [fp32]
+  crashes:
+    fn: models.py:activation
+    inputs: models.py:crashes_inputs
+    shapes: [{M: 64, N: 64}]
+    dtypes: [fp32]
+"""
+
+
+@pytest.fixture(scope="module")
+def captured(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, subprocess.CompletedProcess[str], Path]:
+    root = tmp_path_factory.mktemp("compiled")
+    (root / "models.py").write_text(MODELS)
+    # the bad entries in the middle: the good ones after them still get a child of their own
+    body = GOOD.split("  sum:")[0] + BAD + "  sum:" + GOOD.split("  sum:")[1]
+    (root / "m.yaml").write_text("name: inductor\ntargets: [h100, mi300x]\ncompiled:\n" + body)
+    proc = run_cli(
+        "compiled", str(root / "m.yaml"), "--out", str(root / "out"), env={"HARNESS_CALLBACK_TIMEOUT_S": "12"}
+    )
+    return json.loads((root / "out" / "compiled.json").read_text()), proc, root
+
+
+def test_a_graph_break_a_hang_and_a_crash_are_one_line_each_and_the_rest_is_kept(captured) -> None:
+    doc, proc, _ = captured
+    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+    said = [ln for ln in proc.stderr.splitlines() if ln.startswith("harness:")]
+    assert "Traceback" not in proc.stderr
+    for target in ("h100", "mi300x"):
+        mine = [ln for ln in said if f" on {target}" in ln]
+        assert any("breaks" in ln and "graph break" in ln for ln in mine), said
+        assert any("hangs" in ln and "did not return within 12 s" in ln for ln in mine), said
+        assert any("crashes" in ln and "exit code 7" in ln for ln in mine), said
+        for name in ("act", "softmax", "sum", "mm", "mm_autotuned", "mlp"):
+            rows = doc["entries"][name][target]["tables"]
+            assert rows and all(isinstance(r["table"], dict) for r in rows), (name, target)
+
+
+def _reference_child(target: str, kernels: list[dict], root: Path) -> dict:
+    """In a child wearing only ``target``'s face: each recorded kernel module imported (Inductor's decorator runs its
+    heuristics), its configs as Inductor lists them; and Inductor's own split factor for the full reduction."""
+    (root / f"kernels-{target}.json").write_text(json.dumps([[k["name"], k["source"]] for k in kernels]))
+    code = f"""
+import importlib.util, json, sys, tempfile, pathlib
+from harness.intake import face
+face.wear(face.of({target!r}))
+import torch
+from torch._inductor.runtime import triton_helpers
+triton_helpers.set_driver_to_gpu = lambda: None  # the module's switch to the GPU driver; the face's stays active
+out = {{"configs": {{}}}}
+for i, (name, source) in enumerate(json.loads(pathlib.Path({str(root / f"kernels-{target}.json")!r}).read_text())):
+    path = pathlib.Path(tempfile.mkdtemp()) / f"{{name}}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(f"k{{i}}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    auto = getattr(module, name)
+    out["configs"][f"{{i}}:{{name}}"] = [{{**c.kwargs, "num_warps": c.num_warps, "num_stages": c.num_stages}}
+                                      for c in auto.configs]
+from torch._inductor.choices import InductorChoices
+out["split"] = InductorChoices.reduction_split_factor(torch.device("cuda", 0), 8192 * 8192, 1, True)
+print(json.dumps(out))
+"""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize("target", ["h100", "mi300x"])
+def test_recorded_kernels_and_configs_are_what_inductor_lists_under_that_face(captured, target: str) -> None:
+    doc, _, root = captured
+    kernels = []
+    for name in ("act", "softmax", "sum", "mm", "mm_autotuned", "mlp"):
+        for row in doc["entries"][name][target]["tables"]:
+            kernels += row["table"]["kernels"]
+    assert len({k["name"] for k in kernels}) >= 8
+    reference = _reference_child(target, kernels, root)
+    for i, k in enumerate(kernels):
+        assert k["configs"] == reference["configs"][f"{i}:{k['name']}"], (target, k["name"])
+        assert k["launches"], k["name"]  # the compiled wrapper launched it, with a grid per config
+        assert all(len(la["grids"]) == len(k["configs"]) for la in k["launches"])
+    # the full reduction: its first kernel splits the 8192^2 elements by the factor Inductor's split heuristic
+    # gives under this face (h100 512 partial sums; mi300x 607, each split again in two: 1214)
+    (first, *_rest) = doc["entries"]["sum"][target]["tables"][0]["table"]["kernels"]
+    xnumel = first["launches"][0]["args"]["xnumel"]
+    assert xnumel % reference["split"] == 0 and xnumel // reference["split"] in (1, 2), (xnumel, reference["split"])
+
+
+def test_the_kernel_graph_and_configs_differ_by_vendor_where_inductor_adapts(captured) -> None:
+    doc, proc, root = captured
+
+    def table(name: str, target: str, i: int = 0) -> dict:
+        return doc["entries"][name][target]["tables"][i]["table"]
+
+    # a full reduction: h100 splits once (2 kernels), mi300x's 304 CUs and 64-wide waves split twice (3)
+    assert [len(table("sum", t)["kernels"]) for t in ("h100", "mi300x")] == [2, 3]
+    # the same pointwise kernel: Inductor lists 3 more configs on HIP, with waves_per_eu on two
+    h100, mi300x = table("act", "h100")["kernels"][0], table("act", "mi300x")["kernels"][0]
+    assert h100["name"] == mi300x["name"] and (len(h100["configs"]), len(mi300x["configs"])) == (2, 5)
+    assert sum("waves_per_eu" in c for c in mi300x["configs"]) == 2 and not any(
+        "waves_per_eu" in c for c in h100["configs"]
+    )
+    assert h100["triton_meta"]["device"]["type"] == "cuda" and mi300x["triton_meta"]["device"]["type"] == "hip"
+    # max-autotune: every template choice listed, a Triton template chosen by the stated policy (no timing)
+    for target in ("h100", "mi300x"):
+        tuned = table("mm_autotuned", target)
+        assert tuned["choices"] and len(tuned["choices"][0]["choices"]) > 10
+        assert tuned["kernels"][0]["heuristic"] == "template" and "max_autotune_choice" in tuned["policies"]
+        assert table("mm", target)["kernels"][0]["heuristic"] == "pointwise"  # extern mm + the epilogue
+    md = (root / "out" / "compiled.md").read_text()
+    assert "sum M8192xN8192 bf16" in md and "kernels: h100 2, mi300x 3" in md
+    assert "differs: kernels: h100 2, mi300x 3" in proc.stdout
+
+
+def test_each_candidate_is_built_with_the_options_inductor_gives_it(captured) -> None:
+    doc, _, root = captured
+    for target, backend in (("h100", "cubin"), ("mi300x", "hsaco")):
+        builds = [b for row in doc["entries"]["act"][target]["tables"] for b in row["builds"]]
+        assert builds and all(not b["error"] for b in builds)
+        assert all((root / "out" / "artifacts" / b["artifacts"][backend]).is_file() for b in builds)
+        for b in builds:
+            # what Inductor's _create_compile_options gives: debug on NVIDIA only, waves_per_eu a backend option
+            assert b["options"]["debug"] is (target == "h100") and b["options"]["sanitize_overflow"] is False
+            assert b["options"].get("waves_per_eu") == b["config"].get("waves_per_eu")
+            assert b["resources"]["registers"] > 0

@@ -63,8 +63,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return venv
 
 
-def _python(venv: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd), "PYTHONDONTWRITEBYTECODE": "1"}
+def _python(venv: Path, *args: str, cwd: Path, **extra: str) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd), "PYTHONDONTWRITEBYTECODE": "1", **extra}
     return subprocess.run(
         [str(venv / "bin" / "python"), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
     )
@@ -127,3 +127,62 @@ def test_a_copy_inside_another_repository_does_not_record_that_repositorys_commi
     mine = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=600)
     own = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     assert own and own in mine.stdout  # the harness's own checkout still records its commit
+
+
+OP_LIBRARY = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def twice(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, 2 * tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def double(x):
+    y = torch.empty_like(x)
+    twice[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+    return y
+
+
+def activation(x):
+    return torch.nn.functional.gelu(x) * 0.5
+
+
+def inputs(shape, dtype, device, generator):
+    from harness.torchutil import randn
+
+    return (randn((shape["N"],), dtype, device, generator),)
+"""
+
+
+@pytest.mark.venv
+def test_the_installed_harness_captures_an_op_and_a_compiled_entry_from_another_directory(
+    installed: Path, tmp_path: Path
+) -> None:
+    """The faces travel in the wheel (package data): an op: entry is captured under h100's virtual device and a
+    compiled: entry's Inductor kernels under both faces, from a directory with no checkout in sight."""
+    (tmp_path / "mylib.py").write_text(OP_LIBRARY)
+    (tmp_path / "ops.yaml").write_text(
+        "name: mine\ntargets: [h100]\nkernels:\n  dbl:\n    op: mylib.py:double\n    inputs: mylib.py:inputs\n"
+        "    dtypes: [fp32]\n    shapes: [{N: 4096}]\n    interpret: false\n"
+    )
+    # the harness cache of this suite: the CUDA guard extension a CPU torch needs is built once per torch there
+    cache = {"HARNESS_CACHE_DIR": str(Path.home() / ".cache" / "triton-portability-harness")}
+    proc = _python(installed, "-m", "harness", "run", "ops.yaml", "-n", "0", "--out", "run", cwd=tmp_path, **cache)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    records = json.loads((tmp_path / "run" / "results.json").read_text())["records"]
+    assert {r["kernel"] for r in records} == {"dbl"} and all(r["status"] == "ok" for r in records)
+    assert records[0]["captured"]["face"] == "h100" and records[0]["captured"]["launches"] == 1
+    (tmp_path / "compiled.yaml").write_text(
+        "name: mine\ntargets: [h100, mi300x]\ncompiled:\n  act:\n    fn: mylib.py:activation\n"
+        "    inputs: mylib.py:inputs\n    dtypes: [bf16]\n    shapes: [{N: 1048576}]\n"
+    )
+    proc = _python(installed, "-m", "harness", "compiled", "compiled.yaml", "--out", "c", cwd=tmp_path, **cache)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    doc = json.loads((tmp_path / "c" / "compiled.json").read_text())
+    for target in ("h100", "mi300x"):
+        (row,) = doc["entries"]["act"][target]["tables"]
+        assert row["table"]["kernels"][0]["name"].startswith("triton_poi_fused") and row["builds"]

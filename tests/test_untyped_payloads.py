@@ -39,6 +39,14 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "build/repro.py": (3, "edge"),
     "build/repro_main.py": (3, "edge"),
     "build/resources.py": (4, "config"),
+    # compiled capture (issue 58, first part): Inductor's own metadata and the capture child's JSON table, read back
+    # as JSON; typed payloads for the table are the next step, not done yet
+    "build/compiled_build.py": (2, "edge+config"),
+    "cli/compiled.py": (4, "edge"),
+    "intake/compiled.py": (5, "edge"),
+    "intake/compiled_probe.py": (3, "edge"),
+    "intake/inductor_face.py": (5, "edge"),
+    "matrix/compiled_entries.py": (1, "edge"),  # the YAML entry as given
     "device/correctness.py": (1, "config"),  # the poisoned ``out`` the kernel's launch is called with
     "device/detection.py": (3, "edge"),
     "device/operations.py": (1, "config"),

@@ -177,6 +177,8 @@ def test_an_ops_records_say_how_it_was_captured(run: dict) -> None:
         "of": 1,
         "tuned": True,
         "launches": 1,
+        "distinct_launches": 1,
+        "repeated": [],
         "kernels": ["matmul_kernel"],
     }
     assert r["captured"]["face_answers"]["device_name"] == "NVIDIA H100 80GB HBM3"

@@ -75,7 +75,9 @@ def build(source: str, name: str, config: Mapping[str, Any], target: Target, out
     cfg = triton.Config(kwargs, num_warps=int(config["num_warps"]), num_stages=int(config["num_stages"]))
     meta = auto._create_compile_meta(cfg)
     options = auto._create_compile_options(cfg, meta)
-    where = [target.name, name, "_".join(f"{k}{v}" for k, v in sorted(config.items()))]
+    # the source's digest too: Inductor names two shapes' kernels alike while their sources differ
+    where = [target.name, f"{name}-{hashlib.sha256(source.encode()).hexdigest()[:12]}",
+             "_".join(f"{k}{v}" for k, v in sorted(config.items()))]  # fmt: skip
     try:
         src = triton.compiler.ASTSource(auto.fn, meta["signature"], meta["constants"], meta["configs"][0])
         gpu = GPUTarget(meta["device_type"], meta["cc"], auto.device_props.warp_size_or_default)

@@ -23,8 +23,10 @@ def cmd_compiled(args: argparse.Namespace) -> int:
     from harness.analysis.inductor_graphs import adaptations
     from harness.build.compiled_build import build
     from harness.intake.compiled_probe import capture
+    from harness.intake.inductor_face import POLICIES
     from harness.matrix import compiled_entries
     from harness.model import targets as catalogue
+    from harness.render import compiled as render
     from harness.support import yamlpos
     from harness.support.checking import Checker
 
@@ -55,6 +57,7 @@ def cmd_compiled(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     entries: dict[str, dict[str, Any]] = {r.name: {} for r in requests}
     failed = built_badly = False
+    done: dict[tuple[str, str, str], dict[str, Any]] = {}
     for target_name in names:
         target = known[target_name]
         for request, outcome in zip(requests, capture(requests, target_name)):
@@ -71,16 +74,20 @@ def cmd_compiled(args: argparse.Namespace) -> int:
                 builds = []
                 for kernel in table["kernels"]:
                     for config in kernel["configs"]:
-                        made = build(kernel["source"], kernel["name"], config, target, out / "artifacts")
-                        built_badly |= not made.fits
-                        builds.append(_build_json(made))
+                        key = (target_name, kernel["source_sha256"], json.dumps(config, sort_keys=True))
+                        if key not in done:  # a kernel Inductor wrote alike for two shapes is built once
+                            done[key] = _build_json(
+                                build(kernel["source"], kernel["name"], config, target, out / "artifacts")
+                            )
+                        built_badly |= not done[key]["fits"]
+                        builds.append(done[key])
                 rows.append({"shape": shape, "dtype": dtype, "table": table, "builds": builds})
             entries[request.name][target_name] = {"why": outcome.why, "tables": rows}
     result = {"name": data.get("name"), "targets": names, "entries": entries}
     (out / "compiled.json").write_text(json.dumps(result, indent=1))
     found = adaptations(result)
-    (out / "compiled.md").write_text(_markdown(result, found))
-    for line in _terminal(found):
+    (out / "compiled.md").write_text(render.markdown(str(data.get("name") or file.stem), POLICIES, found))
+    for line in render.terminal(found):
         print(line)
     if failed:
         return EXIT_INPUT
@@ -89,41 +96,6 @@ def cmd_compiled(args: argparse.Namespace) -> int:
 
 def _build_json(made: Any) -> dict[str, Any]:
     doc = dataclasses.asdict(made)
-    doc["flags"] = [f.to_json() if hasattr(f, "to_json") else dataclasses.asdict(f) for f in made.flags]
+    doc["flags"] = [f.to_json() for f in made.flags]
+    doc["fits"] = made.fits
     return doc
-
-
-def _terminal(found: list[Any]) -> list[str]:
-    lines = []
-    for a in found:
-        graphs = "; ".join(f"{g.target} {len(g.kernels)} kernel(s)" for g in a.graphs)
-        lines.append(f"{a.entry} {a.shape} {a.dtype}: {graphs}")
-        lines += [f"  differs: {d}" for d in a.differences]
-        lines += [f"  finding: {f}" for f in a.findings]
-    return lines
-
-
-def _markdown(result: dict[str, Any], found: list[Any]) -> str:
-    from harness.intake.inductor_face import POLICIES
-
-    lines = [
-        f"# Compiled entries: {result.get('name') or ''}",
-        "",
-        "What Inductor decides on a device is a policy here:",
-    ]
-    lines += [f"- {k}: {v}" for k, v in POLICIES.items()]
-    for a in found:
-        lines += [
-            "",
-            f"## {a.entry} {a.shape} {a.dtype}",
-            "",
-            "| target | kernels (heuristic, configs) |",
-            "| --- | --- |",
-        ]
-        for g in a.graphs:
-            kernels = ", ".join(f"`{n}` ({h}, {c})" for n, h, c in g.kernels)
-            lines.append(
-                f"| {g.target} | {kernels}" + (f"; {g.choices} max-autotune choices" if g.choices else "") + " |"
-            )
-        lines += [""] + [f"- differs: {d}" for d in a.differences] + [f"- finding: {f}" for f in a.findings]
-    return "\n".join(lines) + "\n"

@@ -18,6 +18,7 @@ import hashlib
 import os
 from typing import Any, Mapping
 
+from harness.authoring import torchutil
 from harness.intake import inductor_face
 from harness.intake.importing import import_attr
 
@@ -37,7 +38,7 @@ def capture_table(ref: str, inputs_ref: str, shape: Mapping[str, Any], dtype: st
     make_inputs: Any = import_attr(inputs_ref)
     generator = torch.Generator(device="cpu").manual_seed(0)
     faced = tuple(make_inputs(dict(shape), dtype, "cuda", generator))
-    torch_dtype = _torch_dtype(dtype)
+    torch_dtype = torchutil.torch_dtype(dtype)
     recorder = inductor_face.fresh()
 
     def compile_and_call() -> None:
@@ -133,13 +134,6 @@ def _fake_like(x: Any) -> Any:
     if not isinstance(x, torch.Tensor):
         return x
     return torch.empty_strided(tuple(x.shape), tuple(x.stride()), dtype=x.dtype, device="cuda")
-
-
-def _torch_dtype(name: str) -> Any:
-    import torch
-
-    names = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32, "fp64": torch.float64}
-    return names.get(name, getattr(torch, name, torch.float32))
 
 
 def _one_line(exc: BaseException) -> str:

@@ -89,25 +89,31 @@ def capture(requests: list[Request], target: str, import_env: tuple[tuple[str, s
     todo = list(range(len(requests)))
     while todo:
         got = child_probe.run(_CHILD, [requests[i].entry() for i in todo], env, call_limit="HARNESS_CALLBACK_TIMEOUT_S")
-        at = int(got.last[0]) if not got.clean and got.last is not None else 0
+        # the entry the child was on when it ended (its index in this child's list); clean: none
+        at = None if got.clean else (int(got.last[0]) if got.last is not None else 0)
         base, left = 0, []
         for pos, i in enumerate(todo):
             pairs = requests[i].pairs()
-            results = [got.results.get(base + k) for k in range(len(pairs))]
-            if all(r is not None for r in results):
-                out[i] = Outcome("", tuple(_checked(r) for r in results))
-            elif got.clean:
+            reported = [got.results.get(base + k) for k in range(len(pairs))]
+            base += len(pairs)
+            if all(r is not None for r in reported):
+                try:
+                    out[i] = Outcome("", tuple(_checked(r) for r in reported))
+                except ValueError as exc:
+                    out[i] = Outcome(f"compiling {requests[i].name} on {target}: {exc}", ())
+            elif at is None or pos < at:
                 out[i] = Outcome(f"compiling {requests[i].name} on {target}: the child's report is incomplete", ())
             elif pos == at:
                 out[i] = Outcome(_why(got, requests[i], target), ())
             else:
-                left.append(i)
-            base += len(pairs)
-        todo = left if left != todo else []  # a child that settled nothing: stop rather than loop
-    return [o if o is not None else Outcome("not captured: an earlier child ended", ()) for o in out]
+                left.append(i)  # not reached: the next child
+        todo = left
+    return [o for o in out if o is not None]
 
 
 def _checked(reported: Any) -> tuple[dict[str, int], str, dict[str, Any] | str]:
+    if not isinstance(reported, list) or len(reported) != 3:
+        raise ValueError("a compiled capture's report is not a [shape, dtype, table] triple")
     shape, dtype, table = reported
     if not isinstance(shape, dict) or not isinstance(dtype, str) or not isinstance(table, (dict, str)):
         raise ValueError("a compiled capture's report is not a [shape, dtype, table] triple")

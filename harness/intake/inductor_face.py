@@ -243,14 +243,13 @@ _FAKE_TIME = itertools.count(1)
 
 
 def _wear_autotune_select() -> None:
-    """wall 8: max-autotune benchmarks each choice on the device; here each choice is recorded and timed by its
-    rank (the first Triton template listed wins: :data:`POLICIES`), and each Triton template's module is loaded for its autotuner."""
+    """wall 8: max-autotune benchmarks each choice on the device; here every choice is recorded (its name and
+    description) and timed by rank: the first Triton template listed wins (:data:`POLICIES`). The winner's kernel is
+    then generated, precompiled and launched like any other, and recorded there."""
     from torch._inductor import select_algorithm
 
     def benchmark(choices: list[Any], *args: Any, **kwargs: Any) -> dict[Any, float]:
-        selection: list[dict[str, Any]] = []
-        for choice in choices:
-            selection.append(_choice(choice))
+        selection = [_choice(choice) for choice in choices]
         templates = [c for c in choices if type(c).__name__ == "TritonTemplateCaller"]
         ranked = templates + [c for c in choices if c not in templates]
         recorder().choices.append({"choices": selection, "chosen": _choice(ranked[0])["name"] if ranked else None})

@@ -19,6 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from harness.intake import loader
 from harness.intake.compiled_probe import Request
 from harness.support.checking import Checker
 
@@ -41,7 +42,7 @@ def requests(chk: Checker, section: Any, base_dir: Path) -> list[Request]:
         before = len(chk.problems)
         for key in sorted(set(entry) - KEYS):
             chk.add(path + (key,), f"unknown key {key!r} in compiled entry {name!r} (known: {', '.join(sorted(KEYS))})")
-        refs = {k: _ref(chk, entry, k, path, base_dir) for k in ("fn", "inputs")}
+        refs = {k: _ref(chk, str(name), entry, k, path, base_dir) for k in ("fn", "inputs")}
         shapes = entry.get("shapes")
         if not isinstance(shapes, list) or not shapes or not all(_is_shape(s) for s in shapes):
             chk.add(path + ("shapes",), "shapes is a non-empty list of mappings of names to positive integers")
@@ -82,17 +83,17 @@ def _is_shape(value: Any) -> bool:
     )
 
 
-def _ref(chk: Checker, entry: dict[str, Any], key: str, path: tuple[Any, ...], base_dir: Path) -> str | None:
-    """``file.py:ATTR`` (relative to the matrix's folder) or ``module:ATTR``."""
+def _ref(chk: Checker, name: str, entry: dict[str, Any], key: str, path: tuple[Any, ...], base_dir: Path) -> str:
+    """``file.py:ATTR`` (relative to the matrix's folder, made absolute) or ``module:ATTR``; "" after a problem."""
     value = entry.get(key)
-    if not isinstance(value, str) or value.count(":") != 1 or not all(value.split(":")):
+    try:
+        ref = loader.resolve(name, str(value), None, base_dir) if isinstance(value, str) else ""
+    except loader.KernelLoadError as exc:
+        chk.add(path + (key,), str(exc))
+        return ""
+    if not ref:
         chk.add(path + (key,), f"{key} names 'file.py:ATTR' or 'module:ATTR', got {value!r}")
-        return None
-    location, attr = value.split(":")
-    if location.endswith(".py"):
-        file = (base_dir / location).resolve()
-        if not file.is_file():
-            chk.add(path + (key,), f"{key}: no file {location} beside the matrix ({file})")
-            return None
-        return f"{file}:{attr}"
-    return value
+    elif ref.rpartition(":")[0].endswith(".py") and not Path(ref.rpartition(":")[0]).is_file():
+        chk.add(path + (key,), f"{key}: no file {ref.rpartition(':')[0]}")
+        return ""
+    return ref

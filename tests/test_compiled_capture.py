@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import REPO, run_cli
+from helpers import DATA, REPO, run_cli
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.skipif(
@@ -27,113 +27,10 @@ pytestmark = pytest.mark.skipif(
     reason=f"compiled capture is checked on torch 2.13 (here {torch.__version__})",
 )
 
-MODELS = """
-import os
-import time
+MODELS = DATA / "compiled" / "models.py"
 
-import torch
-import torch.nn.functional as F
-from harness.torchutil import randn
-
-
-def activation(x, bias):
-    return torch.clamp(F.gelu(x + bias) * 0.5, -1.0, 1.0)
-
-
-def act_inputs(shape, dtype, device, generator):
-    return (randn((shape["M"], shape["N"]), dtype, device, generator), randn((shape["N"],), dtype, device, generator))
-
-
-def softmax(x):
-    return torch.softmax(x, dim=-1)
-
-
-def full_sum(x):
-    return x.float().pow(2).sum()
-
-
-def one_input(shape, dtype, device, generator):
-    return (randn((shape["M"], shape["N"]), dtype, device, generator),)
-
-
-def mm_bias_gelu(a, b, bias):
-    return F.gelu(a @ b + bias)
-
-
-def mm_inputs(shape, dtype, device, generator):
-    m, n, k = shape["M"], shape["N"], shape["K"]
-    return (randn((m, k), dtype, device, generator), randn((k, n), dtype, device, generator),
-            randn((n,), dtype, device, generator))
-
-
-class MLP(torch.nn.Module):
-    def __init__(self, d, hidden):
-        super().__init__()
-        self.norm = torch.nn.LayerNorm(d)
-        self.up = torch.nn.Linear(d, hidden)
-        self.down = torch.nn.Linear(hidden, d)
-
-    def forward(self, x):
-        return x + self.down(F.gelu(self.up(self.norm(x))))
-
-
-def mlp(shape, dtype):
-    return MLP(shape["D"], 4 * shape["D"])
-
-
-def mlp_inputs(shape, dtype, device, generator):
-    return (randn((shape["T"], shape["D"]), dtype, device, generator),)
-
-
-def breaks(x):
-    if x.sum() > 0:  # data-dependent control flow: a graph break
-        return x * 2
-    return x
-
-
-def hangs_inputs(shape, dtype, device, generator):
-    while True:
-        time.sleep(1)
-
-
-def crashes_inputs(shape, dtype, device, generator):
-    os._exit(7)
-"""
-
-GOOD = """\
-  act:
-    fn: models.py:activation
-    inputs: models.py:act_inputs
-    shapes: [{M: 8192, N: 8192}, {M: 1024, N: 4096}]
-    dtypes: [bf16]
-  softmax:
-    fn: models.py:softmax
-    inputs: models.py:one_input
-    shapes: [{M: 8192, N: 8192}]
-    dtypes: [bf16]
-  sum:
-    fn: models.py:full_sum
-    inputs: models.py:one_input
-    shapes: [{M: 8192, N: 8192}]
-    dtypes: [bf16]
-  mm:
-    fn: models.py:mm_bias_gelu
-    inputs: models.py:mm_inputs
-    shapes: [{M: 4096, N: 4096, K: 4096}]
-    dtypes: [bf16]
-  mm_autotuned:
-    fn: models.py:mm_bias_gelu
-    inputs: models.py:mm_inputs
-    shapes: [{M: 4096, N: 4096, K: 4096}]
-    dtypes: [bf16]
-    mode: max-autotune
-  mlp:
-    fn: models.py:mlp
-    factory: true
-    inputs: models.py:mlp_inputs
-    shapes: [{T: 512, D: 1024}, {T: 64, D: 512}]
-    dtypes: [bf16]
-"""
+#: the entries the GPU parity run takes too (benchmarks/compiled_parity.py)
+GOOD = (DATA / "compiled" / "parity.yaml").read_text().split("compiled:\n", 1)[1]
 
 BAD = """\
   breaks:
@@ -157,7 +54,7 @@ BAD = """\
 @pytest.fixture(scope="module")
 def captured(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, subprocess.CompletedProcess[str], Path]:
     root = tmp_path_factory.mktemp("compiled")
-    (root / "models.py").write_text(MODELS)
+    (root / "models.py").write_text(MODELS.read_text())
     # the bad entries in the middle: the good ones after them still get a child of their own
     body = GOOD.split("  sum:")[0] + BAD + "  sum:" + GOOD.split("  sum:")[1]
     (root / "m.yaml").write_text("name: inductor\ntargets: [h100, mi300x]\ncompiled:\n" + body)

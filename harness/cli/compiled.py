@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ TOP = {"name", "targets", "compiled"}
 def cmd_compiled(args: argparse.Namespace) -> int:
     from harness.analysis.inductor_graphs import adaptations
     from harness.build.compiled_build import build
+    from harness.intake import inductor_face
     from harness.intake.compiled_probe import capture
     from harness.intake.inductor_face import POLICIES
     from harness.matrix import compiled_entries
@@ -52,6 +54,11 @@ def cmd_compiled(args: argparse.Namespace) -> int:
     for problem in chk.problems:
         err(str(problem))
     if chk.problems:
+        return EXIT_INPUT
+    try:
+        inductor_face.check_torch(metadata.version("torch"))
+    except (inductor_face.InductorFaceError, metadata.PackageNotFoundError) as exc:
+        err(f"{file}: {exc}" if isinstance(exc, inductor_face.InductorFaceError) else f"{file}: torch is not installed")
         return EXIT_INPUT
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -70,6 +70,7 @@ def capture_table(ref: str, inputs_ref: str, shape: Mapping[str, Any], dtype: st
         raise CompiledCaptureError("Inductor generated no Triton kernel (all extern calls, or nothing to compute)")
     return {
         "torch": torch.__version__,
+        "torch_checked": inductor_face.checked(torch.__version__),
         "kernels": [_kernel(name, k) for name, k in _launch_order(recorder)],
         "choices": recorder.choices,
         "policies": dict(inductor_face.POLICIES),

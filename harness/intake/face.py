@@ -61,6 +61,7 @@ class Face:
     sm_count: int
     shared_per_block: int
     regs_per_block: int | None
+    max_threads_per_sm: int | None = None
     sources: tuple[tuple[str, str], ...] = ()
 
     def answers(self) -> dict[str, Any]:
@@ -73,6 +74,7 @@ class Face:
             "warp_size": self.warp_size,
             "total_memory": self.total_memory,
             "L2_cache_size": self.l2_bytes,
+            **({"max_threads_per_multi_processor": self.max_threads_per_sm} if self.max_threads_per_sm else {}),
             **({"gcnArchName": self.gcn_arch} if self.gcn_arch else {}),
             "torch.version": {self.backend: _TOOLKIT[self.backend]},
         }
@@ -129,6 +131,7 @@ def of(target_name: str) -> Face:
         sm_count=t.sm_count,
         shared_per_block=t.shared_per_block,
         regs_per_block=t.regs_per_sm if t.vendor == "nvidia" else None,
+        max_threads_per_sm=int(value["max_threads_per_sm"]) if "max_threads_per_sm" in value else None,
         sources=tuple(cited),
     )
 
@@ -177,6 +180,12 @@ class _Properties:
         self.shared_memory_per_block = 49152 if face.vendor == "nvidia" else face.shared_per_block
         self.shared_memory_per_block_optin = face.shared_per_block
         self.is_integrated = False
+        # what Inductor's DeviceProperties reads (its split-reduction and RBLOCK heuristics, the kernels' headers);
+        # the register file only where the catalogue cites one (NVIDIA's; HIP's figure has no source here)
+        if face.max_threads_per_sm is not None:
+            self.max_threads_per_multi_processor = face.max_threads_per_sm
+        if face.regs_per_block is not None:
+            self.regs_per_multiprocessor = face.regs_per_block
         if face.gcn_arch:
             self.gcnArchName = face.gcn_arch
 

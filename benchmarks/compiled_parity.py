@@ -1,0 +1,180 @@
+"""Compiled capture against what TorchInductor really generates on this GPU (issue 58's GPU point).
+
+    PYTHONPATH=. python3 benchmarks/compiled_parity.py FILE.yaml OUT_DIR
+
+1. ``harness compiled FILE --targets FACE`` on this host: the capture under the virtual device of this GPU's target
+   (h100 or h200, from the device name), as on any machine.
+2. A process of its own, wearing nothing: each entry, shape and dtype compiled by ``torch.compile`` for real on the
+   GPU and run once, with Inductor's precompile and its template benchmark observed (not replaced): each kernel's
+   name, source and configs as Inductor listed them, the launch order, max-autotune's choices. The capture's
+   policies (no pad_mm, no epilogue fusion by benchmark, no CUDA graphs) are set here too, so that both sides
+   answer the same question; max-autotune's winner is Inductor's measured one here and the first template there.
+3. Per entry, shape and dtype: kernels in launch order, each kernel's configs and source, the choice lists, equal or
+   not; written to OUT_DIR/parity.json and printed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+REAL = r"""
+import json, sys, hashlib
+import torch
+import torch._inductor.config as config
+from torch._inductor.runtime import triton_heuristics
+from torch._inductor import select_algorithm, list_mode_options
+from harness.intake.importing import import_attr
+from harness.authoring.torchutil import torch_dtype
+
+config.compile_threads = 1
+config.force_disable_caches = True
+config.benchmark_epilogue_fusion = False
+config.shape_padding = False
+kernels, order, choices = {}, [], []
+precompile, run = triton_heuristics.CachingAutotuner.precompile, triton_heuristics.CachingAutotuner.run
+
+def name_of(self):
+    return str(self.inductor_meta.get("kernel_name") or self.fn.__name__)
+
+def source_of(self):
+    import inspect
+    for f in (getattr(self, "filename", None), inspect.getsourcefile(getattr(self.fn, "fn", self.fn))):
+        if f:
+            try:
+                return open(f).read()
+            except OSError:
+                pass
+    return ""
+
+def observed_precompile(self, *a, **k):
+    kernels.setdefault(name_of(self), {"configs": [{**c.kwargs, "num_warps": c.num_warps, "num_stages": c.num_stages}
+                                                   for c in self.configs], "source": source_of(self)})
+    return precompile(self, *a, **k)
+
+def observed_run(self, *a, **k):
+    n = name_of(self)
+    kernels.setdefault(n, {"configs": [{**c.kwargs, "num_warps": c.num_warps, "num_stages": c.num_stages}
+                                       for c in self.configs], "source": source_of(self)})
+    if n not in order:
+        order.append(n)
+    return run(self, *a, **k)
+
+bench = select_algorithm.AlgorithmSelectorCache.benchmark
+def observed_bench(choices_, *a, **k):
+    choices.append([str(getattr(c, "name", type(c).__name__)) for c in choices_])
+    return bench(choices_, *a, **k)
+
+triton_heuristics.CachingAutotuner.precompile = observed_precompile
+triton_heuristics.CachingAutotuner.run = observed_run
+select_algorithm.AlgorithmSelectorCache.benchmark = staticmethod(observed_bench)
+e = json.loads(sys.argv[1])
+fn, make = import_attr(e["ref"]), import_attr(e["inputs"])
+out = []
+for shape in e["shapes"]:
+    for dtype in e["dtypes"]:
+        kernels.clear(); order.clear(); choices.clear()
+        torch._dynamo.reset()
+        args = make(dict(shape), dtype, "cuda", torch.Generator(device="cpu").manual_seed(0))
+        target = fn
+        if e["factory"]:
+            before = torch.get_default_dtype()
+            torch.set_default_dtype(torch_dtype(dtype))
+            with torch.device("cuda"):
+                target = fn(dict(shape), dtype)
+            torch.set_default_dtype(before)
+        options = {**(list_mode_options(e["mode"]) if e["mode"] else {}), **e["options"], "triton.cudagraphs": False}
+        with torch.no_grad():
+            torch.compile(target, fullgraph=True, dynamic=False, options=options)(*args)
+        torch.cuda.synchronize()
+        names = order + [n for n in kernels if n not in order]
+        out.append({"shape": shape, "dtype": dtype, "kernels": [
+            {"name": n, "configs": kernels[n]["configs"], "source_sha256": hashlib.sha256(kernels[n]["source"].encode()).hexdigest(),
+             "source": kernels[n]["source"]} for n in names], "choices": choices})
+print("PARITY-REAL " + json.dumps(out))
+"""
+
+
+def face_of_this_gpu() -> str:
+    import torch
+
+    name = torch.cuda.get_device_name(0)
+    return "h200" if "H200" in name else "h100"
+
+
+def real(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    env = dict(os.environ, TORCHINDUCTOR_FORCE_DISABLE_CACHES="1")
+    proc = subprocess.run([sys.executable, "-c", REAL, json.dumps(entry)], capture_output=True, text=True, env=env,
+                          timeout=900)  # fmt: skip
+    for line in proc.stdout.splitlines():
+        if line.startswith("PARITY-REAL "):
+            return list(json.loads(line.removeprefix("PARITY-REAL ")))
+    raise RuntimeError(f"the real compile of {entry['ref']} failed: {proc.stderr[-2000:]}")
+
+
+def main() -> int:
+    from harness.matrix import compiled_entries
+    from harness.support import yamlpos
+    from harness.support.checking import Checker
+
+    file, out = Path(sys.argv[1]), Path(sys.argv[2])
+    out.mkdir(parents=True, exist_ok=True)
+    face = face_of_this_gpu()
+    env = dict(os.environ, HARNESS_COMPILED_UNCHECKED_TORCH="1")
+    argv = [sys.executable, "-m", "harness", "compiled", str(file), "--targets", face, "--out", str(out / "capture")]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=900)
+    print(done.stdout[-3000:], done.stderr[-3000:])
+    captured = json.loads((out / "capture" / "compiled.json").read_text())["entries"]
+    doc = yamlpos.load(file.read_text())
+    chk = Checker(str(file), doc)
+    rows = []
+    for request in compiled_entries.requests(chk, doc.value["compiled"], file.resolve().parent):
+        mine = {(json.dumps(r["shape"]), r["dtype"]): r["table"] for r in captured[request.name][face]["tables"]}
+        for got in real(request.entry()):
+            table = mine.get((json.dumps(got["shape"]), got["dtype"]))
+            rows.append(_compare(request.name, got, table))
+    import torch
+
+    result = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "face": face, "rows": rows}
+    (out / "parity.json").write_text(json.dumps(result, indent=1))
+    for r in rows:
+        print(json.dumps({k: v for k, v in r.items() if k not in ("real_sources", "capture_sources")}))
+    return 0
+
+
+def _compare(name: str, got: dict[str, Any], table: Any) -> dict[str, Any]:
+    if not isinstance(table, dict):
+        return {"entry": name, "shape": got["shape"], "dtype": got["dtype"], "captured": False, "why": table}
+    real_names = [k["name"] for k in got["kernels"]]
+    mine_names = [k["name"] for k in table["kernels"]]
+    same_configs = {k["name"]: k["configs"] for k in got["kernels"]} == {
+        k["name"]: k["configs"] for k in table["kernels"]
+    }
+    mine_sha = {k["name"]: k["source_sha256"] for k in table["kernels"]}
+    sources = {k["name"]: mine_sha.get(k["name"]) == k["source_sha256"] for k in got["kernels"]}
+    differing = {k["name"]: _first_difference(k["source"], next((m["source"] for m in table["kernels"] if m["name"] == k["name"]), ""))
+                 for k in got["kernels"] if not sources[k["name"]]}  # fmt: skip
+    return {
+        "entry": name, "shape": got["shape"], "dtype": got["dtype"], "captured": True,
+        "kernels_equal": real_names == mine_names, "real_kernels": real_names, "captured_kernels": mine_names,
+        "configs_equal": same_configs, "sources_equal": sources, "source_differences": differing,
+        "choices_equal": got["choices"] == [[c["name"] for c in s["choices"]] for s in table["choices"]],
+        "real_choices": [len(c) for c in got["choices"]], "captured_choices": [len(s["choices"]) for s in table["choices"]],
+        "real_source_sha": {k["name"]: k["source_sha256"] for k in got["kernels"]},
+    }  # fmt: skip
+
+
+def _first_difference(a: str, b: str) -> str:
+    for x, y in zip(a.splitlines(), b.splitlines()):
+        if x != y:
+            return f"real: {x.strip()[:300]} | captured: {y.strip()[:300]}"
+    return f"lengths {len(a)} vs {len(b)}; sha {hashlib.sha256(a.encode()).hexdigest()[:8]}"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -40,7 +40,7 @@ kernels, order, choices = {}, [], []
 precompile, run = triton_heuristics.CachingAutotuner.precompile, triton_heuristics.CachingAutotuner.run
 
 def name_of(self):
-    return str(self.inductor_meta.get("kernel_name") or self.fn.__name__)
+    return str(getattr(self.fn, "__name__", None) or self.inductor_meta.get("kernel_name"))
 
 def source_of(self):
     import inspect

@@ -70,11 +70,16 @@ def build(source: str, name: str, config: Mapping[str, Any], target: Target, out
     import triton
     from triton.backends.compiler import GPUTarget
 
-    auto = load_autotuner(source, name, out_root / "inductor-sources")
     kwargs = {k: v for k, v in config.items() if k not in ("num_warps", "num_stages")}
     cfg = triton.Config(kwargs, num_warps=int(config["num_warps"]), num_stages=int(config["num_stages"]))
-    meta = auto._create_compile_meta(cfg)
-    options = auto._create_compile_options(cfg, meta)
+    try:
+        auto = load_autotuner(source, name, out_root / "inductor-sources")
+        meta = auto._create_compile_meta(cfg)
+        options = auto._create_compile_options(cfg, meta)
+    except Exception as exc:  # noqa: BLE001 - the module is Inductor's code, its loading may raise anything
+        said = " ".join(str(exc).split())[:240]
+        error = f"loading Inductor's module: {type(exc).__name__}: {said}"
+        return CompiledBuild(name, dict(config), {}, {}, (), {}, error)
     # the source's digest too: Inductor names two shapes' kernels alike while their sources differ
     where = [target.name, f"{name}-{hashlib.sha256(source.encode()).hexdigest()[:12]}",
              "_".join(f"{k}{v}" for k, v in sorted(config.items()))]  # fmt: skip

@@ -182,8 +182,14 @@ def _wear_inductor() -> None:
 
 
 def _recording_precompile(self: Any, *args: Any, **kwargs: Any) -> None:
-    name = str(self.inductor_meta.get("kernel_name") or getattr(self.fn, "__name__", "kernel"))
+    name = kernel_name(self)
     recorder().kernels.setdefault(name, Kernel(self, _source_of(self)))
+
+
+def kernel_name(autotuner: Any) -> str:
+    """The kernel's function name (what its module defines; torch 2.11 leaves ``inductor_meta["kernel_name"]`` a
+    placeholder until after precompile)."""
+    return str(getattr(autotuner.fn, "__name__", None) or autotuner.inductor_meta.get("kernel_name") or "kernel")
 
 
 def _source_of(autotuner: Any) -> str:
@@ -203,7 +209,7 @@ def _source_of(autotuner: Any) -> str:
 def _recording_run(self: Any, *args: Any, stream: Any = None, **kwargs: Any) -> None:
     from torch._inductor.runtime.triton_heuristics import GridExpr
 
-    name = str(self.inductor_meta.get("kernel_name") or getattr(self.fn, "__name__", "kernel"))
+    name = kernel_name(self)
     kernel = recorder().kernels.setdefault(name, Kernel(self, _source_of(self)))
     arg_names = [n for n in self.fn.arg_names if n not in _config_names(self)]
     bound = dict(zip(arg_names, args))

@@ -33,6 +33,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from harness.analysis.compare import CompareInputError, compare_runs
     from harness.render import compare as render
 
+    compiled = _compare_compiled(Path(args.base), Path(args.new))
+    if compiled is not None:
+        return compiled
     try:
         import scipy.stats  # noqa: F401 - the timing family is judged with it
     except ImportError:
@@ -92,4 +95,32 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
         if not write_output(Path(args.json), json.dumps(render.to_json(cmp), indent=1), "--json"):
             return 3
+    return cmp.exit_code
+
+
+def _compare_compiled(base: Path, new: Path) -> int | None:
+    """Two ``harness compiled`` outputs (a compiled.json each, no run records): their kernels compared, as before a
+    torch bump; None where these are runs."""
+    files = [d / "compiled.json" for d in (base, new)]
+    if not all(f.is_file() and not (f.parent / "results.json").exists() for f in files):
+        return None
+    import json
+
+    from harness.analysis.compiled_compare import compare
+    from harness.render.compiled import comparison
+
+    docs = []
+    for f in files:
+        try:
+            docs.append(json.loads(f.read_text()))
+        except (OSError, ValueError) as exc:
+            err(f"{f}: cannot read: {exc}")
+            return 3
+    try:
+        cmp = compare(docs[0], docs[1])
+    except (KeyError, TypeError, AttributeError) as exc:
+        err(f"{files[0]} or {files[1]} is not a compiled.json this harness writes ({type(exc).__name__}: {exc})")
+        return 3
+    for line in comparison(cmp):
+        print(line)
     return cmp.exit_code

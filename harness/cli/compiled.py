@@ -90,7 +90,7 @@ def cmd_compiled(args: argparse.Namespace) -> int:
                         builds.append(done[key])
                 rows.append({"shape": shape, "dtype": dtype, "table": table, "builds": builds})
             entries[request.name][target_name] = {"why": outcome.why, "tables": rows}
-    result = {"name": data.get("name"), "targets": names, "entries": entries}
+    result = {"name": data.get("name"), "torch": metadata.version("torch"), "targets": names, "entries": entries}
     (out / "compiled.json").write_text(json.dumps(result, indent=1))
     found = adaptations(result)
     (out / "compiled.md").write_text(render.markdown(str(data.get("name") or file.stem), POLICIES, found))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from harness.analysis.compiled_compare import CompiledComparison
 from harness.analysis.inductor_graphs import Adaptation
 
 
@@ -35,3 +36,17 @@ def markdown(name: str, policies: Mapping[str, str], found: list[Adaptation]) ->
             lines.append(f"| {g.target} | {kernels}{choices} |")
         lines += [""] + [f"- differs: {d}" for d in a.differences] + [f"- finding: {f}" for f in a.findings]
     return "\n".join(lines) + "\n"
+
+
+def comparison(cmp: CompiledComparison) -> list[str]:
+    """``harness compare`` of two compiled outputs: what changed from the base torch to the new one."""
+    lines = [f"compiled entries: torch {cmp.base_torch} -> {cmp.new_torch}"]
+    if not cmp.changes and not cmp.worse:
+        lines.append("  no kernel added, removed or changed")
+    for c in cmp.changes:
+        lines.append(f"  {' '.join(c.key)}: {c.kernel} {c.kind}")
+        lines += [f"    {d}" for d in c.detail]
+    lines += [f"  worse: {w}" for w in cmp.worse]
+    lines += [f"  only in base (not compared): {k}" for k in cmp.only_in_base]
+    lines += [f"  only in new: {k}" for k in cmp.only_in_new]
+    return lines

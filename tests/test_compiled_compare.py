@@ -1,0 +1,84 @@
+"""``harness compare`` of two ``harness compiled`` outputs: per entry, target, shape and dtype, the kernels added,
+removed and changed (source diff, configs), and what got worse; the question before a torch bump.
+
+The first test compares two real captures whose Inductor kernels differ in their source (a model's constant
+changed; two torch pins differ the same way, in more places); the rest are the decision's plumbing on small
+hand-written tables.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers import DATA, run_cli
+
+from harness.analysis.compiled_compare import compare
+
+torch = pytest.importorskip("torch")
+
+
+def _capture(root: Path, fn: str) -> Path:
+    shutil.copy(DATA / "compiled" / "models.py", root / "models.py")
+    (root / "c.yaml").write_text(
+        f"name: c\ntargets: [h100]\ncompiled:\n  act:\n    fn: models.py:{fn}\n    inputs: models.py:act_inputs\n"
+        "    shapes: [{M: 1024, N: 4096}]\n    dtypes: [bf16]\n"
+    )
+    proc = run_cli("compiled", str(root / "c.yaml"), "--out", str(root / "out"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return root / "out"
+
+
+@pytest.mark.skipif(not torch.__version__.startswith("2.13"), reason="compiled capture is checked on torch 2.13")
+def test_two_captures_compare_kernel_for_kernel_with_the_source_diff(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    base, new = _capture(tmp_path / "a", "activation"), _capture(tmp_path / "b", "activation_quarter")
+    same = run_cli("compare", str(base), str(base))
+    assert same.returncode == 0 and "no kernel added, removed or changed" in same.stdout, same.stdout + same.stderr
+    proc = run_cli("compare", str(base), str(new))
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # a changed kernel is news, not worse
+    kernel = json.loads((base / "compiled.json").read_text())["entries"]["act"]["h100"]["tables"][0]["table"]
+    name = kernel["kernels"][0]["name"]
+    assert f"act h100 M1024xN4096 bf16: {name} changed" in proc.stdout, proc.stdout
+    assert "source: +" in proc.stdout and "0.25" in proc.stdout, proc.stdout
+
+
+def _doc(torch_version: str, kernels: list[dict], builds: list[dict], table_error: str = "") -> dict:
+    table: object = table_error or {"kernels": kernels}
+    row = {"shape": {"N": 8}, "dtype": "fp32", "table": table, "builds": builds}
+    return {"torch": torch_version, "entries": {"e": {"h100": {"tables": [row]}}}}
+
+
+def _kernel(name: str, source: str, configs: list[dict]) -> dict:
+    return {"name": name, "source": source, "source_sha256": source, "configs": configs}
+
+
+def _build(kernel: str, config: dict, fits: bool, flags: list[dict] | None = None) -> dict:
+    return {"kernel": kernel, "config": config, "fits": fits, "error": "", "flags": flags or []}
+
+
+def test_kernels_added_removed_reconfigured_and_builds_that_stopped_fitting() -> None:
+    w4, w8 = {"XBLOCK": 1024, "num_warps": 4}, {"XBLOCK": 512, "num_warps": 8}
+    base = _doc("2.12.0", [_kernel("k0", "a", [w4]), _kernel("gone", "g", [w4])], [_build("k0", w4, True)])
+    flag = {"resource": "shared", "value": 300000, "limit": 232448, "severity": "error"}
+    new = _doc("2.13.0", [_kernel("k0", "a", [w4, w8]), _kernel("k1", "n", [w8])], [_build("k0", w4, False, [flag])])
+    cmp = compare(base, new)
+    kinds = {(c.kernel, c.kind) for c in cmp.changes}
+    assert kinds == {("gone", "removed"), ("k1", "added"), ("k0", "changed")}
+    (k0,) = [c for c in cmp.changes if c.kernel == "k0"]
+    assert k0.detail == ('config added {"XBLOCK": 512, "num_warps": 8}',)  # same source: no source line
+    assert cmp.worse == (
+        'e h100 N8 fp32: k0 {"XBLOCK": 1024, "num_warps": 4} built and fit before, now: shared 300000 over 232448',
+    )
+    assert cmp.exit_code == 2 and (cmp.base_torch, cmp.new_torch) == ("2.12.0", "2.13.0")
+
+
+def test_an_entry_no_longer_captured_is_worse_and_one_not_asked_for_is_only_in_base() -> None:
+    base = _doc("2.12.0", [_kernel("k0", "a", [{"num_warps": 4}])], [])
+    broken = compare(base, _doc("2.13.0", [], [], table_error="graph break: something"))
+    assert broken.worse == ("e h100 N8 fp32: captured before, now: graph break: something",) and broken.exit_code == 2
+    gone = compare(base, {"torch": "2.13.0", "entries": {}})
+    assert gone.only_in_base == ("e h100 N8 fp32",) and gone.exit_code == 0 and not gone.changes

@@ -10,7 +10,9 @@
    policies (no pad_mm, no epilogue fusion by benchmark, no CUDA graphs) are set here too, so that both sides
    answer the same question; max-autotune's winner is Inductor's measured one here and the first template there.
 3. Per entry, shape and dtype: kernels in launch order, each kernel's configs and source, the choice lists, equal or
-   not; written to OUT_DIR/parity.json and printed.
+   not; written to OUT_DIR/parity.json and printed. Beside them, the compiled function checked against eager
+   PyTorch on the same inputs (largest absolute difference) and both timed with ``triton.testing.do_bench``
+   (median): Inductor's own autotuned choice, not each captured config.
 """
 
 from __future__ import annotations
@@ -90,12 +92,22 @@ for shape in e["shapes"]:
             torch.set_default_dtype(before)
         options = {**(list_mode_options(e["mode"]) if e["mode"] else {}), **e["options"], "triton.cudagraphs": False}
         with torch.no_grad():
-            torch.compile(target, fullgraph=True, dynamic=False, options=options)(*args)
-        torch.cuda.synchronize()
+            compiled = torch.compile(target, fullgraph=True, dynamic=False, options=options)
+            got = compiled(*args)
+            torch.cuda.synchronize()
+            names_now = list(order)
+            expected = target(*args)
+            err = (got.float() - expected.float()).abs().max().item()
+            scale = expected.float().abs().max().item()
+            from triton.testing import do_bench
+            eager_ms = do_bench(lambda: target(*args), return_mode="median")
+            compiled_ms = do_bench(lambda: compiled(*args), return_mode="median")
+        order[:] = names_now
         names = order + [n for n in kernels if n not in order]
         out.append({"shape": shape, "dtype": dtype, "kernels": [
             {"name": n, "configs": kernels[n]["configs"], "source_sha256": hashlib.sha256(kernels[n]["source"].encode()).hexdigest(),
-             "source": kernels[n]["source"]} for n in names], "choices": choices})
+             "source": kernels[n]["source"]} for n in names], "choices": choices,
+            "eager_ms": eager_ms, "compiled_ms": compiled_ms, "max_abs_err": err, "max_abs_ref": scale})
 print("PARITY-REAL " + json.dumps(out))
 """
 
@@ -166,6 +178,8 @@ def _compare(name: str, got: dict[str, Any], table: Any) -> dict[str, Any]:
         "choices_equal": got["choices"] == [[c["name"] for c in s["choices"]] for s in table["choices"]],
         "real_choices": [len(c) for c in got["choices"]], "captured_choices": [len(s["choices"]) for s in table["choices"]],
         "real_source_sha": {k["name"]: k["source_sha256"] for k in got["kernels"]},
+        "eager_ms": got["eager_ms"], "compiled_ms": got["compiled_ms"],
+        "max_abs_err": got["max_abs_err"], "max_abs_ref": got["max_abs_ref"],
     }  # fmt: skip
 
 

@@ -6,7 +6,8 @@
    (h100 or h200, from the device name), as on any machine.
 2. A process of its own, wearing nothing: each entry, shape and dtype compiled by ``torch.compile`` for real on the
    GPU and run once, with Inductor's precompile and its template benchmark observed (not replaced): each kernel's
-   name, source and configs as Inductor listed them, the launch order, max-autotune's choices. The capture's
+   name, source and configs as Inductor listed them, the compiled wrapper's launch order (a second call's: the
+   first also launches max-autotune's choices to time them), the modules compiled but not launched, the choices. The capture's
    policies (no pad_mm, no epilogue fusion by benchmark, no CUDA graphs) are set here too, so that both sides
    answer the same question; max-autotune's winner is Inductor's measured one here and the first template there.
 3. Per entry, shape and dtype: kernels in launch order, each kernel's configs and source, the choice lists, equal or
@@ -60,21 +61,29 @@ def observed_precompile(self, *a, **k):
     return precompile(self, *a, **k)
 
 def observed_run(self, *a, **k):
-    n = name_of(self)
-    kernels.setdefault(n, {"configs": [{**c.kwargs, "num_warps": c.num_warps, "num_stages": c.num_stages}
-                                       for c in self.configs], "source": source_of(self)})
+    n = name_of(self)  # its configs were taken at precompile (torch 2.11 drops the list once it has launchers)
     if n not in order:
         order.append(n)
     return run(self, *a, **k)
 
-bench = select_algorithm.AlgorithmSelectorCache.benchmark
-def observed_bench(choices_, *a, **k):
-    choices.append([str(getattr(c, "name", type(c).__name__)) for c in choices_])
-    return bench(choices_, *a, **k)
+raw = select_algorithm.AlgorithmSelectorCache.__dict__["benchmark"]  # static (2.13) or an instance method (2.11)
+def record(args):
+    listed = next(a for a in args if isinstance(a, list))
+    choices.append([str(getattr(c, "name", type(c).__name__)) for c in listed])
+if isinstance(raw, (staticmethod, classmethod)):
+    inner = raw.__func__
+    def observed(*a, **k):
+        record(a)
+        return inner(*a, **k)
+    observed_bench = type(raw)(observed)
+else:
+    def observed_bench(*a, **k):
+        record(a)
+        return raw(*a, **k)
 
 triton_heuristics.CachingAutotuner.precompile = observed_precompile
 triton_heuristics.CachingAutotuner.run = observed_run
-select_algorithm.AlgorithmSelectorCache.benchmark = staticmethod(observed_bench)
+select_algorithm.AlgorithmSelectorCache.benchmark = observed_bench
 e = json.loads(sys.argv[1])
 fn, make = import_attr(e["ref"]), import_attr(e["inputs"])
 out = []
@@ -93,7 +102,9 @@ for shape in e["shapes"]:
         options = {**(list_mode_options(e["mode"]) if e["mode"] else {}), **e["options"], "triton.cudagraphs": False}
         with torch.no_grad():
             compiled = torch.compile(target, fullgraph=True, dynamic=False, options=options)
-            got = compiled(*args)
+            compiled(*args)  # compiles; max-autotune's choices are launched here to be timed
+            order.clear()
+            got = compiled(*args)  # the compiled wrapper's own launches, in its order
             torch.cuda.synchronize()
             names_now = list(order)
             expected = target(*args)
@@ -103,8 +114,9 @@ for shape in e["shapes"]:
             eager_ms = do_bench(lambda: target(*args), return_mode="median")
             compiled_ms = do_bench(lambda: compiled(*args), return_mode="median")
         order[:] = names_now
-        names = order + [n for n in kernels if n not in order]
-        out.append({"shape": shape, "dtype": dtype, "kernels": [
+        names = list(order)
+        out.append({"shape": shape, "dtype": dtype, "not_launched": sorted(n for n in kernels if n not in order),
+                    "kernels": [
             {"name": n, "configs": kernels[n]["configs"], "source_sha256": hashlib.sha256(kernels[n]["source"].encode()).hexdigest(),
              "source": kernels[n]["source"]} for n in names], "choices": choices,
             "eager_ms": eager_ms, "compiled_ms": compiled_ms, "max_abs_err": err, "max_abs_ref": scale})
@@ -173,10 +185,13 @@ def _compare(name: str, got: dict[str, Any], table: Any) -> dict[str, Any]:
                  for k in got["kernels"] if not sources[k["name"]]}  # fmt: skip
     return {
         "entry": name, "shape": got["shape"], "dtype": got["dtype"], "captured": True,
-        "kernels_equal": real_names == mine_names, "real_kernels": real_names, "captured_kernels": mine_names,
+        "kernels_equal": real_names == mine_names,
+        "not_launched_equal": got["not_launched"] == table.get("not_launched", []), "real_kernels": real_names, "captured_kernels": mine_names,
         "configs_equal": same_configs, "sources_equal": sources, "source_differences": differing,
         "choices_equal": got["choices"] == [[c["name"] for c in s["choices"]] for s in table["choices"]],
         "real_choices": [len(c) for c in got["choices"]], "captured_choices": [len(s["choices"]) for s in table["choices"]],
+        "choices_only_captured": sorted({c["name"] for s in table["choices"] for c in s["choices"]} - {n for c in got["choices"] for n in c}),
+        "choices_only_real": sorted({n for c in got["choices"] for n in c} - {c["name"] for s in table["choices"] for c in s["choices"]}),
         "real_source_sha": {k["name"]: k["source_sha256"] for k in got["kernels"]},
         "eager_ms": got["eager_ms"], "compiled_ms": got["compiled_ms"],
         "max_abs_err": got["max_abs_err"], "max_abs_ref": got["max_abs_ref"],

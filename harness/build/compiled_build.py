@@ -85,7 +85,7 @@ def build(source: str, name: str, config: Mapping[str, Any], target: Target, out
              "_".join(f"{k}{v}" for k, v in sorted(config.items()))]  # fmt: skip
     try:
         src = triton.compiler.ASTSource(auto.fn, meta["signature"], meta["constants"], meta["configs"][0])
-        gpu = GPUTarget(meta["device_type"], meta["cc"], auto.device_props.warp_size_or_default)
+        gpu = GPUTarget(meta["device_type"], meta["cc"], _warp_size(auto.device_props))
         compiled = triton.compile(src, target=gpu, options=options)
     except Exception as exc:  # noqa: BLE001 - Triton's compile errors are of many kinds
         said = " ".join(str(exc).split())[:240]
@@ -102,6 +102,12 @@ def build(source: str, name: str, config: Mapping[str, Any], target: Target, out
     res.update(resources.comparable(target, res, num_warps))
     flags = tuple(limits.check(target, res, num_warps))
     return CompiledBuild(name, dict(config), _plain(options), res, flags, {k: a.path for k, a in artifacts.items()})
+
+
+def _warp_size(props: Any) -> int:
+    """``DeviceProperties.warp_size_or_default`` (torch 2.13); torch 2.11 has only ``warp_size`` (None: 32)."""
+    size = getattr(props, "warp_size_or_default", None) or getattr(props, "warp_size", None)
+    return int(size or 32)
 
 
 def _plain(options: Mapping[str, Any]) -> dict[str, Any]:

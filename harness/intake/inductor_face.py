@@ -23,8 +23,10 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-#: torch releases (major.minor) whose private names these patches are checked against (tests/test_compiled_capture.py)
-SUPPORTED = ("2.13",)
+#: torch releases (major.minor) whose private names these patches are checked against: 2.13 by the suite on a CPU
+#: torch (tests/test_compiled_capture.py), 2.11 (a CUDA build) by the parity run on an H100 (docs/performance.md,
+#: benchmarks/compiled_parity.py); a CPU-only 2.11 is not checked
+SUPPORTED = ("2.11", "2.13")
 
 #: what a GPU would decide by measuring, and what the capture decides instead (stated in each record and report)
 POLICIES: dict[str, str] = {
@@ -66,6 +68,7 @@ class Kernel:
     autotuner: Any
     source: str
     launches: list[dict[str, Any]] = field(default_factory=list)  # each run of the compiled wrapper's call
+    first_launch: int = 0  # the wrapper's launch number of its first launch (the graph's order)
 
 
 @dataclass
@@ -77,6 +80,7 @@ class Recorder:
 
 
 _RECORDER: list[Recorder] = []
+_LAUNCHES = itertools.count(1)  # the compiled wrappers' launches, numbered in this process
 
 
 def recorder() -> Recorder:
@@ -220,6 +224,8 @@ def _recording_run(self: Any, *args: Any, stream: Any = None, **kwargs: Any) -> 
             grids.append(tuple(int(a) for a in args[len(args) - len(self.inductor_meta["extra_launcher_args"]) :]))
             continue
         grids.append(tuple(int(g) for g in GridExpr.from_meta(self.inductor_meta, cfg).eval_slow(meta)))
+    if not kernel.launches:
+        kernel.first_launch = next(_LAUNCHES)
     kernel.launches.append({"args": {k: _described(v) for k, v in bound.items()}, "grids": grids})
 
 

@@ -167,3 +167,20 @@ def test_each_candidate_is_built_with_the_options_inductor_gives_it(captured) ->
             assert b["options"]["debug"] is (target == "h100") and b["options"]["sanitize_overflow"] is False
             assert b["options"].get("waves_per_eu") == b["config"].get("waves_per_eu")
             assert b["resources"]["registers"] > 0
+
+
+def test_a_torch_bump_compared_kernel_for_kernel(captured) -> None:
+    """The same entries captured on an H100 under torch 2.11 (stored: tests/data/compiled/torch211-h100, the parity
+    run of docs/performance.md) against this torch 2.13 capture: what a team reads before bumping torch."""
+    _, _, root = captured
+    proc = run_cli("compare", str(DATA / "compiled" / "torch211-h100"), str(root / "out"))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]  # nothing that fit stopped fitting
+    said = proc.stdout
+    assert said.startswith("compiled entries: torch 2.11.0 -> 2.13"), said[:200]
+    # 2.13 fuses softmax's exp and sub into its online kernel under another name; the layer norm's loads changed
+    assert "softmax h100 M8192xN8192 bf16: triton_red_fused__softmax_exp_prepare_softmax_online_sub_0 removed" in said
+    assert "softmax h100 M8192xN8192 bf16: triton_red_fused__softmax_prepare_softmax_online_0 added" in said
+    assert "mlp h100 T512xD1024 bf16: triton_per_fused_native_layer_norm_0 changed" in said
+    assert "evict_first" in said
+    # the targets and entries only this run asks for are listed, not judged
+    assert "only in new: act mi300x M8192xN8192 bf16" in said and "only in new: breaks h100" in said

@@ -13,7 +13,8 @@
 3. Per entry, shape and dtype: kernels in launch order, each kernel's configs and source, the choice lists, equal or
    not; written to OUT_DIR/parity.json and printed. Beside them, the compiled function checked against eager
    PyTorch on the same inputs (largest absolute difference) and both timed with ``triton.testing.do_bench``
-   (median): Inductor's own autotuned choice, not each captured config.
+   (median): Inductor's own autotuned choice; and each kernel's configs as Inductor's autotuner timed them on this
+   GPU (``CachingAutotuner.benchmark_all_configs``, observed: a kernel of one config is not timed alone).
 """
 
 from __future__ import annotations
@@ -81,6 +82,16 @@ else:
         record(a)
         return raw(*a, **k)
 
+timed = {}
+all_configs = triton_heuristics.CachingAutotuner.benchmark_all_configs
+def observed_benchmark(self, *a, **k):
+    timings = all_configs(self, *a, **k)
+    def cfg(launcher):
+        c = getattr(launcher, "config", None)
+        return {**c.kwargs, "num_warps": c.num_warps, "num_stages": c.num_stages} if c is not None else repr(launcher)
+    timed[name_of(self)] = [[cfg(l), float(t)] for l, t in timings.items()]
+    return timings
+triton_heuristics.CachingAutotuner.benchmark_all_configs = observed_benchmark
 triton_heuristics.CachingAutotuner.precompile = observed_precompile
 triton_heuristics.CachingAutotuner.run = observed_run
 select_algorithm.AlgorithmSelectorCache.benchmark = observed_bench
@@ -89,7 +100,7 @@ fn, make = import_attr(e["ref"]), import_attr(e["inputs"])
 out = []
 for shape in e["shapes"]:
     for dtype in e["dtypes"]:
-        kernels.clear(); order.clear(); choices.clear()
+        kernels.clear(); order.clear(); choices.clear(); timed.clear()
         torch._dynamo.reset()
         args = make(dict(shape), dtype, "cuda", torch.Generator(device="cpu").manual_seed(0))
         target = fn
@@ -118,7 +129,7 @@ for shape in e["shapes"]:
         out.append({"shape": shape, "dtype": dtype, "not_launched": sorted(n for n in kernels if n not in order),
                     "kernels": [
             {"name": n, "configs": kernels[n]["configs"], "source_sha256": hashlib.sha256(kernels[n]["source"].encode()).hexdigest(),
-             "source": kernels[n]["source"]} for n in names], "choices": choices,
+             "source": kernels[n]["source"], "config_ms": timed.get(n)} for n in names], "choices": choices,
             "eager_ms": eager_ms, "compiled_ms": compiled_ms, "max_abs_err": err, "max_abs_ref": scale})
 print("PARITY-REAL " + json.dumps(out))
 """
@@ -194,6 +205,7 @@ def _compare(name: str, got: dict[str, Any], table: Any) -> dict[str, Any]:
         "choices_only_real": sorted({n for c in got["choices"] for n in c} - {c["name"] for s in table["choices"] for c in s["choices"]}),
         "real_source_sha": {k["name"]: k["source_sha256"] for k in got["kernels"]},
         "eager_ms": got["eager_ms"], "compiled_ms": got["compiled_ms"],
+        "config_ms": {k["name"]: k["config_ms"] for k in got["kernels"] if k.get("config_ms")},
         "max_abs_err": got["max_abs_err"], "max_abs_ref": got["max_abs_ref"],
     }  # fmt: skip
 

@@ -36,6 +36,8 @@ POLICIES: dict[str, str] = {
     "pad_mm": "off (config.shape_padding=False): the unpadded graph",
     "coordinate_descent_tuning": "not run (max-autotune's search from the winner needs timings): the listed configs",
     "cudagraphs": "off (triton.cudagraphs=False): graphs wrap launches, the kernels are the same",
+    "dynamic_scale_rblock": "not applied: on a GPU a reduction's configs may gain a smaller R0_BLOCK from the loaded "
+    "binary's register count (seen on an H100: softmax 2 configs listed, 3 timed)",
 }
 
 

@@ -395,3 +395,71 @@ def test_a_capture_is_remembered_against_every_module_of_the_capture_code(tmp_pa
             f.write("\n# changed\n")
         assert op_probe.code_stamp(copy / "intake") != previous, changed.name
     assert op_probe.code_stamp(copy / "intake") != before
+
+
+COMPILED_LIBRARY = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def square(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(y_ptr + offs, x * x, mask=offs < n)
+
+
+@torch.compile
+def activation(y, bias):
+    return torch.clamp(torch.nn.functional.gelu(y + bias) * 0.5, -1.0, 1.0)
+
+
+def square_then_act(x, bias):
+    """A Triton launch of the library's own, then a compiled function on its result."""
+    y = torch.empty_like(x)
+    square[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+    return activation(y, bias)
+
+
+def act_only(x, bias):
+    return activation(x, bias)
+
+
+def inputs(shape, dtype, device, generator):
+    from harness.torchutil import randn
+
+    return (randn((shape["M"], shape["N"]), dtype, device, generator), randn((shape["N"],), dtype, device, generator))
+'''
+
+
+@pytest.mark.skipif(not __import__("torch").__version__.startswith(("2.11", "2.13")), reason="compiled capture's torch")
+def test_an_op_that_calls_a_compiled_function_is_captured_under_each_face(tmp_path: Path) -> None:
+    """The symptom this replaced: torch.compile inside an op failed under the virtual device (``torch._C`` has no
+    ``_cuda_getDevice``). Now the op's own launch is captured and built per target, and the kernels its compiled
+    region gets from Inductor on that target are named in the record; an op whose only Triton is compiled says
+    where to take it, in one line."""
+    (tmp_path / "clib.py").write_text(COMPILED_LIBRARY)
+    entry = "    op: clib.py:{}\n    inputs: clib.py:inputs\n    dtypes: [fp32]\n    shapes: [{{M: 1024, N: 4096}}]\n"
+    matrix = write_matrix(
+        tmp_path / "m.yaml",
+        "name: c\ntargets: [h100, mi300x]\nkernels:\n  both:\n"
+        + entry.format("square_then_act")
+        + "    interpret: false\n",
+    )
+    out = tmp_path / "run"
+    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    records = json.loads((out / "results.json").read_text())["records"]
+    assert {(r["target"], r["kernel"], r["status"]) for r in records} == {
+        ("h100", "both", "ok"),
+        ("mi300x", "both", "ok"),
+    }
+    for r in records:
+        assert r["captured"]["compiled_kernels"] == ["triton_poi_fused_add_clamp_gelu_mul_0"], r["captured"]
+    only = write_matrix(
+        tmp_path / "only.yaml", "name: c\ntargets: [h100]\nkernels:\n  only:\n" + entry.format("act_only")
+    )
+    said = run_cli("validate", str(only))
+    assert said.returncode == 2 and "Traceback" not in said.stderr + said.stdout
+    assert "its torch.compile regions launch triton_poi_fused_add_clamp_gelu_mul_0" in said.stdout + said.stderr

@@ -25,6 +25,7 @@ import threading
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Mapping
 
+from harness.intake import compiled_regions
 from harness.intake.launch_groups import CaptureError, KernelLaunch, Launch, _chain, group
 
 __all__ = ["CaptureError", "KernelLaunch", "Launch", "capture", "group", "launches"]
@@ -193,6 +194,7 @@ def capture(
         except Exception as exc:  # noqa: BLE001 - a user's input function may raise anything
             problems.append(f"{_served(device, faced)}: the inputs function raised {type(exc).__name__}: {_short(exc)}")
             continue
+        compiled_regions.reset()
         try:
             with launches() as found:
                 result = op(*inputs)
@@ -200,7 +202,12 @@ def capture(
             problems.append(f"{_served(device, faced)}: the op raised {type(exc).__name__}: {_short(exc)}")
             continue
         if not found:
-            problems.append(f"{_served(device, faced)}: the op made no Triton launch")
+            regions = [k["kernel"] for k in compiled_regions.kernels()]
+            problems.append(
+                f"{_served(device, faced)}: the op made no Triton launch of its own"
+                + (f"; its torch.compile regions launch {', '.join(regions)}: capture the function it compiles "
+                   "as a compiled: entry (harness compiled)" if regions else "")
+            )  # fmt: skip
             continue
         return group(found), result, inputs, _served(device, faced)
     raise CaptureError("; ".join(problems))

@@ -248,6 +248,9 @@ def _wear_torch(face: Face) -> None:
     from harness.intake import face_tensors
 
     face_tensors.enter()
+    from harness.intake import compiled_regions
+
+    compiled_regions.install()  # an op's torch.compile regions: compiled by Inductor as on this target, recorded
 
 
 class _Utils:

@@ -24,6 +24,7 @@ from functools import lru_cache
 from typing import Any, Callable, Mapping, cast
 
 from harness.authoring.spec import TRITON_DTYPES, KernelSpec, Pointer, Scalar, TensorDesc
+from harness.intake import compiled_regions
 from harness.intake.capture import CaptureError, KernelLaunch, capture
 
 PREFIX = "op|"
@@ -84,20 +85,21 @@ def _attr(ref: str) -> Callable[..., Any]:
 @lru_cache(maxsize=64)
 def _captured(
     op_ref: str, inputs_ref: str, shape: tuple[tuple[str, Any], ...], dtype: str
-) -> tuple[tuple[KernelLaunch, ...], Any, str]:
+) -> tuple[tuple[KernelLaunch, ...], Any, str, tuple[dict[str, Any], ...]]:
     from harness.intake import face
 
     faced = face.worn() is not None
     found, result, _inputs, device = capture(_attr(op_ref), _attr(inputs_ref), dict(shape), dtype, faced)
-    return tuple(found), result, device
+    return tuple(found), result, device, tuple(compiled_regions.kernels())
 
 
 def launch_table(op_ref: str, inputs_ref: str, shape: Mapping[str, Any], dtype: str) -> dict[str, Any]:
     """What the op launches for one shape and dtype, JSON-friendly: ``{"device": ..., "launches": [{"kernel",
     "launch", "of", "tuned", "configs"}]}`` in the op's order. Raises :class:`CaptureError` in one line."""
-    found, _, device = _captured(op_ref, inputs_ref, tuple(shape.items()), dtype)
+    found, _, device, regions = _captured(op_ref, inputs_ref, tuple(shape.items()), dtype)
     return {
         "device": device,
+        "compiled": list(regions),  # the kernels its torch.compile regions launch (Inductor's, as on this target)
         "launches": [
             {"kernel": k.name, "launch": k.ordinal, "of": k.of, "tuned": k.tuned, "configs": _jsonable(k.configs)}
             for k in found
@@ -116,7 +118,7 @@ def _jsonable(configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _kernel_launch(ref: OpRef, shape: Mapping[str, Any], dtype: str) -> KernelLaunch:
-    found, _, _ = _captured(ref.op, ref.inputs, tuple((k, shape[k]) for k, _ in ref.shape), dtype)
+    found, _, _, _ = _captured(ref.op, ref.inputs, tuple((k, shape[k]) for k, _ in ref.shape), dtype)
     for k in found:
         if k.name == ref.kernel and k.ordinal == ref.launch:
             return k
@@ -192,7 +194,7 @@ def spec_for(ref_text: str) -> KernelSpec:
 
     inputs = _attr(ref.inputs)
     reference = _attr(ref.reference) if ref.reference else op
-    found, result, device = _captured(ref.op, ref.inputs, ref.shape, ref.dtype)
+    found, result, device, regions = _captured(ref.op, ref.inputs, ref.shape, ref.dtype)
     worn = face.worn()
     captured = {
         "op": ref.op,
@@ -206,6 +208,7 @@ def spec_for(ref_text: str) -> KernelSpec:
         "distinct_launches": len(found),  # what is built: a repeat of an identical launch is one build
         "repeated": [f"{k.name} launch {k.ordinal}: calls {', '.join(map(str, k.calls))}" for k in found if k.repeats],
         "kernels": sorted({k.name for k in found}),
+        **({"compiled_kernels": [k["kernel"] for k in regions]} if regions else {}),
     }
     outputs = tuple(f"out{i}" for i in range(len(result))) if isinstance(result, (tuple, list)) else ()
     label = getattr(op, "__name__", "op")

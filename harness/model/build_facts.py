@@ -49,3 +49,4 @@ class Captured(Payload):
     repeated: tuple[str, ...] | None = None  # which launches the op makes again identically, by call number
     launches_of_this_kernel: int | None = None
     kernels: tuple[str, ...] | None = None
+    compiled_kernels: tuple[str, ...] | None = None  # Inductor's kernels from the op's torch.compile regions

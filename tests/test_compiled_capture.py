@@ -154,6 +154,9 @@ def test_the_kernel_graph_and_configs_differ_by_vendor_where_inductor_adapts(cap
     md = (root / "out" / "compiled.md").read_text()
     assert "sum M8192xN8192 bf16" in md and "kernels: h100 2, mi300x 3" in md
     assert "differs: kernels: h100 2, mi300x 3" in proc.stdout
+    page = (root / "out" / "compiled.html").read_text()
+    assert "<h2>sum · M8192xN8192 · bf16</h2>" in page and "differs: kernels: h100 2, mi300x 3" in page
+    assert "reduction&#39;s configs" in page  # Inductor's and the policies' words are escaped, never markup
 
 
 def test_each_candidate_is_built_with_the_options_inductor_gives_it(captured) -> None:

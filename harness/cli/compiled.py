@@ -93,7 +93,9 @@ def cmd_compiled(args: argparse.Namespace) -> int:
     result = {"name": data.get("name"), "torch": metadata.version("torch"), "targets": names, "entries": entries}
     (out / "compiled.json").write_text(json.dumps(result, indent=1))
     found = adaptations(result)
-    (out / "compiled.md").write_text(render.markdown(str(data.get("name") or file.stem), POLICIES, found))
+    title = str(data.get("name") or file.stem)
+    (out / "compiled.md").write_text(render.markdown(title, POLICIES, found))
+    (out / "compiled.html").write_text(render.html(title, POLICIES, found))
     for line in render.terminal(found):
         print(line)
     if failed:

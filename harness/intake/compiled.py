@@ -19,7 +19,8 @@ import os
 from typing import Any, Mapping
 
 from harness.authoring import torchutil
-from harness.intake import inductor_face
+from harness.authoring.decorated import config_dict
+from harness.intake import compiled_regions, inductor_face
 from harness.intake.importing import import_attr
 
 
@@ -56,7 +57,10 @@ def capture_table(ref: str, inputs_ref: str, shape: Mapping[str, Any], dtype: st
                         target = fn(dict(shape), dtype)
                 finally:
                     torch.set_default_dtype(before)
-            compiled = torch.compile(target, fullgraph=True, dynamic=False, options=_options(mode, options))
+            compile_ = compiled_regions.real_compile()  # not the faced op's lazy region: the fakes are made here
+            compiled = compile_(
+                target, fullgraph=True, dynamic=False, options=inductor_face.compile_options(mode, options)
+            )
             with torch.no_grad():
                 compiled(*args)
 
@@ -99,19 +103,6 @@ def _kernel(name: str, kernel: inductor_face.Kernel) -> dict[str, Any]:
         "configs": [config_dict(c) for c in auto.configs],
         "launches": kernel.launches,
     }
-
-
-def _options(mode: str | None, options: Mapping[str, Any]) -> dict[str, Any]:
-    """The mode's Inductor options (``torch._inductor.list_mode_options``) with the user's on top, CUDA graphs
-    off: they wrap the launches without changing a kernel, and capturing one needs the device (a policy)."""
-    from torch._inductor import list_mode_options
-
-    return {**(list_mode_options(mode) if mode else {}), **options, "triton.cudagraphs": False}
-
-
-def config_dict(cfg: Any) -> dict[str, Any]:
-    """A ``triton.Config`` as the harness writes configs: its kwargs, then warps and stages."""
-    return {**cfg.kwargs, "num_warps": int(cfg.num_warps), "num_stages": int(cfg.num_stages)}
 
 
 def _device(props: Any) -> dict[str, Any]:

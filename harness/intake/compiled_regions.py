@@ -33,6 +33,13 @@ def install() -> None:
     torch.compile = _compile  # type: ignore[assignment]
 
 
+def real_compile() -> Callable[..., Any]:
+    """torch's own ``torch.compile`` (what a ``compiled:`` entry's capture calls, with the fakes it made itself)."""
+    import torch
+
+    return _ORIGINAL[0] if _ORIGINAL else torch.compile
+
+
 def _compile(model: Any = None, **kwargs: Any) -> Any:
     if model is None:  # @torch.compile(mode=...)
         return lambda m: _compile(m, **kwargs)
@@ -51,14 +58,13 @@ class _Region:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         from harness.intake import inductor_face
-        from harness.intake.compiled import _options
 
         if not _WORN:
             inductor_face.wear(tempfile.mkdtemp(prefix="harness-inductor-"))
             _WORN.append(True)
         if self.compiled is None:
             given = {k: v for k, v in self.kwargs.items() if k not in ("mode", "options")}
-            options = _options(self.kwargs.get("mode"), self.kwargs.get("options") or {})
+            options = inductor_face.compile_options(self.kwargs.get("mode"), self.kwargs.get("options") or {})
             self.compiled = _ORIGINAL[0](self.fn, **given, options=options)
         compiled = self.compiled
         return inductor_face.pop_face_mode(lambda: _on_fakes(compiled, args, kwargs))
@@ -94,8 +100,8 @@ def kernels() -> list[dict[str, Any]]:
     """The kernels the op's compiled regions launched in this process so far: name, heuristic, configs."""
     if not _WORN:
         return []
+    from harness.authoring.decorated import config_dict
     from harness.intake import inductor_face
-    from harness.intake.compiled import config_dict
 
     recorded = inductor_face.recorder().kernels.items()
     return [

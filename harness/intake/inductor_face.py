@@ -21,7 +21,7 @@ import contextlib
 import itertools
 import os
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 #: torch releases (major.minor) whose private names these patches are checked against: 2.13 by the suite on a CPU
 #: torch (tests/test_compiled_capture.py), 2.11 (a CUDA build) by the parity run on an H100 (docs/performance.md,
@@ -290,6 +290,14 @@ def _choice(choice: Any) -> dict[str, Any]:
     if path and os.path.isfile(path):
         out["module_path"] = path
     return out
+
+
+def compile_options(mode: str | None, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The mode's Inductor options (``torch._inductor.list_mode_options``) with the user's on top, CUDA graphs
+    off: they wrap the launches without changing a kernel, and capturing one needs the device (a policy)."""
+    from torch._inductor import list_mode_options
+
+    return {**(list_mode_options(mode) if mode else {}), **options, "triton.cudagraphs": False}
 
 
 def pop_face_mode(call: Callable[[], Any]) -> Any:

@@ -50,3 +50,18 @@ def comparison(cmp: CompiledComparison) -> list[str]:
     lines += [f"  only in base (not compared): {k}" for k in cmp.only_in_base]
     lines += [f"  only in new: {k}" for k in cmp.only_in_new]
     return lines
+
+
+def html(name: str, policies: Mapping[str, str], found: list[Adaptation]) -> str:
+    """compiled.html: the same as compiled.md, from a jinja2 template with autoescape (entry names, kernel names
+    and Inductor's words are data, never markup)."""
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("harness.render", "templates"),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    return env.get_template("compiled.html.j2").render(name=name, policies=list(policies.items()), found=found)

@@ -82,3 +82,18 @@ def test_an_entry_no_longer_captured_is_worse_and_one_not_asked_for_is_only_in_b
     assert broken.worse == ("e h100 N8 fp32: captured before, now: graph break: something",) and broken.exit_code == 2
     gone = compare(base, {"torch": "2.13.0", "entries": {}})
     assert gone.only_in_base == ("e h100 N8 fp32",) and gone.exit_code == 0 and not gone.changes
+
+
+def test_an_unsupported_torch_is_refused_in_one_line_naming_the_supported_ones(monkeypatch) -> None:
+    from harness.intake import inductor_face
+
+    inductor_face.check_torch("2.13.0+cpu")
+    inductor_face.check_torch("2.11.0+cu130")
+    monkeypatch.delenv(inductor_face.UNCHECKED, raising=False)
+    with pytest.raises(inductor_face.InductorFaceError) as refused:
+        inductor_face.check_torch("2.12.1+cu128")
+    said = str(refused.value)
+    assert "\n" not in said and "torch 2.12.1+cu128 is not supported" in said and "2.11, 2.13" in said
+    monkeypatch.setenv(inductor_face.UNCHECKED, "1")
+    inductor_face.check_torch("2.12.1+cu128")  # asked for: tried anyway, and the tables say torch_checked: false
+    assert not inductor_face.checked("2.12.1+cu128")

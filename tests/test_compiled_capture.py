@@ -187,3 +187,22 @@ def test_a_torch_bump_compared_kernel_for_kernel(captured) -> None:
     assert "evict_first" in said
     # the targets and entries only this run asks for are listed, not judged
     assert "only in new: act mi300x M8192xN8192 bf16" in said and "only in new: breaks h100" in said
+
+
+@pytest.mark.parametrize(
+    ("module", "said"),
+    [
+        ("import os\nos._exit(3)\n", "the compile ended its process (exit code 3)"),
+        ("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n", "the compile ended its process (SIGSEGV)"),
+        ("while True:\n    pass\n", "did not finish within 3 s"),
+    ],
+)
+def test_a_build_that_crashes_or_hangs_is_its_own_one_line_error(tmp_path, monkeypatch, module: str, said: str) -> None:
+    """Each candidate is built in a forked child of its own (plumbing: a stand-in for Inductor's module that ends or
+    hangs its process the way a crashing compiler would)."""
+    from harness.build.compiled_build import isolated
+    from harness.model import targets
+
+    monkeypatch.setenv("HARNESS_BUILD_TIMEOUT_S", "3")
+    made = isolated(module, "k", {"XBLOCK": 1, "num_warps": 4, "num_stages": 1}, targets.get("h100"), tmp_path)
+    assert made.error == said and not made.fits

@@ -104,6 +104,53 @@ def build(source: str, name: str, config: Mapping[str, Any], target: Target, out
     return CompiledBuild(name, dict(config), _plain(options), res, flags, {k: a.path for k, a in artifacts.items()})
 
 
+def isolated(source: str, name: str, config: Mapping[str, Any], target: Target, out_root: Path) -> CompiledBuild:
+    """:func:`build` in a forked child of its own, limited by ``HARNESS_BUILD_TIMEOUT_S``: a compile that crashes
+    its process or hangs is that candidate's one-line error, and every other candidate still gets its build."""
+    import multiprocessing
+
+    import torch._inductor.runtime.triton_helpers  # noqa: F401 - imported once here, every fork starts warm
+
+    from harness.support.settings import timeout_s
+
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+
+    def child() -> None:
+        try:
+            send.send(build(source, name, config, target, out_root))
+        except BaseException as exc:  # noqa: BLE001 - whatever it was, the parent says it in one line
+            send.send(f"{type(exc).__name__}: {' '.join(str(exc).split())[:240]}")
+
+    process = context.Process(target=child, daemon=True)
+    process.start()
+    send.close()
+    limit = timeout_s("HARNESS_BUILD_TIMEOUT_S")
+    timed_out = not receive.poll(limit)
+    made: Any = None
+    if not timed_out:
+        try:
+            made = receive.recv()
+        except EOFError:  # it ended without a word: killed, or exited
+            made = None
+    if timed_out:
+        process.kill()
+    process.join()
+    if isinstance(made, CompiledBuild):
+        return made
+    if timed_out:
+        made = f"did not finish within {limit:g} s"
+    elif made is None:
+        made = f"the compile ended its process ({_ended(process.exitcode or 0)})"
+    return CompiledBuild(name, dict(config), {}, {}, (), {}, str(made))
+
+
+def _ended(code: int) -> str:
+    import signal
+
+    return signal.Signals(-code).name if code < 0 else f"exit code {code}"
+
+
 def _warp_size(props: Any) -> int:
     """``DeviceProperties.warp_size_or_default`` (torch 2.13); torch 2.11 has only ``warp_size`` (None: 32)."""
     size = getattr(props, "warp_size_or_default", None) or getattr(props, "warp_size", None)

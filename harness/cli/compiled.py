@@ -22,7 +22,7 @@ TOP = {"name", "targets", "compiled"}
 
 def cmd_compiled(args: argparse.Namespace) -> int:
     from harness.analysis.inductor_graphs import adaptations
-    from harness.build.compiled_build import build
+    from harness.build.compiled_build import isolated
     from harness.intake import inductor_face
     from harness.intake.compiled_probe import capture
     from harness.intake.inductor_face import POLICIES
@@ -84,7 +84,7 @@ def cmd_compiled(args: argparse.Namespace) -> int:
                         key = (target_name, kernel["source_sha256"], json.dumps(config, sort_keys=True))
                         if key not in done:  # a kernel Inductor wrote alike for two shapes is built once
                             done[key] = _build_json(
-                                build(kernel["source"], kernel["name"], config, target, out / "artifacts")
+                                isolated(kernel["source"], kernel["name"], config, target, out / "artifacts")
                             )
                         built_badly |= not done[key]["fits"]
                         builds.append(done[key])

@@ -117,6 +117,9 @@ def isolated(source: str, name: str, config: Mapping[str, Any], target: Target, 
     receive, send = context.Pipe(duplex=False)
 
     def child() -> None:
+        import faulthandler
+
+        faulthandler.disable()  # a compiler's crash is this build's one line, not a Python dump on the run's stderr
         try:
             send.send(build(source, name, config, target, out_root))
         except BaseException as exc:  # noqa: BLE001 - whatever it was, the parent says it in one line

@@ -146,7 +146,7 @@ FIRST = (
     "test_hostile_inputs.py",
     "test_isolation.py",
     "test_ops_capture.py",
-    "test_compiled_capture.py",  # about 55 s, a third of it waiting on its hang limit
+    "test_compiled_capture.py",  # about 60 s, a quarter of it waiting on its hang limit
     "test_faults.py",
     "test_wheel.py",
     "test_bad_input_corpus.py",

@@ -397,18 +397,9 @@ def test_a_capture_is_remembered_against_every_module_of_the_capture_code(tmp_pa
     assert op_probe.code_stamp(copy / "intake") != before
 
 
-COMPILED_LIBRARY = '''
-import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def square(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + offs, mask=offs < n)
-    tl.store(y_ptr + offs, x * x, mask=offs < n)
-
+COMPILED_LIBRARY = (
+    LIBRARY
+    + '''
 
 @torch.compile
 def activation(y, bias):
@@ -416,7 +407,7 @@ def activation(y, bias):
 
 
 def square_then_act(x, bias):
-    """A Triton launch of the library's own, then a compiled function on its result."""
+    """square_plus's first kernel, then a compiled function on its result."""
     y = torch.empty_like(x)
     square[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
     return activation(y, bias)
@@ -431,6 +422,7 @@ def inputs(shape, dtype, device, generator):
 
     return (randn((shape["M"], shape["N"]), dtype, device, generator), randn((shape["N"],), dtype, device, generator))
 '''
+)
 
 
 @pytest.mark.skipif(not __import__("torch").__version__.startswith(("2.11", "2.13")), reason="compiled capture's torch")

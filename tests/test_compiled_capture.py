@@ -206,3 +206,69 @@ def test_a_build_that_crashes_or_hangs_is_its_own_one_line_error(tmp_path, monke
     monkeypatch.setenv("HARNESS_BUILD_TIMEOUT_S", "3")
     made = isolated(module, "k", {"XBLOCK": 1, "num_warps": 4, "num_stages": 1}, targets.get("h100"), tmp_path)
     assert made.error == said and not made.fits
+
+
+@pytest.fixture(scope="module")
+def ran(captured) -> tuple[list[dict], subprocess.CompletedProcess[str], Path]:
+    """The same act and sum entries as a ``compiled:`` section of a run matrix, run by ``harness run``."""
+    _, _, root = captured
+    entries = (
+        "  act:" + GOOD.split("  act:")[1].split("  softmax:")[0] + "  sum:" + GOOD.split("  sum:")[1].split("  mm:")[0]
+    )
+    (root / "run.yaml").write_text("name: inductor-run\ntargets: [h100, mi300x]\ncompiled:\n" + entries)
+    proc = run_cli("run", str(root / "run.yaml"), "--out", str(root / "run"), "-n", "2")
+    records = [json.loads(line) for line in (root / "run" / "records.jsonl").read_text().splitlines() if line]
+    return records, proc, root
+
+
+def test_a_run_matrix_builds_every_kernel_inductor_generates_as_harness_compiled_does(captured, ran) -> None:
+    """Each compiled kernel is a run's case per target, shape and dtype where it is part of that target's graph: the
+    run's records hold the kernel graph and configs ``harness compiled`` captured (held against Inductor above) and
+    the very binaries it built with Inductor's options, read by the same tools."""
+    import hashlib
+
+    from harness.model.inductor_policies import POLICIES
+
+    doc, _, root = captured
+    records, proc, _ = ran
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert records and all(r["inductor"]["entry"] in ("act", "sum") for r in records)
+    assert all(r["inductor"]["policies"] == list(POLICIES) and r["status"] == "ok" for r in records)
+    for entry in ("act", "sum"):
+        for target, binary in (("h100", "cubin"), ("mi300x", "hsaco")):
+            for row in doc["entries"][entry][target]["tables"]:
+                mine = [r for r in records if r["inductor"]["entry"] == entry and r["target"] == target
+                        and r["shape"] == row["shape"] and r["dtype"] == row["dtype"]]  # fmt: skip
+                graph = [k["name"] for k in row["table"]["kernels"]]
+                assert {tuple(r["inductor"]["graph"]) for r in mine} == {tuple(graph)}, (entry, target)
+                built = {(r["inductor"]["kernel"], json.dumps(r["config"], sort_keys=True)): r for r in mine}
+                listed = {
+                    (k["name"], json.dumps(c, sort_keys=True)) for k in row["table"]["kernels"] for c in k["configs"]
+                }
+                assert set(built) == listed, (entry, target, row["shape"])
+                for b in row["builds"]:
+                    record = built[(b["kernel"], json.dumps(b["config"], sort_keys=True))]
+                    theirs = hashlib.sha256((root / "out" / "artifacts" / b["artifacts"][binary]).read_bytes())
+                    assert record["artifacts"][binary]["sha256"] == theirs.hexdigest(), (entry, target, b["config"])
+                    assert record["resources"]["registers"] == b["resources"]["registers"]
+                    assert record["resources"]["shared"] == b["resources"]["shared"]
+                    assert record["inductor"]["options"] == b["options"]
+
+
+def test_a_run_reports_where_inductor_adapts_from_its_records(ran, tmp_path) -> None:
+    _, proc, root = ran
+    assert "compiled functions (each target's Inductor kernel graph in report.md):" in proc.stdout
+    assert "sum M8192xN8192 bf16: h100 2 kernel(s); mi300x 3 kernel(s)" in proc.stdout
+    md = (root / "run" / "report.md").read_text()
+    assert "## Compiled functions: where Inductor adapts" in md and "### sum M8192xN8192 bf16" in md
+    assert "- differs: kernels: h100 2, mi300x 3" in md and "- max_autotune_choice: " in md
+    assert "<h3>sum · M8192xN8192 · bf16</h3>" in (root / "run" / "report.html").read_text()
+    # the section comes from the records alone: a report re-rendered (or merged) from the run directory has it
+    again = run_cli("report", str(root / "run"), "--out", str(tmp_path / "again.md"))
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "- differs: kernels: h100 2, mi300x 3" in (tmp_path / "again.md").read_text()
+    # cases are selected by id like any other: the sum's kernels only
+    some = run_cli("run", str(root / "run.yaml"), "--out", str(tmp_path / "some"), "-n", "0", "-k", "sum.")
+    assert some.returncode == 0, some.stdout[-2000:] + some.stderr[-2000:]
+    kernels = {json.loads(ln)["kernel"] for ln in (tmp_path / "some" / "records.jsonl").read_text().splitlines() if ln}
+    assert kernels and all(k.startswith("sum.triton_") for k in kernels), kernels

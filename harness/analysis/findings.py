@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from harness.analysis import adaptation, figures, portability, stability, versions
+from harness.analysis import adaptation, figures, inductor_graphs, portability, stability, versions
 from harness.analysis.compare import Comparison
 from harness.analysis.figures import Measured
 from harness.analysis.overview import Overview, overview
@@ -43,6 +43,8 @@ class Findings:
     overview: Overview  # report.html's first screen: configs by verdict per kernel x target, the worst findings
     rooflines: tuple[DeviceRoofline, ...]  # per device: tuned winners and baselines against its roofs
     launches: tuple[adaptation.Launches, ...] = ()  # captured ops: each target's launches (the library adapts?)
+    compiled: tuple[inductor_graphs.Adaptation, ...] = ()  # compiled entries: each target's Inductor kernel graph
+    policies: tuple[str, ...] = ()  # what stood in for a GPU's timing in those graphs (harness.model.inductor_policies)
 
     def penalty(self, r: Record) -> dict[str, PortabilityEntry]:
         """The tuning-portability entries of a tune record (:func:`harness.analysis.portability.of`)."""
@@ -74,4 +76,6 @@ def analyse(runs: Sequence[RunInfo], records: Sequence[Record], trends: Sequence
         overview=overview(rows),
         rooflines=tuple(rooflines(measured)),
         launches=tuple(adaptation.of(held)),
+        compiled=tuple(inductor_graphs.of_records(held)),
+        policies=inductor_graphs.policies_of(held),
     )

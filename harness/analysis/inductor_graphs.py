@@ -2,13 +2,18 @@
 kernels the compiled wrapper launches, in order, and the configs Inductor's heuristics list for each), what differs
 between the targets, and the findings of the builds (configs over a limit, spills, failed compiles).
 
-Works on the tables ``harness compiled`` writes (compiled.json); decides nothing about rendering.
+Works on a run's records (a ``compiled:`` section of a run matrix: :func:`of_records`) and on the tables
+``harness compiled`` writes (compiled.json: :func:`adaptations`); decides nothing about rendering.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Mapping
+
+from harness.model.ids import config_id
+from harness.model.records import Record
 
 
 @dataclass(frozen=True)
@@ -52,6 +57,41 @@ def adaptations(doc: Mapping[str, Any]) -> list[Adaptation]:
     return out
 
 
+def of_records(records: Iterable[Record]) -> list[Adaptation]:
+    """From a run's records: one :class:`Adaptation` per compiled entry, shape, dtype and Triton version, each
+    target's graph as its records say (under Triton's defaults; configs counted per kernel as Inductor listed them)."""
+    graphs: dict[tuple[str, str, str, str], dict[str, tuple[str, ...]]] = {}
+    kernels: dict[tuple[str, str, str, str, str], dict[str, tuple[str, int]]] = {}
+    findings: dict[tuple[str, str, str, str], list[str]] = {}
+    for r in records:
+        if r.inductor.entry is None or r.mode != "compile" or r.environment != "default":
+            continue
+        key = (r.inductor.entry, r.shape_id, r.dtype, r.triton)
+        graphs.setdefault(key, {}).setdefault(r.target, tuple(r.inductor.graph or ()))
+        name = r.inductor.kernel or r.kernel
+        per = kernels.setdefault(key + (r.target,), {})
+        heuristic, seen = per.get(name, (r.inductor.heuristic or "?", 0))
+        per[name] = (heuristic, seen + 1)
+        where = f"{r.target} {name} {config_id(r.config)}"
+        if r.status != "ok":
+            said = " ".join((r.error or "").split())[:200]
+            findings.setdefault(key, []).append(f"{where}: compile {r.status}: {said}")
+        for flag in r.flags:
+            said = f"{flag.resource} {flag.value:g} against a limit of {flag.limit:g} ({flag.severity})"
+            findings.setdefault(key, []).append(f"{where}: {said}")
+    out = []
+    versions = {k[3] for k in graphs}
+    for key in sorted(graphs):
+        entry, shape, dtype, triton = key
+        made = tuple(
+            Graph(target, tuple(_kernel(n, kernels[key + (target,)]) for n in graph), 0)
+            for target, graph in sorted(graphs[key].items())
+        )
+        label = shape if len(versions) == 1 else f"{shape} triton{triton}"
+        out.append(Adaptation(entry, label, dtype, made, tuple(_differences(made)), tuple(findings.get(key, ()))))
+    return out
+
+
 def _graph(target: str, table: Mapping[str, Any]) -> Graph:
     kernels = tuple((k["name"], k["heuristic"], len(k["configs"])) for k in table["kernels"])
     return Graph(target, kernels, sum(len(c["choices"]) for c in table.get("choices", [])))
@@ -87,3 +127,16 @@ def _findings(target: str, row: Mapping[str, Any]) -> list[str]:
         for flag in build.get("flags", []):
             out.append(f"{where}: {flag['resource']} {flag['value']} over {flag['limit']} ({flag['severity']})")
     return out
+
+
+def _kernel(name: str, seen: Mapping[str, tuple[str, int]]) -> tuple[str, str, int]:
+    heuristic, configs = seen.get(name, ("?", 0))
+    return name, heuristic, configs
+
+
+def policies_of(records: Iterable[Record]) -> tuple[str, ...]:
+    """The named policies the compiled kernels' records say stood in for a GPU's timing (in their order)."""
+    seen: dict[str, None] = {}
+    for r in records:
+        seen.update(dict.fromkeys(r.inductor.policies or ()))
+    return tuple(seen)

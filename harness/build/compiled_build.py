@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -23,7 +24,11 @@ from typing import Any, Mapping
 from harness.build import limits, resources
 from harness.build.compile import nvidia_resources, write_artifacts
 from harness.build.ptxas import triton_flags
-from harness.model.payloads import LimitFlag
+from harness.model.build_facts import Inductor
+from harness.model.inductor_policies import POLICIES
+from harness.model.jobs import CompileJob
+from harness.model.payloads import LimitFlag, Resources
+from harness.model.replies import CompileReply
 from harness.model.targets import Target
 
 
@@ -65,43 +70,113 @@ def load_autotuner(source: str, name: str, scratch: Path) -> Any:
     return getattr(sys.modules[module_name], name)
 
 
-def build(source: str, name: str, config: Mapping[str, Any], target: Target, out_root: Path) -> CompiledBuild:
-    """Build ``config`` of the kernel ``name`` in ``source`` for ``target``; artifacts under ``out_root``."""
+def _compile(source: str, name: str, config: Mapping[str, Any], scratch: Path) -> tuple[Any, dict[str, Any], Any]:
+    """Inductor's steps for one candidate: (its autotuner, the options it passes, the compiled kernel); raises as
+    loading the module or Triton's compile raised, each error saying which it was."""
     import triton
     from triton.backends.compiler import GPUTarget
 
     kwargs = {k: v for k, v in config.items() if k not in ("num_warps", "num_stages")}
     cfg = triton.Config(kwargs, num_warps=int(config["num_warps"]), num_stages=int(config["num_stages"]))
     try:
-        auto = load_autotuner(source, name, out_root / "inductor-sources")
+        auto = load_autotuner(source, name, scratch)
         meta = auto._create_compile_meta(cfg)
         options = auto._create_compile_options(cfg, meta)
     except Exception as exc:  # noqa: BLE001 - the module is Inductor's code, its loading may raise anything
         said = " ".join(str(exc).split())[:240]
-        error = f"loading Inductor's module: {type(exc).__name__}: {said}"
-        return CompiledBuild(name, dict(config), {}, {}, (), {}, error)
-    # the source's digest too: Inductor names two shapes' kernels alike while their sources differ
-    where = [target.name, f"{name}-{hashlib.sha256(source.encode()).hexdigest()[:12]}",
-             "_".join(f"{k}{v}" for k, v in sorted(config.items()))]  # fmt: skip
-    try:
-        src = triton.compiler.ASTSource(auto.fn, meta["signature"], meta["constants"], meta["configs"][0])
-        gpu = GPUTarget(meta["device_type"], meta["cc"], _warp_size(auto.device_props))
-        compiled = triton.compile(src, target=gpu, options=options)
-    except Exception as exc:  # noqa: BLE001 - Triton's compile errors are of many kinds
-        said = " ".join(str(exc).split())[:240]
-        return CompiledBuild(name, dict(config), _plain(options), {}, (), {}, f"{type(exc).__name__}: {said}")
-    artifacts = write_artifacts(compiled.asm, out_root, where)
+        raise InductorModuleError(f"loading Inductor's module: {type(exc).__name__}: {said}") from None
+    src = triton.compiler.ASTSource(auto.fn, meta["signature"], meta["constants"], meta["configs"][0])
+    gpu = GPUTarget(meta["device_type"], meta["cc"], _warp_size(auto.device_props))
+    return auto, options, triton.compile(src, target=gpu, options=options)
+
+
+class InductorModuleError(Exception):
+    """Inductor's generated module could not be loaded, or its compile meta made; one line."""
+
+
+def _resources(compiled: Any, target: Target, out_root: Path, artifacts: Mapping[str, Any]) -> dict[str, Any]:
+    """What the build stage reads of any binary, read here from this one with the same tools."""
     num_warps = int(compiled.metadata.num_warps)
     res: dict[str, Any] = {"shared": int(compiled.metadata.shared), "num_warps": num_warps,
-                           "threads": num_warps * target.warp_size}  # fmt: skip
+                           "threads": num_warps * target.warp_size,
+                           "num_ctas": int(getattr(compiled.metadata, "num_ctas", 1) or 1)}  # fmt: skip
     symbol = str(compiled.metadata.name)
+    res["function"] = symbol
     if target.backend == "cuda":
         res.update(nvidia_resources(out_root, artifacts, target.arch, symbol, triton_flags(compiled.metadata), None))
     else:
         res.update(resources.parse_amdgcn(compiled.asm["amdgcn"], symbol))
     res.update(resources.comparable(target, res, num_warps))
-    flags = tuple(limits.check(target, res, num_warps))
+    res.update(resources.instruction_counts(compiled.asm, target.backend))
+    return res
+
+
+def build(source: str, name: str, config: Mapping[str, Any], target: Target, out_root: Path) -> CompiledBuild:
+    """Build ``config`` of the kernel ``name`` in ``source`` for ``target``; artifacts under ``out_root``."""
+    try:
+        _, options, compiled = _compile(source, name, config, out_root / "inductor-sources")
+    except InductorModuleError as exc:
+        return CompiledBuild(name, dict(config), {}, {}, (), {}, str(exc))
+    except Exception as exc:  # noqa: BLE001 - Triton's compile errors are of many kinds
+        said = " ".join(str(exc).split())[:240]
+        return CompiledBuild(name, dict(config), {}, {}, (), {}, f"{type(exc).__name__}: {said}")
+    # the source's digest too: Inductor names two shapes' kernels alike while their sources differ
+    where = [target.name, f"{name}-{hashlib.sha256(source.encode()).hexdigest()[:12]}",
+             "_".join(f"{k}{v}" for k, v in sorted(config.items()))]  # fmt: skip
+    artifacts = write_artifacts(compiled.asm, out_root, where)
+    res = _resources(compiled, target, out_root, artifacts)
+    flags = tuple(limits.check(target, res, int(res["num_warps"])))
     return CompiledBuild(name, dict(config), _plain(options), res, flags, {k: a.path for k, a in artifacts.items()})
+
+
+def compile_job(job: CompileJob) -> CompileReply:
+    """A run's build of one config of Inductor's kernel (:mod:`harness.intake.inductor_ref`): the same steps as
+    :func:`build`, answered as any build is, so its record is judged, reported, merged and compared like any other.
+    A failure raises: the worker makes it the record's error, as for any compile."""
+    import triton
+
+    from harness.build.compile import cpu_seconds
+    from harness.intake import inductor_ref
+
+    target = Target(**job.target)
+    ref = inductor_ref.InductorRef.decode(job.ref)
+    slot = ref.slot(target.name, job.shape, job.dtype)
+    if slot is None:
+        raise ValueError(f"{ref.kernel} is not in {target.name}'s graph of {ref.entry} for {job.shape} {job.dtype}")
+    source = inductor_ref.source(slot.source)
+    start, cpu_start = time.perf_counter(), cpu_seconds()
+    _, options, compiled = _compile(source, ref.kernel, job.config, Path(job.out) / "inductor-sources")
+    compile_s, compile_cpu_s = time.perf_counter() - start, cpu_seconds() - cpu_start
+    out_root = Path(job.out)
+    artifacts = write_artifacts(compiled.asm, out_root, list(job.artifact_parts))
+    res = _resources(compiled, target, out_root, artifacts)
+    res["grid"] = inductor_ref.grid_of(slot, job.config)
+    flags = tuple(limits.check(target, res, int(res["num_warps"])))
+    return CompileReply(
+        status="ok",
+        compile_s=round(compile_s, 4),
+        compile_cpu_s=round(compile_cpu_s, 4),
+        resources=Resources.from_wire(res),
+        flags=flags,
+        fits=limits.fits(flags),
+        artifacts=artifacts,
+        ignored_options=(),
+        cache_key=str(getattr(compiled, "hash", "") or ""),
+        inductor=Inductor(
+            entry=ref.entry,
+            function=ref.fn,
+            kernel=ref.kernel,
+            mode=ref.mode,
+            torch=ref.torch,
+            heuristic=slot.heuristic,
+            position=slot.position,
+            graph=slot.graph,
+            source_sha256=slot.source,
+            options=_plain(options),
+            policies=tuple(POLICIES),
+        ),
+        triton=triton.__version__,
+    )
 
 
 def isolated(source: str, name: str, config: Mapping[str, Any], target: Target, out_root: Path) -> CompiledBuild:

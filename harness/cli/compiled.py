@@ -24,7 +24,7 @@ def cmd_compiled(args: argparse.Namespace) -> int:
     from harness.analysis.inductor_graphs import adaptations
     from harness.build.compiled_build import isolated
     from harness.intake import inductor_face
-    from harness.intake.compiled_probe import capture
+    from harness.intake.compiled_probe import remembered
     from harness.intake.inductor_face import POLICIES
     from harness.matrix import compiled_entries
     from harness.model import targets as catalogue
@@ -67,7 +67,7 @@ def cmd_compiled(args: argparse.Namespace) -> int:
     done: dict[tuple[str, str, str], dict[str, Any]] = {}
     for target_name in names:
         target = known[target_name]
-        for request, outcome in zip(requests, capture(requests, target_name)):
+        for request, outcome in zip(requests, remembered(requests, target_name)):
             if outcome.why:
                 err(outcome.why)
                 failed = True

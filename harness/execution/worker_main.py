@@ -44,6 +44,12 @@ def _handle(request: dict[str, Any]) -> Reply | dict[str, int]:
         return {"pid": os.getpid()}
     job = from_wire(op, request["job"])
     if isinstance(job, CompileJob):
+        from harness.intake import inductor_ref
+
+        if inductor_ref.is_inductor(job.ref):  # Inductor's kernel: built with Inductor's own steps and options
+            from harness.build import compiled_build
+
+            return compiled_build.compile_job(job)
         from harness.build.compile import compile_job
 
         return compile_job(job)

@@ -6,7 +6,11 @@ a child of their own (:mod:`harness.intake.child_probe`, the op capture's runner
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import signal
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,6 +82,61 @@ class Outcome:
 
     why: str
     tables: tuple[tuple[dict[str, int], str, dict[str, Any] | str], ...]
+
+
+def remembered(requests: list[Request], target: str) -> list[Outcome]:
+    """:func:`capture`, with every outcome whose capture succeeded at each shape and dtype remembered on disk under
+    what it depends on (the entry, the target, torch, the user's files, the capture's own code): a matrix read again
+    (by each of a run's processes, by ``--resume``) does not compile the functions again. A failure is never kept."""
+    keys = [_key(r, target) for r in requests]
+    found: list[Outcome | None] = [_read(k) for k in keys]
+    todo = [i for i, o in enumerate(found) if o is None]
+    for i, outcome in zip(todo, capture([requests[i] for i in todo], target) if todo else []):
+        found[i] = outcome
+        if not outcome.why and all(isinstance(t, dict) for _, _, t in outcome.tables):
+            _write(keys[i], outcome)
+    return [o for o in found if o is not None]
+
+
+def _key(request: Request, target: str) -> str:
+    from importlib import metadata
+    from pathlib import Path
+
+    from harness.intake import loader, op_probe
+
+    try:
+        torch = metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        torch = ""
+    stamps = [loader.source_hash(ref) for ref in (request.ref, request.inputs)]
+    own = op_probe.code_stamp(Path(__file__).resolve().parent)
+    text = json.dumps([request.entry(), target, torch, stamps, own, sys.executable], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _path(key: str) -> Any:
+    from harness.support.cache import cache_dir
+
+    return cache_dir() / "compiled-capture" / f"{key}.json"
+
+
+def _read(key: str) -> Outcome | None:
+    try:
+        tables = json.loads(_path(key).read_text())
+        return Outcome("", tuple(_checked(t) for t in tables))
+    except (OSError, ValueError, TypeError):
+        return None  # not captured yet, or a damaged file: capture again
+
+
+def _write(key: str, outcome: Outcome) -> None:
+    path = _path(key)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps([list(t) for t in outcome.tables]))
+        tmp.replace(path)
+    except OSError:
+        pass  # an unwritable cache only costs the next read the capture again
 
 
 def capture(requests: list[Request], target: str, import_env: tuple[tuple[str, str], ...] = ()) -> list[Outcome]:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.authoring.spec_shapes import SpecShapes
-from harness.intake import child_probe, loader
+from harness.intake import child_probe, inductor_ref, loader
 
 Shape = dict[str, Any]
 
@@ -143,6 +143,19 @@ def of_spec(ref: str, spec: Any) -> SpecFacts:
     )
 
 
+def _inductor_facts(ref: str) -> SpecFacts:
+    """A kernel Inductor generated (:mod:`harness.intake.inductor_ref`): built only (``compile_only``), its GPU
+    check being the compiled function's against eager, not one of its kernels alone."""
+    made = inductor_ref.InductorRef.decode(ref)
+    first = dict(json.loads(made.slots[0].shape)) if made.slots else {}
+    return SpecFacts(
+        ref=ref, name=made.kernel, dims=tuple(first), flags=(), dtypes=tuple(sorted({s.dtype for s in made.slots})),
+        tunables=made.tunables, nvidia_configs=(), amd_configs=(), interpret_shapes=(), interpret_dtypes=(),
+        compile_only=True, captured=None, autotune_listed=False, early_prune=False, fn_name=made.kernel,
+        arg_names=None, per_target_fn=False, source_hash=made.source_hash,
+    )  # fmt: skip
+
+
 def trusted(ref: str) -> bool:
     """The repository's own kernels (``kernels/``): the harness's code, loaded in its own process."""
 
@@ -173,6 +186,8 @@ def remember_pruned(ref: str, shape: Shape, dtype: str, kept: list[dict[str, Any
 
 def get(ref: str, import_env: tuple[tuple[str, str], ...] = ()) -> SpecFacts:
     """The facts of ``ref``; raises :class:`~harness.intake.loader.KernelLoadError` with the reason in one line."""
+    if inductor_ref.is_inductor(ref):  # Inductor's kernel: its capture said everything, nothing to import
+        return _inductor_facts(ref)
     if trusted(ref):
         if (ref, ()) not in _FACTS:
             _FACTS[(ref, ())] = dataclasses.replace(of_spec(ref, loader.load(ref)), trusted=True)
@@ -184,7 +199,7 @@ def get(ref: str, import_env: tuple[tuple[str, str], ...] = ()) -> SpecFacts:
 
 def known(ref: str, import_env: tuple[tuple[str, str], ...] = ()) -> bool:
     """Whether :func:`get` answers ``ref`` without a child (its facts, or why it has none, already taken)."""
-    return trusted(ref) or (ref, import_env) in _FACTS
+    return trusted(ref) or inductor_ref.is_inductor(ref) or (ref, import_env) in _FACTS
 
 
 def _cached(ref: str, import_env: tuple[tuple[str, str], ...]) -> SpecFacts:
@@ -256,7 +271,7 @@ def fetch(refs: list[str], import_env: tuple[tuple[str, str], ...] = ()) -> None
 
     Under a run's share, one process at a time fetches: xdist's workers collect the same matrix at the same moment,
     and the second reads what the first fetched instead of importing the same modules beside it."""
-    todo = [r for r in dict.fromkeys(refs) if not trusted(r) and (r, import_env) not in _FACTS]
+    todo = [r for r in dict.fromkeys(refs) if not known(r, import_env)]
     if not todo:
         return
     where = os.environ.get(SHARED_ENV)

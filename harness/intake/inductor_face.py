@@ -23,22 +23,15 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from harness.model import inductor_policies
+
 #: torch releases (major.minor) whose private names these patches are checked against: 2.13 by the suite on a CPU
 #: torch (tests/test_compiled_capture.py), 2.11 (a CUDA build) by the parity run on an H100 (docs/performance.md,
 #: benchmarks/compiled_parity.py); a CPU-only 2.11 is not checked
 SUPPORTED = ("2.11", "2.13")
 
 #: what a GPU would decide by measuring, and what the capture decides instead (stated in each record and report)
-POLICIES: dict[str, str] = {
-    "autotune_winner": "first config of Inductor's list (no benchmark on a virtual device)",
-    "max_autotune_choice": "the first Triton template choice Inductor lists, else its first choice (no benchmark)",
-    "epilogue_fusion_by_benchmark": "off (config.benchmark_epilogue_fusion=False)",
-    "pad_mm": "off (config.shape_padding=False): the unpadded graph",
-    "coordinate_descent_tuning": "not run (max-autotune's search from the winner needs timings): the listed configs",
-    "cudagraphs": "off (triton.cudagraphs=False): graphs wrap launches, the kernels are the same",
-    "dynamic_scale_rblock": "not applied: on a GPU a reduction's configs may gain a smaller R0_BLOCK from the loaded "
-    "binary's register count (seen on an H100: softmax 2 configs listed, 3 timed)",
-}
+POLICIES = inductor_policies.POLICIES  # what a record's and the report's policy names mean
 
 
 class InductorFaceError(Exception):

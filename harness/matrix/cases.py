@@ -13,7 +13,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from harness.intake import facts
+from harness.intake import facts, inductor_ref
 from harness.matrix.configs import ConfigEntry
 from harness.matrix.known import KnownFailure
 from harness.matrix.reading import Matrix
@@ -94,6 +94,8 @@ def expand(matrix: Matrix, installed_triton: str | None) -> list[Case]:
                         deciding = DEFAULT if any(e.name == DEFAULT for e in envs) else envs[0].name
                         # a captured op: the configs it launches as on this target (or on ``launches_from``)
                         launched = entry.launched_configs(target, shape, dtype)
+                        if launched == () and inductor_ref.is_inductor(entry.ref):
+                            continue  # Inductor's graph for this target, shape and dtype has no such kernel
                         for env in envs:
                             cases.append(
                                 Case(

@@ -16,11 +16,14 @@ Each problem is one ``file:line: message`` (collected, never the first only).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from harness.intake import loader
 from harness.intake.compiled_probe import Request
+from harness.matrix.configs import ConfigEntry
+from harness.matrix.kernel_entries import KernelEntry
 from harness.support.checking import Checker
 
 KEYS = {"fn", "inputs", "shapes", "dtypes", "factory", "mode", "options", "reference"}
@@ -97,3 +100,103 @@ def _ref(chk: Checker, name: str, entry: dict[str, Any], key: str, path: tuple[A
         chk.add(path + (key,), f"{key}: no file {ref.rpartition(':')[0]}")
         return ""
     return ref
+
+
+def kernel_entries(
+    chk: Checker, section: Any, targets: tuple[str, ...], timeout_s: float, base_dir: Path
+) -> list[KernelEntry]:
+    """A run matrix's ``compiled:`` section as kernel entries: one per kernel Inductor generates for an entry
+    (``entry.kernel_name``), with the configs its heuristics give on each target for each shape and dtype where
+    the kernel is part of that target's graph; a kernel that one target's graph lacks has no case there. Each
+    entry is captured under every target's face (remembered on disk, :func:`harness.intake.compiled_probe.
+    remembered`); a capture that fails is one problem naming the entry, target, shape and dtype."""
+    from importlib import metadata
+
+    from harness.intake import inductor_face
+    from harness.intake.compiled_probe import remembered
+
+    made = requests(chk, section, base_dir)
+    if not made or not targets:
+        return []
+    try:
+        torch = metadata.version("torch")
+        inductor_face.check_torch(torch)
+    except metadata.PackageNotFoundError:
+        chk.add(("compiled",), "compiled entries need torch (its TorchInductor), which is not installed")
+        return []
+    except inductor_face.InductorFaceError as exc:
+        chk.add(("compiled",), str(exc))
+        return []
+    tables: dict[str, list[tuple[str, dict[str, int], str, dict[str, Any]]]] = {r.name: [] for r in made}
+    failed: set[str] = set()
+    for target in targets:
+        for request, outcome in zip(made, remembered(made, target)):
+            if request.name in failed:
+                continue
+            if outcome.why:
+                chk.add(("compiled", request.name), outcome.why)
+                failed.add(request.name)
+                continue
+            for shape, dtype, table in outcome.tables:
+                if isinstance(table, str):
+                    at = request.shapes.index(shape) if shape in request.shapes else 0
+                    chk.add(("compiled", request.name, "shapes", at),
+                            f"compiled entry {request.name} on {target} for {shape} {dtype}: {table}")  # fmt: skip
+                    failed.add(request.name)
+                    break
+                tables[request.name].append((target, shape, dtype, table))
+    out = []
+    for request in made:
+        if request.name not in failed:
+            out += _entries_of(request, tables[request.name], torch, timeout_s)
+    return out
+
+
+def _entries_of(
+    request: Request, tables: list[tuple[str, dict[str, int], str, dict[str, Any]]], torch: str, timeout_s: float
+) -> list[KernelEntry]:
+    from harness.intake import inductor_ref
+    from harness.matrix.ops_entries import shape_key
+    from harness.model import targets as catalogue
+
+    slots: dict[str, list[inductor_ref.Slot]] = {}
+    launched: dict[str, list[tuple[tuple[str, str, str], tuple[ConfigEntry, ...]]]] = {}
+    tunables: dict[str, set[str]] = {}
+    for target, shape, dtype, table in tables:
+        graph = tuple(str(k["name"]) for k in table["kernels"])
+        vendor = catalogue.get(target).vendor
+        for position, kernel in enumerate(table["kernels"], start=1):
+            name = str(kernel["name"])
+            configs = [dict(c) for c in kernel["configs"]]
+            first = kernel["launches"][0] if kernel.get("launches") else {}
+            grids = tuple(
+                (json.dumps(dict(sorted(c.items())), sort_keys=True), tuple(g))
+                for c, g in zip(configs, first.get("grids") or [])
+            )
+            source = inductor_ref.store(str(kernel["source"]))
+            key = (target, shape_key(shape), dtype)
+            slots.setdefault(name, []).append(
+                inductor_ref.Slot(*key, source, position, graph, str(kernel["heuristic"]), grids)
+            )
+            launched.setdefault(name, []).append((key, tuple(ConfigEntry(tuple(c.items()), vendor) for c in configs)))
+            signature = dict(kernel["triton_meta"].get("signature") or {})
+            tunables.setdefault(name, set()).update(k for k, v in signature.items() if v == "constexpr")
+    out = []
+    for name, kernel_slots in slots.items():
+        ref = inductor_ref.InductorRef(
+            request.name, request.ref, name, request.mode or "default", torch, tuple(sorted(tunables[name])),
+            tuple(kernel_slots),
+        )  # fmt: skip
+        out.append(
+            KernelEntry(
+                name=f"{request.name}.{name}",
+                ref=ref.encode(),
+                dtypes=request.dtypes,
+                shapes=tuple(tuple(s.items()) for s in request.shapes),
+                configs=(),
+                interpret=(),
+                timeout_s=timeout_s,
+                launched=tuple(launched[name]),
+            )
+        )
+    return out

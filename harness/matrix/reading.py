@@ -36,6 +36,7 @@ TOP_KEYS = {
     "seed": int,
     "kernels_dir": str,
     "environments": dict,
+    "compiled": dict,  # functions torch.compile turns into TorchInductor's kernels (harness.matrix.compiled_entries)
 }
 _VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?([.+-]\w+)*$")
 
@@ -190,8 +191,10 @@ def _validate(file: str, text: str, doc: yamlpos.Located) -> Matrix:
     # top-level keys starting with "x-" hold YAML anchors for merge keys (<<: *name) and are otherwise ignored
     chk.keys({k: v for k, v in data.items() if not str(k).startswith("x-")}, (), TOP_KEYS, "matrix")
     for required in ("name", "targets", "kernels"):
-        if required not in data:
-            chk.add((), f"matrix lacks required field {required!r}")
+        if required not in data and not (required == "kernels" and "compiled" in data):
+            chk.add(
+                (), f"matrix lacks required field {required!r}" + (" (or compiled)" if required == "kernels" else "")
+            )
     cat = targets.catalogue()
     target_names: list[Any] = data["targets"] if isinstance(data.get("targets"), list) else []
     if isinstance(data.get("targets"), list) and not target_names:
@@ -231,11 +234,11 @@ def _validate(file: str, text: str, doc: yamlpos.Located) -> Matrix:
         kernels_dir = sibling if sibling.is_dir() else None
     entries = []
     yaml_names: dict[str, str] = {}  # entry name -> the kernels: key it came from (an op gives several)
+    known_targets = tuple(t for t in target_names if isinstance(t, str) and t in cat)
     if isinstance(data.get("kernels"), dict):
         if not data["kernels"]:
             chk.add(("kernels",), "matrix has no kernels")
         _probe_together(data["kernels"], kernels_dir, Path(file).resolve().parent)
-        known_targets = tuple(t for t in target_names if isinstance(t, str) and t in cat)
         _capture_together(chk, data["kernels"], known_targets, Path(file).resolve().parent)
         seen_names: set[str] = set()
         for name, entry in data["kernels"].items():
@@ -260,6 +263,17 @@ def _validate(file: str, text: str, doc: yamlpos.Located) -> Matrix:
                 made = [dataclasses.replace(e, environments=swept) for e in made]
             yaml_names.update({e.name: str(name) for e in made})
             entries += made
+    if "compiled" in data and not chk.problems:  # Inductor is run only for a matrix that is otherwise sound
+        from harness.matrix import compiled_entries
+
+        seconds = float(timeout) if is_a(timeout, (int, float)) else 300.0
+        made = compiled_entries.kernel_entries(
+            chk, data["compiled"], known_targets, seconds, Path(file).resolve().parent
+        )
+        for e in made:
+            if e.name in yaml_names:
+                chk.add(("compiled", e.name.partition(".")[0]), f"compiled kernel {e.name} is also a kernels: entry")
+        entries += made
     if chk.problems:
         raise MatrixError(chk.problems)
     _check_callbacks(chk, entries, target_names, yaml_names)

@@ -50,3 +50,22 @@ class Captured(Payload):
     launches_of_this_kernel: int | None = None
     kernels: tuple[str, ...] | None = None
     compiled_kernels: tuple[str, ...] | None = None  # Inductor's kernels from the op's torch.compile regions
+
+
+@dataclass(frozen=True)
+class Inductor(Payload):
+    """A kernel TorchInductor generated for a matrix's ``compiled:`` entry, as captured under the target's face
+    (harness.intake.compiled) and built with Inductor's own compile options (harness.build.compiled_build)."""
+
+    entry: str | None = None  # the matrix's compiled entry
+    function: str | None = None  # what was torch.compile'd (a function, or an nn.Module factory)
+    kernel: str | None = None  # Inductor's name of the kernel
+    mode: str | None = None  # torch.compile's mode
+    torch: str | None = None  # the torch whose Inductor generated it (each torch fixes its Triton)
+    heuristic: str | None = None  # pointwise, reduction, persistent_reduction, template, ...
+    position: int | None = None  # 1-based, in the compiled wrapper's launch order ...
+    graph: tuple[str, ...] | None = None  # ... of these kernels, on this target for this shape and dtype
+    source_sha256: str | None = None  # the module Inductor wrote there
+    options: Mapping[str, Any] | None = None  # the compile options Inductor passed (waves_per_eu, debug, ...)
+    #: what a GPU would have decided by timing, decided by a named policy instead (harness.model.inductor_policies)
+    policies: tuple[str, ...] | None = None

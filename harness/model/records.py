@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.model.build_facts import AutotuneFacts, Captured, ParamSpec
+from harness.model.build_facts import AutotuneFacts, Captured, Inductor, ParamSpec
 from harness.model.ids import config_key, shape_id
 from harness.model.payloads import Artifact, LimitFlag, Resources, read_field, shapes, to_json_value
 from harness.model.runtime import InterpretCorrectness, Runtime
@@ -79,6 +79,7 @@ class Record:
     known_failure_fixed: str = ""  # a known failure's reason that covers this build, which now passes
     autotune: AutotuneFacts = field(default_factory=AutotuneFacts)  # a decorated kernel: what its layers decided
     captured: Captured = field(default_factory=Captured)  # an op's kernel: the op, where and how it was captured
+    inductor: Inductor = field(default_factory=Inductor)  # Inductor's kernel of a compiled entry: its graph, options
     import_env: dict[str, str] = field(default_factory=dict)  # variables set before the kernel's module was imported
 
     @property

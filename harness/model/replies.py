@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-from harness.model.build_facts import AutotuneFacts, Captured, ParamSpec
+from harness.model.build_facts import AutotuneFacts, Captured, Inductor, ParamSpec
 from harness.model.payloads import Artifact, LimitFlag, Payload, Resources
 from harness.model.runtime import Baseline, Check, DeviceInfo, InterpretCorrectness, LaunchedBinary, Timing, WorkModel
 
@@ -67,6 +67,7 @@ class CompileReply(Reply):
     assumptions: tuple[str, ...] | None = None
     autotune: AutotuneFacts | None = None
     captured: Captured | None = None
+    inductor: Inductor | None = None  # Inductor's kernel of a compiled entry
     triton: str | None = None
 
 

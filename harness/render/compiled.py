@@ -1,5 +1,6 @@
-"""``harness compiled``'s words: per compiled entry, shape and dtype, each target's kernel graph, what differs and
-the findings (:mod:`harness.analysis.inductor_graphs` decides them), for the terminal and compiled.md."""
+"""Compiled entries in words: per entry, shape and dtype, each target's kernel graph, what differs and the findings
+(:mod:`harness.analysis.inductor_graphs` decides them), for the terminal, compiled.md (``harness compiled``) and
+report.md's section (``harness run``, :func:`report_section`)."""
 
 from __future__ import annotations
 
@@ -7,35 +8,60 @@ from collections.abc import Mapping
 
 from harness.analysis.compiled_compare import CompiledComparison
 from harness.analysis.inductor_graphs import Adaptation
+from harness.render.escaping import md
 
 
-def terminal(found: list[Adaptation]) -> list[str]:
+def terminal(found: list[Adaptation], findings_listed: bool = True) -> list[str]:
+    """A line per entry, shape and dtype, then what differs; each finding, or (``findings_listed`` off: a run's
+    summary, whose findings the worst-findings lines and report.md give) their count."""
     lines = []
     for a in found:
         graphs = "; ".join(f"{g.target} {len(g.kernels)} kernel(s)" for g in a.graphs)
         lines.append(f"{a.entry} {a.shape} {a.dtype}: {graphs}")
         lines += [f"  differs: {d}" for d in a.differences]
-        lines += [f"  finding: {f}" for f in a.findings]
+        if findings_listed:
+            lines += [f"  finding: {f}" for f in a.findings]
+        elif a.findings:
+            lines.append(f"  {len(a.findings)} finding(s) in report.md")
     return lines
 
 
 def markdown(name: str, policies: Mapping[str, str], found: list[Adaptation]) -> str:
     lines = [f"# Compiled entries: {name}", "", "What Inductor decides by timing on a device is a policy here:"]
     lines += [f"- {k}: {v}" for k, v in policies.items()]
+    return "\n".join(lines + _graphs(found, "##")) + "\n"
+
+
+def report_section(policies: tuple[str, ...], found: list[Adaptation]) -> list[str]:
+    """report.md's section for a run's compiled entries (empty without any)."""
+    if not found:
+        return []
+    from harness.model.inductor_policies import POLICIES
+
+    lines = ["## Compiled functions: where Inductor adapts", "",
+             "Each target's kernel graph as TorchInductor generated it under that target's virtual device, every "
+             "config its heuristics list built and judged above. What Inductor decides by timing on a device is a "
+             "named policy here, never a measurement:", ""]  # fmt: skip
+    lines += [f"- {name}: {md(POLICIES.get(name, '?'))}" for name in policies]
+    return lines + _graphs(found, "###") + [""]
+
+
+def _graphs(found: list[Adaptation], level: str) -> list[str]:
+    lines: list[str] = []
     for a in found:
         lines += [
             "",
-            f"## {a.entry} {a.shape} {a.dtype}",
+            f"{level} {md(a.entry)} {md(a.shape)} {md(a.dtype)}",
             "",
             "| target | kernels (heuristic, configs) |",
             "| --- | --- |",
         ]
         for g in a.graphs:
-            kernels = ", ".join(f"`{n}` ({h}, {c})" for n, h, c in g.kernels)
+            kernels = ", ".join(f"{md(n)} ({md(h)}, {c})" for n, h, c in g.kernels)
             choices = f"; {g.choices} max-autotune choices" if g.choices else ""
             lines.append(f"| {g.target} | {kernels}{choices} |")
-        lines += [""] + [f"- differs: {d}" for d in a.differences] + [f"- finding: {f}" for f in a.findings]
-    return "\n".join(lines) + "\n"
+        lines += [""] + [f"- differs: {md(d)}" for d in a.differences] + [f"- finding: {md(f)}" for f in a.findings]
+    return lines
 
 
 def comparison(cmp: CompiledComparison) -> list[str]:

@@ -29,6 +29,7 @@ from harness.analysis import figures
 from harness.analysis.findings import Findings
 from harness.analysis.night_verdict import NightVerdict
 from harness.analysis.trends import Trend
+from harness.model.inductor_policies import POLICIES
 from harness.model.run_info import RunInfo
 from harness.model.timings import STABLE_IQR
 from harness.render import html_matrix, html_night, html_overview, run_lines, svg, tables
@@ -42,7 +43,7 @@ th,td{border:1px solid #ccc;padding:2px 6px;text-align:left;font-variant-numeric
 th{background:#f3f3f3}
 td.fits{background:#e6f4ea}td.at-risk{background:#fff4d6}td.exceeds{background:#fde2e1}td.failed{background:#f5c6cb}
 td.incomplete{background:#e8e8e8;font-style:italic}
-h2{margin-top:1.5em}.note{color:#666}
+h2{margin-top:1.5em}.note{color:#666}p.finding{color:#a00}
 """
 
 
@@ -255,6 +256,8 @@ def html_report(found: Findings, night: NightVerdict | None = None) -> str:
         runs=_runs(runs),
         night_lines=[line for info in runs for line in run_lines.night_lines(info)],
         portability=html_matrix.tables(list(found.rows)),
+        compiled=list(found.compiled),
+        compiled_policies=[(name, POLICIES.get(name, "?")) for name in found.policies],
         device_charts=_device_charts(found),
         unstable=list(found.unstable),
         stable_iqr_pct=f"{100 * STABLE_IQR:.0f}",

@@ -9,7 +9,7 @@ import json
 
 from harness.analysis.findings import Findings
 from harness.model.timings import STABLE_IQR
-from harness.render import glance, run_lines
+from harness.render import compiled, glance, run_lines
 from harness.render.device_tables import device_table, launch_parity_lines
 from harness.render.escaping import md
 from harness.render.tables import (
@@ -68,6 +68,7 @@ def markdown_report(found: Findings) -> str:
     ]
     if found.launches:  # captured ops: what each target's virtual device got from the library
         parts += ["## Captured launches per target", ""] + [f"- {md(la.line())}" for la in found.launches] + [""]
+    parts += compiled.report_section(found.policies, list(found.compiled))
     at_risk = risk_lines(found)
     if at_risk:
         parts += (

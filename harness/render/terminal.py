@@ -17,7 +17,7 @@ from harness.analysis.findings import Findings
 from harness.analysis.gate import KINDS, FindingCounts
 from harness.analysis.trends import Trend
 from harness.model.records import Record
-from harness.render import device_tables, glance, tables
+from harness.render import compiled, device_tables, glance, tables
 from harness.render.escaping import CONTROL, no_controls, plain
 
 WIDTH = 100
@@ -92,6 +92,9 @@ def summary(found: Findings) -> list[str]:
     adapted = [la.short() for la in found.launches if la.adapts or not la.own_faces]
     if adapted:
         parts += ["captured ops (each target's launches in report.md):"] + ["  " + a for a in adapted]
+    if found.compiled:
+        parts += ["compiled functions (each target's Inductor kernel graph in report.md):"]
+        parts += ["  " + plain(line) for line in compiled.terminal(list(found.compiled), findings_listed=False)]
     bad = glance.worst_terminal(found, WIDTH)
     if bad:
         parts += ["worst findings (as report.html and report.md list them):", *bad]

@@ -1,0 +1,16 @@
+"""What TorchInductor decides by running on a device, and what a capture under a virtual device decides instead:
+each a named policy, written into every compiled kernel's record and stated in the reports, never presented as a
+measurement (the capture: :mod:`harness.intake.inductor_face`)."""
+
+from __future__ import annotations
+
+POLICIES: dict[str, str] = {
+    "autotune_winner": "first config of Inductor's list (no benchmark on a virtual device)",
+    "max_autotune_choice": "the first Triton template choice Inductor lists, else its first choice (no benchmark)",
+    "epilogue_fusion_by_benchmark": "off (config.benchmark_epilogue_fusion=False)",
+    "pad_mm": "off (config.shape_padding=False): the unpadded graph",
+    "coordinate_descent_tuning": "not run (max-autotune's search from the winner needs timings): the listed configs",
+    "cudagraphs": "off (triton.cudagraphs=False): graphs wrap launches, the kernels are the same",
+    "dynamic_scale_rblock": "not applied: on a GPU a reduction's configs may gain a smaller R0_BLOCK from the loaded "
+    "binary's register count (seen on an H100: softmax 2 configs listed, 3 timed)",
+}

@@ -41,13 +41,15 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "build/resources.py": (4, "config"),
     # compiled capture (issue 58, first part): Inductor's own metadata and the capture child's JSON table, read back
     # as JSON; typed payloads for the table are the next step, not done yet
-    "build/compiled_build.py": (2, "edge+config"),
+    "build/compiled_build.py": (4, "edge+config"),  # + the resources' wire form, Inductor's compile options
+    "analysis/compiled_compare.py": (3, "edge"),  # a run's compiled records in compiled.json's form
     "cli/compiled.py": (4, "edge"),
     "intake/compiled.py": (3, "edge"),
     "intake/compiled_probe.py": (3, "edge"),
     "intake/compiled_regions.py": (3, "edge"),  # the op's own call arguments; the kernels as JSON
     "intake/inductor_face.py": (5, "edge"),
-    "matrix/compiled_entries.py": (1, "edge"),  # the YAML entry as given
+    "matrix/compiled_entries.py": (3, "edge"),  # the YAML entry as given; the capture's JSON tables
+    "intake/inductor_spec.py": (3, "config"),  # the config a kernel is held to; Triton's asm by kind
     "device/correctness.py": (1, "config"),  # the poisoned ``out`` the kernel's launch is called with
     "device/detection.py": (3, "edge"),
     "device/operations.py": (1, "config"),

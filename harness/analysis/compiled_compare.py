@@ -1,15 +1,19 @@
 """Two ``harness compiled`` outputs compared, the question a team asks before bumping torch (each torch fixes the
 Triton and the Inductor that write its kernels): per compiled entry, target, shape and dtype, the kernels added,
 removed and changed (source, configs), and what got worse (an entry no longer captured, a candidate that built and
-fit and now fails or exceeds a limit). Works on compiled.json as written; decides, never renders.
+fit and now fails or exceeds a limit). Works on compiled.json as written, or on two runs' records put in its form
+(:func:`doc_of_records`); decides, never renders.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Mapping
+
+from harness.model.records import Record
 
 Key = tuple[str, str, str, str]  # entry, target, shape, dtype
 
@@ -127,3 +131,32 @@ def _worse_builds(key: Key, before: list[Mapping[str, Any]], after: list[Mapping
             )
             out.append(f"{_label(key)}: {k[0]} {k[1]} built and fit before, now: {why}")
     return out
+
+
+def doc_of_records(records: Iterable[Record], source: Callable[[Record], str]) -> dict[str, Any]:
+    """A run's compiled kernels in compiled.json's form (what :func:`compare` reads): per entry, target, shape and
+    dtype the kernel graph with each kernel's configs and source (``source``: the module text a record's
+    ``inductor`` artifact holds, "" when the run directory lost it), and each build's verdict."""
+    rows: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    torch = ""
+    for r in records:
+        if r.inductor.entry is None or r.mode != "compile" or r.environment != "default":
+            continue
+        torch = torch or str(r.inductor.torch or "")
+        key = (r.inductor.entry, r.target, json.dumps(r.shape), r.dtype)
+        row = rows.setdefault(key, {"shape": dict(r.shape), "dtype": r.dtype, "graph": list(r.inductor.graph or ()),
+                                    "kernels": {}, "builds": []})  # fmt: skip
+        name = str(r.inductor.kernel)
+        if name not in row["kernels"]:
+            row["kernels"][name] = {"name": name, "configs": [], "source_sha256": r.inductor.source_sha256,
+                                    "source": source(r)}  # fmt: skip
+        row["kernels"][name]["configs"].append(dict(r.config))
+        flags = [{"resource": f.resource, "value": f.value, "limit": f.limit} for f in r.flags if f.severity == "error"]
+        row["builds"].append({"kernel": name, "config": dict(r.config), "fits": r.status == "ok" and not flags,
+                              "error": r.error if r.status != "ok" else "", "flags": flags})  # fmt: skip
+    entries: dict[str, dict[str, Any]] = {}
+    for (entry, target, _, _), row in rows.items():
+        kernels = [row["kernels"][n] for n in row["graph"] if n in row["kernels"]]
+        table = {"shape": row["shape"], "dtype": row["dtype"], "table": {"kernels": kernels}, "builds": row["builds"]}
+        entries.setdefault(entry, {}).setdefault(target, {"tables": []})["tables"].append(table)
+    return {"torch": torch, "entries": entries}

@@ -111,7 +111,7 @@ def _differences(graphs: tuple[Graph, ...]) -> list[str]:
     for g in graphs[1:]:
         for (name, _, n), (other, _, m) in zip(first.kernels, g.kernels):
             if name == other and n != m:
-                said.append(f"{name}: {first.target} {n} configs, {g.target} {m}")
+                said.append(f"{name}: configs {first.target} {n}, {g.target} {m}")
     choices = {g.target: g.choices for g in graphs}
     if len(set(choices.values())) > 1:
         said.append("max-autotune choices: " + ", ".join(f"{t} {n}" for t, n in choices.items()))

@@ -25,11 +25,13 @@ from harness.build import limits, resources
 from harness.build.compile import nvidia_resources, write_artifacts
 from harness.build.ptxas import triton_flags
 from harness.model.build_facts import Inductor
+from harness.model.ids import contained_path
 from harness.model.inductor_policies import POLICIES
 from harness.model.jobs import CompileJob
-from harness.model.payloads import LimitFlag, Resources
+from harness.model.payloads import Artifact, LimitFlag, Resources
 from harness.model.replies import CompileReply
 from harness.model.targets import Target
+from harness.support.safe_files import write_atomic
 
 
 @dataclass(frozen=True)
@@ -149,6 +151,10 @@ def compile_job(job: CompileJob) -> CompileReply:
     compile_s, compile_cpu_s = time.perf_counter() - start, cpu_seconds() - cpu_start
     out_root = Path(job.out)
     artifacts = write_artifacts(compiled.asm, out_root, list(job.artifact_parts))
+    # the module Inductor wrote, beside the IR it became: what a torch bump's compare diffs
+    module = contained_path(out_root, *job.artifact_parts) / "kernel.inductor.py"
+    write_atomic(module, source.encode())
+    artifacts["inductor"] = Artifact(path=module.relative_to(out_root).as_posix(), sha256=slot.source)
     res = _resources(compiled, target, out_root, artifacts)
     res["grid"] = inductor_ref.grid_of(slot, job.config)
     flags = tuple(limits.check(target, res, int(res["num_warps"])))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import Any
 
 from harness.analysis.compare import Comparison
 from harness.cli.common import err, load_night, shard_dirs, write_output
@@ -81,6 +82,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
             err(line)
         return 3
     print(render.summary(cmp))
+    for line in _compiled_kernels(base, new, _roots(args.base), _roots(args.new)):
+        print(line)
     linked = None
     if args.diffs:
         linked = _write_diffs(args, cmp)
@@ -96,6 +99,29 @@ def cmd_compare(args: argparse.Namespace) -> int:
         if not write_output(Path(args.json), json.dumps(render.to_json(cmp), indent=1), "--json"):
             return 3
     return cmp.exit_code
+
+
+def _compiled_kernels(base: list[Any], new: list[Any], base_roots: list[Path], new_roots: list[Path]) -> list[str]:
+    """Two runs with compiled entries: their kernels as Inductor wrote them, compared (kernels added, removed,
+    rewritten: the torch bump's question). Words only: the records' comparison above decides the exit code."""
+    from harness.analysis.compiled_compare import compare, doc_of_records
+    from harness.render.compiled import comparison
+
+    def source_in(roots: list[Path]) -> Any:
+        def source(record: Any) -> str:
+            artifact = record.artifacts.get("inductor")
+            for root in roots if artifact is not None else []:
+                try:
+                    return (root / artifact.path).read_text()
+                except OSError:
+                    continue
+            return ""
+
+        return source
+
+    if not any(r.inductor.entry for r in new) or not any(r.inductor.entry for r in base):
+        return []
+    return comparison(compare(doc_of_records(base, source_in(base_roots)), doc_of_records(new, source_in(new_roots))))
 
 
 def _compare_compiled(base: Path, new: Path) -> int | None:

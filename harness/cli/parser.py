@@ -55,7 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Runs every case of MATRIX (YAML). A matrix names each kernel by `source: FILE.py:SPEC` (a "
         "KernelSpec, your @triton.jit function with its shapes and launch; `fn` may be a library's @triton.autotune "
         "object) or by `op: module:function` with `inputs:` (a library's op, captured under each target's virtual "
-        "device). `harness init FILE.py` writes a first matrix; docs/bring-your-kernel.md has each way.",
+        "device); a `compiled:` section names functions torch.compile turns into TorchInductor's kernels, each a case "
+        "per target where its graph has it. `harness init FILE.py` writes a first matrix; docs/bring-your-kernel.md "
+        "has each way.",
     )
     run.add_argument("matrix", nargs="?", help="matrix YAML (default matrices/smoke.yaml of this repository)")
     run.add_argument(

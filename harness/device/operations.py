@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.build.cubin_sections import code_digest
 from harness.device.correctness import compare_outputs, reference_first
 from harness.intake import loader
 from harness.model.jobs import GpuConfigJob, OnDevice, WarmupJob
@@ -319,7 +320,10 @@ def _launched_binary(before: dict[int, Any], after: dict[int, Any], cache_key: s
     def sha(blob: Any) -> str:  # as compile.write_artifacts hashes an artifact
         return hashlib.sha256(blob if isinstance(blob, bytes) else str(blob).encode()).hexdigest()
 
-    out = LaunchedBinary(kind=kind, sha256=sha(asm[kind]), cache_key=str(getattr(kernel, "hash", "") or ""))
+    blob = asm[kind] if isinstance(asm[kind], bytes) else str(asm[kind]).encode()
+    out = LaunchedBinary(
+        kind=kind, sha256=sha(blob), code_sha256=code_digest(blob), cache_key=str(getattr(kernel, "hash", "") or "")
+    )
     if reused:
         out = out.updated(note=reused)
     if asm.get("ttir") is not None:  # its hash and signature line (types, tt.* attributes) for a parity diagnosis

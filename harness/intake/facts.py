@@ -144,14 +144,14 @@ def of_spec(ref: str, spec: Any) -> SpecFacts:
 
 
 def _inductor_facts(ref: str) -> SpecFacts:
-    """A kernel Inductor generated (:mod:`harness.intake.inductor_ref`): built only (``compile_only``), its GPU
-    check being the compiled function's against eager, not one of its kernels alone."""
+    """A kernel Inductor generated (:mod:`harness.intake.inductor_ref`); on a GPU each config is checked and timed
+    through the compiled function (:mod:`harness.intake.inductor_spec`)."""
     made = inductor_ref.InductorRef.decode(ref)
     first = dict(json.loads(made.slots[0].shape)) if made.slots else {}
     return SpecFacts(
         ref=ref, name=made.kernel, dims=tuple(first), flags=(), dtypes=tuple(sorted({s.dtype for s in made.slots})),
         tunables=made.tunables, nvidia_configs=(), amd_configs=(), interpret_shapes=(), interpret_dtypes=(),
-        compile_only=True, captured=None, autotune_listed=False, early_prune=False, fn_name=made.kernel,
+        compile_only=False, captured=None, autotune_listed=False, early_prune=False, fn_name=made.kernel,
         arg_names=None, per_target_fn=False, source_hash=made.source_hash,
     )  # fmt: skip
 

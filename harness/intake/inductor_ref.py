@@ -41,6 +41,9 @@ class Slot:
 class InductorRef:
     entry: str  # the matrix's compiled entry
     fn: str  # the function (or nn.Module factory) compiled
+    inputs: str  # its inputs function
+    factory: bool  # fn(shape, dtype) makes the nn.Module to compile
+    options: tuple[tuple[str, Any], ...]  # the entry's Inductor options
     kernel: str  # Inductor's name of it
     mode: str  # torch.compile's mode ("default", "max-autotune")
     torch: str
@@ -50,15 +53,15 @@ class InductorRef:
     def encode(self) -> str:
         slots = [[s.target, s.shape, s.dtype, s.source, s.position, list(s.graph), s.heuristic,
                   [[c, list(g)] for c, g in s.grids]] for s in self.slots]  # fmt: skip
-        return PREFIX + json.dumps(
-            [self.entry, self.fn, self.kernel, self.mode, self.torch, list(self.tunables), slots]
-        )
+        head = [self.entry, self.fn, self.inputs, self.factory, [list(o) for o in self.options], self.kernel]
+        return PREFIX + json.dumps([*head, self.mode, self.torch, list(self.tunables), slots])
 
     @classmethod
     def decode(cls, ref: str) -> "InductorRef":
-        entry, fn, kernel, mode, torch, tunables, slots = json.loads(ref[len(PREFIX) :])
+        entry, fn, inputs, factory, options, kernel, mode, torch, tunables, slots = json.loads(ref[len(PREFIX) :])
         return cls(
-            entry, fn, kernel, mode, torch, tuple(tunables),
+            entry, fn, inputs, bool(factory), tuple((k, v) for k, v in options), kernel, mode, torch,
+            tuple(tunables),
             tuple(Slot(t, sh, d, src, pos, tuple(graph), heur, tuple((c, tuple(g)) for c, g in grids))
                   for t, sh, d, src, pos, graph, heur, grids in slots),
         )  # fmt: skip

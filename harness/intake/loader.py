@@ -66,8 +66,12 @@ def resolve(name: str, source: str | None, kernels_dir: Path | None = None, base
 def load(ref: str) -> KernelSpec:
     """The KernelSpec a reference names: a spec file's or module's attribute, or a kernel captured from an op
     (:mod:`harness.intake.ops`)."""
-    from harness.intake import ops
+    from harness.intake import inductor_ref, ops
 
+    if inductor_ref.is_inductor(ref):  # Inductor's kernel, on a GPU worker: its configs through the compiled function
+        from harness.intake import inductor_spec
+
+        return inductor_spec.spec_for(ref)
     if ops.is_op(ref):
         try:
             return ops.spec_for(ref)
@@ -147,11 +151,13 @@ def kernel_files(ref: str) -> list[Path]:
     same list; the harness's own modules and installed packages are left out. The scan is
     cached per process and spec-file version (every case of a kernel asks for it).
     """
-    from harness.intake import ops
+    from harness.intake import inductor_ref, ops
 
-    if ops.is_op(ref):
+    if inductor_ref.is_inductor(ref) or ops.is_op(ref):
+        made = inductor_ref.InductorRef.decode(ref) if inductor_ref.is_inductor(ref) else None
+        parts = [made.fn, made.inputs] if made is not None else ops.OpRef.decode(ref).files
         found: list[Path] = []
-        for part in ops.OpRef.decode(ref).files:
+        for part in parts:
             found += [p for p in kernel_files(part) if p not in found]
         return found
     location = ref.rpartition(":")[0]

@@ -184,8 +184,8 @@ def _entries_of(
     out = []
     for name, kernel_slots in slots.items():
         ref = inductor_ref.InductorRef(
-            request.name, request.ref, name, request.mode or "default", torch, tuple(sorted(tunables[name])),
-            tuple(kernel_slots),
+            request.name, request.ref, request.inputs, request.factory, request.options, name,
+            request.mode or "default", torch, tuple(sorted(tunables[name])), tuple(kernel_slots),
         )  # fmt: skip
         out.append(
             KernelEntry(

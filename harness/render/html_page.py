@@ -43,7 +43,7 @@ th,td{border:1px solid #ccc;padding:2px 6px;text-align:left;font-variant-numeric
 th{background:#f3f3f3}
 td.fits{background:#e6f4ea}td.at-risk{background:#fff4d6}td.exceeds{background:#fde2e1}td.failed{background:#f5c6cb}
 td.incomplete{background:#e8e8e8;font-style:italic}
-h2{margin-top:1.5em}.note{color:#666}p.finding{color:#a00}
+h2{margin-top:1.5em}.note{color:#666}
 """
 
 

@@ -23,6 +23,13 @@ def launch_parity(rec: Record, runtime: Runtime) -> Runtime:
     static = binary.sha256 if binary is not None else None
     if not launched.sha256 or not static:
         return runtime.updated(launch_parity="not observed")
+    same_code = launched.sha256 != static and binary is not None and bool(binary.code_sha256)
+    same_code = same_code and launched.code_sha256 == binary.code_sha256  # type: ignore[union-attr]
+    if same_code:  # the code is the same; only the line table differs (it names the file the source was read from)
+        return runtime.updated(
+            launch_parity="identical",
+            launch_parity_detail="same code: the binaries differ only in the line table (the source file's path)",
+        )
     runtime = runtime.updated(launch_parity="identical" if launched.sha256 == static else "differs")
     if launched.sha256 != static:
         # same cache key: one compile request, two binaries (non-deterministic codegen, or a cache entry

@@ -1,0 +1,45 @@
+"""Compiled entries of a run matrix on this GPU (tests/data/compiled/run.yaml): every config Inductor lists for each
+kernel, as captured under this GPU's virtual device, is checked against eager PyTorch and timed through the compiled
+function with that kernel held to that config (harness.intake.inductor_spec); the binary it launched is the one the
+build stage made with Inductor's options (launch parity, by sha256)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from helpers import DATA, run_cli
+
+
+def _target() -> str:
+    import torch
+
+    return "h200" if "H200" in torch.cuda.get_device_name(0) else "h100"
+
+
+def test_each_compiled_config_is_checked_and_timed_against_eager(tmp_path: Path) -> None:
+    shutil.copy(DATA / "compiled" / "models.py", tmp_path / "models.py")
+    shutil.copy(DATA / "compiled" / "run.yaml", tmp_path / "run.yaml")
+    out = Path(os.environ.get("HARNESS_GPU_TEST_OUT", str(tmp_path))) / "compiled-run"
+    proc = run_cli("run", str(tmp_path / "run.yaml"), "--targets", _target(), "--out", str(out), "-n", "1",
+                   "--retune", timeout=1500)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    records = [json.loads(ln) for ln in (out / "records.jsonl").read_text().splitlines() if ln]
+    builds = [r for r in records if r["mode"] == "compile"]
+    tunes = [r for r in records if r["mode"] == "tune"]
+    entries = {r["inductor"]["entry"] for r in builds}
+    assert entries == {"act", "softmax", "sum", "mm", "mlp"}
+    launched = [r for r in builds if r["runtime"] and r["runtime"]["status"] != "not_launched"]
+    assert launched, "no config was launched"
+    for r in launched:
+        assert r["runtime"]["status"] == "ok", (r["kernel"], r["config"], r["runtime"].get("error"))
+        assert r["runtime"]["correctness"]["status"] == "ok", (r["kernel"], r["config"])
+    parity = [r["runtime"].get("launch_parity") for r in launched]
+    assert parity.count("identical") == len(parity), sorted(set(map(str, parity)))
+    assert len(tunes) == len({r["case_id"] for r in builds})
+    for t in tunes:
+        assert t["status"] == "ok", t.get("error")
+        assert "eager" in (t["runtime"]["baselines"] or {}), t["kernel"]
+        assert t["runtime"]["timing"]["median_us"] > 0  # the figures stay in the records (docs/performance.md)

@@ -272,3 +272,18 @@ def test_a_run_reports_where_inductor_adapts_from_its_records(ran, tmp_path) -> 
     assert some.returncode == 0, some.stdout[-2000:] + some.stderr[-2000:]
     kernels = {json.loads(ln)["kernel"] for ln in (tmp_path / "some" / "records.jsonl").read_text().splitlines() if ln}
     assert kernels and all(k.startswith("sum.triton_") for k in kernels), kernels
+
+
+def test_two_runs_under_different_torch_pins_compare_kernel_for_kernel(ran) -> None:
+    """A run of tests/data/compiled/run.yaml on an H100 under torch 2.11 (stored with the modules Inductor wrote: the
+    run of docs/performance.md, "Compiled entries in a run on the GPU") against this suite's torch 2.13 run: the
+    records' comparison, then the kernels Inductor rewrote, as a team reads them before a torch bump."""
+    _, _, root = ran
+    proc = run_cli("compare", str(DATA / "compiled" / "run-torch211-h100"), str(root / "run"))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    said = proc.stdout
+    assert "compiled entries: torch 2.11.0 -> 2.13" in said, said[-3000:]
+    # 2.13 adds evict_first to the sum's persistent load: the source diff says so, and the binary changed
+    assert "sum h100 M8192xN8192 bf16: triton_per_fused__to_copy_pow_sum_1 changed" in said
+    assert "eviction_policy='evict_first'" in said and "changed binary" in said
+    assert "only in new: sum mi300x M8192xN8192 bf16" in said

@@ -31,6 +31,7 @@ from harness.intake.inductor_ref import InductorRef
 
 _LOCK = threading.Lock()
 _HELD: dict[str, dict[str, Any]] = {}  # kernel name -> the config its launches are held to
+_RAN: set[str] = set()  # the held kernels the last call launched
 _WRAPPED: list[bool] = []
 
 
@@ -88,6 +89,7 @@ def _wrap_run() -> None:
                 listed = ", ".join(str(config_dict(la.config)) for la in self._harness_launchers)
                 raise LookupError(f"Inductor on this GPU does not list {wanted} for {name} (it lists {listed})")
             _use(self, chosen[:1], held=True)
+            _RAN.add(name)
             binary = _binary(chosen[0], name, int(self.triton_meta.get("device", 0) or 0))
             if binary is not None and name in _LAUNCHED:
                 _LAUNCHED[name].binaries.setdefault(binary.hash, binary)
@@ -182,11 +184,18 @@ def spec_for(ref: str) -> KernelSpec:
     def launch(args: tuple, shape: Mapping[str, Any], config: Mapping[str, Any]) -> Any:
         with _LOCK:
             _HELD[made.kernel] = dict(config)
+            _RAN.discard(made.kernel)
             try:
                 with torch.no_grad():
-                    return _output(pair(args, shape)[1](*args))
+                    out = _output(pair(args, shape)[1](*args))
             finally:
                 _HELD.pop(made.kernel, None)
+            if made.kernel not in _RAN:  # the GPU's graph lacks the kernel: nothing of this config ran
+                raise LookupError(
+                    f"Inductor's graph on this GPU does not launch {made.kernel} (a choice it makes by timing, such "
+                    "as max-autotune's, differs from the capture's policy): this config cannot be checked or timed"
+                )
+            return out
 
     _wrap_run()  # before anything is compiled: the policies are Inductor's config when it compiles
 

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-VERSION = re.compile(r"^[0-9]+(\.[0-9]+){0,2}(\.\*)?$")
+VERSION = re.compile(r"[0-9]+(\.[0-9]+){0,2}(\.\*)?")  # fullmatch: a trailing newline is no pin
 
 
 def pins(constraints: str, tox: str) -> dict[str, str]:
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     include = []
     for env, old, new in changes(base, head):
         for side, pin in (("base", old), ("head", new)):
-            if not VERSION.match(pin):
+            if not VERSION.fullmatch(pin):
                 print(
                     f"pin_changes: {env}'s {side} pin {pin!r} is not a version (like 3.6.0 or 3.6.*)", file=sys.stderr
                 )

@@ -128,6 +128,8 @@ def test_a_missing_shard_is_named(tmp_path: Path, shards: dict[str, Path]) -> No
                               "--expected", str(_expected(tmp_path, "static")))  # fmt: skip
     assert code == 3
     assert "**Night incomplete:** missing `static-triton36` (shard 2/2). Not kept as the baseline." in summary
+    said = [line for line in summary if "2/2" in line]
+    assert len(said) == 1, said  # one line per missing shard: the report's own "shard 2/2 missing" is not repeated
     assert _pointer(store)["night"] == "100"
 
 
@@ -176,6 +178,11 @@ def test_a_night_accepted_on_purpose_is_the_next_nights_baseline(tmp_path: Path,
     page = (tmp_path / "m101" / "report.html").read_text()  # the page opens with what got worse, run by run
     assert page.index("<h2>Tonight against night 100: worse: ") < page.index("<h2>At a glance</h2>")
     assert "static-triton36 <small>exit 2: " in page and "<b>worse (" in page and "WORSE: status" in page
+    # the merge's exit and its table come from that one comparison (harness report --compare-dir), not a second
+    verdicts = json.loads((tmp_path / "m101" / "compare" / "verdicts.json").read_text())
+    assert [(Path(v["run"]).name, v["exit"]) for v in verdicts] == [("static-triton36", 2)], verdicts
+    assert "| `static-triton36` | 2 | worse: new compile, correctness or limit failures" in "\n".join(summary)
+    assert "Exit 2: worse" in (tmp_path / "m101" / "compare" / "static-triton36.md").read_text()
     worst = page.split("<h3>Worst findings</h3>", 1)[1].split("</ol>", 1)[0]  # the compile errors, one line
     assert (
         worst.count("<li>") == 1

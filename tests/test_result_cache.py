@@ -1,6 +1,7 @@
 """The harness's result cache (:mod:`harness.execution.result_cache`) through real runs: a rerun of unchanged jobs
 compiles and interprets nothing, and gives the same records and byte-identical artifacts; an edit to the kernel's
-source or a variable Triton reads makes its jobs run again; a failure is never kept."""
+source or a variable Triton reads makes its jobs run again; a build the compiler refuses is kept like one that
+compiled (so a warm run builds nothing), while a crash or a timeout is never kept."""
 
 from __future__ import annotations
 
@@ -29,9 +30,9 @@ kernels:
 """
 
 
-def _run(matrix: Path, out: Path, cache: Path, **env: str) -> list[dict]:
+def _run(matrix: Path, out: Path, cache: Path, ok: tuple[int, ...] = (0,), **env: str) -> list[dict]:
     caches = {"HARNESS_CACHE_DIR": str(cache / "harness"), "TRITON_CACHE_DIR": str(cache / "triton")}
-    run_static(matrix, out, env={**caches, "HARNESS_RESULT_CACHE": "1", **env})
+    run_static(matrix, out, env={**caches, "HARNESS_RESULT_CACHE": "1", **env}, ok=ok)
     return json.loads((out / "results.json").read_text())["records"]
 
 
@@ -75,9 +76,33 @@ def test_only_results_that_do_not_depend_on_chance_are_kept(tmp_path: Path, monk
     assert result_cache.key("compile", replace(job, config={"BLOCK": 2}), "abc") != digest  # another config
     assert result_cache.key("compile", replace(job, prebuild_launcher=True), "abc") is None  # a side effect here
     assert result_cache.key("compile", job, "unknown") is None
-    result_cache.store("compile", digest, {"status": "error", "error": "boom"}, str(tmp_path))
-    assert result_cache.lookup("compile", digest, str(tmp_path)) is None  # a failure runs again
+    for chance in ("crash", "timeout"):  # the machine's state, not the job's: they run again
+        result_cache.store("compile", digest, {"status": chance, "error": "boom"}, str(tmp_path))
+        assert result_cache.lookup("compile", digest, str(tmp_path)) is None
     result_cache.store("compile", digest, {"status": "ok", "artifacts": {}}, str(tmp_path))
     assert result_cache.lookup("compile", digest, str(tmp_path))["compile_cache"] == "harness"
     monkeypatch.setenv("HARNESS_RESULT_CACHE", "0")
     assert result_cache.key("compile", job, "abc") is None
+
+
+def test_a_build_the_compiler_refuses_is_kept_and_an_edit_builds_it_again(tmp_path: Path) -> None:
+    """A real compile error (the kernel's own static assertion, at one config) is a result like a build's: the warm
+    run takes it from the cache with the same error and builds nothing; an edit to the kernel builds it again."""
+    kernel = tmp_path / "vector_add.py"
+    text = (REPO / "kernels" / "vector_add.py").read_text()
+    marker = "    offs = tl.program_id(0)"
+    assert marker in text
+    kernel.write_text(text.replace(marker, '    tl.static_assert(BLOCK < 2048, "BLOCK too large")\n' + marker, 1))
+    matrix = write_matrix(tmp_path / "m.yaml", MATRIX.format(source=kernel))
+    cold = [r for r in _run(matrix, tmp_path / "cold", tmp_path / "caches", ok=(1,)) if r["mode"] == "compile"]
+    warm = [r for r in _run(matrix, tmp_path / "warm", tmp_path / "caches", ok=(1,)) if r["mode"] == "compile"]
+    refused = [r for r in cold if r["status"] == "error"]
+    assert len(refused) == 2 and all("BLOCK too large" in r["error"] for r in refused)  # BLOCK 2048 on both targets
+    assert "harness" not in {r["compile_cache"] for r in cold}
+    assert {r["compile_cache"] for r in warm} == {"harness"}  # nothing built
+    assert sorted((r["target"], r["status"], r["error"]) for r in warm) == sorted(
+        (r["target"], r["status"], r["error"]) for r in cold
+    )
+    kernel.write_text(kernel.read_text() + "\n# edited\n")
+    edited = [r for r in _run(matrix, tmp_path / "edited", tmp_path / "caches", ok=(1,)) if r["mode"] == "compile"]
+    assert "harness" not in {r["compile_cache"] for r in edited}

@@ -174,6 +174,19 @@ def build_parser() -> argparse.ArgumentParser:
         "got worse, better, new and missing since it (the nightly's merge passes the baseline night's runs)",
     )
     rep.add_argument("--against", default="the baseline", help="what --baseline is, as the page names it")
+    rep.add_argument(
+        "--compare-dir",
+        metavar="DIR",
+        help="with --baseline: write each run's comparison there (as harness compare --markdown) and verdicts.json "
+        "(each run's exit code and its meaning): the one comparison report.html shows, for a merge to gate on",
+    )
+    rep.add_argument(
+        "--fail-on",
+        metavar="KINDS",
+        default="",
+        help="exit 5 when the merged runs have a config of one of these finding kinds, as harness run --fail-on "
+        "(failed, exceeds, one-vendor, at-risk, incomplete; or any): a merge of hosts or shards gates on findings",
+    )
     cmp = sub.add_parser(
         "compare",
         help="what changed between two runs (a Triton bump, night to night) and whether it is worse",

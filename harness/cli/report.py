@@ -5,18 +5,36 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import shutil
+import sys
 from pathlib import Path
 
 from harness.analysis.findings import analyse
 from harness.analysis.merge import merge_runs
 from harness.analysis.shard_coverage import nights
-from harness.cli.common import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, err, load_run, shard_dirs, write_output
+from harness.cli.common import (
+    EXIT_FINDINGS,
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    err,
+    load_run,
+    shard_dirs,
+    write_output,
+)
 from harness.model.records import Record
 from harness.model.run_info import RunInfo
 from harness.render import report_md
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from harness.analysis import gate
+
+    try:
+        fail_on = gate.parse_kinds(args.fail_on) if args.fail_on else ()
+    except ValueError as exc:
+        err(str(exc))
+        return EXIT_INPUT
     loaded = []
     for d in (one for given in args.dirs for one in shard_dirs(given)):  # a night's folder: its shard runs
         stored = load_run(d)
@@ -65,7 +83,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.baseline:
         from harness.cli.report_verdict import night_verdict
 
-        verdict = night_verdict(list(args.dirs), list(args.baseline), args.against)
+        compare_dir = Path(args.compare_dir) if args.compare_dir else None
+        verdict = night_verdict(list(args.dirs), list(args.baseline), args.against, compare_dir)
         if verdict is None:
             return EXIT_INPUT
     text = report_md.markdown_report(found)
@@ -92,13 +111,22 @@ def cmd_report(args: argparse.Namespace) -> int:
             return EXIT_INPUT
     from harness.render import terminal
 
-    for _, line in terminal.final_lines(found, args.wide):  # the run's own summary; --wide: the full tables
+    width = terminal.WIDTH
+    if sys.stdout.isatty():  # an 80-column terminal gets 79-column lines, never wrapped ones
+        width = min(width, shutil.get_terminal_size((terminal.WIDTH + 1, 24)).columns - 1)
+    for _, line in terminal.final_lines(found, args.wide, width):  # the run's own summary; --wide: the full tables
         print(line)
     if out:
         print(f"\nharness: report written to {out}")
     for problem in incomplete:  # rendered from what is there, and said last: the night is not whole
         err(f"night incomplete: {problem}")
-    return EXIT_INTERNAL if incomplete else EXIT_OK
+    code = EXIT_INTERNAL if incomplete else EXIT_OK
+    if fail_on:  # the gate harness run has, over every run merged here
+        counts = gate.count(list(found.rows))
+        tripped = gate.tripped(counts, fail_on)
+        code = EXIT_FINDINGS if tripped and code == EXIT_OK else code
+        print(terminal.findings_line(counts, fail_on, tripped, code))
+    return code
 
 
 def _linked(label: str, run: RunInfo, records: list[Record], page_dir: Path) -> tuple[str, RunInfo, list[Record]]:

@@ -3,17 +3,23 @@ two runs with its defaults and the run's own thresholds, for report.html's first
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 from harness.analysis.night_verdict import NightVerdict, UnitVerdict, unit_verdict
-from harness.cli.common import err, load_night
+from harness.cli.common import err, load_night, write_output
 
 NONE = "-"  # a run with no baseline run of its name
 
 
-def night_verdict(dirs: list[str], baselines: list[str], against: str) -> NightVerdict | None:
-    """``baselines[i]`` is ``dirs[i]``'s (``-``: none); None after a one-line error when the counts differ."""
+def night_verdict(
+    dirs: list[str], baselines: list[str], against: str, compare_dir: Path | None = None
+) -> NightVerdict | None:
+    """``baselines[i]`` is ``dirs[i]``'s (``-``: none); None after a one-line error when the counts differ. With
+    ``compare_dir``, each run's comparison is also written there as ``harness compare --markdown`` writes it, and
+    ``verdicts.json`` lists each run's exit code and its meaning: what a merge gates on, from the one comparison
+    report.html shows (never a second one)."""
     from harness.analysis.compare import CompareInputError, compare_runs
 
     if len(baselines) != len(dirs):
@@ -38,4 +44,21 @@ def night_verdict(dirs: list[str], baselines: list[str], against: str) -> NightV
             units.append(unit_verdict(name, None, reason=str(exc).splitlines()[0]))
             continue
         units.append(unit_verdict(name, cmp))
+        if compare_dir is not None:
+            from harness.render.compare import markdown
+
+            write_output(compare_dir / f"{_slug(name)}.md", markdown(cmp), "--compare-dir")
+    if compare_dir is not None:
+        from harness.render.compare import EXIT_MEANING
+
+        said = [
+            {"run": d, "unit": u.unit, "exit": u.exit_code, "meaning": u.reason or EXIT_MEANING.get(u.exit_code, "")}
+            for d, base, u in zip(dirs, baselines, units)
+            if base != NONE
+        ]
+        write_output(compare_dir / "verdicts.json", json.dumps(said, indent=1), "--compare-dir")
     return NightVerdict(against, tuple(units))
+
+
+def _slug(name: str) -> str:
+    return "__".join(Path(name).parts) or "run"

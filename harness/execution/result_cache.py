@@ -9,8 +9,10 @@ all of them, so an edit to any of these misses; deleting the cache costs time, n
 A hit gives the stored result with its artifacts linked (or copied) into the new run's folder, and says so: a build
 as ``compile_cache: "harness"`` (its ``compile_s`` is this lookup's, not a compile's, so compile-time comparisons
 leave it out), an interpreter check with ``correctness.from_cache``. Only results that do not depend on chance are
-kept: builds that compiled (``ok``), and interpreter checks that passed or that the interpreter cannot run
-(``interpret-unsupported``); a failure always runs again. Jobs with a side effect on this host (a build that also
+kept: builds that compiled (``ok``) or that the compiler refused (``error``: the same job, source, code, packages and
+variables fail the same way, so a warm run rebuilds none of them), and interpreter checks that passed or that the
+interpreter cannot run (``interpret-unsupported``). A build that crashed its worker or ran out of time, and a check
+that failed, always run again: those can depend on the machine's state. Jobs with a side effect on this host (a build that also
 prebuilds Triton's launcher for the local GPU) are never looked up. ``HARNESS_RESULT_CACHE=0`` turns it off.
 """
 
@@ -36,7 +38,7 @@ _ENV_IGNORED = ("TRITON_CACHE_DIR", "TRITON_HOME", "TRITON_DUMP_DIR")
 #: the harness packages whose code decides a build's or a check's result
 _CODE = ("build", "authoring", "matrix", "device", "execution", "model", "support")
 #: statuses worth keeping, per kind of job
-KEPT = {"compile": ("ok",), "interpret": ("ok", INTERPRET_UNSUPPORTED)}
+KEPT = {"compile": ("ok", "error"), "interpret": ("ok", INTERPRET_UNSUPPORTED)}
 
 
 def enabled() -> bool:

@@ -38,7 +38,7 @@ TOP_KEYS = {
     "environments": dict,
     "compiled": dict,  # functions torch.compile turns into TorchInductor's kernels (harness.matrix.compiled_entries)
 }
-_VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?([.+-]\w+)*$")
+_VERSION_RE = re.compile(r"\d+\.\d+(\.\d+)?([.+-]\w+)*")  # fullmatch: no trailing newline passes
 
 
 @dataclass(frozen=True)
@@ -211,7 +211,7 @@ def _validate(file: str, text: str, doc: yamlpos.Located) -> Matrix:
     backends = {cat[t].backend for t in target_names if t in cat} or {"cuda", "hip"}
     versions = data.get("triton", ["installed"]) if isinstance(data.get("triton", []), list) else []
     for i, v in enumerate(versions):
-        if not isinstance(v, str) or not (v == "installed" or _VERSION_RE.match(v)):
+        if not isinstance(v, str) or not (v == "installed" or _VERSION_RE.fullmatch(v)):
             chk.add(("triton", i), f'triton version must be a string like "3.6.0" or "installed", got {v!r}')
     timeout = data.get("timeout_s", 300)
     if is_a(timeout, (int, float)) and not (math.isfinite(timeout) and 0 < timeout <= MAX_TIMEOUT_S):

@@ -96,12 +96,23 @@ class HarnessSession:
             if resume and rundir.has_records(self.out):  # else prepare() started it over: nothing had finished
                 matrix = next(iter(self._matrices()), None)
                 self._resumed_run, self.done_cases, self.previous = rundir.resume_state(
-                    self.out, matrix.content_hash if matrix else None
+                    self.out, matrix.content_hash if matrix else None, self._selection(matrix)
                 )
         except (rundir.RunDirError, ResultsFileError) as exc:
             if self._lock is not None:
                 self._lock.release()
             raise pytest.UsageError(str(exc)) from None
+
+    def _selection(self, matrix: Any) -> tuple[Selection, ...]:
+        """What the matrix selects now (before ``-k``), for a resume to say what an edit changed."""
+        if matrix is None:
+            return ()
+        try:
+            cases = expand(with_targets_option(matrix, self.config.getoption("harness_targets")),
+                           tritoncompat.installed_triton_version())  # fmt: skip
+        except Exception:  # noqa: BLE001 - the words of a refusal only: the refusal stands without them
+            return ()
+        return tuple(selection_entry(c) for c in cases if not c.is_interpret and c.configs)
 
     def _versions_elsewhere(self) -> dict[str, int]:
         """Cases of the command line's matrices that need another Triton than the installed one."""
@@ -323,7 +334,8 @@ class HarnessSession:
         from harness.render import terminal
 
         found = self._findings or analyse([self.writer.run], self.writer.records)
-        for section, line in terminal.final_lines(found, self.config.getoption("harness_wide")):
+        width = min(terminal.WIDTH, tr._tw.fullwidth - 1) if tr.isatty else terminal.WIDTH  # an 80-column terminal
+        for section, line in terminal.final_lines(found, self.config.getoption("harness_wide"), width):
             if section:
                 tr.section(line)
             else:

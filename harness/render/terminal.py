@@ -81,10 +81,11 @@ def device_lines(found: Findings) -> list[str]:
     return out
 
 
-def summary(found: Findings) -> list[str]:
-    """The lines `harness run` ends with (before the paths of results.json and report.md)."""
+def summary(found: Findings, width: int = WIDTH) -> list[str]:
+    """The lines `harness run` ends with (before the paths of results.json and report.md), at most ``width``
+    columns (a terminal narrower than :data:`WIDTH` gets its own width)."""
     parts = ["portability (configs per target, Triton's defaults; at risk: a swept environment):"]
-    parts += [part for line in kernel_lines(found, width=1 << 16) for part in glance.wrap_parts("  " + line, WIDTH)]
+    parts += [part for line in kernel_lines(found, width=1 << 16) for part in glance.wrap_parts("  " + line, width)]
     device = device_lines(found)
     if device:
         parts += ["on the device (winner vs the first baseline; share of its roof's peak, HBM or the dtype's FLOP/s):"]
@@ -95,10 +96,10 @@ def summary(found: Findings) -> list[str]:
     if found.compiled:
         parts += ["compiled functions (each target's Inductor kernel graph in report.md):"]
         parts += ["  " + plain(line) for line in compiled.terminal(list(found.compiled), findings_listed=False)]
-    bad = glance.worst_terminal(found, WIDTH)
+    bad = glance.worst_terminal(found, width)
     if bad:
         parts += ["worst findings (as report.html and report.md list them):", *bad]
-    return [_fit(p) for p in parts]
+    return [_fit(p, width) for p in parts]
 
 
 def incomplete_lines(found: Findings) -> list[str]:
@@ -119,7 +120,7 @@ def incomplete_lines(found: Findings) -> list[str]:
     return out
 
 
-def final_lines(found: Findings, wide: bool = False) -> list[tuple[bool, str]]:
+def final_lines(found: Findings, wide: bool = False, width: int = WIDTH) -> list[tuple[bool, str]]:
     """Everything `harness run` prints about its records, as (is_section_title, text): INCOMPLETE where the run
     or a verdict is, the summary, or with ``wide`` report.md's full tables; then launch parity, shared-GPU
     warnings and known failures."""
@@ -146,7 +147,7 @@ def final_lines(found: Findings, wide: bool = False) -> list[tuple[bool, str]]:
         out += [(False, "limit: " + line) for line in tables.limit_findings(records)]
     else:
         out.append((True, "triton portability"))
-        out += head + [(False, line) for line in summary(found)]
+        out += head + [(False, line) for line in summary(found, width)]
         head = []
     out += head
     if tuned:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import IO
 
 from harness.model.records import Record
-from harness.model.run_info import RunInfo
+from harness.model.run_info import RunInfo, Selection
 from harness.results.store import complete_cases, load_results
 from harness.support import safe_files
 
@@ -199,7 +199,28 @@ def has_records(out: Path) -> bool:
     return jsonl.is_file() and jsonl.stat().st_size > 0
 
 
-def resume_state(out: Path, matrix_hash: str | None) -> tuple[RunInfo, set[str], list[Record]]:
+def changed_cases(before: tuple[Selection, ...], now: tuple[Selection, ...]) -> str:
+    """What a matrix edit changed in what a run builds, in words (" (…)", or "" when the selections agree): the
+    cases the run selected that the matrix no longer gives, those it now gives for the run's kernels, and the
+    cases whose configs changed; three named, then how many more."""
+
+    def key(s: Selection) -> str:
+        return f"{s.kernel} {s.dtype} {json.dumps(dict(s.shape or {}), sort_keys=True)} {s.target}@{s.environment}"
+
+    old = {key(s): s for s in before}
+    new = {key(s): s for s in now if s.kernel in {b.kernel for b in before}}
+    said = [f"no longer selects {k}" for k in old if k not in new]
+    said += [f"now also selects {k}" for k in new if k not in old]
+    said += [f"other configs for {k}" for k in old if k in new and old[k].configs != new[k].configs]
+    if not said:
+        return ""
+    more = f"; {len(said) - 3} more" if len(said) > 3 else ""
+    return " (" + "; ".join(said[:3]) + more + ")"
+
+
+def resume_state(
+    out: Path, matrix_hash: str | None, selection: tuple[Selection, ...] = ()
+) -> tuple[RunInfo, set[str], list[Record]]:
     """The interrupted run in ``out``: its run info, the cases it finished and their records.
 
     Refuses a resume under another matrix than the one the run started with (its cases
@@ -208,10 +229,11 @@ def resume_state(out: Path, matrix_hash: str | None) -> tuple[RunInfo, set[str],
     """
     run, records = load_results(out)
     recorded = run.matrix.sha256 if run.matrix else None
-    if matrix_hash and recorded and recorded != matrix_hash:
+    if matrix_hash and recorded != matrix_hash:
+        said = "changed since that run started" if recorded else "is not recorded in that run (it cannot be checked)"
         raise RunDirError(
-            f"--resume {out}: the matrix {run.matrix.path if run.matrix else None} changed since that run "
-            "started; resume with the same matrix, or start a new run"
+            f"--resume {out}: the matrix {run.matrix.path if run.matrix else '(unknown)'} {said}"
+            f"{changed_cases(run.selected or (), selection)}; resume with the same matrix, or start a new run"
         )
     done, kept = complete_cases(records)
     return run, done, kept
@@ -222,6 +244,12 @@ def prepare(out: Path, resume: bool, force: bool) -> RunLock:
     of a run that finished no case yet starts it over (:func:`resume_refusal`)."""
     if resume and resume_refusal(out):
         raise RunDirError(resume_refusal(out))  # before the directory is made or locked: nothing is left behind
+    jsonl = out / "records.jsonl"
+    if (jsonl.exists() or jsonl.is_symlink()) and (jsonl.is_symlink() or not jsonl.is_file()):
+        raise RunDirError(
+            f"{jsonl} is not a regular file (a directory, a link or a device): the run's records cannot be kept "
+            "there; remove it, or name another --out"
+        )
     check_usable(out)
     lock = RunLock(out)
     lock.acquire()

@@ -39,6 +39,38 @@ def test_every_workflow_passes_actionlint() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def _zizmor(*files: Path) -> subprocess.CompletedProcess[str]:
+    auditor = shutil.which("zizmor", path=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]))
+    if auditor is None:
+        pytest.skip("zizmor not installed: pip install zizmor (the test extra has it)")
+    return subprocess.run([auditor, "--offline", "--no-progress", *map(str, files)], capture_output=True, text=True)
+
+
+def test_every_workflow_is_clean_under_zizmor() -> None:
+    """Actions pinned by commit (the version in a comment), checkouts that keep no credentials, and every value
+    that reaches a shell passed through env: a security audit of GitHub workflows finds nothing."""
+    proc = _zizmor(*WORKFLOWS)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "No findings to report" in proc.stdout + proc.stderr
+
+
+def test_zizmor_finds_what_is_wrong(tmp_path: Path) -> None:
+    """The audit can fail: a tag, not a commit; a checkout that persists its token; a matrix value in a script."""
+    bad = tmp_path / "bad.yml"
+    bad.write_text(
+        "on: push\npermissions: {}\njobs:\n  a:\n    runs-on: ubuntu-latest\n"
+        "    strategy:\n      matrix:\n        pin: ['3.6']\n    steps:\n"
+        "      - uses: actions/checkout@v5\n      - uses: actions/upload-artifact@v6\n        with:\n"
+        "          name: x\n          path: .\n"
+        "      - run: echo ${{ github.event.head_commit.message }}\n"
+    )
+    proc = _zizmor(bad)
+    said = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    for audit in ("unpinned-uses", "artipacked", "template-injection"):
+        assert audit in said, said[-3000:]
+
+
 def test_actionlint_finds_what_is_wrong(tmp_path: Path) -> None:
     """The check can fail: an unknown context property, an undeclared runner label, a bad needs."""
     bad = tmp_path / "bad.yml"

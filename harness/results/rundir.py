@@ -245,10 +245,10 @@ def prepare(out: Path, resume: bool, force: bool) -> RunLock:
     if resume and resume_refusal(out):
         raise RunDirError(resume_refusal(out))  # before the directory is made or locked: nothing is left behind
     jsonl = out / "records.jsonl"
-    if (jsonl.exists() or jsonl.is_symlink()) and (jsonl.is_symlink() or not jsonl.is_file()):
+    if not jsonl.is_symlink() and jsonl.exists() and not jsonl.is_file():  # a link is replaced, never followed
         raise RunDirError(
-            f"{jsonl} is not a regular file (a directory, a link or a device): the run's records cannot be kept "
-            "there; remove it, or name another --out"
+            f"{jsonl} is not a regular file (a directory or a device): the run's records cannot be kept there; "
+            "remove it, or name another --out"
         )
     check_usable(out)
     lock = RunLock(out)

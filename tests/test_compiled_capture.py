@@ -287,3 +287,29 @@ def test_two_runs_under_different_torch_pins_compare_kernel_for_kernel(ran) -> N
     assert "sum h100 M8192xN8192 bf16: triton_per_fused__to_copy_pow_sum_1 changed" in said
     assert "eviction_policy='evict_first'" in said and "changed binary" in said
     assert "only in new: sum mi300x M8192xN8192 bf16" in said
+
+
+def test_the_inductor_internals_a_gpu_worker_holds_exist_on_this_torch(captured, tmp_path) -> None:
+    """What harness/intake/inductor_spec.py reads and patches on a GPU worker, held against this torch's Inductor
+    (it ran on an H100 with torch 2.11, docs/performance.md run CF): a release that moves one of these fails here."""
+    import inspect
+
+    import torch._inductor.config as config
+    from torch._inductor.runtime.cache_dir_utils import triton_cache_dir
+    from torch._inductor.runtime.runtime_utils import triton_hash_to_path_key
+    from torch._inductor.runtime.triton_heuristics import CachingAutotuner
+
+    from harness.build.compiled_build import load_autotuner
+
+    for name in ("compile_threads", "force_disable_caches", "benchmark_epilogue_fusion", "shape_padding",
+                 "use_static_cuda_launcher"):  # fmt: skip
+        assert hasattr(config, name), name
+    assert "stream" in inspect.signature(CachingAutotuner.run).parameters
+    assert callable(CachingAutotuner.precompile) and callable(triton_cache_dir)
+    assert triton_hash_to_path_key("ab" * 32)  # Triton's hex key to its cache folder's name
+    doc, _, _ = captured
+    kernel = doc["entries"]["act"]["h100"]["tables"][0]["table"]["kernels"][0]
+    auto = load_autotuner(kernel["source"], kernel["name"], tmp_path)
+    assert isinstance(auto, CachingAutotuner) and auto.launchers == []  # nothing compiled before its first run
+    assert auto.inductor_meta["kernel_name"] == kernel["name"] and "device" in auto.triton_meta
+    assert hasattr(auto, "_cached_launcher")  # torch 2.13's fast path, reset when a launcher is held

@@ -58,15 +58,17 @@ def adaptations(doc: Mapping[str, Any]) -> list[Adaptation]:
 
 
 def of_records(records: Iterable[Record]) -> list[Adaptation]:
-    """From a run's records: one :class:`Adaptation` per compiled entry, shape, dtype and Triton version, each
-    target's graph as its records say (under Triton's defaults; configs counted per kernel as Inductor listed them)."""
-    graphs: dict[tuple[str, str, str, str], dict[str, tuple[str, ...]]] = {}
-    kernels: dict[tuple[str, str, str, str, str], dict[str, tuple[str, int]]] = {}
-    findings: dict[tuple[str, str, str, str], list[str]] = {}
+    """From a run's records (or a merge's): one :class:`Adaptation` per compiled entry, shape, dtype, Triton and
+    torch version (hosts that ran other torch releases are never mixed into one graph), each target's graph as its
+    records say (under Triton's defaults; configs counted per kernel as Inductor listed them)."""
+    Key = tuple[str, str, str, str, str]
+    graphs: dict[Key, dict[str, tuple[str, ...]]] = {}
+    kernels: dict[tuple[str, ...], dict[str, tuple[str, int]]] = {}
+    findings: dict[Key, list[str]] = {}
     for r in records:
         if r.inductor.entry is None or r.mode != "compile" or r.environment != "default":
             continue
-        key = (r.inductor.entry, r.shape_id, r.dtype, r.triton)
+        key = (r.inductor.entry, r.shape_id, r.dtype, r.triton, str(r.inductor.torch or ""))
         graphs.setdefault(key, {}).setdefault(r.target, tuple(r.inductor.graph or ()))
         name = r.inductor.kernel or r.kernel
         per = kernels.setdefault(key + (r.target,), {})
@@ -80,14 +82,14 @@ def of_records(records: Iterable[Record]) -> list[Adaptation]:
             said = f"{flag.resource} {flag.value:g} against a limit of {flag.limit:g} ({flag.severity})"
             findings.setdefault(key, []).append(f"{where}: {said}")
     out = []
-    versions = {k[3] for k in graphs}
+    versions = {k[3:] for k in graphs}
     for key in sorted(graphs):
-        entry, shape, dtype, triton = key
+        entry, shape, dtype, triton, torch = key
         made = tuple(
             Graph(target, tuple(_kernel(n, kernels[key + (target,)]) for n in graph), 0)
             for target, graph in sorted(graphs[key].items())
         )
-        label = shape if len(versions) == 1 else f"{shape} triton{triton}"
+        label = shape if len(versions) == 1 else f"{shape} triton{triton} torch{torch}"
         out.append(Adaptation(entry, label, dtype, made, tuple(_differences(made)), tuple(findings.get(key, ()))))
     return out
 
@@ -130,7 +132,8 @@ def _findings(target: str, row: Mapping[str, Any]) -> list[str]:
 
 
 def _kernel(name: str, seen: Mapping[str, tuple[str, int]]) -> tuple[str, str, int]:
-    heuristic, configs = seen.get(name, ("?", 0))
+    # a kernel of the graph with no record here: a -k selection, a shard or a cut run left it out
+    heuristic, configs = seen.get(name, ("not in these records", 0))
     return name, heuristic, configs
 
 

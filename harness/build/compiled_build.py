@@ -151,8 +151,9 @@ def compile_job(job: CompileJob) -> CompileReply:
     compile_s, compile_cpu_s = time.perf_counter() - start, cpu_seconds() - cpu_start
     out_root = Path(job.out)
     artifacts = write_artifacts(compiled.asm, out_root, list(job.artifact_parts))
-    # the module Inductor wrote, beside the IR it became: what a torch bump's compare diffs
-    module = contained_path(out_root, *job.artifact_parts) / "kernel.inductor.py"
+    # the module Inductor wrote, once per case (every config of it is built from the same text), beside the
+    # configs' folders: what a torch bump's compare diffs
+    module = contained_path(out_root, *job.artifact_parts[:-1]) / "kernel.inductor.py"
     write_atomic(module, source.encode())
     artifacts["inductor"] = Artifact(path=module.relative_to(out_root).as_posix(), sha256=slot.source)
     res = _resources(compiled, target, out_root, artifacts)

@@ -43,6 +43,7 @@ case "$engine/$op" in
     ;;
   gitlab/push)
     api="$CI_API_V4_URL/projects/$CI_PROJECT_ID/packages/generic/$name/0"
+    shopt -s nullglob  # a merge that stopped before the store was made leaves it empty: nothing to upload
     for f in "$dir"/*; do
       curl -fsS -H "JOB-TOKEN: $CI_JOB_TOKEN" --upload-file "$f" "$api/$(basename "$f")" > /dev/null
     done

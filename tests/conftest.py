@@ -147,6 +147,7 @@ FIRST = (
     "test_isolation.py",
     "test_ops_capture.py",
     "test_compiled_capture.py",  # about 60 s, a quarter of it waiting on its hang limit
+    "test_gitlab_pipeline.py",  # about 30 s, its jobs' processes waited on
     "test_faults.py",
     "test_wheel.py",
     "test_bad_input_corpus.py",

@@ -72,7 +72,7 @@ def of(tune: Record, records: Iterable[Record]) -> dict[str, PortabilityEntry]:
             != (tune.kernel, tune.dtype, tune.shape_id, tune.triton, tune.host)
         ):
             continue
-        if str((recorded.get(other.target) or PortabilityEntry()).source or "").startswith("its winner in the stored"):
+        if (recorded.get(other.target) or PortabilityEntry()).is_stored_winner():
             continue  # the user named the run whose winners count
         priced = _priced(case_records, tune, other.config)
         if priced is not None:

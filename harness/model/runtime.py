@@ -155,6 +155,18 @@ class PortabilityEntry(Payload):
     slowdown: float | None = None
     timing_method: str | None = None
     note: str | None = None
+    # True: that target's own winner, read from the stored run the user named and timed here; the analysis keeps
+    # such an entry as it stands (it prices only the entries the tuner could not). Absent in records from before
+    # 2026-12-05, which said it only in ``source``.
+    stored_winner: bool | None = None
+
+    def is_stored_winner(self) -> bool:
+        return bool(self.stored_winner) or (
+            self.stored_winner is None and (self.source or "").startswith(STORED_WINNER_SOURCE)
+        )
+
+
+STORED_WINNER_SOURCE = "its winner in the stored run, timed here"
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,14 @@ from harness.matrix.cases import Case
 from harness.model.ids import config_id, config_key
 from harness.model.records import Record
 from harness.model.replies import BaselinesReply
-from harness.model.runtime import Baseline, PortabilityEntry, Runtime, WorkModel, not_launched
+from harness.model.runtime import (
+    STORED_WINNER_SOURCE,
+    Baseline,
+    PortabilityEntry,
+    Runtime,
+    WorkModel,
+    not_launched,
+)
 from harness.model.targets import catalogue
 from harness.model.timings import headline, round_ratios, slowdown
 from harness.model.vocabulary import Status
@@ -88,8 +95,10 @@ def portability(
     out: dict[str, PortabilityEntry] = {}
     for name, known in known_winners.items():
         t = catalogue()[name]
+        stored: dict[str, bool] = {}
         if known:  # that model's own tuned winner, from the stored run the user named, timed here
-            rec, source = by_key.get(config_key(known.config)), "its winner in the stored run, timed here"
+            rec, source = by_key.get(config_key(known.config)), STORED_WINNER_SOURCE
+            stored = {"stored_winner": True}
         elif t.arch == catalogue()[case.target].arch:
             rec, source = best, f"same architecture, no {name} winner known: this device's own best"
         else:
@@ -107,6 +116,7 @@ def portability(
         if rec is None:
             out[name] = PortabilityEntry().updated(
                 source=source,
+                **stored,
                 config=known.config if known else None,
                 fits=None,
                 note="winner not in this case's config list",
@@ -117,6 +127,7 @@ def portability(
         price = slowdown(rt, runtime_of(best)) if rt is not None and ok else None
         entry = PortabilityEntry().updated(
             source=source,
+            **stored,
             config_id=config_id(rec.config),
             fits=bool(rec.fits),
             status=rt.status if rt is not None else None,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.device.kernel_names import _distinct, graph_kernels, profiler_kernels
+from harness.device.kernel_names import _distinct, graph_kernels, parse_dot, profiler_kernels
 from harness.intake import loader
 from harness.matrix.cases import expand
 from harness.matrix.reading import parse
@@ -77,5 +77,11 @@ def test_write_dot_dumps() -> None:
         with torch.cuda.graph(g):
             call()
         torch.cuda.synchronize()
-        g.debug_dump(os.path.join(os.environ["OUT"], f"{name}.dot"))
-        (Path(os.environ["OUT"]) / f"{name}.profiler.txt").write_text("\n".join(profiler_kernels(call)) + "\n")
+        dot = Path(os.environ["OUT"]) / f"{name}.dot"
+        g.debug_dump(str(dot))
+        from_profiler = profiler_kernels(call)
+        (Path(os.environ["OUT"]) / f"{name}.profiler.txt").write_text("\n".join(from_profiler) + "\n")
+        # what the CPU test will read back: the dump holds kernels, and they are the profiler's, in order
+        from_dot = parse_dot(dot.read_text())
+        assert from_dot, f"{name}: the graph's dump names no kernel"
+        assert _distinct(from_dot, 8) == from_profiler, f"{name}: dump {from_dot}, profiler {from_profiler}"

@@ -79,7 +79,7 @@ def main() -> int:
 
     from harness.device.detection import local_gpus
 
-    arch = local_gpus()[0]["arch"]
+    arch = local_gpus()[0].arch
     target = {
         "sm_90": "h200",
         "sm_80": "a100",

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from harness.device.detection import match, parse_rocminfo
+from harness.model.runtime import GpuSlot
 from harness.model.targets import catalogue
 from harness.tuning.winners import winner_key
 
 CAT = catalogue()
 
 
-def _gpu(name: str, arch: str) -> dict[str, str]:
-    return {"index": "0", "arch": arch, "name": name, "uuid": ""}
+def _gpu(name: str, arch: str) -> GpuSlot:
+    return GpuSlot(index="0", arch=arch, name=name, uuid="")
 
 
 def test_an_h200_runs_h200_cases_and_leaves_h100_static_saying_why() -> None:
@@ -61,7 +62,7 @@ Agent 3
   Device Type:             GPU
 """
     gpus = parse_rocminfo(text)
-    assert [(g["index"], g["arch"], g["name"]) for g in gpus] == [
+    assert [(g.index, g.arch, g.name) for g in gpus] == [
         ("0", "gfx942", "AMD Instinct MI300X"),
         ("1", "gfx942", "AMD Instinct MI300A"),
     ]

@@ -12,6 +12,7 @@ from harness.matrix.cases import compile_job, expand, interpret_job
 from harness.matrix.reading import parse
 from harness.model.jobs import CompileJob, InterpretJob, JobError, from_wire, to_wire
 from harness.model.records import Record
+from harness.model.runtime import GpuSlot
 from harness.support import tritoncompat
 
 
@@ -71,7 +72,7 @@ def test_the_gpu_phases_requests_are_typed_and_a_worker_refuses_a_misspelt_one_b
     from harness.tuning import gpu_phase
 
     worker = FakeGpuWorker()
-    gpu = {"index": "0", "uuid": "GPU-x", "name": "fake", "arch": "sm_90"}
+    gpu = GpuSlot(index="0", uuid="GPU-x", arch="sm_90", name="fake")
     monkeypatch.setenv("HARNESS_LOCK_DIR", str(tmp_path))
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
     gpu_phase.run_case(_case(), [_rec(1, "nvidia"), _rec(2, "amd")], worker, gpu, [])

@@ -17,7 +17,7 @@ from harness.model.jobs import GpuJob, SustainedJob, to_wire
 from harness.model.payloads import LimitFlag
 from harness.model.records import Record
 from harness.model.replies import Reply
-from harness.model.runtime import Runtime
+from harness.model.runtime import GpuSlot, Runtime
 from harness.render import device_tables
 from harness.tuning import gpu_phase, tune_record
 from harness.tuning.launch_parity import launch_parity
@@ -103,7 +103,7 @@ def test_winner_baselines_portability_and_cache(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setenv("HARNESS_LOCK_DIR", str(tmp_path))
     built = [_rec(1, "nvidia"), _rec(2, "amd"), _rec(3, "amd"), _rec(4, "nvidia", fits=False), _rec(5, "nvidia")]
     worker = FakeGpuWorker()
-    gpu = {"index": "0", "uuid": "GPU-x", "name": "fake", "arch": "sm_90"}
+    gpu = GpuSlot(index="0", uuid="GPU-x", arch="sm_90", name="fake")
     records, tune = gpu_phase.run_case(_case(), built, worker, gpu, ["mi300x", "h100"])
     assert all(r.runtime is None for r in built)  # the build stage's records are left as they were: new ones come back
     assert [r.config_id for r in records] == [r.config_id for r in built]
@@ -154,19 +154,19 @@ def test_the_tune_record_carries_the_options_its_winner_ignores(
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("HARNESS_LOCK_DIR", str(tmp_path))
     amd = dataclasses.replace(_rec(1, "amd"), ignored_options=["waves_per_eu"])
-    _, tune = gpu_phase.run_case(_case(), [amd, _rec(2, "nvidia")], FakeGpuWorker(), {"index": "0"}, [])
+    _, tune = gpu_phase.run_case(_case(), [amd, _rec(2, "nvidia")], FakeGpuWorker(), GpuSlot(index="0"), [])
     assert tune.status == "ok" and tune.config["BLOCK"] == 1 and tune.ignored_options == ["waves_per_eu"]
 
 
 def test_each_xdist_worker_is_pinned_to_its_own_gpu() -> None:
     gpus = [
-        {"index": "0", "uuid": "GPU-aaa", "arch": "sm_90", "name": "H200"},
-        {"index": "1", "uuid": "GPU-bbb", "arch": "sm_90", "name": "H200"},
+        GpuSlot(index="0", uuid="GPU-aaa", arch="sm_90", name="H200"),
+        GpuSlot(index="1", uuid="GPU-bbb", arch="sm_90", name="H200"),
     ]
-    assert pick_device("gw0", gpus)["uuid"] == "GPU-aaa"
-    assert pick_device("gw1", gpus)["uuid"] == "GPU-bbb"
-    assert pick_device("gw2", gpus)["uuid"] == "GPU-aaa"  # more workers than GPUs share, under the GPU lock
-    assert pick_device(None, gpus)["uuid"] == "GPU-aaa"
+    assert pick_device("gw0", gpus).uuid == "GPU-aaa"
+    assert pick_device("gw1", gpus).uuid == "GPU-bbb"
+    assert pick_device("gw2", gpus).uuid == "GPU-aaa"  # more workers than GPUs share, under the GPU lock
+    assert pick_device(None, gpus).uuid == "GPU-aaa"
     assert pick_device("gw0", []) is None
     env = pinned_env({"CUDA_VISIBLE_DEVICES": "0,1", "HIP_VISIBLE_DEVICES": "1"}, gpus[1])
     assert env["CUDA_VISIBLE_DEVICES"] == "GPU-bbb" and "HIP_VISIBLE_DEVICES" not in env
@@ -186,7 +186,7 @@ def test_each_worker_of_an_8_gpu_amd_host_gets_its_own_device() -> None:
     """rocminfo's eight gfx942 agents (as device.local_gpus parses them) and eight pytest workers: each worker's
     HIP device 0 is another physical GPU (the old pinning, HIP index i after ROCr's filter, left workers 1-7
     with none)."""
-    gpus = [{"index": str(i), "uuid": "", "arch": "gfx942", "name": "AMD Instinct MI300X"} for i in range(8)]
+    gpus = [GpuSlot(index=str(i), uuid="", arch="gfx942", name="AMD Instinct MI300X") for i in range(8)]
     seen = []
     for slot in range(8):
         env = pinned_env({"HIP_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7"}, pick_device(f"gw{slot}", gpus))
@@ -209,8 +209,8 @@ def test_timings_never_share_a_gpu_and_two_gpus_run_at_once(tmp_path: Path, monk
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("HARNESS_LOCK_DIR", str(tmp_path))
     gpus = [
-        {"index": "0", "uuid": "GPU-aaa", "name": "fake", "arch": "sm_90"},
-        {"index": "1", "uuid": "GPU-bbb", "name": "fake", "arch": "sm_90"},
+        GpuSlot(index="0", uuid="GPU-aaa", arch="sm_90", name="fake"),
+        GpuSlot(index="1", uuid="GPU-bbb", arch="sm_90", name="fake"),
     ]
     barrier = threading.Barrier(4)
     tunes: list[Record] = []
@@ -220,7 +220,7 @@ def test_timings_never_share_a_gpu_and_two_gpus_run_at_once(tmp_path: Path, monk
         records = [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia")]
         barrier.wait()
         records, tune = gpu_phase.run_case(_case(), records, SlowFakeGpuWorker(), gpu, [], retune=True)
-        assert all(r.runtime.gpu.uuid == gpu["uuid"] for r in records)  # each record names its device
+        assert all(r.runtime.gpu.uuid == gpu.uuid for r in records)  # each record names its device
         tunes.append(tune)
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(4)]
@@ -316,7 +316,7 @@ def test_a_changed_worker_serves_its_case_to_the_end_then_retires(
             self.retired += 1
 
     worker = Tainting()
-    gpu = {"index": "0", "uuid": "GPU-x", "name": "fake", "arch": "sm_90"}
+    gpu = GpuSlot(index="0", uuid="GPU-x", arch="sm_90", name="fake")
     _, tune = gpu_phase.run_case(_case(), [_rec(1, "nvidia"), _rec(5, "nvidia")], worker, gpu, [])
     ops = [op for op, _ in worker.requests]
     assert ops.index("gpu_sustained") > ops.index("gpu_baselines")  # same worker, no request in between
@@ -348,7 +348,7 @@ def test_a_duplicate_build_is_not_launched(tmp_path: Path, monkeypatch: pytest.M
     records[1] = dataclasses.replace(records[1], duplicate_of="BLOCK1")
     worker = FakeGpuWorker()
     records, _ = gpu_phase.run_case(
-        _case(), records, worker, {"index": "0", "uuid": "", "name": "fake", "arch": "sm_90"}, []
+        _case(), records, worker, GpuSlot(index="0", uuid="", arch="sm_90", name="fake"), []
     )
     assert {job["config"]["BLOCK"] for op, job in worker.requests if op == "gpu_config"} == {1}
     assert records[1].runtime.status == "not_launched"
@@ -362,7 +362,7 @@ def test_a_config_added_to_the_space_is_tried_without_retune(tmp_path: Path, mon
 
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("HARNESS_LOCK_DIR", str(tmp_path))
-    gpu = {"index": "0", "uuid": "GPU-x", "name": "fake", "arch": "sm_90"}
+    gpu = GpuSlot(index="0", uuid="GPU-x", arch="sm_90", name="fake")
 
     class Faster6(FakeGpuWorker):
         def request(self, op: str, job: dict, timeout: float) -> dict:
@@ -390,7 +390,7 @@ def test_a_config_added_to_the_space_is_tried_without_retune(tmp_path: Path, mon
         _case(),
         [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia"), _rec(6, "nvidia")],
         Faster6(),
-        {**gpu, "name": "other"},
+        dataclasses.replace(gpu, name="other"),
         [],
     )
     assert "device_model changed" in other.runtime.tuned_because
@@ -398,7 +398,7 @@ def test_a_config_added_to_the_space_is_tried_without_retune(tmp_path: Path, mon
         _case(),
         [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia"), _rec(6, "nvidia")],
         Faster6(),
-        {**gpu, "name": "other", "driver": "999.1"},
+        dataclasses.replace(gpu, name="other", driver="999.1"),
         [],
     )
     assert "driver changed" in driver.runtime.tuned_because
@@ -412,7 +412,7 @@ def test_a_config_added_to_the_space_is_tried_without_retune(tmp_path: Path, mon
         _case(),
         [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia"), _rec(6, "nvidia")],
         Faster6(),
-        {**gpu, "name": "other"},
+        dataclasses.replace(gpu, name="other"),
         [],
     )
     assert old.runtime.winner_source == "tuned" and "config_space" in old.runtime.tuned_because

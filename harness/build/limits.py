@@ -39,10 +39,6 @@ def check(target: Target, resources: dict[str, Any], num_warps: int) -> list[Fla
     return flags
 
 
-def fits(flags: Iterable[dict[str, Any] | Flag]) -> bool:
+def fits(flags: Iterable[Flag]) -> bool:
     """True when no flag stops the kernel from launching."""
-    for f in flags:
-        sev = f.severity if isinstance(f, Flag) else f.get("severity")
-        if sev == "error":
-            return False
-    return True
+    return not any(f.severity == "error" for f in flags)

@@ -15,8 +15,11 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
+
+from harness.model.runtime import GpuSlot
 
 
 def _run(argv: list[str]) -> str:
@@ -28,10 +31,9 @@ def _run(argv: list[str]) -> str:
 
 
 @lru_cache(maxsize=1)
-def local_gpus() -> list[dict[str, str]]:
-    """GPUs on this host as ``{"index", "arch", "name", "uuid"}`` (and ``driver`` from nvidia-smi), from nvidia-smi
-    or rocminfo."""
-    gpus: list[dict[str, str]] = []
+def local_gpus() -> list[GpuSlot]:
+    """GPUs on this host (index, arch, name, uuid, and the driver from nvidia-smi), from nvidia-smi or rocminfo."""
+    gpus: list[GpuSlot] = []
     if shutil.which("nvidia-smi"):
         text = _run(["nvidia-smi", "--query-gpu=index,compute_cap,name,uuid,driver_version", "--format=csv,noheader"])
         for line in text.splitlines():
@@ -39,62 +41,51 @@ def local_gpus() -> list[dict[str, str]]:
             if len(parts) == 5 and re.match(r"^\d+\.\d+$", parts[1]):
                 major, minor = parts[1].split(".")
                 gpus.append(
-                    {
-                        "index": parts[0],
-                        "arch": f"sm_{major}{minor}",
-                        "name": parts[2],
-                        "uuid": parts[3],
-                        "driver": parts[4],
-                    }
+                    GpuSlot(index=parts[0], arch=f"sm_{major}{minor}", name=parts[2], uuid=parts[3], driver=parts[4])
                 )
     if not gpus and shutil.which("rocminfo"):
         gpus = parse_rocminfo(_run(["rocminfo"]))
     visible = os.environ.get("CUDA_VISIBLE_DEVICES") or os.environ.get("HIP_VISIBLE_DEVICES")
     if visible is not None and visible.strip() != "":
         wanted = [v.strip() for v in visible.split(",")]
-        gpus = [g for g in gpus if g["index"] in wanted or g["uuid"] in wanted]
+        gpus = [g for g in gpus if g.index in wanted or g.uuid in wanted]
     return gpus
 
 
-def parse_rocminfo(text: str) -> list[dict[str, str]]:
+def parse_rocminfo(text: str) -> list[GpuSlot]:
     """GPU agents of ``rocminfo`` output, each with its marketing name (``AMD Instinct MI300X``) where given."""
-    gpus: list[dict[str, str]] = []
+    gpus: list[GpuSlot] = []
     for block in re.split(r"\n\*{5,}\s*\n", text):
         arch = re.search(r"^\s*Name:\s+(gfx[0-9a-f]+)\s*$", block, re.M)
         if not arch:
             continue
         name = re.search(r"^\s*Marketing Name:\s+(.+?)\s*$", block, re.M)
         gpus.append(
-            {
-                "index": str(len(gpus)),
-                "arch": arch.group(1),
-                "name": name.group(1) if name else arch.group(1),
-                "uuid": "",
-            }
+            GpuSlot(index=str(len(gpus)), arch=arch.group(1), name=name.group(1) if name else arch.group(1), uuid="")
         )
     return gpus
 
 
-def match(target: Any, gpu: dict[str, str] | None, device_as: tuple[str, ...] = ()) -> tuple[bool, str]:
+def match(target: Any, gpu: GpuSlot | None, device_as: tuple[str, ...] = ()) -> tuple[bool, str]:
     """Whether ``target``'s cases run on ``gpu``, and why not (a line for the records) when they do not.
 
     Same architecture and a device name that matches one of the target's ``models``; or the
     target named in ``device_as`` (the user's explicit mapping) with the architecture the same.
     """
-    if gpu is None or target.arch != gpu.get("arch"):
+    if gpu is None or target.arch != gpu.arch:
         return False, ""
     if target.name in device_as:
-        return True, f"mapped by --device-as {target.name}: runs on the local {gpu.get('name', '?')}"
-    if any(re.search(pattern, gpu.get("name", ""), re.I) for pattern in target.models):
+        return True, f"mapped by --device-as {target.name}: runs on the local {gpu.name or '?'}"
+    if any(re.search(pattern, gpu.name or "", re.I) for pattern in target.models):
         return True, ""
     return False, (
-        f"static only: no {target.name} here — the local GPU is {gpu.get('name') or '?'} (the same "
+        f"static only: no {target.name} here — the local GPU is {gpu.name or '?'} (the same "
         f"{target.arch}, another model: other peaks, limits and winners); --device-as {target.name} "
         "runs these cases on it"
     )
 
 
-def pick_device(worker_id: str | None, gpus: list[dict[str, str]]) -> dict[str, str] | None:
+def pick_device(worker_id: str | None, gpus: Sequence[GpuSlot]) -> GpuSlot | None:
     """The GPU a pytest(-xdist) worker uses: ``gwN`` takes GPU ``N mod count``."""
     if not gpus:
         return None
@@ -102,7 +93,7 @@ def pick_device(worker_id: str | None, gpus: list[dict[str, str]]) -> dict[str, 
     return gpus[n % len(gpus)]
 
 
-def pinned_env(env: dict[str, str], gpu: dict[str, str]) -> dict[str, str]:
+def pinned_env(env: dict[str, str], gpu: GpuSlot) -> dict[str, str]:
     """Environment for a worker that must see exactly one GPU, by each vendor's rules.
 
     NVIDIA: ``CUDA_VISIBLE_DEVICES`` names the device (its UUID where known). AMD: ROCr filters first and
@@ -111,12 +102,13 @@ def pinned_env(env: dict[str, str], gpu: dict[str, str]) -> dict[str, str]:
     HIP's variable would point past the only device ROCr left visible.
     """
     out = dict(env)
-    if str(gpu.get("arch", "")).startswith("gfx"):
-        out["ROCR_VISIBLE_DEVICES"] = gpu["uuid"] or gpu["index"]
+    device = gpu.uuid or gpu.index or "0"
+    if (gpu.arch or "").startswith("gfx"):
+        out["ROCR_VISIBLE_DEVICES"] = device
         out["HIP_VISIBLE_DEVICES"] = "0"
         out["CUDA_VISIBLE_DEVICES"] = "0"
     else:
-        out["CUDA_VISIBLE_DEVICES"] = gpu["uuid"] or gpu["index"]
+        out["CUDA_VISIBLE_DEVICES"] = device
         out.pop("HIP_VISIBLE_DEVICES", None)
         out.pop("ROCR_VISIBLE_DEVICES", None)
     return out

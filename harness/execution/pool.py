@@ -26,6 +26,7 @@ from typing import Any
 from harness.model.environments import DEFAULT_ENV, Environment, worker_env
 from harness.model.jobs import Job, to_wire
 from harness.model.replies import Reply
+from harness.model.runtime import GpuSlot
 from harness.support import lifeline, zygote_client
 
 #: a worker's process: started here, or forked by a zygote
@@ -198,7 +199,7 @@ def _slot(kind: str, slot: int) -> str:
 class Workers:
     """The per-process set of workers: compiles, the interpreter, and one GPU pinned to this process."""
 
-    def __init__(self, gpu: dict[str, str] | None = None) -> None:
+    def __init__(self, gpu: GpuSlot | None = None) -> None:
         self._workers: dict[str, Worker] = {}
         self.gpu = gpu
 

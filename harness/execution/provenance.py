@@ -57,7 +57,7 @@ def gpus_seen() -> list[str]:
     """GPUs visible to this host, from the vendor tools (no torch import, no GPU context)."""
     from harness.device.detection import local_gpus
 
-    return [f"{g['name']} ({g['arch']}{', ' + g['uuid'] if g['uuid'] else ''})" for g in local_gpus()]
+    return [f"{g.name} ({g.arch}{', ' + g.uuid if g.uuid else ''})" for g in local_gpus()]
 
 
 def _version_of(module: str) -> str | None:

@@ -95,12 +95,13 @@ class WorkModel(Payload):
 
 @dataclass(frozen=True)
 class GpuSlot(Payload):
-    """The GPU a case ran on, as detection named it."""
+    """The GPU a case ran on, as detection named it (harness.device.detection: from nvidia-smi or rocminfo, without
+    a GPU context). Fields in the order detection wrote them when this was a dict, so a record's JSON is unchanged."""
 
     index: str | None = None
-    uuid: str | None = None
     arch: str | None = None
     name: str | None = None
+    uuid: str | None = None
     driver: str | None = None
 
 

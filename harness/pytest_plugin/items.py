@@ -137,12 +137,12 @@ class CaseItem(pytest.Item):
                 tune, runtime=tune_runtime.updated(phases_s=phases.updated(compile=round(compile_s, 3)))
             )
             bad += [
-                f"{r.config_id}: on {gpu['name']}: {r.runtime.status}: {(r.runtime.error or '')[:500]}"
+                f"{r.config_id}: on {gpu.name}: {r.runtime.status}: {(r.runtime.error or '')[:500]}"
                 for r in records
                 if r.runtime and r.runtime.status not in ("ok", "not_launched")
             ]
             if tune.status != "ok":
-                bad.append(f"on {gpu['name']}: {tune.error}")
+                bad.append(f"on {gpu.name}: {tune.error}")
             records.append(tune)
         records = [dataclasses.replace(r, case_id=case.id, case_records=len(records)) for r in records]
         for record in records:

@@ -30,6 +30,7 @@ from harness.results.store import ResultsFileError, load_results
 from harness.support import tritoncompat
 
 if TYPE_CHECKING:
+    from harness.model.runtime import GpuSlot
     from harness.tuning.winners import StoredWinners
 
 OUT_KEY = pytest.StashKey[Path]()
@@ -150,9 +151,8 @@ class HarnessSession:
             self._workers = Workers(this_process_gpu())
         return self._workers
 
-    def gpu_for(self, target: str) -> tuple[dict[str, str] | None, str]:
-        """The GPU this process runs ``target`` cases on (None when none), and a note for the records:
-        why a local GPU of the same architecture does not run them, or that ``--device-as`` mapped it."""
+    def gpu_for(self, target: str) -> tuple[GpuSlot | None, str]:
+        """The GPU this process runs ``target`` cases on (or None), and the records' note: why not, or --device-as."""
         if self.config.getoption("harness_static_only"):
             return None, ""
         from harness.execution.placement import gpu_for

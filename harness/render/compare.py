@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -31,7 +32,7 @@ def _line(c: Change) -> str:
     )
 
 
-def _listed(title: str, items: list[str], limit: int) -> list[str]:
+def _listed(title: str, items: Sequence[str], limit: int) -> list[str]:
     if not items:
         return []
     return (
@@ -211,7 +212,7 @@ def markdown(cmp: Comparison, diffs: str | None = None, written: set[str] | None
 
 def _change_json(c: Change) -> dict[str, Any]:
     """A change's own fields (its grouping view and the two builds it was read from are not part of it)."""
-    return {f.name: getattr(c, f.name) for f in dataclasses.fields(c) if f.name not in ("member", "builds")}
+    return {k: v for k, v in dataclasses.asdict(c).items() if k not in ("member", "builds")}
 
 
 def to_json(cmp: Comparison) -> dict[str, Any]:
@@ -227,9 +228,7 @@ def to_json(cmp: Comparison) -> dict[str, Any]:
         "largest_insignificant": cmp.largest_insignificant,
         "reason": cmp.reason,
         "exit_code": cmp.exit_code,
-        "changes": [
-            {k: v for k, v in dataclasses.asdict(c).items() if k not in ("member", "builds")} for c in cmp.changes
-        ],
+        "changes": [_change_json(c) for c in cmp.changes],
         "groups": [dataclasses.asdict(g) for g in cmp.groups],
         "timings": [dataclasses.asdict(t) for t in cmp.judged],
     }

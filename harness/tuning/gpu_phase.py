@@ -90,7 +90,7 @@ def run_case(
     case: Case,
     records: list[Record],
     worker: GpuClient,
-    gpu: dict[str, str],
+    gpu: GpuSlot,
     other_targets: list[str],
     retune: bool = False,
     stored: StoredWinners | None = None,
@@ -107,7 +107,7 @@ def _tune(
     case: Case,
     records: list[Record],
     worker: GpuClient,
-    gpu: dict[str, str],
+    gpu: GpuSlot,
     other_targets: list[str],
     retune: bool,
     stored: StoredWinners | None,
@@ -181,7 +181,7 @@ def _tune(
         # a baseline that changed the worker's process retired it: the next case gets a fresh one (harness.device.baselines)
         done = time.perf_counter()
         window = (window_start, time.time())  # wall-clock span this case held the GPU, for overlap audits
-    where = GpuSlot(index=gpu.get("index"), uuid=gpu.get("uuid"))
+    where = GpuSlot(index=gpu.index, uuid=gpu.uuid)
     for rec in to_run:
         found[rec] = found[rec].updated(gpu=where)
     # where the case's time went: waiting for the GPU, checking and timing the configs, checking and timing the
@@ -192,7 +192,7 @@ def _tune(
         baselines=round(baselines_done - configs_done, 3),
         sustained=round(done - baselines_done, 3),
     )
-    runtime = Runtime().updated(gpu=GpuSlot.from_json(gpu), winner_source="cache" if cached else "tuned")
+    runtime = Runtime().updated(gpu=gpu, winner_source="cache" if cached else "tuned")
     if not cached:
         runtime = runtime.updated(tuned_because=tuned_because or "--retune")
     runtime = runtime.updated(
@@ -218,7 +218,7 @@ def _tune(
                 config=best.config,
                 median_us=runtime_of(best).median,
                 arch=target.arch,
-                device=gpu.get("name", ""),
+                device=gpu.name or "",
                 space_best=space_best,
                 context=context,
             ),

@@ -18,6 +18,7 @@ from typing import Any, Iterator
 from harness.matrix.cases import Case
 from harness.model.ids import config_key
 from harness.model.records import Record
+from harness.model.runtime import GpuSlot
 from harness.model.targets import Target
 from harness.support.cache import cache_dir
 
@@ -72,8 +73,8 @@ class KnownWinner:
 
 
 @contextmanager
-def gpu_lock(gpu: dict[str, str]) -> Iterator[None]:
-    name = (gpu.get("uuid") or gpu["index"]).replace("/", "_")
+def gpu_lock(gpu: GpuSlot) -> Iterator[None]:
+    name = (gpu.uuid or gpu.index or "0").replace("/", "_")
     path = Path(os.environ.get("HARNESS_LOCK_DIR", "/tmp")) / f"triton-harness-gpu-{name}.lock"
     with open(path, "w") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
@@ -106,7 +107,7 @@ def save_winner(key: str, entry: Winner) -> None:
     tmp.replace(path)
 
 
-def tuning_context(records: list[Record], gpu: dict[str, str]) -> dict[str, str]:
+def tuning_context(records: list[Record], gpu: GpuSlot) -> dict[str, str]:
     """What a cached winner was chosen under: the config space (every build the case compiled, hashed), torch,
     the GPU driver and the device model (Triton and the kernel source are in its key). A winner is reused only
     when all are the same (a config added to the space is then tried without ``--retune``)."""
@@ -120,8 +121,8 @@ def tuning_context(records: list[Record], gpu: dict[str, str]) -> dict[str, str]
     return {
         "config_space": space,
         "torch": torch_version,
-        "driver": gpu.get("driver", ""),
-        "device_model": gpu.get("name", ""),
+        "driver": gpu.driver or "",
+        "device_model": gpu.name or "",
     }
 
 

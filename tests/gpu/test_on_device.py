@@ -23,18 +23,19 @@ from harness.device.detection import local_gpus, pick_device, pinned_env  # noqa
 from harness.execution.pool import Worker  # noqa: E402
 from harness.intake import loader  # noqa: E402
 from harness.model.jobs import BaselinesJob, GpuConfigJob, GpuJob, OnDevice, SustainedJob  # noqa: E402
+from harness.model.runtime import GpuSlot  # noqa: E402
 
 FAULTY = f"{DATA / 'faulty_kernel.py'}:SPEC"
 
 
-def _local_target(gpu: dict) -> str:
+def _local_target(gpu: GpuSlot) -> str:
     """The catalogue target this GPU is (by model); a GPU the catalogue does not know skips the test."""
     from harness.device.detection import match
     from harness.model.targets import catalogue
 
     found = [t.name for t in catalogue().values() if match(t, gpu)[0]]
     if not found:
-        pytest.skip(f"{gpu['name']} ({gpu['arch']}) is no model of the catalogue: map it with --device-as")
+        pytest.skip(f"{gpu.name} ({gpu.arch}) is no model of the catalogue: map it with --device-as")
     return found[0]
 
 
@@ -66,7 +67,7 @@ def test_device_matches_the_catalogue_arch(gpu_worker: Worker) -> None:
         gpu_worker, BaselinesJob(ref=loader.resolve("vector_add", None), dtype="fp32", shape={"N": 1 << 20}), 600
     )
     assert out["status"] == "ok", out
-    assert out["device"]["arch"] == gpu["arch"] and out["copy_tbps"] > 0.5
+    assert out["device"]["arch"] == gpu.arch and out["copy_tbps"] > 0.5
 
 
 def test_full_size_check_and_timing(gpu_worker: Worker) -> None:
@@ -340,7 +341,7 @@ kernels:
             assert r["runtime"].get("launch_parity") in ("identical", None), r["runtime"].get("launch_parity_detail")
         tune = next(r for r in records if r["kernel"] == kernel and r["mode"] == "tune")
         assert all(b["status"] == "ok" and b["matches_reference"] for b in tune["runtime"]["baselines"].values())
-    if gpu["arch"].startswith("sm_"):
+    if (gpu.arch or "").startswith("sm_"):
         desc = [r for r in records if r["kernel"] == "attention_desc" and r["mode"] == "compile"]
         assert all(r["specialisation"]["Q"]["type"].startswith("tensordesc<") for r in desc)
         fp8 = [r for r in records if r["kernel"] == "moe_gemm" and r["mode"] == "compile"]
@@ -354,9 +355,9 @@ def test_cases_run_only_on_their_own_model_unless_mapped(tmp_path: Path) -> None
 
     gpu = pick_device(None, local_gpus())
     here = _local_target(gpu)
-    twin = next((t.name for t in catalogue().values() if t.arch == gpu["arch"] and t.name != here), None)
+    twin = next((t.name for t in catalogue().values() if t.arch == gpu.arch and t.name != here), None)
     if twin is None:
-        pytest.skip(f"the catalogue has no other model of {gpu['arch']}")
+        pytest.skip(f"the catalogue has no other model of {gpu.arch}")
     matrix = write_matrix(
         tmp_path / "m.yaml",
         f"""\

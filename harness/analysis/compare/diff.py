@@ -13,11 +13,12 @@ then its missing builds are left out, not called worse.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from harness.analysis import verdicts
@@ -69,17 +70,19 @@ class Change:
     builds: tuple[Record, Record] | None = None  # a code change: the two builds (compare --diffs reads their IR)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Comparison:
+    """Two runs compared: what matched, what changed and how each timing was judged; made once, read by renderers."""
+
     matched: int
-    only_base: list[str] = field(default_factory=list)
-    only_new: list[str] = field(default_factory=list)
-    missing_in_new: list[str] = field(default_factory=list)  # builds the new run selected and does not hold
-    not_compared: list[str] = field(default_factory=list)  # cut cases, incomplete verdicts, interrupted runs' gaps
-    changes: list[Change] = field(default_factory=list)
-    groups: list[groups.Group] = field(default_factory=list)  # the resource and code changes, by kind
+    only_base: tuple[str, ...] = ()
+    only_new: tuple[str, ...] = ()
+    missing_in_new: tuple[str, ...] = ()  # builds the new run selected and does not hold
+    not_compared: tuple[str, ...] = ()  # cut cases, incomplete verdicts, interrupted runs' gaps
+    changes: tuple[Change, ...] = ()
+    groups: tuple[groups.Group, ...] = ()  # the resource and code changes, by kind
     timings_judged: int = 0
-    judged: list[timings.JudgedTiming] = field(default_factory=list)  # every timing figure considered
+    judged: tuple[timings.JudgedTiming, ...] = ()  # every timing figure considered
     largest_insignificant: float | None = None  # largest |ratio - 1| among judged timings not called a change
     compile_time: compile_time.CompileTimeJudgement | None = None  # cold lowering time, judged like with like
     reason: str = ""  # why the runs cannot be compared, when they cannot
@@ -133,49 +136,68 @@ def compare_runs(
     new_cut = is_unfinished(new_run)
     selected = selected_keys(new_run)
     lost = {k for k in a.keys() - b.keys() if selected is not None and k in selected}
-    cmp = Comparison(
-        matched=len(matched),
-        only_base=sorted(_label(a[k]) for k in a.keys() - b.keys() - lost),
-        only_new=sorted(_label(b[k]) for k in b.keys() - a.keys()),
-    )
-    cmp.not_compared = sorted(
+    only_base = tuple(sorted(_label(a[k]) for k in a.keys() - b.keys() - lost))
+    only_new = tuple(sorted(_label(b[k]) for k in b.keys() - a.keys()))
+    not_compared = sorted(
         f"case cut mid-way: {c[0]} {c[1]} {shape_id(json.loads(c[2]))} {c[3]}"
         + (f"@{c[4]}" if c[4] != "default" else "")
         for c in cut
     )
+    missing_in_new: list[str] = []
     if new_cut:
-        cmp.not_compared += [f"not run (the new run was interrupted): {_label(a[k])}" for k in sorted(lost)]
+        not_compared += [f"not run (the new run was interrupted): {_label(a[k])}" for k in sorted(lost)]
     else:
-        cmp.missing_in_new = sorted(_label(a[k]) for k in lost)
+        missing_in_new = sorted(_label(a[k]) for k in lost)
+    head = Comparison(
+        matched=len(matched),
+        only_base=only_base,
+        only_new=only_new,
+        missing_in_new=tuple(missing_in_new),
+        not_compared=tuple(not_compared),
+    )
     unfinished = [side for side, run in (("base", base_run), ("new", new_run)) if is_unfinished(run)]
     if unfinished and not allow_incomplete:
-        cmp.reason = (
+        reason = (
             f"the {' and '.join(unfinished)} run{'s were' if len(unfinished) > 1 else ' was'} interrupted "
             "before every case ran; `harness run --resume DIR` finishes a run, --allow-incomplete judges "
             "only the cases both runs completed"
         )
-        return cmp
+        return dataclasses.replace(head, reason=reason)
     if not matched:
-        cmp.reason = "no record of one run matches a record of the other (different matrices or targets?)"
-        return cmp
+        reason = "no record of one run matches a record of the other (different matrices or targets?)"
+        return dataclasses.replace(head, reason=reason)
+    changes: list[Change] = []
     for key in matched:
-        _static(a[key], b[key], cmp.changes)
+        _static(a[key], b[key], changes)
     population: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for key in matched:
         population[b[key].column].append(b[key].config)
-    cmp.groups = groups.group([c.member for c in cmp.changes if c.member is not None], population)
-    cmp.compile_time = compile_time.judge(
+    grouped = groups.group([c.member for c in changes if c.member is not None], population)
+    cold = compile_time.judge(
         [(a[k], b[k]) for k in matched],
         compile_threshold,
         alpha,
         (base_run.cpu if base_run else None, new_run.cpu if new_run else None),
     )
-    _verdict_changes(list(a.values()), list(b.values()), cmp.changes, cmp.not_compared)
-    _timing_changes(
-        base, new, a, b, matched, cmp, threshold, fdr, min_us, normalise, thresholds or {}, history, noise_floor
+    _verdict_changes(list(a.values()), list(b.values()), changes, not_compared)
+    pairs = [
+        (a[k], b[k])
+        for k in matched
+        if timed(a[k]) and timed(b[k]) and max(median(a[k]) or 0.0, median(b[k]) or 0.0) >= min_us
+    ]  # below min_us launch noise dominates
+    judged = tuple(timings.judge(pairs, base, new, threshold, fdr, normalise, thresholds or {}, history, noise_floor))
+    counted, largest = _timing_changes(judged, changes)
+    _winner_changes(base, new, changes)
+    return dataclasses.replace(
+        head,
+        not_compared=tuple(not_compared),
+        changes=tuple(changes),
+        groups=tuple(grouped),
+        timings_judged=counted,
+        judged=judged,
+        largest_insignificant=largest,
+        compile_time=cold,
     )
-    _winner_changes(base, new, cmp.changes)
-    return cmp
 
 
 def _static(ra: Record, rb: Record, out: list[Change]) -> None:
@@ -256,35 +278,17 @@ def _verdict_changes(base: list[Record], new: list[Record], out: list[Change], n
             )
 
 
-def _timing_changes(
-    base: list[Record],
-    new: list[Record],
-    a: dict[tuple[str, ...], Record],
-    b: dict[tuple[str, ...], Record],
-    matched: list[tuple[str, ...]],
-    cmp: Comparison,
-    threshold: float,
-    fdr: float,
-    min_us: float,
-    normalise: bool,
-    thresholds: dict[str, float],
-    history: Any = None,
-    floor: float = stats.NOISE_FLOOR,
-) -> None:
-    pairs = [
-        (a[k], b[k])
-        for k in matched
-        if timed(a[k]) and timed(b[k]) and max(median(a[k]) or 0.0, median(b[k]) or 0.0) >= min_us
-    ]  # below min_us launch noise dominates
-    cmp.judged = timings.judge(pairs, base, new, threshold, fdr, normalise, thresholds, history, floor)
-    largest = None
-    for t in cmp.judged:
+def _timing_changes(judged: tuple[timings.JudgedTiming, ...], out: list[Change]) -> tuple[int, float | None]:
+    """Each timing called slower or faster, as a change; how many were judged, and the largest |ratio - 1| among
+    those that were not called a change."""
+    counted, largest = 0, None
+    for t in judged:
         j = t.judgement
         if j.verdict == "not judged":
             continue
-        cmp.timings_judged += 1
+        counted += 1
         if j.verdict in ("slower", "faster"):
-            cmp.changes.append(
+            out.append(
                 Change(
                     "timing",
                     t.label,
@@ -298,7 +302,7 @@ def _timing_changes(
             )
         elif math.isfinite(j.ratio) and (largest is None or abs(j.ratio - 1) > largest):
             largest = abs(j.ratio - 1)
-    cmp.largest_insignificant = largest
+    return counted, largest
 
 
 def _winner_changes(base: list[Record], new: list[Record], out: list[Change]) -> None:

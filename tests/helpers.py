@@ -70,7 +70,7 @@ def compile_one(
     kernel: str, dtype: str, shape: dict[str, Any], target: str, config: dict[str, Any], out: Path, **extra: Any
 ) -> dict[str, Any]:
     """A real cross-compile through the same code path the workers run."""
-    from harness.build.compile import compile_job
+    from harness.compiling.compile import compile_job
     from harness.intake import loader
     from harness.model import targets
     from harness.model.jobs import from_wire

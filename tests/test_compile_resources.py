@@ -18,7 +18,7 @@ def _metadata_shared(target: str, config: dict) -> int:
     """metadata.shared from an independent triton.compile of the same kernel."""
     import triton
 
-    from harness.build import launchspec
+    from harness.compiling import launchspec
     from harness.intake import loader
     from harness.model import targets
     from harness.support import tritoncompat
@@ -153,7 +153,7 @@ def test_blackwell_tensor_core_and_tensor_memory_are_counted(tmp_path: Path) -> 
 
 
 def test_tensor_memory_over_the_targets_columns_cannot_launch() -> None:
-    from harness.build import limits
+    from harness.compiling import limits
     from harness.model import targets
 
     b200, h100 = targets.get("b200"), targets.get("h100")
@@ -198,7 +198,7 @@ kernels:
 def _compile_poly(out: Path, target: str, source: Path | None = None) -> dict:
     from helpers import DATA
 
-    from harness.build.compile import compile_job
+    from harness.compiling.compile import compile_job
     from harness.intake import loader
     from harness.model import targets
     from harness.model.jobs import from_wire
@@ -232,7 +232,7 @@ def test_a_checkout_with_new_file_times_keeps_its_spill_figures(
 
     from helpers import DATA
 
-    from harness.build import cubin_sections, ptxas
+    from harness.compiling import cubin_sections, ptxas
 
     source = tmp_path / "src" / "noinline_kernel.py"
     source.parent.mkdir()
@@ -266,7 +266,7 @@ def test_spill_figures_are_those_of_the_recorded_binary(
     import hashlib
     import subprocess
 
-    from harness.build import ptxas, resources
+    from harness.compiling import ptxas, resources
     from harness.support import tritoncompat
 
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))

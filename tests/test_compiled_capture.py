@@ -200,7 +200,7 @@ def test_a_torch_bump_compared_kernel_for_kernel(captured) -> None:
 def test_a_build_that_crashes_or_hangs_is_its_own_one_line_error(tmp_path, monkeypatch, module: str, said: str) -> None:
     """Each candidate is built in a forked child of its own (plumbing: a stand-in for Inductor's module that ends or
     hangs its process the way a crashing compiler would)."""
-    from harness.build.compiled_build import isolated
+    from harness.compiling.compiled_build import isolated
     from harness.model import targets
 
     monkeypatch.setenv("HARNESS_BUILD_TIMEOUT_S", "3")
@@ -299,7 +299,7 @@ def test_the_inductor_internals_a_gpu_worker_holds_exist_on_this_torch(captured,
     from torch._inductor.runtime.runtime_utils import triton_hash_to_path_key
     from torch._inductor.runtime.triton_heuristics import CachingAutotuner
 
-    from harness.build.compiled_build import load_autotuner
+    from harness.compiling.compiled_build import load_autotuner
 
     for name in ("compile_threads", "force_disable_caches", "benchmark_epilogue_fusion", "shape_padding",
                  "use_static_cuda_launcher"):  # fmt: skip

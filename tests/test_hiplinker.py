@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.build import hiplinker
+from harness.compiling import hiplinker
 
 
 def _fake_lld(path: Path, version: str) -> Path:

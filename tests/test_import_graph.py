@@ -98,10 +98,10 @@ ALLOWED: dict[str, set[str]] = {
     # user code taken in (modules, probes, virtual devices, op and compiled capture): below the matrix reader
     "harness.intake": BASE | {"harness.authoring"},
     "harness.matrix": BASE | {"harness.authoring", "harness.intake"},
-    "harness.build": BASE | {"harness.authoring", "harness.intake", "harness.matrix"},
-    "harness.device": BASE | {"harness.authoring", "harness.intake", "harness.matrix", "harness.build"},
+    "harness.compiling": BASE | {"harness.authoring", "harness.intake", "harness.matrix"},
+    "harness.device": BASE | {"harness.authoring", "harness.intake", "harness.matrix", "harness.compiling"},
     "harness.execution": BASE
-    | {"harness.authoring", "harness.intake", "harness.matrix", "harness.build", "harness.device"},
+    | {"harness.authoring", "harness.intake", "harness.matrix", "harness.compiling", "harness.device"},
     "harness.analysis": BASE | {"harness.results"},
     "harness.render": BASE | {"harness.results", "harness.analysis"},
     "harness.tuning": BASE | {"harness.matrix"},

@@ -103,7 +103,7 @@ def test_gfx942_compile_matches_the_hip_launcher(kernel: str, dtype: str, tmp_pa
 
 def test_large_integers_and_sizes_follow_the_launcher(tmp_path: Path) -> None:
     """An i32-declared scalar past 2^31 is i64 at launch; a tensor over 2 GiB gets no pointer range."""
-    from harness.build import launchspec
+    from harness.compiling import launchspec
     from harness.spec import Pointer, Scalar
 
     spec = loader.load(loader.resolve("vector_add", None))
@@ -127,7 +127,7 @@ def test_large_integers_and_sizes_follow_the_launcher(tmp_path: Path) -> None:
 def test_none_arguments_and_constexpr_defaults_as_at_launch(tmp_path: Path) -> None:
     from helpers import DATA
 
-    from harness.build.compile import compile_job
+    from harness.compiling.compile import compile_job
     from harness.model import targets
     from harness.model.jobs import from_wire
 
@@ -156,7 +156,7 @@ def test_packing_for_releases_without_pack_args_equals_tritons_own(kernel: str, 
     from triton.compiler import make_backend
     from triton.runtime.jit import create_function_from_signature
 
-    from harness.build.launchspec import _pack_args_34
+    from harness.compiling.launchspec import _pack_args_34
 
     spec = loader.load(loader.resolve(kernel, None))
     shape = spec.normalize_shape(SHAPES[kernel])

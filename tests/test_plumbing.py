@@ -9,7 +9,7 @@ import pytest
 
 from harness.analysis.findings import analyse
 from harness.analysis.rows import build_rows
-from harness.build.resources import amd_occupancy, nvidia_occupancy, parse_cuobjdump, parse_ptxas_verbose
+from harness.compiling.resources import amd_occupancy, nvidia_occupancy, parse_cuobjdump, parse_ptxas_verbose
 from harness.model.ids import config_id, contained_path, safe_component, shape_id
 from harness.model.payloads import LimitFlag, Resources
 from harness.model.records import Record

@@ -101,7 +101,7 @@ def test_hostile_text_in_a_run_never_becomes_code_in_its_repro_script(hostile_ru
 
 
 def test_non_finite_and_odd_values_are_written_as_data() -> None:
-    from harness.build.repro import data_literal, docstring_literal
+    from harness.compiling.repro import data_literal, docstring_literal
 
     value = {"a": float("nan"), "b": [float("inf"), -float("inf")], "c": PAYLOADS[0], "d": None, "e": True}
     back = eval(data_literal(value), {"__builtins__": {"float": float}})  # noqa: S307 - the literal's own check

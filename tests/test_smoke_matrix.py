@@ -32,7 +32,7 @@ def test_every_kernel_has_ptx_and_amdgcn_for_both_targets(smoke_runs: dict) -> N
 def test_table_shows_an_h100_config_over_mi300x_lds_with_the_metadata_count(smoke_runs: dict) -> None:
     import triton
 
-    from harness.build import launchspec
+    from harness.compiling import launchspec
     from harness.intake import loader
     from harness.model import targets
     from harness.support import tritoncompat

@@ -33,16 +33,16 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "authoring/decorated.py": (7, "config"),
     "authoring/spec.py": (7, "config"),
     "authoring/spec_shapes.py": (3, "config"),
-    "build/compile.py": (6, "edge+config"),  # the figures cache file; the tools' figures; argument values
-    "build/launchspec.py": (11, "config"),
-    "build/limits.py": (1, "config"),
-    "build/ptxas.py": (2, "config"),
-    "build/repro.py": (3, "edge"),
-    "build/repro_main.py": (3, "edge"),
-    "build/resources.py": (4, "config"),
+    "compiling/compile.py": (6, "edge+config"),  # the figures cache file; the tools' figures; argument values
+    "compiling/launchspec.py": (11, "config"),
+    "compiling/limits.py": (1, "config"),
+    "compiling/ptxas.py": (2, "config"),
+    "compiling/repro.py": (3, "edge"),
+    "compiling/repro_main.py": (3, "edge"),
+    "compiling/resources.py": (4, "config"),
     # compiled capture (issue 58, first part): Inductor's own metadata and the capture child's JSON table, read back
     # as JSON; typed payloads for the table are the next step, not done yet
-    "build/compiled_build.py": (9, "edge+config"),  # + the resources' wire form, Inductor's compile options
+    "compiling/compiled_build.py": (9, "edge+config"),  # + the resources' wire form, Inductor's compile options
     "analysis/compiled_compare.py": (12, "edge"),  # a run's compiled records in compiled.json's form
     "cli/compiled.py": (4, "edge"),
     "intake/compiled.py": (4, "edge"),

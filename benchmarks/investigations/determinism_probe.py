@@ -16,7 +16,7 @@ MODES = ["plain", "torch", "cuda", "jit"]
 def child(mode: str) -> None:
     import triton
 
-    from harness.build import launchspec
+    from harness.compiling import launchspec
     from harness.intake import loader
     from harness.support import tritoncompat
 

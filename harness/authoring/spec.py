@@ -60,7 +60,7 @@ class Scalar:
     The value is what the launcher sees, and the launcher decides the type from
     it (an integer past ``i32`` is ``i64``, a multiple of 16 gets
     ``tt.divisibility``, 1 becomes a constexpr): the harness compiles what
-    Triton's own specialisation makes of the value (see :mod:`harness.build.launchspec`).
+    Triton's own specialisation makes of the value (see :mod:`harness.compiling.launchspec`).
     ``type`` is the type the kernel's author expects, kept for documentation.
     """
 

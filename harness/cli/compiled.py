@@ -22,7 +22,7 @@ TOP = {"name", "targets", "compiled"}
 
 def cmd_compiled(args: argparse.Namespace) -> int:
     from harness.analysis.inductor_graphs import adaptations
-    from harness.build.compiled_build import isolated
+    from harness.compiling.compiled_build import isolated
     from harness.intake import inductor_face
     from harness.intake.compiled_probe import remembered
     from harness.intake.inductor_face import POLICIES

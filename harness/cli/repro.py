@@ -1,4 +1,4 @@
-"""``harness repro RUN CASE_ID``: one recorded build as a standalone Triton script (:mod:`harness.build.repro`)."""
+"""``harness repro RUN CASE_ID``: one recorded build as a standalone Triton script (:mod:`harness.compiling.repro`)."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def _which(args: argparse.Namespace, chosen: list[Record], records: list[Record]
 
 _CHILD = r"""
 import dataclasses
-from harness.build import repro
+from harness.compiling import repro
 from harness.device import repro_launch
 from harness.model.records import Record
 from harness.model.targets import get

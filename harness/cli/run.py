@@ -204,7 +204,7 @@ def _run(args: argparse.Namespace) -> int:
     )
     targets = [t.strip() for t in args.targets.split(",")] if args.targets else list(matrix.targets)
     if any(catalogue()[t].vendor == "amd" for t in targets if t in catalogue()):
-        from harness.build import hiplinker
+        from harness.compiling import hiplinker
         from harness.support.cache import cache_dir
 
         _, note = hiplinker.provide(tritoncompat.installed_triton_version(), cache_dir() / "tools")

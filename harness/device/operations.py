@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.build.cubin_sections import code_digest
+from harness.compiling.cubin_sections import code_digest
 from harness.device.correctness import compare_outputs, reference_first
 from harness.intake import loader
 from harness.model.jobs import GpuConfigJob, OnDevice, WarmupJob

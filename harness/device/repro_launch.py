@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from harness.build.repro import ReproError
+from harness.compiling.repro import ReproError
 from harness.intake import capture, loader
 from harness.model.records import Record
 from harness.model.targets import Target

@@ -12,7 +12,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from harness.build import hiplinker
+from harness.compiling import hiplinker
 from harness.model.run_info import RunInfo
 
 

@@ -36,7 +36,7 @@ def _handle(request: dict[str, Any]) -> Reply | dict[str, int]:
     if op == "warm":  # pay the imports and Triton's own key a compile needs before the first compile arrives
         import triton  # noqa: F401
 
-        from harness.build import compile  # noqa: F401
+        from harness.compiling import compile  # noqa: F401
         from harness.support import tritoncompat
 
         tritoncompat.warm_compiler()
@@ -47,10 +47,10 @@ def _handle(request: dict[str, Any]) -> Reply | dict[str, int]:
         from harness.intake import inductor_ref
 
         if inductor_ref.is_inductor(job.ref):  # Inductor's kernel: built with Inductor's own steps and options
-            from harness.build import compiled_build
+            from harness.compiling import compiled_build
 
             return compiled_build.compile_job(job)
-        from harness.build.compile import compile_job
+        from harness.compiling.compile import compile_job
 
         return compile_job(job)
     if isinstance(job, InterpretJob):

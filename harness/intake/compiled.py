@@ -9,7 +9,7 @@ scheduling, codegen and per-kernel config heuristics on them. Every kernel modul
 its autotuner (its configs as Inductor's heuristics gave them on this vendor), and the compiled wrapper's call runs
 on the fakes so each launch's arguments and its grid per config are recorded too. Nothing is compiled here: the
 build stage builds each candidate from the kernel's source exactly as Inductor would
-(:mod:`harness.build.compiled_build`).
+(:mod:`harness.compiling.compiled_build`).
 """
 
 from __future__ import annotations

@@ -138,7 +138,7 @@ def _autotune_pruned(
     spec: facts.SpecFacts, shape: Any, dtype: str, configs: tuple[ConfigEntry, ...]
 ) -> tuple[ConfigEntry, ...]:
     """A decorated kernel's configs after its autotuner's own ``early_config_prune`` (where it runs on a CPU; the
-    records say whether it did: :func:`harness.build.compile.autotune_facts`), as the callback probe's child ran it."""
+    records say whether it did: :func:`harness.compiling.compile.autotune_facts`), as the callback probe's child ran it."""
     if not spec.early_prune:
         return configs
     kept = spec.pruned(dict(shape), dtype, [c.as_dict() for c in configs])

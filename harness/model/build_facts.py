@@ -23,7 +23,7 @@ class ParamSpec(Payload):
 
 @dataclass(frozen=True)
 class AutotuneFacts(Payload):
-    """What a decorated kernel's layers decided for one build (harness.build.compile.autotune_facts)."""
+    """What a decorated kernel's layers decided for one build (harness.compiling.compile.autotune_facts)."""
 
     layers: tuple[str, ...] | None = None  # outermost first: "Autotuner", "Heuristics", "JITFunction"
     key: Mapping[str, Any] | None = None  # the autotune key's values for the case
@@ -55,7 +55,7 @@ class Captured(Payload):
 @dataclass(frozen=True)
 class Inductor(Payload):
     """A kernel TorchInductor generated for a matrix's ``compiled:`` entry, as captured under the target's face
-    (harness.intake.compiled) and built with Inductor's own compile options (harness.build.compiled_build)."""
+    (harness.intake.compiled) and built with Inductor's own compile options (harness.compiling.compiled_build)."""
 
     entry: str | None = None  # the matrix's compiled entry
     function: str | None = None  # what was torch.compile'd (a function, or an nn.Module factory)

@@ -150,7 +150,7 @@ class Payload:
 @dataclass(frozen=True)
 class Resources(Payload):
     """What one binary asks of the GPU and holds, read from the binary and the compiler's own reports
-    (:mod:`harness.build.resources`); None where this vendor's tools do not report a figure, or (``spill_bytes``)
+    (:mod:`harness.compiling.resources`); None where this vendor's tools do not report a figure, or (``spill_bytes``)
     where no report of this very binary could be had (``spill_source`` says why)."""
 
     # the launch, both vendors: Triton's metadata
@@ -160,7 +160,7 @@ class Resources(Payload):
     num_ctas: int | None = None
     shared: int | None = None  # dynamic shared memory / LDS the launch requests (metadata.shared)
     grid: tuple[int, ...] | None = None
-    # comparable across vendors (harness.build.resources.comparable)
+    # comparable across vendors (harness.compiling.resources.comparable)
     registers: int | None = None  # per thread (AMD: the unified VGPR + AGPR total)
     spill_bytes: int | None = None  # per thread
     blocks_per_sm: int | None = None
@@ -192,7 +192,7 @@ class Resources(Payload):
     total_vgpr: int | None = None
     mfma: int | None = None
     ds_ops: int | None = None
-    # both vendors: the instruction mix (harness.build.resources.MIX), what a compare shows for a changed binary
+    # both vendors: the instruction mix (harness.compiling.resources.MIX), what a compare shows for a changed binary
     shared_loads: int | None = None
     shared_stores: int | None = None
     async_copies: int | None = None
@@ -206,7 +206,7 @@ class Resources(Payload):
 class LimitFlag(Payload):
     """One resource over (``error``: the launch is refused) or near (``warn``) one target's limit."""
 
-    resource: str  # "shared" | "threads" | "registers" | "tmem" | "spills" | "occupancy" (harness.build.limits)
+    resource: str  # "shared" | "threads" | "registers" | "tmem" | "spills" | "occupancy" (harness.compiling.limits)
     value: float
     limit: float
     severity: Severity
@@ -216,7 +216,7 @@ class LimitFlag(Payload):
 class Artifact(Payload):
     """One file a build wrote (TTIR, TTGIR, LLIR, PTX, cubin, AMDGCN, hsaco): where, relative to the run
     directory, and the sha256 of its bytes (what launch parity matches binaries by). A binary also has
-    ``code_sha256``, the digest of everything but its source-line table (:mod:`harness.build.cubin_sections`),
+    ``code_sha256``, the digest of everything but its source-line table (:mod:`harness.compiling.cubin_sections`),
     which ptxas fills with the source files' modification times: what the compare gate matches two runs' binaries by."""
 
     path: str = ""

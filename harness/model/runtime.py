@@ -78,7 +78,7 @@ class LaunchedBinary(Payload):
 
     kind: str | None = None  # "cubin" | "hsaco"
     sha256: str | None = None
-    code_sha256: str | None = None  # every ELF section but the line table (harness.build.cubin_sections)
+    code_sha256: str | None = None  # every ELF section but the line table (harness.compiling.cubin_sections)
     cache_key: str | None = None
     note: str | None = None  # why no binary could be tied to the launch, or how it was found
     ttir_sha256: str | None = None

@@ -23,9 +23,9 @@ class Role:
 
 ROLES = {
     "compile": Role(("torch", "triton", "triton.backends.nvidia.compiler", "triton.backends.amd.compiler",
-                     "harness.build.compile"), "harness.execution.worker_main:main",
+                     "harness.compiling.compile"), "harness.execution.worker_main:main",
                     ("harness.support.tritoncompat:warm_compiler",)),
-    "interpret": Role(("torch", "numpy", "triton", "harness.build.compile", "harness.device.interpret"),
+    "interpret": Role(("torch", "numpy", "triton", "harness.compiling.compile", "harness.device.interpret"),
                       "harness.execution.worker_main:main"),
     # the command line imports Triton (its version is the run's first line), the interpreter module and numpy (a
     # spec unwraps interpreted kernels), its workers' pool and the report's renderer in every run; `harness compare`

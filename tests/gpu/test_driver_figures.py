@@ -95,7 +95,7 @@ CONFIGS = [
 
 
 def test_figures_and_occupancy_are_the_drivers(tmp_path: Path) -> None:
-    from harness.build.resources import nvidia_occupancy
+    from harness.compiling.resources import nvidia_occupancy
     from harness.model.targets import catalogue
 
     cuda = _driver()

@@ -24,7 +24,7 @@ def changed_binary(ra: Record, rb: Record) -> str | None:
 
 def mix_delta(ra: Record, rb: Record) -> str:
     """How a changed binary's instruction mix and resources moved, e.g. ``shared_loads 8->12, barriers 6->8``
-    (counted in each build's own PTX or AMDGCN when it was built: :data:`harness.build.resources.MIX`)."""
+    (counted in each build's own PTX or AMDGCN when it was built: :data:`harness.compiling.resources.MIX`)."""
     moved = []
     for name in MIX:
         va, vb = getattr(ra.resources, name), getattr(rb.resources, name)

@@ -11,7 +11,7 @@ under ``DISABLE_PTXAS_OPT``, ``-suppress-debug-info`` under ``TRITON_DISABLE_LIN
 2. Otherwise (Triton loaded the kernel from its cache) a re-run of ptxas with Triton's flags
    (:func:`triton_flags`) on the recorded PTX, accepted only when its output is the recorded cubin:
    byte-identical (sha256), or identical in every section but the source-line table, which records
-   the source files' modification times (:mod:`harness.build.cubin_sections`).
+   the source files' modification times (:mod:`harness.compiling.cubin_sections`).
 3. Otherwise the figures are unavailable, and the record says why.
 """
 
@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from harness.build import cubin_sections
+from harness.compiling import cubin_sections
 
 OWN_RUN = "ptxas -v of Triton's own compile of the recorded cubin"
 RE_RUN = "ptxas -v re-run with Triton's flags; its output is byte-identical to the recorded cubin"

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from harness.build import limits, resources
-from harness.build.compile import nvidia_resources, write_artifacts
-from harness.build.ptxas import triton_flags
+from harness.compiling import limits, resources
+from harness.compiling.compile import nvidia_resources, write_artifacts
+from harness.compiling.ptxas import triton_flags
 from harness.model.build_facts import Inductor
 from harness.model.ids import contained_path
 from harness.model.inductor_policies import POLICIES
@@ -137,7 +137,7 @@ def compile_job(job: CompileJob) -> CompileReply:
     A failure raises: the worker makes it the record's error, as for any compile."""
     import triton
 
-    from harness.build.compile import cpu_seconds
+    from harness.compiling.compile import cpu_seconds
     from harness.intake import inductor_ref
 
     target = Target(**job.target)

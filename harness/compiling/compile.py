@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.build import cubin_sections, launchspec, limits, ptxas, resources
+from harness.compiling import cubin_sections, launchspec, limits, ptxas, resources
 from harness.intake import loader
 from harness.model.build_facts import AutotuneFacts, Captured, ParamSpec
 from harness.model.ids import contained_path
@@ -69,7 +69,7 @@ def nvidia_resources(
     out_root: Path, artifacts: Mapping[str, Artifact], arch: str, name: str, flags: list[str], own_log: str | None
 ) -> dict[str, Any]:
     """Registers, stack, static shared and local bytes of the kernel ``name`` in the recorded cubin
-    (``cuobjdump``), and its spill bytes from the ``ptxas -v`` log of that very binary (:mod:`harness.build.ptxas`):
+    (``cuobjdump``), and its spill bytes from the ``ptxas -v`` log of that very binary (:mod:`harness.compiling.ptxas`):
     Triton's own run (``own_log``), or a re-run with Triton's ``flags`` whose output is the recorded cubin.
     Verified figures are cached by the cubin's sha256; unverifiable ones are recorded as such."""
     cubin_sha = artifacts["cubin"].sha256

@@ -1,4 +1,4 @@
-"""The fixed part of a ``harness repro`` script (:mod:`harness.build.repro`): it reads ``CASE``, ``LAUNCH`` and
+"""The fixed part of a ``harness repro`` script (:mod:`harness.compiling.repro`): it reads ``CASE``, ``LAUNCH`` and
 ``KERNEL`` (written above it), compiles, measures with the tools that own each figure (Triton's metadata, ptxas -v on
 the PTX for NVIDIA registers and spills, the AMDGCN metadata for AMD), prints recorded against now, and exits 0 when
 the recorded outcome came back. With a ``LAUNCH`` (a correctness finding, :mod:`harness.device.repro_launch`) it then
@@ -7,7 +7,7 @@ one, under Triton's CPU interpreter in a second process (``TRITON_INTERPRET`` mu
 imported). Plain Triton, torch for the launch, and the standard library: it runs where the harness is not
 installed.
 
-This module is never imported: :func:`harness.build.repro.script` appends its text below ``MARKER`` to each script,
+This module is never imported: :func:`harness.compiling.repro.script` appends its text below ``MARKER`` to each script,
 after the script's own ``CASE``, ``LAUNCH``, ``KERNEL`` and imports. Above the marker, the names that text finds
 there, declared so that ruff and mypy check the body as the real code it is."""
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.build import launchspec
+from harness.compiling import launchspec
 from harness.intake import loader
 from harness.model.records import Record
 from harness.model.targets import Target
@@ -207,7 +207,7 @@ def script(record: Record, ref: str, target: Target, provenance: str, launch: di
 
 
 def _body() -> str:
-    """:mod:`harness.build.repro_main` below its marker: the part every script shares, a real module ruff and mypy
+    """:mod:`harness.compiling.repro_main` below its marker: the part every script shares, a real module ruff and mypy
     check."""
     text = (Path(__file__).parent / "repro_main.py").read_text()
     return text.split("# --- the body of every repro script: below this line ---\n", 1)[1]

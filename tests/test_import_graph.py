@@ -231,3 +231,31 @@ def test_the_stores_vocabulary_is_the_models() -> None:
 
     assert schema.MODES == vocabulary.MODES and schema.STATUSES == vocabulary.STATUSES
     assert vocabulary.INTERPRET_UNSUPPORTED in vocabulary.STATUSES
+
+
+def test_the_zygote_roles_name_only_modules_and_functions_that_exist() -> None:
+    """``harness.support.zygote_roles`` names, as strings the syntax trees above cannot show, what each zygote
+    imports before it forks (harness modules of every stage, pytest's private plugins, libraries) and the entry and
+    warm-up functions its children run. A zygote is a process entry point like ``python -m``: it may name any stage,
+    as ``cli`` may import any. What holds it here: every name is a module this installation has (a renamed harness
+    module or a pytest release without one of its plugins fails here, not as a zygote that dies at start), each
+    function is in its module, and only the serving module reads the table."""
+    import importlib
+    import importlib.util
+
+    from harness.support.zygote_roles import ROLES
+
+    problems = []
+    for role, spec in ROLES.items():
+        for module in spec.preload:
+            if importlib.util.find_spec(module) is None:
+                problems.append(f"{role}: preloads {module}, which is not installed")
+        for target in (spec.entry, *spec.warm):
+            module, _, function = target.partition(":")
+            if module.split(".")[0] != "harness" or module not in _modules():
+                problems.append(f"{role}: runs {target}, not a harness module")
+            elif not callable(getattr(importlib.import_module(module), function, None)):
+                problems.append(f"{role}: runs {target}, which {module} does not define")
+    readers = sorted(m for m, imported in _graph(_modules()).items() if "harness.support.zygote_roles" in imported)
+    assert readers == ["harness.support.zygote"], readers
+    assert not problems, "\n".join(problems)

@@ -28,7 +28,7 @@ from harness.device.operations import (
 )
 from harness.model.jobs import BaselinesJob, SustainedJob
 from harness.model.replies import BaselinesReply, SustainedEntry, SustainedReply
-from harness.model.runtime import Baseline, DeviceInfo, Timing
+from harness.model.runtime import Baseline, DeviceInfo
 
 
 def gpu_baselines(job: BaselinesJob) -> BaselinesReply:
@@ -97,13 +97,13 @@ def gpu_baselines(job: BaselinesJob) -> BaselinesReply:
                 lambda fn=fn: fn(state.inputs, shape),  # type: ignore[misc]
             )
             lap("kernel names")
-            rates = _rates(spec, shape, job.dtype, timing.median_us)
+            rates = _rates(spec, shape, job.dtype, timing.median)
             results[name] = Baseline(
                 status="ok",
                 matches_reference=check.status == "ok",
                 kernels=tuple(kernels),
                 outputs_compared=tuple(sorted(check.outputs)) if check.outputs is not None else None,
-                timing=Timing.from_json(timing.to_dict()),
+                timing=timing,
                 tflops=rates.tflops,
                 gbps=rates.gbps,
                 model=rates.model,
@@ -187,9 +187,7 @@ def gpu_sustained(job: SustainedJob) -> SustainedReply:
         if isinstance(t, str):
             out[name] = SustainedEntry(status="error", error=t)
         else:
-            timing = Timing.from_json(t.to_dict())
-            if note:
-                timing = timing.updated(note="; ".join(x for x in (timing.note, note) if x))
+            timing = t.updated(note="; ".join(x for x in (t.note, note) if x)) if note else t
             out[name] = SustainedEntry(status="ok", timing=timing)
     reply = SustainedReply(status="ok", timings=out, spent_s={"sustained": round(time.perf_counter() - started, 3)})
     return _retiring(reply, env_before, inductor_before)

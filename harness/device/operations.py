@@ -20,7 +20,7 @@ from harness.device.correctness import compare_outputs, reference_first
 from harness.intake import loader
 from harness.model.jobs import GpuConfigJob, OnDevice, WarmupJob
 from harness.model.replies import ConfigReply, WarmupReply
-from harness.model.runtime import DeviceInfo, LaunchedBinary, Timing, WorkModel
+from harness.model.runtime import DeviceInfo, LaunchedBinary, WorkModel
 
 
 @dataclass
@@ -229,9 +229,9 @@ def gpu_config(job: GpuConfigJob) -> ConfigReply:
         settle_ms=_settle_ms(state),
         prepare=prepare,
     )
-    rates = _rates(spec, shape, job.dtype, timing.median_us)
+    rates = _rates(spec, shape, job.dtype, timing.median)
     return result.updated(
-        timing=Timing.from_json(timing.to_dict()).updated(flush_bytes=_PERSIST.flusher_bytes),
+        timing=timing.updated(flush_bytes=_PERSIST.flusher_bytes),
         tflops=rates.tflops,
         gbps=rates.gbps,
         model=rates.model,

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from harness.device.timing import events, settle, summarize
-from harness.model.timings import Measurement
+from harness.model.runtime import Timing
 
 ROUNDS = 5  # interleaved rounds: the ratio of two items has this many paired estimates
 PER_ROUND = 3  # timed batches per item per round (after the discarded ones)
@@ -107,7 +107,7 @@ def interleaved(
     rounds: int = ROUNDS,
     per_round: int = PER_ROUND,
     switch_ms: float = SWITCH_MS,
-) -> dict[str, Measurement | str]:
+) -> dict[str, Timing | str]:
     """The sustained timing of each item (or the error that stopped it), all timed in the same rounds;
     ``switch_ms`` is the stretch run and not timed after a switch between items (0: one batch, as before run CA)."""
     import torch
@@ -158,7 +158,7 @@ def interleaved(
                 taken.append((start, end))
             pairs[name].append(taken)
     torch.cuda.synchronize()
-    out: dict[str, Measurement | str] = dict(failed)
+    out: dict[str, Timing | str] = dict(failed)
     for name in names:
         batch = batches[name]
         per_round_us = [[s.elapsed_time(e) * 1000.0 / batch.launches for s, e in rnd] for rnd in pairs[name]]

@@ -19,7 +19,8 @@ from __future__ import annotations
 import statistics
 from typing import Any, Callable
 
-from harness.model.timings import STABLE_IQR, Measurement
+from harness.model.runtime import Timing
+from harness.model.timings import STABLE_IQR
 
 #: samples taken first and dropped from every sample set (the first after a settle or a round start)
 WARMUP_SAMPLES = 2
@@ -44,13 +45,13 @@ def summarize(
     launches: int = 1,
     rounds: list[float] | None = None,
     note: str = "",
-) -> Measurement:
+) -> Timing:
     ordered = sorted(samples)
     med = statistics.median(ordered)
     iqr = (quantile(ordered, 0.75) - quantile(ordered, 0.25)) / med if med > 0 else float("inf")
-    return Measurement(
+    return Timing(
         method=method,
-        samples_us=[round(s, 3) for s in samples],
+        samples_us=tuple(round(s, 3) for s in samples),
         median_us=med,
         p20_us=quantile(ordered, 0.2),
         p80_us=quantile(ordered, 0.8),
@@ -61,7 +62,7 @@ def summarize(
         iqr_over_median=round(iqr, 5),
         stable=iqr <= STABLE_IQR,
         launches_per_sample=launches,
-        round_medians_us=[round(r, 3) for r in rounds or []],
+        round_medians_us=tuple(round(r, 3) for r in rounds or []),
         note=note,
     )
 
@@ -139,7 +140,7 @@ def bench(
     max_reps: int = 200,
     settle_ms: float = 200.0,
     prepare: Callable[[int], None] | None = None,
-) -> Measurement:
+) -> Timing:
     """The ``isolated`` timing of ``make_call(i)()`` (i cycles over rotated input buffers): one event pair per
     sample, the L2 flushed before each. ``prepare(i)`` runs before each launch, ahead of the flush and outside
     the timed region (an in-place kernel's inputs restored)."""
@@ -188,4 +189,4 @@ def measure_copy_tbps(n_bytes: int = 2 << 30, flusher: Flusher | None = None) ->
         lambda i: lambda: dst.copy_(src), 1, flusher, target_ms=50.0, min_reps=10, max_reps=20, settle_ms=20.0
     )
     src = dst = None  # type: ignore[assignment]  # free the 4 GiB before the worker goes on
-    return 2 * n_bytes / (timing.median_us * 1e-6) / 1e12
+    return 2 * n_bytes / (timing.median * 1e-6) / 1e12

@@ -19,8 +19,9 @@ from harness.model.payloads import Payload
 
 @dataclass(frozen=True)
 class Timing(Payload):
-    """One timing of one kernel (:class:`harness.device.timing.Measurement` as stored): its raw samples and what
-    they say."""
+    """One timing of one kernel, from the timer (:func:`harness.device.timing.summarize`) through the worker's
+    reply and the record to the compare verdict: its raw samples and what they say. Fields in the order records have
+    always held them (the flush's size last: the isolated timer adds it)."""
 
     method: str | None = None  # "isolated" (one flushed launch per sample) | "sustained" (back-to-back launches)
     samples_us: tuple[float, ...] | None = None
@@ -30,13 +31,13 @@ class Timing(Payload):
     reps: int | None = None
     rotated_buffers: int | None = None
     graph: bool | None = None
-    flush_bytes: int | None = None
     warmup_discarded: int | None = None
     iqr_over_median: float | None = None
     stable: bool | None = None
     launches_per_sample: int | None = None
     round_medians_us: tuple[float, ...] | None = None
     note: str | None = None
+    flush_bytes: int | None = None  # isolated: the L2 flush's read before each sample
 
     @property
     def median(self) -> float:

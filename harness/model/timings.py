@@ -1,5 +1,6 @@
-"""What a stored timing is: its figures and raw samples, the spread beyond which it cannot support a gate, the
-figure a report quotes from a runtime entry, and the paired ratios of two timings' interleaved rounds.
+"""What a timing says: the spread beyond which it cannot support a gate, the figure a report quotes from a runtime
+entry, and the paired ratios of two timings' interleaved rounds. The timing itself is one object from the timer to
+the verdict, :class:`~harness.model.runtime.Timing`.
 
 The device stage produces these; analysis and the reports read them (neither imports the device stage).
 """
@@ -7,36 +8,11 @@ The device stage produces these; analysis and the reports read them (neither imp
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from harness.model.runtime import Baseline, Runtime, Timing
 
 #: a timing whose middle half spans more than this share of its median cannot support a 5% gate
 STABLE_IQR = 0.05
-
-
-@dataclass(frozen=True)
-class Measurement:
-    """One timing as the device stage measured it; stored as a :class:`~harness.model.runtime.Timing`."""
-
-    method: str  # "isolated" | "sustained"
-    samples_us: list[float]  # per launch (a sustained sample: one graph replay / its launches)
-    median_us: float
-    p20_us: float
-    p80_us: float
-    reps: int
-    rotated_buffers: int
-    graph: bool
-    warmup_discarded: int
-    iqr_over_median: float
-    stable: bool
-    launches_per_sample: int = 1
-    round_medians_us: list[float] = field(default_factory=list)  # sustained: one median per interleaved round
-    note: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def headline(entry: Runtime | Baseline) -> tuple[Timing, str]:

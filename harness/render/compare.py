@@ -215,6 +215,12 @@ def _change_json(c: Change) -> dict[str, Any]:
     return {k: v for k, v in dataclasses.asdict(c).items() if k not in ("member", "builds")}
 
 
+def _judged_json(t: JudgedTiming) -> dict[str, Any]:
+    """A judged figure: its medians, not the whole timings it carries (the runs' records hold those)."""
+    return {"label": t.label, "method": t.method, "reference": t.reference, "base_us": t.base_us, "new_us": t.new_us,
+            "judgement": dataclasses.asdict(t.judgement)}  # fmt: skip
+
+
 def to_json(cmp: Comparison) -> dict[str, Any]:
     compile_time = dataclasses.asdict(cmp.compile_time) if cmp.compile_time is not None else None
     return {
@@ -230,5 +236,5 @@ def to_json(cmp: Comparison) -> dict[str, Any]:
         "exit_code": cmp.exit_code,
         "changes": [_change_json(c) for c in cmp.changes],
         "groups": [dataclasses.asdict(g) for g in cmp.groups],
-        "timings": [dataclasses.asdict(t) for t in cmp.judged],
+        "timings": [_judged_json(t) for t in cmp.judged],
     }

@@ -26,14 +26,23 @@ def label(r: Record) -> str:
 
 @dataclass(frozen=True)
 class JudgedTiming:
-    """One timing figure judged: what changed, against which noise, and why it was or was not called."""
+    """One timing figure judged: the two timings themselves (raw samples and rounds, as the timer gave them and the
+    records kept them), what changed, against which noise, and why it was or was not called."""
 
     label: str
     method: str  # "sustained" | "isolated"
     reference: str  # "raw" | "relative to the run's own baseline"
-    base_us: float
-    new_us: float
+    base: Timing
+    new: Timing
     judgement: stats.TimingJudgement
+
+    @property
+    def base_us(self) -> float:
+        return self.base.median
+
+    @property
+    def new_us(self) -> float:
+        return self.new.median
 
     def detail(self) -> str:
         j = self.judgement
@@ -95,7 +104,7 @@ def judge(
 ) -> list[JudgedTiming]:
     """Every (base, new) pair of fully timed records, judged together."""
     ref_a, ref_b = (baselines(base), baselines(new)) if normalise else ({}, {})
-    rows: list[tuple[str, str, str, float, float]] = []
+    rows: list[tuple[str, str, str, Timing, Timing]] = []
     family: list[tuple[stats.Estimate | None, stats.Estimate | None, float, float | None]] = []
     for ra, rb in pairs:
         case = (ra.kernel, ra.dtype, ra.shape_id, ra.target)
@@ -113,8 +122,8 @@ def judge(
                 label(ra),
                 method,
                 "relative to the run's own baseline" if normalised else "raw",
-                float(_timing_of(rta, method).median),
-                float(_timing_of(rtb, method).median),
+                _timing_of(rta, method),
+                _timing_of(rtb, method),
             )
         )
         family.append((ea, eb, thresholds.get(ra.kernel, threshold), hist))

@@ -27,6 +27,9 @@ from harness.support import zygote  # noqa: E402
 # test runs its jobs unless it turns the cache on itself (tests/test_result_cache.py, the smoke matrix's warm run).
 os.environ["HARNESS_RESULT_CACHE"] = "0"
 
+#: pytester: the harness's pytest plugin run in the test's own process (tests/test_run_end_to_end.py)
+pytest_plugins = ("pytester",)
+
 REPO = Path(__file__).resolve().parent.parent
 _BACKGROUND_FOLDERS = pytest.StashKey[list[Path]]()
 #: work started in the background as soon as a session holds the module that reads it: the module, the variable

@@ -66,6 +66,38 @@ def run_cli(
         )
 
 
+#: the commands that read and write files only, which a test may call in its own process (:func:`call_cli`)
+IN_PROCESS = ("report", "compare", "validate", "history", "list", "targets")
+
+
+def call_cli(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``harness ARGS`` called in this process: ``harness.cli.main`` with its output captured, the directory and
+    environment set for the call and put back after. For the commands that only read and write files (report,
+    compare, validate, history, list, targets), where a process of their own would prove nothing more; what only a
+    process shows (a signal, isolation from user code, the exit code the shell sees) stays with :func:`run_cli`."""
+    import contextlib
+    import io
+
+    from harness.cli import main
+
+    assert args and args[0] in IN_PROCESS, f"{args[:1]} runs in a process of its own: run_cli"
+    out, err = io.StringIO(), io.StringIO()
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    try:
+        os.environ.pop("TRITON_INTERPRET", None)
+        os.environ.update(env or {})
+        os.chdir(cwd or REPO)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return subprocess.CompletedProcess(["harness", *args], code, out.getvalue(), err.getvalue())
+
+
 def compile_one(
     kernel: str, dtype: str, shape: dict[str, Any], target: str, config: dict[str, Any], out: Path, **extra: Any
 ) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import random
 from pathlib import Path
 
 import pytest
-from helpers import DATA, run_cli, write_matrix
+from helpers import DATA, call_cli, run_cli, write_matrix
 
 from harness.analysis.compare import compare_runs, compile_time, stats
 from harness.model.records import Record
@@ -154,7 +154,7 @@ def _small(doc: dict) -> dict:
 
 
 def test_exit_codes_on_real_static_records(static_run: Path, tmp_path: Path) -> None:
-    same = run_cli("compare", str(static_run), str(static_run))
+    same = call_cli("compare", str(static_run), str(static_run))
     assert same.returncode == 0 and "no changes" in same.stdout
 
     def exceeds(doc: dict) -> None:
@@ -162,7 +162,7 @@ def test_exit_codes_on_real_static_records(static_run: Path, tmp_path: Path) -> 
         rec["flags"] = [{"resource": "shared", "value": 300000, "limit": 232448, "severity": "error"}]
         rec["fits"] = False
 
-    worse = run_cli(
+    worse = call_cli(
         "compare",
         str(static_run),
         str(_variant(static_run, tmp_path / "exceeds", exceeds)),
@@ -180,26 +180,26 @@ def test_exit_codes_on_real_static_records(static_run: Path, tmp_path: Path) -> 
         rec = _small(doc)
         rec["status"], rec["error"] = "error", "RuntimeError: PassManager::run failed"
 
-    failed = run_cli("compare", str(static_run), str(_variant(static_run, tmp_path / "fails", fails)))
+    failed = call_cli("compare", str(static_run), str(_variant(static_run, tmp_path / "fails", fails)))
     assert failed.returncode == 2 and "WORSE: status compile" in failed.stdout
 
     def more_registers(doc: dict) -> None:
         _small(doc)["resources"]["registers"] += 8
 
-    info = run_cli("compare", str(static_run), str(_variant(static_run, tmp_path / "regs", more_registers)))
+    info = call_cli("compare", str(static_run), str(_variant(static_run, tmp_path / "regs", more_registers)))
     assert info.returncode == 0 and "resource: 1" in info.stdout  # a resource delta is shown, not a failure
 
     def schema(doc: dict) -> None:
         doc["schema_version"] = 99
 
-    bad = run_cli("compare", str(static_run), str(_variant(static_run, tmp_path / "schema", schema)))
+    bad = call_cli("compare", str(static_run), str(_variant(static_run, tmp_path / "schema", schema)))
     assert bad.returncode == 3 and "schema_version 99" in bad.stderr
 
     def disjoint(doc: dict) -> None:
         for r in doc["records"]:
             r["kernel"] = "other"
 
-    apart = run_cli("compare", str(static_run), str(_variant(static_run, tmp_path / "disjoint", disjoint)))
+    apart = call_cli("compare", str(static_run), str(_variant(static_run, tmp_path / "disjoint", disjoint)))
     assert apart.returncode == 3 and "no record of one run matches" in apart.stdout
 
 
@@ -275,7 +275,7 @@ def test_a_warm_rerun_is_not_judged_for_compile_time(static_run: Path, tmp_path:
     assert proc.returncode == 0, proc.stdout[-2000:]
     again = json.loads((rerun / "results.json").read_text())["records"]
     assert {r["compile_cache"] for r in again} == {"hit"}
-    out = run_cli("compare", str(static_run), str(rerun))
+    out = call_cli("compare", str(static_run), str(rerun))
     assert out.returncode == 0 and "cold 4 -> 0, warm 0 -> 4" in out.stdout and "not judged" in out.stdout, out.stdout
 
 
@@ -311,7 +311,7 @@ def test_a_fresh_checkout_rebuilding_the_same_code_is_no_changed_binary(tmp_path
     ]  # fmt: skip
     assert cubins[0]["sha256"] != cubins[1]["sha256"]  # the line tables differ
     assert cubins[0]["code_sha256"] == cubins[1]["code_sha256"] is not None
-    proc = run_cli("compare", str(tmp_path / "one" / "run"), str(tmp_path / "two" / "run"),
+    proc = call_cli("compare", str(tmp_path / "one" / "run"), str(tmp_path / "two" / "run"),
                    "--json", str(tmp_path / "compare.json"))  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-3000:]
     changes = json.loads((tmp_path / "compare.json").read_text())["changes"]

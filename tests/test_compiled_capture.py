@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import DATA, REPO, run_cli
+from helpers import DATA, REPO, call_cli, run_cli
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.skipif(
@@ -176,7 +176,7 @@ def test_a_torch_bump_compared_kernel_for_kernel(captured) -> None:
     """The same entries captured on an H100 under torch 2.11 (stored: tests/data/compiled/torch211-h100, the parity
     run of docs/performance.md) against this torch 2.13 capture: what a team reads before bumping torch."""
     _, _, root = captured
-    proc = run_cli("compare", str(DATA / "compiled" / "torch211-h100"), str(root / "out"))
+    proc = call_cli("compare", str(DATA / "compiled" / "torch211-h100"), str(root / "out"))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]  # nothing that fit stopped fitting
     said = proc.stdout
     assert said.startswith("compiled entries: torch 2.11.0 -> 2.13"), said[:200]
@@ -264,11 +264,11 @@ def test_a_run_reports_where_inductor_adapts_from_its_records(ran, tmp_path) -> 
     assert "- differs: kernels: h100 2, mi300x 3" in md and "- max_autotune_choice: " in md
     assert "<h3>sum · M8192xN8192 · bf16</h3>" in (root / "run" / "report.html").read_text()
     # the section comes from the records alone: a report re-rendered (or merged) from the run directory has it
-    again = run_cli("report", str(root / "run"), "--out", str(tmp_path / "again.md"))
+    again = call_cli("report", str(root / "run"), "--out", str(tmp_path / "again.md"))
     assert again.returncode == 0, again.stderr[-2000:]
     assert "- differs: kernels: h100 2, mi300x 3" in (tmp_path / "again.md").read_text()
     # cases are selected by id like any other (the same selection `harness run -k` makes): the sum's kernels only
-    some = run_cli("list", str(root / "run.yaml"), "-k", "sum.")
+    some = call_cli("list", str(root / "run.yaml"), "-k", "sum.")
     assert some.returncode == 0, some.stdout[-2000:] + some.stderr[-2000:]
     ids = [ln for ln in some.stdout.splitlines() if "[" in ln]
     assert len(ids) == 5 and all(i.startswith("sum.triton_") for i in ids), ids  # h100 2 kernels, mi300x 3
@@ -279,7 +279,7 @@ def test_two_runs_under_different_torch_pins_compare_kernel_for_kernel(ran) -> N
     run of docs/performance.md, "Compiled entries in a run on the GPU") against this suite's torch 2.13 run: the
     records' comparison, then the kernels Inductor rewrote, as a team reads them before a torch bump."""
     _, _, root = ran
-    proc = run_cli("compare", str(DATA / "compiled" / "run-torch211-h100"), str(root / "run"))
+    proc = call_cli("compare", str(DATA / "compiled" / "run-torch211-h100"), str(root / "run"))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     said = proc.stdout
     assert "compiled entries: torch 2.11.0 -> 2.13" in said, said[-3000:]

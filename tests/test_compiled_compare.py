@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import DATA, run_cli
+from helpers import DATA, call_cli, run_cli
 
 from harness.analysis.compiled_compare import compare
 
@@ -36,9 +36,9 @@ def test_two_captures_compare_kernel_for_kernel_with_the_source_diff(tmp_path: P
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     base, new = _capture(tmp_path / "a", "activation"), _capture(tmp_path / "b", "activation_quarter")
-    same = run_cli("compare", str(base), str(base))
+    same = call_cli("compare", str(base), str(base))
     assert same.returncode == 0 and "no kernel added, removed or changed" in same.stdout, same.stdout + same.stderr
-    proc = run_cli("compare", str(base), str(new))
+    proc = call_cli("compare", str(base), str(new))
     assert proc.returncode == 0, proc.stdout + proc.stderr  # a changed kernel is news, not worse
     kernel = json.loads((base / "compiled.json").read_text())["entries"]["act"]["h100"]["tables"][0]["table"]
     name = kernel["kernels"][0]["name"]

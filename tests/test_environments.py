@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import triton
-from helpers import run_cli, write_matrix
+from helpers import call_cli, run_cli, write_matrix
 
 from harness.analysis import verdicts
 from harness.execution.pool import Workers
@@ -92,7 +92,7 @@ kernels:
     interpret: false
 """
     plain = write_matrix(tmp_path / "plain.yaml", body)  # asked for mi300x: built as Triton builds it, once
-    listed = run_cli("list", str(plain))
+    listed = call_cli("list", str(plain))
     assert listed.returncode == 0, listed.stdout + listed.stderr
     assert listed.stdout.splitlines() == [f"vector_add[fp32-N4096-mi300x-triton{triton.__version__}]"]
     assert "1 case(s)" in listed.stderr
@@ -132,7 +132,7 @@ kernels:
     shapes: [{{N: 16}}]
 """,
         )
-        proc = run_cli("validate", str(path))
+        proc = call_cli("validate", str(path))
         assert proc.returncode == 2, (name, proc.stdout)
         assert f"{path}:4: " in proc.stdout and fragment in proc.stdout, (name, proc.stdout)
         assert "Traceback" not in proc.stdout + proc.stderr
@@ -158,10 +158,10 @@ kernels:
     configs: [{BLOCK_M: 64, BLOCK_N: 64, BLOCK_K: 32, GROUP_M: 8, num_warps: 4, num_stages: 2}]
 """,
     )
-    proc = run_cli("validate", str(good))
+    proc = call_cli("validate", str(good))
     # h100 and mi300x for both kernels, mi300x@async-copy for matmul only: 3 columns, 5 builds
     assert proc.returncode == 0 and "in 3 target columns" in proc.stdout and ", 5 compiles" in proc.stdout, proc.stdout
-    listed = run_cli("list", str(good)).stdout
+    listed = call_cli("list", str(good)).stdout
     assert "async-copy" in listed and not any("vector_add" in ln and "async-copy" in ln for ln in listed.splitlines())
     bad = write_matrix(
         tmp_path / "bad.yaml",
@@ -176,7 +176,7 @@ kernels:
       mi300x: [default, async-cpoy]
 """,
     )
-    proc = run_cli("validate", str(bad))
+    proc = call_cli("validate", str(bad))
     assert proc.returncode == 2 and f"{bad}:8: " in proc.stdout and "async-cpoy" in proc.stdout, proc.stdout
     assert "Traceback" not in proc.stdout + proc.stderr
 

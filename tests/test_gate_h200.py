@@ -130,7 +130,7 @@ def test_no_stored_sample_set_starts_slow() -> None:
 def test_history_gives_each_figure_its_own_noise(tmp_path) -> None:
     """With five stored nights a figure is judged against its own night-to-night spread, not the floor; the CLI
     takes the history file and says where each figure's noise came from."""
-    from helpers import run_cli
+    from helpers import call_cli
 
     from harness.results import history
 
@@ -151,9 +151,9 @@ def test_history_gives_each_figure_its_own_noise(tmp_path) -> None:
     cmp = compare_runs(b, n, base_run=brun, new_run=nrun, history=noise)
     sources = {t.judgement.noise_source for t in cmp.judged}
     assert "floor" not in sources and "history" in sources, sources
-    proc = run_cli("compare", str(DATA / "h200_gate" / "g2"), str(DATA / "h200_gate" / "g3"), "--history", str(db))
+    proc = call_cli("compare", str(DATA / "h200_gate" / "g2"), str(DATA / "h200_gate" / "g3"), "--history", str(db))
     assert "history" in proc.stdout and "timings judged" in proc.stdout
-    missing = run_cli(
+    missing = call_cli(
         "compare",
         str(DATA / "h200_gate" / "g2"),
         str(DATA / "h200_gate" / "g3"),
@@ -166,9 +166,9 @@ def test_history_gives_each_figure_its_own_noise(tmp_path) -> None:
 def test_unstable_timings_are_shown_where_people_read(tmp_path) -> None:
     """g3 holds isolated GEMM timings whose middle half spans 5-21% of the median: the terminal summary and
     report.html name them; every sustained timing there is stable."""
-    from helpers import run_cli
+    from helpers import call_cli
 
-    proc = run_cli("report", str(DATA / "h200_gate" / "g3"), "--out", str(tmp_path / "report.html"))
+    proc = call_cli("report", str(DATA / "h200_gate" / "g3"), "--out", str(tmp_path / "report.html"))
     assert proc.returncode == 0, proc.stdout[-2000:]
     assert "WARNING unstable timing (4 in all)" in proc.stdout and "[isolated]: IQR" in proc.stdout
     assert "Unstable timings" in (tmp_path / "report.html").read_text()

@@ -6,7 +6,7 @@ import copy
 import json
 from pathlib import Path
 
-from helpers import DATA, run_cli
+from helpers import DATA, call_cli, run_cli
 
 from harness.analysis.trends import step_of
 from harness.model.run_info import RunInfo
@@ -45,19 +45,19 @@ def test_a_step_is_flagged_and_a_blip_is_not(tmp_path: Path) -> None:
         _night(doc, 6, tmp_path, set()),
     ]
     db = tmp_path / "history.sqlite"
-    assert run_cli("history", "add", *map(str, nights[:3]), "--db", str(db)).returncode == 0
-    assert run_cli("history", "add", *map(str, nights[3:]), "--db", str(db)).returncode == 0
-    shown = run_cli("history", "show", "--db", str(db), "-k", fast)
+    assert call_cli("history", "add", *map(str, nights[:3]), "--db", str(db)).returncode == 0
+    assert call_cli("history", "add", *map(str, nights[3:]), "--db", str(db)).returncode == 0
+    shown = call_cli("history", "show", "--db", str(db), "-k", fast)
     assert shown.returncode == 0 and "STEP" not in shown.stdout, shown.stdout  # the blip is not a step
     # nights 7 and 8 with the slower config's real timing in place of the fast one: a lasting shift
     more = [_night(doc, 7, tmp_path, {fast}), _night(doc, 8, tmp_path, {fast})]
-    assert run_cli("history", "add", *map(str, more), "--db", str(db)).returncode == 0
-    steps = run_cli("history", "show", "--db", str(db), "--steps-only")
+    assert call_cli("history", "add", *map(str, more), "--db", str(db)).returncode == 0
+    steps = call_cli("history", "show", "--db", str(db), "--steps-only")
     flagged = [line for line in steps.stdout.splitlines() if "STEP" in line]
     assert len(flagged) == 1 and fast in flagged[0] and "+" in flagged[0].split("STEP")[1], steps.stdout
     assert "1 step change(s)" in steps.stdout
     # report.html shows the trends, the stepped series first with its step
-    rep = run_cli("report", str(more[-1]), "--history", str(db), "--out", str(tmp_path / "r" / "report.md"))
+    rep = call_cli("report", str(more[-1]), "--history", str(db), "--out", str(tmp_path / "r" / "report.md"))
     assert rep.returncode == 0, rep.stderr
     page = (tmp_path / "r" / "report.html").read_text()
     trends = page.split("<h2>Trends across nights</h2>")[1].split("</table>")[0]
@@ -125,7 +125,7 @@ def test_a_file_that_is_not_a_history_is_a_one_line_error(tmp_path: Path) -> Non
             err = proc.stderr.strip().splitlines()
             assert proc.returncode in (2, 3) and "Traceback" not in proc.stderr, (name, args, proc.stderr)
             assert err and str(db) in err[-1], (name, args, proc.stderr)
-    add = run_cli("history", "add", run, "--db", str(cases["not_sqlite"]))
+    add = call_cli("history", "add", run, "--db", str(cases["not_sqlite"]))
     assert add.returncode == 2 and "file is not a database" in add.stderr and "Traceback" not in add.stderr
 
 

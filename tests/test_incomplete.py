@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import REPO, run_cli, write_matrix
+from helpers import REPO, call_cli, run_cli, write_matrix
 
 from harness.model.run_info import RunInfo
 
@@ -129,10 +129,10 @@ def test_compare_refuses_cut_runs_unless_allowed_and_then_names_what_it_left_out
     cut_runs: tuple[Path, Path, str], tmp_path: Path
 ) -> None:
     a, b, _ = cut_runs
-    refused = run_cli("compare", str(a), str(b))
+    refused = call_cli("compare", str(a), str(b))
     assert refused.returncode == 3 and "interrupted before every case ran" in refused.stdout
     assert "--allow-incomplete" in refused.stdout
-    allowed = run_cli("compare", str(a), str(b), "--allow-incomplete", "--json", str(tmp_path / "d.json"))
+    allowed = call_cli("compare", str(a), str(b), "--allow-incomplete", "--json", str(tmp_path / "d.json"))
     assert allowed.returncode == 0, allowed.stdout
     diff = json.loads((tmp_path / "d.json").read_text())
     assert not [c for c in diff["changes"] if c["worse"]]
@@ -145,14 +145,14 @@ def test_compare_calls_builds_lost_by_the_new_run_worse(tmp_path: Path) -> None:
     base = tmp_path / "base"
     proc = run_cli("run", str(matrix), "--out", str(base), "-n", "0", env={"TRITON_CACHE_DIR": str(tmp_path / "c")})
     assert proc.returncode == 0, proc.stdout[-2000:]
-    same = run_cli("compare", str(base), str(base))
+    same = call_cli("compare", str(base), str(base))
     assert same.returncode == 0 and "0 missing in new" in same.stdout
     doc = json.loads((base / "results.json").read_text())
     lost = [r for r in doc["records"] if r["shape"]["N"] == 8192 and r["target"] == "h100"]
     doc["records"] = [r for r in doc["records"] if r not in lost]  # a kernel that silently dropped out
     (tmp_path / "new").mkdir()
     (tmp_path / "new" / "results.json").write_text(json.dumps(doc))
-    worse = run_cli("compare", str(base), str(tmp_path / "new"))
+    worse = call_cli("compare", str(base), str(tmp_path / "new"))
     assert worse.returncode == 2, worse.stdout
     assert f"{len(lost)} missing in new" in worse.stdout
     assert (
@@ -164,7 +164,7 @@ def test_compare_calls_builds_lost_by_the_new_run_worse(tmp_path: Path) -> None:
         e for e in doc["run"]["selected"] if not (e["shape"]["N"] == 8192 and e["target"] == "h100")
     ]
     (tmp_path / "new" / "results.json").write_text(json.dumps(doc))
-    narrowed = run_cli("compare", str(base), str(tmp_path / "new"))
+    narrowed = call_cli("compare", str(base), str(tmp_path / "new"))
     assert narrowed.returncode == 0 and f"({len(lost)} only in base, " in narrowed.stdout
 
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import DATA, run_cli, write_matrix
+from helpers import DATA, call_cli, run_cli, write_matrix
 
 KERNELS = DATA / "interpreter_kernels.py"
 
@@ -81,7 +81,7 @@ kernels:
   rows: {{source: "{DATA / "stride_mismatch_kernel.py"}:SPEC", dtypes: [fp32], shapes: [{{M: 64, N: 1000}}]}}
 """,
     )
-    proc = run_cli("validate", str(matrix))
+    proc = call_cli("validate", str(matrix))
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert (
         "kernel rows: spec and launch disagree: stride: runtime_args declares 100, launch passes 108" in proc.stdout

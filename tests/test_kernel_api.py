@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import DATA, REPO, run_cli, write_matrix
+from helpers import DATA, REPO, call_cli, run_cli, write_matrix
 
 from harness.device.correctness import compare_outputs
 from harness.execution.pool import Worker
@@ -117,7 +117,7 @@ kernels:
     refused = write_matrix(
         tmp_path / "bad.yaml", matrix.read_text().replace("shapes:", "interpret: [{N: 8}]\n    shapes:")
     )
-    bad = run_cli("validate", str(refused))
+    bad = call_cli("validate", str(refused))
     assert bad.returncode == 2 and "compile-only" in bad.stdout and "bad.yaml:" in bad.stdout
 
 
@@ -210,7 +210,7 @@ kernels:
     configs: [{{BLOCK: 1024, num_warps: 4, {option}}}]
 """,
         )
-        return run_cli("validate", str(matrix))
+        return call_cli("validate", str(matrix))
 
     assert validate("allow_flush_denorm: true").returncode == 0  # a HIPOptions field in triton 3.6
     wrong_type = validate("allow_flush_denorm: 3")

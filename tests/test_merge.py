@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import run_cli, write_matrix
+from helpers import call_cli, run_cli, write_matrix
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +34,7 @@ kernels:
 
 def test_merging_in_any_order_gives_byte_identical_reports(two_runs: tuple[Path, Path], tmp_path: Path) -> None:
     a, b = two_runs
-    first = run_cli(
+    first = call_cli(
         "report",
         str(a),
         str(b),
@@ -44,7 +44,7 @@ def test_merging_in_any_order_gives_byte_identical_reports(two_runs: tuple[Path,
         str(tmp_path / "ab.csv"),
         "--vendor-eval",
     )
-    second = run_cli(
+    second = call_cli(
         "report",
         str(b),
         str(a),
@@ -70,7 +70,7 @@ def test_the_same_case_from_different_matrix_content_is_refused(two_runs: tuple[
         for check in (r.get("correctness") or {}).get("checks", []):
             check["shape"] = {"N": 77}
     (edited / "results.json").write_text(json.dumps(doc))
-    proc = run_cli("report", str(a), str(edited), "--out", str(tmp_path / "x.md"))
+    proc = call_cli("report", str(a), str(edited), "--out", str(tmp_path / "x.md"))
     assert proc.returncode == 2 and "cannot merge" in proc.stderr and "defined differently" in proc.stderr
     assert not (tmp_path / "x.md").exists()
 
@@ -84,7 +84,7 @@ def test_summaries_are_per_triton_version_never_summed(two_runs: tuple[Path, Pat
     for r in doc["records"]:
         r["triton"] = "9.9.9"
     (other / "results.json").write_text(json.dumps(doc))
-    proc = run_cli("report", str(a), str(other), "--out", str(tmp_path / "m.md"))
+    proc = call_cli("report", str(a), str(other), "--out", str(tmp_path / "m.md"))
     assert proc.returncode == 0, proc.stderr
     text = (tmp_path / "m.md").read_text()
     section = text.split("## Per target")[1].split("\n## ")[0]

@@ -13,7 +13,7 @@ import gzip
 import json
 from pathlib import Path
 
-from helpers import DATA, run_cli
+from helpers import DATA, call_cli, run_cli
 
 ESC_CLEAR, CSI_C1, OSC_TITLE = "\x1b[2J", "\x9b31m", "\x1b]0;owned\x07"
 #: the right-to-left override and the isolates: a name that displays as something other than it is
@@ -37,12 +37,12 @@ def test_hostile_strings_are_inert_in_every_output(tmp_path: Path) -> None:
     run = tmp_path / "run"
     run.mkdir()
     (run / "results.json").write_text(json.dumps(doc))
-    proc = run_cli("report", str(run), "--csv", str(tmp_path / "out.csv"), "--wide", "--vendor-eval")
+    proc = call_cli("report", str(run), "--csv", str(tmp_path / "out.csv"), "--wide", "--vendor-eval")
     assert proc.returncode in (0, 1), proc.stdout[-2000:] + proc.stderr[-2000:]
     base = tmp_path / "base"
     base.mkdir()
     (base / "results.json").write_bytes(gzip.decompress((DATA / "h200_gate" / "g3" / "results.json.gz").read_bytes()))
-    cmp = run_cli(
+    cmp = call_cli(
         "compare", str(base), str(run), "--markdown", str(tmp_path / "cmp.md"), "--json", str(tmp_path / "cmp.json")
     )
     assert cmp.returncode in (0, 1, 2), cmp.stdout[-2000:] + cmp.stderr[-2000:]
@@ -94,7 +94,7 @@ def test_a_live_run_shows_a_hostile_compile_error_inert_and_the_matrix_refuses_s
         assert not [ch for ch in UNSHOWN if ch in text], name
     for bad in (CSI_C1, "\u202e", "\u2066"):
         named = write_matrix(tmp_path / "named.yaml", matrix.read_text().replace("  loud:", f'  "lo{bad}ud":'))
-        said = run_cli("validate", str(named))
+        said = call_cli("validate", str(named))
         text = said.stdout + said.stderr
         assert said.returncode == 2 and f"U+{ord(bad[0]):04X}" in text and "named.yaml:4:" in text, text
         assert len(text.strip().splitlines()) == 1 and not [c for c in UNSHOWN if c in text], text

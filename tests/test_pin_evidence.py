@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from urllib.parse import unquote
 
-from helpers import DATA, run_cli
+from helpers import DATA, call_cli
 
 RUNS = DATA / "pin_evidence"
 #: the lines counted in each build's own assembly, per vendor and figure
@@ -47,7 +47,7 @@ def _count(run: Path, record: dict, figure: str) -> int | None:
 def test_two_pins_changed_binaries_show_their_mix_deltas_grouped_with_diffs(tmp_path: Path) -> None:
     old, new = _records(RUNS / "triton34"), _records(RUNS / "triton36")
     assert {r["triton"] for r in old.values()} == {"3.4.0"} and {r["triton"] for r in new.values()} == {"3.6.0"}
-    proc = run_cli("compare", str(RUNS / "triton34"), str(RUNS / "triton36"), "--json", str(tmp_path / "c.json"),
+    proc = call_cli("compare", str(RUNS / "triton34"), str(RUNS / "triton36"), "--json", str(tmp_path / "c.json"),
                    "--markdown", str(tmp_path / "c.md"), "--diffs", str(tmp_path / "diffs"))  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     code = [c for c in json.loads((tmp_path / "c.json").read_text())["changes"] if c["kind"] == "code"]

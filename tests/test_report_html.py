@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from helpers import DATA, run_cli
+from helpers import DATA, call_cli
 
 from harness.analysis.findings import analyse
 from harness.model.run_info import RunInfo
@@ -15,7 +15,7 @@ from harness.results.store import load_results
 
 
 def test_a_real_device_run_renders_tables_and_a_chart(tmp_path) -> None:
-    proc = run_cli("report", str(DATA / "h200_run_m"), "--out", str(tmp_path / "report.md"))
+    proc = call_cli("report", str(DATA / "h200_run_m"), "--out", str(tmp_path / "report.md"))
     assert proc.returncode == 0, proc.stderr
     page = (tmp_path / "report.html").read_text()
     assert page.startswith("<!doctype html>") and page.rstrip().endswith("</html>")

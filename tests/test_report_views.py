@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from helpers import DATA, run_cli
+from helpers import DATA, call_cli
 
 from harness.analysis import versions
 from harness.analysis.findings import analyse
@@ -17,7 +17,7 @@ from harness.results.store import load_results
 
 def test_vendor_evaluation_of_a_device_run(tmp_path: Path) -> None:
     out = tmp_path / "report.md"
-    proc = run_cli("report", str(DATA / "h200_run_m"), "--out", str(out), "--vendor-eval")
+    proc = call_cli("report", str(DATA / "h200_run_m"), "--out", str(out), "--vendor-eval")
     assert proc.returncode == 0, proc.stderr
     text = (tmp_path / "vendor-eval.md").read_text()
     _, records = load_results(DATA / "h200_run_m")
@@ -43,14 +43,14 @@ def test_vendor_evaluation_of_a_device_run(tmp_path: Path) -> None:
 
 def test_the_page_compares_the_triton_versions_it_holds(tmp_path: Path) -> None:
     pins = [DATA / "static_triton36", DATA / "static_triton39"]
-    proc = run_cli("report", *map(str, pins), "--out", str(tmp_path / "report.md"))
+    proc = call_cli("report", *map(str, pins), "--out", str(tmp_path / "report.md"))
     assert proc.returncode == 0, proc.stderr
     page = (tmp_path / "report.html").read_text()
     section = page.split("<h2>Between Triton versions</h2>")[1]
     assert "<h3>3.6.0 → 3.9.0</h3>" in section
     matched = int(re.search(r"<p>(\d+) builds matched", section).group(1))
     # the same answer harness compare gives for the two runs
-    cmp = run_cli("compare", *map(str, pins), "--json", str(tmp_path / "cmp.json"))
+    cmp = call_cli("compare", *map(str, pins), "--json", str(tmp_path / "cmp.json"))
     data = json.loads((tmp_path / "cmp.json").read_text())
     assert matched == data["matched"] > 0
     assert f"exit {cmp.returncode}:" in section
@@ -64,7 +64,7 @@ def test_the_page_compares_the_triton_versions_it_holds(tmp_path: Path) -> None:
 def test_a_static_runs_vendor_evaluation_compares_what_it_can(tmp_path: Path) -> None:
     """No GPU ran: the evaluation is per target how many configs fit and what they cost, not empty device columns.
     The counts are checked against the records (the deciding builds, counted here by hand)."""
-    proc = run_cli("report", str(DATA / "static_triton36"), "--out", str(tmp_path / "report.md"), "--vendor-eval")
+    proc = call_cli("report", str(DATA / "static_triton36"), "--out", str(tmp_path / "report.md"), "--vendor-eval")
     assert proc.returncode == 0, proc.stderr
     text = (tmp_path / "vendor-eval.md").read_text()
     assert text.startswith("# Vendor evaluation (static)") and "not run on a GPU" not in text

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import DATA, run_cli, small_matrix, write_matrix
+from helpers import DATA, call_cli, run_cli, small_matrix, write_matrix
 
 
 def test_a_resume_under_an_edited_matrix_names_what_changed(tmp_path: Path) -> None:
@@ -37,7 +37,7 @@ def test_records_jsonl_that_is_not_a_file_is_one_line(tmp_path: Path) -> None:
 
 def test_a_triton_pin_with_a_trailing_newline_is_refused(tmp_path: Path) -> None:
     text = small_matrix("pin").replace("targets:", 'triton: ["3.6.0\\n"]\ntargets:')
-    proc = run_cli("validate", str(write_matrix(tmp_path / "m.yaml", text)))
+    proc = call_cli("validate", str(write_matrix(tmp_path / "m.yaml", text)))
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "m.yaml:2: triton version must be a string like" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
 
@@ -63,10 +63,10 @@ def test_report_gates_a_merge_on_findings_as_run_does(tmp_path: Path) -> None:
     """``harness report --fail-on`` over a stored run (the default matrix, static, Triton 3.6: one exceeding config,
     no failed one): exit 5 on a kind it has, 0 on one it lacks, 2 on a word that is no kind."""
     stored = str(DATA / "static_triton36")
-    tripped = run_cli("report", stored, "--out", str(tmp_path / "a.md"), "--fail-on", "exceeds")
+    tripped = call_cli("report", stored, "--out", str(tmp_path / "a.md"), "--fail-on", "exceeds")
     assert tripped.returncode == 5, tripped.stdout[-1000:] + tripped.stderr[-1000:]
     assert tripped.stdout.rstrip().endswith("--fail-on exceeds: exceeds found · exit 5"), tripped.stdout[-300:]
-    clean = run_cli("report", stored, "--out", str(tmp_path / "b.md"), "--fail-on", "failed")
+    clean = call_cli("report", stored, "--out", str(tmp_path / "b.md"), "--fail-on", "failed")
     assert clean.returncode == 0 and "--fail-on failed: none found · exit 0" in clean.stdout
-    bad = run_cli("report", stored, "--out", str(tmp_path / "c.md"), "--fail-on", "bogus")
+    bad = call_cli("report", stored, "--out", str(tmp_path / "c.md"), "--fail-on", "bogus")
     assert bad.returncode == 2 and "'bogus' is not a finding kind" in bad.stderr and "Traceback" not in bad.stderr

@@ -12,7 +12,7 @@ import io
 from pathlib import Path
 
 import pytest
-from helpers import DATA, run_cli
+from helpers import DATA, call_cli
 
 from harness.analysis import figures
 from harness.analysis.findings import analyse
@@ -91,7 +91,7 @@ def test_every_report_reads_the_same_figure(tunes: list, tmp_path: Path) -> None
     measured = {(m.kernel, m.dtype, m.shape_id): m for m in figures.measured(records)}
     evals = vendor_eval.markdown(list(analyse([], records).evaluations))
     rows = list(csv.DictReader(io.StringIO(csv_export.to_csv(analyse([], records)))))
-    proc = run_cli("report", str(NIGHTLY), "--out", str(tmp_path / "report.md"), "--vendor-eval", "--wide")
+    proc = call_cli("report", str(NIGHTLY), "--out", str(tmp_path / "report.md"), "--vendor-eval", "--wide")
     assert proc.returncode == 0, proc.stderr
     report, page = (tmp_path / "report.md").read_text(), (tmp_path / "report.html").read_text()
     for r in tunes:

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from helpers import REPO, run_cli, write_matrix
+from helpers import call_cli, run_cli, small_matrix, write_matrix
 
 MATRIX = """\
 name: e2e
@@ -172,7 +172,7 @@ def test_a_short_pin_matches_its_releases_and_xdist_still_says_what_it_deselecte
     matrix = write_matrix(
         tmp_path / "m.yaml", MATRIX.replace("name: e2e", f'name: e2e\ntriton: ["{major_minor}", "2.9"]')
     )
-    valid = run_cli("validate", str(matrix))
+    valid = call_cli("validate", str(matrix))
     assert f"triton {major_minor}: matches {major_minor} and {major_minor}.x; runs here" in valid.stdout
     proc = run_cli("run", str(matrix), "--out", str(tmp_path / "run"), "-n", "2", "-k", "vector_add and h100")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
@@ -181,32 +181,40 @@ def test_a_short_pin_matches_its_releases_and_xdist_still_says_what_it_deselecte
     assert ids and all(i.endswith(f"-triton{_installed()}]") for i in ids)  # the pin resolved to the release
 
 
-def test_plain_pytest_collects_a_matrix_with_readable_ids(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
+def test_plain_pytest_collects_a_matrix_with_readable_ids(pytester: pytest.Pytester) -> None:
+    """The plugin as pytest loads it, in this process (pytester): a matrix file is a collection of cases."""
     from harness.cli import _plugin_autoloaded
 
-    matrix = write_matrix(tmp_path / "m.yaml", MATRIX)
+    matrix = write_matrix(pytester.path / "m.yaml", MATRIX)
     plugin = [] if _plugin_autoloaded() else ["-p", "harness.pytest_plugin"]
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            str(matrix),
-            "--collect-only",
-            "-q",
-            *plugin,
-            "--harness-out",
-            str(tmp_path / "run"),
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
+    result = pytester.runpytest_inprocess(
+        str(matrix), "--collect-only", "-q", *plugin, "--harness-out", str(pytester.path / "run")
     )
-    assert f"m.yaml::matmul[fp16-M256xN256xK256-h100-triton{_installed()}]" in proc.stdout, proc.stdout + proc.stderr
-    assert f"m.yaml::vector_add[fp16-interpret-triton{_installed()}]" in proc.stdout
+    out = result.stdout.str()
+    assert f"m.yaml::matmul[fp16-M256xN256xK256-h100-triton{_installed()}]" in out, out + result.stderr.str()
+    assert f"m.yaml::vector_add[fp16-interpret-triton{_installed()}]" in out
+    assert result.ret == 0
+
+
+def test_the_plugin_in_this_process_records_each_build_and_reports_each_case(pytester: pytest.Pytester) -> None:
+    """The plugin run by pytest in this process (pytester), static: one record per target's build in results.json,
+    each case a passed test in the outcome pytest counts and the JUnit file names."""
+    from harness.cli import _plugin_autoloaded
+
+    matrix = write_matrix(pytester.path / "m.yaml", small_matrix("in-process"))
+    plugin = [] if _plugin_autoloaded() else ["-p", "harness.pytest_plugin"]
+    out, junit = pytester.path / "run", pytester.path / "junit.xml"
+    result = pytester.runpytest_inprocess(
+        str(matrix), "-q", *plugin, "--harness-out", str(out), "--harness-static-only", f"--junitxml={junit}"
+    )
+    result.assert_outcomes(passed=2)
+    records = json.loads((out / "results.json").read_text())["records"]
+    assert sorted((r["target"], r["status"], r["fits"]) for r in records) == [
+        ("h100", "ok", True),
+        ("mi300x", "ok", True),
+    ]
+    names = {case.get("name") for case in ET.parse(junit).iter("testcase")}
+    assert names == {f"vector_add[fp32-N4096-{t}-triton{_installed()}]" for t in ("h100", "mi300x")}, names
 
 
 def test_report_merges_runs(run_dir: tuple[Path, str], tmp_path: Path) -> None:
@@ -219,8 +227,8 @@ def test_report_merges_runs(run_dir: tuple[Path, str], tmp_path: Path) -> None:
         rec["host"] = "another-host"
         rec["triton"] = "9.9.9"
     (other / "results.json").write_text(json.dumps(doc))
-    proc = run_cli("report", str(out), str(other), "--out", str(tmp_path / "merged.md"))
+    proc = call_cli("report", str(out), str(other), "--out", str(tmp_path / "merged.md"))
     assert proc.returncode == 0, proc.stderr
     merged = (tmp_path / "merged.md").read_text()
     assert "9.9.9" in merged and "another-host" in merged
-    assert run_cli("report", str(tmp_path / "missing")).returncode == 2
+    assert call_cli("report", str(tmp_path / "missing")).returncode == 2

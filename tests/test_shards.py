@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import REPO, run_cli, write_matrix
+from helpers import REPO, call_cli, run_cli, write_matrix
 
 from harness.matrix import shards
 from harness.matrix.cases import expand
@@ -121,7 +121,7 @@ kernels:
 
     # the night's folder as one run, its report and CSV the same as one unsharded run's, byte for byte:
     # tests/test_smoke_matrix.py (the default matrix in 1, 3 and 7 shards)
-    assert run_cli("report", str(night), "--out", str(tmp_path / "merged" / "report.md")).returncode == 0
+    assert call_cli("report", str(night), "--out", str(tmp_path / "merged" / "report.md")).returncode == 0
     single = night  # the whole night is the other side of each comparison below
 
     # a missing shard, and the same shard's files twice, are named: the night cannot be compared
@@ -131,7 +131,7 @@ kernels:
         assert gap.returncode == 3 and "night incomplete: shard 2/3 missing" in gap.stderr, gap.stderr
     shutil.copytree(night, tmp_path / "twice")
     shutil.copytree(night / "shard1", tmp_path / "twice" / "shard1-copy")
-    twice = run_cli("compare", str(single), str(tmp_path / "twice"))
+    twice = call_cli("compare", str(single), str(tmp_path / "twice"))
     assert twice.returncode == 3 and "shard 1/3 given twice by the same run" in twice.stderr, twice.stderr
     # a shard narrowed by -k holds only part of its cases: named, the night cannot be compared
     shutil.copytree(night, tmp_path / "narrowed", ignore=shutil.ignore_patterns("shard3"))
@@ -150,7 +150,7 @@ kernels:
         env=reuse,
     )  # fmt: skip  (a shard's units hold every target)
     assert part.returncode == 0, part.stdout[-2000:] + part.stderr[-2000:]
-    cut = run_cli("compare", str(single), str(tmp_path / "narrowed"))
+    cut = call_cli("compare", str(single), str(tmp_path / "narrowed"))
     assert cut.returncode == 3 and "shard 3/3" in cut.stderr and "ran only -k 'h100'" in cut.stderr, cut.stderr
     # a retried shard: its later attempt replaces the earlier one, and the night is whole
     shutil.copytree(night, tmp_path / "retried")
@@ -161,7 +161,7 @@ kernels:
         ).returncode
         == 0
     )
-    retried = run_cli("compare", str(single), str(tmp_path / "retried"))  # A/A: a retried shard changes nothing
+    retried = call_cli("compare", str(single), str(tmp_path / "retried"))  # A/A: a retried shard changes nothing
     assert retried.returncode == 0 and "shard2-retry" in retried.stderr and "replaces" in retried.stderr, retried.stderr
 
 
@@ -180,7 +180,7 @@ def test_a_shard_without_cases_writes_an_empty_run(tmp_path: Path) -> None:
         assert (night / f"s{index}" / "results.json").is_file()
     records = [json.loads((night / f"s{i}" / "results.json").read_text())["records"] for i in (1, 2)]
     assert sorted(len(r) for r in records) == [0, 1]
-    assert run_cli("report", str(night)).returncode == 0
+    assert call_cli("report", str(night)).returncode == 0
     # balanced on a stored run's case times instead of build counts: every shard given the same run
     costed = run_cli("run", str(matrix), "--out", str(tmp_path / "c"), "-n", "0", "--static-only", "--shard", "1/2",
                      "--shard-costs", str(night / "s1"))  # fmt: skip

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import DATA, REPO, run_cli, run_static, small_matrix, write_matrix
+from helpers import DATA, REPO, call_cli, run_cli, run_static, small_matrix, write_matrix
 
 LONG = "a" * 300
 
@@ -56,19 +56,19 @@ def test_history_add_refuses_a_run_still_being_written_or_killed(tmp_path: Path)
         cut.mkdir()
         (cut / "results.json").write_text(json.dumps({**doc, "run": {**doc["run"], **change}}))
         db = tmp_path / f"{cut.name}.sqlite"
-        last = _one_line_refusal(run_cli("history", "add", str(cut), "--db", str(db)), "--resume")
+        last = _one_line_refusal(call_cli("history", "add", str(cut), "--db", str(db)), "--resume")
         assert "interrupted or is still being written" in last
-        compare = run_cli("compare", str(run), str(cut))  # the same judgement compare makes
+        compare = call_cli("compare", str(run), str(cut))  # the same judgement compare makes
         assert compare.returncode == 3 and "interrupted" in compare.stdout + compare.stderr
-    assert run_cli("history", "add", str(run), "--db", str(tmp_path / "whole.sqlite")).returncode == 0
+    assert call_cli("history", "add", str(run), "--db", str(tmp_path / "whole.sqlite")).returncode == 0
 
 
 @pytest.mark.parametrize("value", ["nan", "0.5", "0", "-3", "inf", "soon", "1e9"])
 def test_a_timeout_setting_that_is_no_number_of_seconds_is_refused(tmp_path: Path, value: str) -> None:
     matrix = write_matrix(tmp_path / "m.yaml", small_matrix("timeouts"))
     for name in ("HARNESS_IMPORT_TIMEOUT_S", "HARNESS_CALLBACK_TIMEOUT_S"):
-        _one_line_refusal(run_cli("validate", str(matrix), env={name: value}), name, repr(value))
-    assert run_cli("validate", str(matrix), env={"HARNESS_IMPORT_TIMEOUT_S": "1"}).returncode == 0
+        _one_line_refusal(call_cli("validate", str(matrix), env={name: value}), name, repr(value))
+    assert call_cli("validate", str(matrix), env={"HARNESS_IMPORT_TIMEOUT_S": "1"}).returncode == 0
 
 
 def test_a_tunable_the_kernel_does_not_take_is_refused(tmp_path: Path) -> None:
@@ -85,7 +85,7 @@ def test_a_tunable_the_kernel_does_not_take_is_refused(tmp_path: Path) -> None:
         f"name: stray\ntargets: [h100]\nkernels:\n  stray:\n    source: {spec}:SPEC\n    dtypes: [fp32]\n"
         "    shapes: [{N: 64}]\n    interpret: false\n",
     )
-    proc = run_cli("validate", str(matrix))
+    proc = call_cli("validate", str(matrix))
     said = proc.stdout + proc.stderr
     assert proc.returncode == 2 and "m.yaml:5:" in said and "'BLOCK_N' are not parameters" in said, said
     assert "x_ptr, y_ptr, n, BLOCK" in said  # what the kernel does take, from Triton's own JITFunction

@@ -9,7 +9,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import yaml
-from helpers import REPO, run_cli
+from helpers import REPO, call_cli, run_cli
 
 SMOKE_KERNELS = set(yaml.safe_load((REPO / "matrices" / "smoke.yaml").read_text())["kernels"])
 
@@ -132,7 +132,7 @@ def test_warm_rerun_is_served_by_the_caches(smoke_runs: dict) -> None:
 def test_validate_counts_the_builds_a_run_makes(smoke_runs: dict) -> None:
     records = json.loads((smoke_runs["dir"] / "cold" / "results.json").read_text())["records"]
     built = sum(1 for r in records if r["mode"] == "compile")  # the compile-environment sweep included
-    proc = run_cli("validate", str(REPO / "matrices" / "smoke.yaml"))
+    proc = call_cli("validate", str(REPO / "matrices" / "smoke.yaml"))
     assert proc.returncode == 0 and f", {built} compiles per Triton version" in proc.stdout, (built, proc.stdout)
 
 
@@ -251,7 +251,7 @@ def test_the_matrix_in_1_3_and_7_shards_reports_as_the_one_run(smoke_runs: dict)
 
     def rendered(run: Path, label: str) -> dict[str, str]:
         out = tmp / "reports" / label
-        proc = run_cli("report", str(run), "--out", str(out / "report.md"), "--csv", str(out / "r.csv"), env=env)
+        proc = call_cli("report", str(run), "--out", str(out / "report.md"), "--csv", str(out / "r.csv"), env=env)
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
         texts = {name: (out / name).read_text() for name in ("report.md", "report.html", "r.csv")}
         texts["report.html"] = texts["report.html"].split("<h2>Data</h2>")[0]  # links to each run's files

@@ -18,7 +18,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
-from helpers import REPO, run_cli, run_static, write_matrix
+from helpers import REPO, call_cli, run_static, write_matrix
 
 CONFIGS = "".join(f"      - {{BLOCK: {b}, num_warps: {w}}}\n" for b in (256, 512, 1024) for w in (2, 4))  # 12 builds
 LOOP = "        acc = tl.sin(acc) * x + tl.cos(acc)\n"
@@ -77,11 +77,11 @@ def test_compile_cost_is_cpu_time_a_loaded_rerun_is_no_regression_a_costlier_com
             for r in (base, loaded, costlier)
         )  # fmt: skip
     )
-    same = run_cli("compare", str(base), str(loaded))
+    same = call_cli("compare", str(base), str(loaded))
     assert same.returncode == 0, same.stdout[-3000:]
     line = next(ln for ln in same.stdout.splitlines() if ln.startswith(("compile time", "WORSE: compile time")))
     assert "CPU time of each cold compile" in line and "not a regression" in line, line
-    worse = run_cli("compare", str(base), str(costlier))
+    worse = call_cli("compare", str(base), str(costlier))
     assert worse.returncode == 1, worse.stdout[-3000:]
     line = next(ln for ln in worse.stdout.splitlines() if "compile time" in ln)
     assert line.startswith("WORSE: compile time") and "slower" in line and "costly h100" in line, line
@@ -100,7 +100,7 @@ def _barriers(run: Path, record: dict) -> int:
 
 def test_changed_binaries_carry_their_instruction_mix_and_diffs_and_come_grouped(base: Path, tmp_path: Path) -> None:
     new = _run(tmp_path, "new", barrier=True)  # the new "release" adds a barrier per unrolled step
-    proc = run_cli("compare", str(base), str(new), "--markdown", str(tmp_path / "compare.md"),
+    proc = call_cli("compare", str(base), str(new), "--markdown", str(tmp_path / "compare.md"),
                    "--json", str(tmp_path / "compare.json"), "--diffs", str(tmp_path / "diffs"))  # fmt: skip
     assert proc.returncode in (0, 1), proc.stdout[-3000:] + proc.stderr[-2000:]
     doc = json.loads((tmp_path / "compare.json").read_text())

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import run_cli, write_matrix
+from helpers import call_cli, run_cli, write_matrix
 
 GOOD = """\
 name: t
@@ -47,7 +47,7 @@ BAD = [
 @pytest.mark.parametrize("name,text,line,fragment", BAD, ids=[b[0] for b in BAD])
 def test_bad_matrix_reports_file_line_message(tmp_path: Path, name: str, text: str, line: int, fragment: str) -> None:
     path = write_matrix(tmp_path / f"{name}.yaml", text)
-    proc = run_cli("validate", str(path))
+    proc = call_cli("validate", str(path))
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
     lines = proc.stdout.strip().splitlines()
@@ -58,25 +58,25 @@ def test_bad_matrix_reports_file_line_message(tmp_path: Path, name: str, text: s
 
 
 def test_good_matrix_validates(tmp_path: Path) -> None:
-    proc = run_cli("validate", str(write_matrix(tmp_path / "good.yaml", GOOD)))
+    proc = call_cli("validate", str(write_matrix(tmp_path / "good.yaml", GOOD)))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ok" in proc.stdout
 
 
 def test_shipped_matrices_validate() -> None:
-    proc = run_cli("validate", "matrices/smoke.yaml", "matrices/nightly.yaml")
+    proc = call_cli("validate", "matrices/smoke.yaml", "matrices/nightly.yaml")
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_every_problem_is_reported_not_just_the_first(tmp_path: Path) -> None:
     text = GOOD.replace("[h100, mi300x]", "[h1000]").replace("num_warps: 4", "num_warpz: 4")
-    proc = run_cli("validate", str(write_matrix(tmp_path / "two.yaml", text)))
+    proc = call_cli("validate", str(write_matrix(tmp_path / "two.yaml", text)))
     assert proc.returncode == 2
     assert len(proc.stdout.strip().splitlines()) >= 2, proc.stdout
 
 
 def test_missing_file_and_bad_run_input_exit_2(tmp_path: Path) -> None:
-    proc = run_cli("validate", str(tmp_path / "nope.yaml"))
+    proc = call_cli("validate", str(tmp_path / "nope.yaml"))
     assert proc.returncode == 2 and "cannot read the matrix" in proc.stdout and "Traceback" not in proc.stderr
     bad = write_matrix(tmp_path / "bad.yaml", GOOD.replace("  matmul:", "  matmull:"))
     proc = run_cli("run", str(bad), "--out", str(tmp_path / "out"))

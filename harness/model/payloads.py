@@ -146,6 +146,22 @@ class Payload:
         order = self.keys()
         return dataclasses.replace(self, **changes, given=order + tuple(k for k in changes if k not in order))
 
+    def recast(self, cls: type[P]) -> P:
+        """This payload as another class that declares the same figures (a worker's reply as the record's entry),
+        without a trip through JSON: each key the two share keeps its value, held the same way on both sides
+        (TypeError naming a field held otherwise); a key ``cls`` lacks is kept as ``extra``, as ``from_json`` keeps
+        one; the keys stay in this payload's order."""
+        mine, theirs = shapes(type(self)), shapes(cls)
+        order = self.keys()
+        differ = [k for k in order if k in theirs and k in mine and mine[k] != theirs[k]]
+        if differ:
+            raise TypeError(f"{type(self).__name__} and {cls.__name__} hold {', '.join(differ)} differently")
+        values = {k: _read(theirs[k], self.extra[k]) if k in self.extra else getattr(self, k) for k in order
+                  if k in theirs}  # fmt: skip
+        extra = {k: to_json_value(self.extra[k] if k in self.extra else getattr(self, k)) for k in order
+                 if k not in theirs}  # fmt: skip
+        return cls(**values, extra=extra, given=order)
+
 
 @dataclass(frozen=True)
 class Resources(Payload):

@@ -51,8 +51,9 @@ def _applied(rec: Record) -> dict[str, Any]:
 
 
 def _runtime(reply: Reply) -> Runtime:
-    """A config's reply as its runtime: the same figures under the same keys (a failed request's traceback kept)."""
-    return Runtime.from_json(ConfigReply.of(reply).to_json())
+    """A config's reply as its runtime: the same figures under the same keys, the same objects (a failed request's
+    traceback kept)."""
+    return ConfigReply.of(reply).recast(Runtime)
 
 
 def _config_job(case: BaselinesJob, rec: Record, stage: str) -> GpuConfigJob:

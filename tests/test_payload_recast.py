@@ -1,0 +1,56 @@
+"""A GPU worker's config reply becomes the record's runtime entry as objects (``Payload.recast``), not through JSON:
+the entry must be what the JSON round trip gave before (the same fields, the same keys in the same order, the
+reply's traceback kept as an unknown key), and a field the two classes hold differently is refused by name."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pytest
+
+from harness.device.timing import summarize
+from harness.model.payloads import Payload
+from harness.model.replies import ConfigReply
+from harness.model.runtime import Check, LaunchedBinary, Runtime, WorkModel
+
+
+def _reply(**failed: str) -> ConfigReply:
+    timing = summarize([10.5, 10.0, 11.25, 10.75], "isolated", rotated=3, discarded=2).updated(flush_bytes=1 << 26)
+    return ConfigReply(
+        status=failed.get("status", "ok"),
+        stage="full",
+        correctness=Check(status="ok", max_abs_err=0.0009765625, mismatched=0, elements=4096, atol=0.01),
+        first_launch_s=0.412,
+        launched_binary=LaunchedBinary(kind="cubin", sha256="ab" * 32, cache_key="k"),
+        timing=timing,
+        tflops=312.5,
+        gbps=None,
+        model=WorkModel(flops=2.0e12, bytes=1.5e9),
+        **{k: v for k, v in failed.items() if k != "status"},
+    )
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [_reply(), _reply(status="error", error="RuntimeError: boom", traceback="Traceback ...", retire_worker="x")],
+    ids=["ok", "failed"],
+)
+def test_a_config_reply_recast_is_its_json_round_trip(reply: ConfigReply) -> None:
+    wire = ConfigReply.from_wire(json.loads(json.dumps(reply.to_json())))  # as Worker.send reads it
+    before = Runtime.from_json(wire.to_json())
+    after = wire.recast(Runtime)
+    assert after == before
+    assert json.dumps(after.to_json()) == json.dumps(before.to_json())
+    assert after.timing is wire.timing  # the timer's object itself, raw samples and all
+    if reply.traceback:
+        assert after.extra == {"traceback": "Traceback ...", "retire_worker": "x"}
+
+
+def test_a_field_held_otherwise_is_refused_by_name() -> None:
+    @dataclass(frozen=True)
+    class Other(Payload):
+        timing: float | None = None
+
+    with pytest.raises(TypeError, match="hold timing differently"):
+        _reply().recast(Other)

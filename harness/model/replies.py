@@ -16,7 +16,13 @@ from typing import TypeVar
 
 from harness.model.build_facts import AutotuneFacts, Captured, Inductor, ParamSpec
 from harness.model.payloads import Artifact, LimitFlag, Payload, Resources
-from harness.model.runtime import Baseline, Check, DeviceInfo, InterpretCorrectness, LaunchedBinary, Timing, WorkModel
+from harness.model.runtime import (
+    Baseline,
+    ConfigFigures,
+    DeviceInfo,
+    InterpretCorrectness,
+    Timing,
+)
 
 R = TypeVar("R", bound="Reply")
 
@@ -88,17 +94,9 @@ class AgreementReply(Reply):
 
 
 @dataclass(frozen=True)
-class ConfigReply(Reply):
-    """One config on the GPU: its check against the reference, then its timing (the GPU phase's runtime of it)."""
-
-    stage: str | None = None  # "screen" | "final" | "full"
-    correctness: Check | None = None
-    first_launch_s: float | None = None
-    launched_binary: LaunchedBinary | None = None
-    timing: Timing | None = None
-    tflops: float | None = None
-    gbps: float | None = None
-    model: WorkModel | None = None
+class ConfigReply(ConfigFigures, Reply):
+    """One config on the GPU: its check against the reference, then its timing (the GPU phase's runtime of it).
+    Its figures are :class:`~harness.model.runtime.ConfigFigures` (after the reply's own fields, as it writes them)."""
 
 
 @dataclass(frozen=True)

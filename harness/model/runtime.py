@@ -185,27 +185,35 @@ class Phases(Payload):
 
 
 @dataclass(frozen=True)
-class Runtime(Payload):
-    """One config on the GPU (check, timings, rates, launch parity), or a case's winner (``tune`` records)."""
+class ConfigFigures(Payload):
+    """What one config's run on the GPU found, declared once: the worker's reply carries them
+    (:class:`harness.model.replies.ConfigReply`) and the record's runtime entry keeps them (:class:`Runtime`, made
+    from the reply by :meth:`Payload.recast`). A record's JSON holds them in the order the reply was written."""
 
-    status: str | None = None  # "ok" | "mismatch" | "error" | "launch_error" | "not_launched" | ...
     stage: str | None = None  # "screen" | "final" | "full"
-    reason: str | None = None  # why it was not launched
-    error: str | None = None
     correctness: Check | None = None
     first_launch_s: float | None = None
     launched_binary: LaunchedBinary | None = None
+    timing: Timing | None = None  # the full timing (isolated); the tune record's: its headline
+    tflops: float | None = None
+    gbps: float | None = None
+    model: WorkModel | None = None
+
+
+@dataclass(frozen=True)
+class Runtime(ConfigFigures):
+    """One config on the GPU (check, timings, rates, launch parity), or a case's winner (``tune`` records)."""
+
+    status: str | None = None  # "ok" | "mismatch" | "error" | "launch_error" | "not_launched" | ...
+    reason: str | None = None  # why it was not launched
+    error: str | None = None
     launch_parity: str | None = None  # "identical" | "differs" | "not observed"
     launch_parity_detail: str | None = None
-    timing: Timing | None = None  # the full timing (isolated); the tune record's: its headline
     screen_timing: Timing | None = None
     sustained: Timing | None = None
     sustained_error: str | None = None
     isolated: Timing | None = None
     timing_method: str | None = None
-    tflops: float | None = None
-    gbps: float | None = None
-    model: WorkModel | None = None
     gpu: GpuSlot | None = None
     # the tune record's
     device: DeviceInfo | None = None

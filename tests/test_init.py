@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import yaml
-from helpers import DATA, run_cli
+from helpers import DATA, call_cli, run_cli
 
 
 def test_a_kernel_file_given_to_run_is_one_line_naming_init(tmp_path: Path) -> None:
@@ -28,7 +28,7 @@ def test_init_writes_a_matrix_for_a_files_spec_that_validates(tmp_path: Path) ->
     assert proc.returncode == 0, proc.stderr
     doc = yaml.safe_load((tmp_path / "knob.yaml").read_text())
     assert doc["kernels"] == {"knob": {"source": "knob.py:SPEC", "dtypes": ["fp32"], "shapes": [{"N": 1024}]}}
-    assert run_cli("validate", "knob.yaml", cwd=tmp_path).returncode == 0
+    assert call_cli("validate", "knob.yaml", cwd=tmp_path).returncode == 0
     again = run_cli("init", "knob.py", cwd=tmp_path)  # never overwritten
     assert (
         again.returncode == 2
@@ -54,7 +54,7 @@ def test_init_of_an_op_writes_its_entry_and_the_inputs_function_to_complete(tmp_
     assert proc.returncode == 0, proc.stderr
     entry = yaml.safe_load((tmp_path / "m.yaml").read_text())["kernels"]["double"]
     assert entry["op"] == "lib.py:double" and entry["inputs"] == "m_inputs.py:inputs"
-    checked = run_cli("validate", "m.yaml", cwd=tmp_path)  # until the inputs function is written, it says so
+    checked = call_cli("validate", "m.yaml", cwd=tmp_path)  # until the inputs function is written, it says so
     assert (
         checked.returncode == 2
         and "write the arguments of lib.py:double for a shape" in checked.stdout + checked.stderr
@@ -65,7 +65,7 @@ def test_the_help_names_the_ways_to_bring_a_kernel() -> None:
     run_help = " ".join(run_cli("run", "--help").stdout.split())  # as argparse wraps it
     assert "source: FILE.py:SPEC" in run_help and "op: module:function" in run_help and "harness init" in run_help
     assert "--fail-on KINDS" in run_help
-    assert "matrix YAML files" in " ".join(run_cli("validate", "--help").stdout.split())
+    assert "matrix YAML files" in " ".join(call_cli("validate", "--help").stdout.split())
     assert "KernelSpec" in run_cli("init", "--help").stdout
 
 

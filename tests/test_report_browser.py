@@ -19,7 +19,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from helpers import DATA, run_cli
+from helpers import DATA, call_cli
 
 pytestmark = pytest.mark.browser  # a headless Chromium renders the reports
 
@@ -120,7 +120,7 @@ def _png_pixels(path: Path) -> tuple[int, int, set[bytes]]:
 @pytest.fixture(scope="module")
 def merged_report(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("merged")
-    proc = run_cli(
+    proc = call_cli(
         "report",
         str(DATA / "static_triton39"),
         str(DATA / "static_triton36"),
@@ -193,7 +193,7 @@ def test_a_night_with_a_baseline_opens_with_its_verdict(tmp_path: Path) -> None:
     """The 3.9 run judged against the 3.6 run as its baseline (what a Triton bump's night is): report.html's first
     section is the verdict, laid out above the heatmap, on the first screen, with the per-run lists."""
     out = tmp_path / "r"
-    proc = run_cli("report", str(DATA / "static_triton39"), "--baseline", str(DATA / "static_triton36"),
+    proc = call_cli("report", str(DATA / "static_triton39"), "--baseline", str(DATA / "static_triton36"),
                    "--against", "night 41", "--out", str(out / "report.md"))  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     page = out / "report.html"
@@ -210,8 +210,8 @@ def test_a_night_with_a_baseline_opens_with_its_verdict(tmp_path: Path) -> None:
     assert measured["heat"] > measured["night"], measured
     assert measured["title"].startswith("Tonight against night 41: ")
     # a run with no namesake in the baseline is said to be new
-    proc = run_cli("report", str(DATA / "static_triton39"), "--baseline", "-", "--out", str(tmp_path / "n" / "r.md"))
+    proc = call_cli("report", str(DATA / "static_triton39"), "--baseline", "-", "--out", str(tmp_path / "n" / "r.md"))
     assert proc.returncode == 0, proc.stderr
     assert "new: no run of that name in the baseline" in (tmp_path / "n" / "r.html").read_text()
-    bad = run_cli("report", str(DATA / "static_triton39"), "--baseline", "-", "-", "--out", str(tmp_path / "x.md"))
+    bad = call_cli("report", str(DATA / "static_triton39"), "--baseline", "-", "-", "--out", str(tmp_path / "x.md"))
     assert bad.returncode == 2 and "--baseline: 2 given for 1 run(s)" in bad.stderr

@@ -102,7 +102,7 @@ kernels:
     )
     # the run after the shards takes their builds from the result cache, as a user's would (the answers are compared)
     reuse = {"HARNESS_RESULT_CACHE": "1", "HARNESS_CACHE_DIR": str(tmp_path / "cache")}
-    listed = run_cli("list", str(matrix))
+    listed = call_cli("list", str(matrix))
     everything = set(listed.stdout.split())
     night = tmp_path / "night"
     ran: list[str] = []

@@ -87,7 +87,7 @@ def test_missing_file_and_bad_run_input_exit_2(tmp_path: Path) -> None:
 
 
 def test_targets_command_prints_the_catalogue_with_sources() -> None:
-    proc = run_cli("targets", "--sources")
+    proc = call_cli("targets", "--sources")
     assert proc.returncode == 0, proc.stderr
     for name in ("h100", "h200", "a100", "b200", "mi300x", "mi250x", "mi355x"):
         assert name in proc.stdout

@@ -1,11 +1,13 @@
-"""A GPU worker's config reply becomes the record's runtime entry as objects (``Payload.recast``), not through JSON:
-the entry must be what the JSON round trip gave before (the same fields, the same keys in the same order, the
-reply's traceback kept as an unknown key), and a field the two classes hold differently is refused by name."""
+"""Records are built from the workers' typed replies, not through their JSON: a GPU config's reply becomes the
+record's runtime entry (``Payload.recast``) and a real build's reply its record (``Record.built``). Each must be what
+the JSON round trip gave before (the same fields, the same keys in the same order, a failed reply's traceback kept),
+and what does not fit is refused by name."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -54,3 +56,24 @@ def test_a_field_held_otherwise_is_refused_by_name() -> None:
 
     with pytest.raises(TypeError, match="hold timing differently"):
         _reply().recast(Other)
+
+
+def test_a_real_builds_record_from_its_reply_is_the_one_its_json_gave(tmp_path: Path) -> None:
+    from helpers import compile_one
+
+    from harness.model.records import Record
+    from harness.model.replies import CompileReply
+
+    wire = compile_one("vector_add", "fp32", {"N": 4096}, "mi300x", {"BLOCK": 1024, "num_warps": 4}, tmp_path)
+    base = {"kernel": "vector_add", "dtype": "fp32", "shape": {"N": 4096}, "target": "mi300x", "arch": "gfx942",
+            "vendor": "amd", "triton": "3.6.0", "config": {"BLOCK": 1024, "num_warps": 4}, "config_id": "B1024_w4",
+            "meta": {"BLOCK": 1024}, "origin": "matrix", "mode": "compile"}  # fmt: skip
+    before = Record.from_dict({**base, **{k: v for k, v in wire.items() if k != "triton"}}, strict=True)
+    reply = CompileReply.from_wire(wire)
+    after = Record.built(base, reply, leave=("triton",))
+    assert wire["status"] == "ok" and after.artifacts and after.flags is not None
+    assert after == before
+    assert json.dumps(after.to_dict()) == json.dumps(before.to_dict())
+    assert after.resources is reply.resources  # the worker's own object
+    with pytest.raises(ValueError, match="does not know: stray"):  # a key an older cache entry kept, say
+        Record.built(base, CompileReply.from_json({**wire, "stray": 1}), leave=("triton",))

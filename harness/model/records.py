@@ -18,7 +18,7 @@ from typing import Any
 
 from harness.model.build_facts import AutotuneFacts, Captured, Inductor, ParamSpec
 from harness.model.ids import config_key, shape_id
-from harness.model.payloads import Artifact, LimitFlag, Resources, read_field, shapes, to_json_value
+from harness.model.payloads import Artifact, LimitFlag, Payload, Resources, read_field, shapes, to_json_value
 from harness.model.runtime import InterpretCorrectness, Runtime
 from harness.model.vocabulary import Mode, Status
 
@@ -117,6 +117,27 @@ class Record:
         if strict and (unknown := sorted(set(data) - set(known))):
             raise ValueError(f"record fields this harness does not know: {', '.join(unknown)}")
         return cls(**{k: read_field(known[k], v) for k, v in data.items() if k in known})
+
+    @classmethod
+    def built(cls, case: Mapping[str, Any], reply: Payload, leave: tuple[str, ...] = ()) -> Record:
+        """A record from its case's fields and a worker's typed reply (fresh, or the result cache's read back), field
+        by field, no JSON between: each of the reply's keys but ``leave`` is the record's field of that name, the
+        reply's objects kept (a tuple held as the record's list, a mapping as its dict); a key the record does not
+        have is a ValueError naming it, never a figure silently lost."""
+        known = shapes(cls)
+        keys = [k for k in reply.keys() if k not in leave]
+        if unknown := sorted(set(keys) - set(known)):
+            raise ValueError(f"record fields this harness does not know: {', '.join(unknown)}")
+        figures: dict[str, Any] = {}
+        for k in keys:
+            if k in reply.extra:  # a key the reply's class does not have, as JSON: read as the record reads JSON
+                figures[k] = read_field(known[k], reply.extra[k])
+                continue
+            value = getattr(reply, k)
+            figures[k] = (
+                list(value) if isinstance(value, tuple) else dict(value) if isinstance(value, Mapping) else value
+            )
+        return cls(**{**case, **figures})
 
 
 BINARY_KINDS = ("cubin", "hsaco")

@@ -22,6 +22,7 @@ from harness.matrix.reading import MatrixError, parse
 from harness.model.ids import config_id
 from harness.model.jobs import Job, WarmupJob
 from harness.model.records import Record, mark_duplicates
+from harness.model.replies import CompileReply, InterpretReply, Reply
 from harness.model.runtime import Phases, Runtime, not_launched
 from harness.model.targets import catalogue
 from harness.model.vocabulary import INTERPRET_UNSUPPORTED
@@ -163,16 +164,20 @@ class CaseItem(pytest.Item):
             target = catalogue()[case.target]
             arch, vendor = target.arch, target.vendor
         # unchanged jobs come from the result cache; the rest run in the workers, and what they return is kept
+        # (the cache keeps a reply's JSON; a hit is read back as the reply it was)
         keys = [result_cache.key(kind, job, kernel_hash) for job in jobs]
-        found = [result_cache.lookup(kind, k, session.out) for k in keys]
+        replied: type[Reply] = InterpretReply if case.is_interpret else CompileReply
+        found: list[Reply | None] = []
+        for k in keys:
+            hit = result_cache.lookup(kind, k, session.out)
+            found.append(None if hit is None else replied.from_json(hit))
         todo = [i for i, hit in enumerate(found) if hit is None]
         ran = session.workers.map(
             kind, [jobs[i] for i in todo], case.timeout_s, parallel, case.environment, case.import_env
         )
         for i, reply in zip(todo, ran):
-            result = reply.to_json()  # the reply as the result cache keeps it and the record is built from it
-            result_cache.store(kind, keys[i], result, session.out)
-            found[i] = result
+            result_cache.store(kind, keys[i], reply.to_json(), session.out)
+            found[i] = reply
         results = [r for r in found if r is not None]
         assert len(results) == len(jobs), "a job without a result"
         records = []
@@ -199,8 +204,7 @@ class CaseItem(pytest.Item):
                 "deciding_environment": case.deciding,
                 "import_env": dict(case.import_env),
             }
-            fields = {k: v for k, v in result.items() if k not in ("triton", "run_s")}
-            records.append(Record.from_dict({**base, **fields}, strict=True))
+            records.append(Record.built(base, result, leave=("triton", "run_s")))
         return records
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:

@@ -128,16 +128,16 @@ class Record:
         keys = [k for k in reply.keys() if k not in leave]
         if unknown := sorted(set(keys) - set(known)):
             raise ValueError(f"record fields this harness does not know: {', '.join(unknown)}")
-        figures: dict[str, Any] = {}
-        for k in keys:
-            if k in reply.extra:  # a key the reply's class does not have, as JSON: read as the record reads JSON
-                figures[k] = read_field(known[k], reply.extra[k])
-                continue
-            value = getattr(reply, k)
-            figures[k] = (
-                list(value) if isinstance(value, tuple) else dict(value) if isinstance(value, Mapping) else value
-            )
+        # a key the reply's class does not have is JSON (an older cache entry's): read as the record reads JSON
+        figures = {
+            k: read_field(known[k], reply.extra[k]) if k in reply.extra else _held(getattr(reply, k)) for k in keys
+        }
         return cls(**{**case, **figures})
+
+
+def _held(value: object) -> object:
+    """A reply's value as a record holds it: a tuple as a list, a mapping as a dict (as its JSON read back would)."""
+    return list(value) if isinstance(value, tuple) else dict(value) if isinstance(value, Mapping) else value
 
 
 BINARY_KINDS = ("cubin", "hsaco")

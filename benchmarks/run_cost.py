@@ -11,6 +11,10 @@ harness cache and an empty Triton cache (``--triton-cache keep`` keeps the user'
 says so). Prints the wall time, the run's breakdown and, from the tune records, per case the time holding the GPU
 (configs, baselines, sustained rounds), the median, and in how many cases the baselines cost no more than the
 configs: ``python3 benchmarks/run_cost.py nightly [MATRIX] --targets h200,mi300x -n 8``.
+
+``breakdown RUN_DIR``: the same GPU figures of a run already made (``ci/gpu_nightly.sh``'s, say), per kernel, with
+the baselines' time by step (summed over a case's baselines: first call, sync check, check, isolated timing,
+kernel names), how long the GPU was held and idle between cases, and how many GPU workers a baseline retired.
 """
 
 from __future__ import annotations
@@ -67,7 +71,15 @@ def gpu_figures(records: list[dict[str, Any]]) -> list[str]:
         phases = ((r.get("runtime") or {}).get("phases_s")) if r["mode"] == "tune" else None
         if phases:
             c, b, s = (float(phases.get(k) or 0.0) for k in ("configs", "baselines", "sustained"))
-            rows.append((r["case_id"], c, b, s, float(phases.get("gpu_lock_wait") or 0.0)))
+            rows.append(
+                (
+                    r.get("case_id") or f"{r['kernel']} {r['dtype']} {r['shape']}",
+                    c,
+                    b,
+                    s,
+                    float(phases.get("gpu_lock_wait") or 0.0),
+                )
+            )
     if not rows:
         return ["no tuned case"]
     held = [c + b + s for _, c, b, s, _ in rows]
@@ -120,6 +132,41 @@ def nightly(args: argparse.Namespace) -> None:
             print(f"  {line}")
 
 
+def breakdown(args: argparse.Namespace) -> None:
+    records = json.loads((Path(args.run_dir) / "results.json").read_text())["records"]
+    tunes = [r for r in records if r["mode"] == "tune" and (r.get("runtime") or {}).get("phases_s")]
+    for line in gpu_figures(records):
+        print(line)
+    per_kernel: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0])
+    steps: dict[str, float] = defaultdict(float)
+    windows, retired = [], 0
+    for r in tunes:
+        rt = r["runtime"]
+        p = rt["phases_s"]
+        row = per_kernel[r["kernel"]]
+        row[0] += 1
+        for i, k in enumerate(("configs", "baselines", "sustained"), start=1):
+            row[i] += float(p.get(k) or 0.0)
+        for k, v in (p.get("baselines_detail") or {}).items():
+            steps[k] += float(v)
+        if rt.get("gpu_window"):
+            windows.append(tuple(rt["gpu_window"]))
+        retired += bool(rt.get("gpu_worker_retired"))
+    print("| kernel | tuned cases | configs s | baselines s | sustained s |\n|---|---|---|---|---|")
+    for kernel, (n, c, b, s_) in sorted(per_kernel.items(), key=lambda kv: -sum(kv[1][1:])):
+        print(f"| {kernel} | {n:.0f} | {c:.1f} | {b:.1f} | {s_:.1f} |")
+    print(
+        "baselines by step (s): " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(steps.items(), key=lambda kv: -kv[1]))
+    )
+    if windows:
+        windows.sort()
+        busy = sum(e - s for s, e in windows)
+        gaps = [b[0] - a[1] for a, b in zip(windows, windows[1:]) if b[0] > a[1]]
+        print(f"GPU held from first to last case {windows[-1][1] - windows[0][0]:.1f} s, busy {busy:.1f} s, "
+              f"idle between cases {sum(gaps):.1f} s (longest {max(gaps, default=0.0):.1f} s); "
+              f"GPU workers retired by a baseline: {retired}")  # fmt: skip
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="mode", required=True)
@@ -134,8 +181,10 @@ def main(argv: list[str]) -> int:
     g.add_argument("-n", default="8")
     g.add_argument("--triton-cache", choices=("empty", "keep"), default="empty")
     g.add_argument("--out", default=None, help="keep the run directory here")
+    b = sub.add_parser("breakdown", help="the GPU figures of a run already made")
+    b.add_argument("run_dir")
     args = parser.parse_args(argv)
-    (static if args.mode == "static" else nightly)(args)
+    {"static": static, "nightly": nightly, "breakdown": breakdown}[args.mode](args)
     return 0
 
 

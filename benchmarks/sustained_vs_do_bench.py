@@ -2,7 +2,7 @@
 
 Usage (on the GPU host, after a run): ``python3 benchmarks/sustained_vs_do_bench.py RUN_DIR [kernel ...]
 [--match TEXT ...] [--first TEXT ...] [--ways W,W] [--switch-ms 100,250] [--settle-ms 0,300] [--paired-only]
-[--json PATH] [--from-json PATH]``.
+[--json PATH [--resume]] [--from-json PATH]``.
 
 For every tuned case of the named kernels (default: every kernel the run tuned; ``--match`` keeps the cases whose
 label holds one of the texts) the winner config and the case's first baseline (``torch.matmul`` for the GEMMs) are
@@ -136,6 +136,7 @@ def _args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--ways", default=",".join(WAYS), help=f"the unpaired figures to take, of {','.join(WAYS)}")
     p.add_argument("--json", type=Path, help="every figure, written after each case")
     p.add_argument("--from-json", type=Path, help="print the tables of a saved --json (a run cut short) and stop")
+    p.add_argument("--resume", action="store_true", help="keep the cases --json already holds and time the rest")
     return p.parse_args(argv)
 
 
@@ -152,6 +153,9 @@ def main(argv: list[str]) -> int:
     tunes = [r for r in records if r.mode == "tune" and r.status == "ok" and (not a.kernels or r.kernel in a.kernels)]
     tunes = [r for r in tunes if not a.match or any(m in _label(r) for m in a.match)]
     found: dict[str, dict[str, Any]] = {}  # label -> baseline name, unpaired passes, paired figures
+    if a.resume and a.json and a.json.exists():  # a call cut short by its limit: the next one times the rest
+        found = json.loads(a.json.read_text())
+        tunes = [r for r in tunes if _label(r) not in found]
     settle_first = max(a.settle_ms)
     ways = a.ways.split(",")
     first = [r for r in tunes if any(m in _label(r) for m in a.first)]

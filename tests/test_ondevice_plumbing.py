@@ -146,6 +146,41 @@ def test_winner_baselines_portability_and_cache(tmp_path: Path, monkeypatch: pyt
     assert tune4.runtime.portability["mi300x"].timing_method == "sustained"
 
 
+def test_the_rounds_time_only_the_configs_a_decision_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A finalist that lost on its full timing and is no space's best nor another target's winner keeps its full
+    isolated timing but is not timed again in the sustained rounds: each item there costs the GPU a switch."""
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("HARNESS_LOCK_DIR", str(tmp_path))
+
+    class WithRunnerUp(FakeGpuWorker):
+        US = {**FakeGpuWorker.US, 7: 104.0}
+
+        def request(self, op: str, job: dict, timeout: float) -> dict:
+            if op == "gpu_config" and job["config"]["BLOCK"] == 7:
+                self.requests.append((op, job))
+                us = 104.0 * (0.99 if job.get("stage") == "screen" else 1.0)
+                return {"status": "ok", "timing": {"median_us": us}, "stage": job.get("stage", "full")}
+            return super().request(op, job, timeout)
+
+    worker = WithRunnerUp()
+    built = [_rec(1, "nvidia"), _rec(7, "nvidia"), _rec(2, "amd")]
+    gpu = GpuSlot(index="0", uuid="GPU-x", arch="sm_90", name="fake")
+    records, tune = gpu_phase.run_case(_case(), built, worker, gpu, ["mi300x"])
+    finals = sorted(job["config"]["BLOCK"] for op, job in worker.requests if job.get("stage") == "final")
+    assert finals == [1, 2, 7]  # the runner-up (within 10% of the fastest screen) is timed in full ...
+    assert sorted(worker.requests[-1][1]["configs"]) == ["BLOCK1", "BLOCK2"]  # ... but not in the rounds
+    runner_up = records[1].runtime
+    assert runner_up.stage == "final" and runner_up.timing.median_us == 104.0 and runner_up.sustained is None
+    assert tune.config["BLOCK"] == 1 and tune.runtime.timing_method == "sustained"
+    assert tune.runtime.portability["mi300x"].timing_method == "sustained"  # the AMD space's best: in the rounds
+    # another target's known winner is priced by its sustained timing, so it stays in the rounds
+    stored = {("k", "fp16", "N8", "mi300x"): KnownWinner({"BLOCK": 7, "num_warps": 4})}
+    again = WithRunnerUp()
+    _, tune2 = gpu_phase.run_case(_case(), built, again, gpu, ["mi300x"], retune=True, stored=stored)
+    assert sorted(again.requests[-1][1]["configs"]) == ["BLOCK1", "BLOCK2", "BLOCK7"]
+    assert tune2.runtime.portability["mi300x"].slowdown == pytest.approx(104.0 / 100.0)
+
+
 def test_the_tune_record_carries_the_options_its_winner_ignores(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

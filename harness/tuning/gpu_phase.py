@@ -173,7 +173,8 @@ def _tune(
         spent, retired = dict(baselines.spent_s or {}), ""
         baselines_done = time.perf_counter()
         if measured and baselines.status == "ok":
-            baselines, more, retired = _time_sustained(worker, base, measured, baselines, case.timeout_s, found)
+            rounds = _read_sustained(measured, known, found)
+            baselines, more, retired = _time_sustained(worker, base, rounds, baselines, case.timeout_s, found)
             spent.update(more)
         tainted = baselines.tainted or baselines.retire_worker or ""
         if tainted and not retired:  # the sustained request did not retire the changed process: retire it here
@@ -276,6 +277,23 @@ def _screen_then_time(
             found[rec] = full.updated(screen_timing=screen.timing)
 
 
+def _read_sustained(measured: list[Record], known: dict[str, KnownWinner | None], found: _Found) -> list[Record]:
+    """The fully timed configs whose sustained timing a decision reads: the winner (its headline figure and
+    speed-ups), each config space's best (the proxy the portability column prices another vendor's target by)
+    and the other targets' known winners (priced by name). The other finalists were timed in full to choose
+    the winner, which rests on those timings (:func:`rank`); timing them again in the rounds decides nothing
+    and costs the GPU about ``SWITCH_MS`` per switch, ten switches a round pair (docs/performance.md, issue 59)."""
+    done = [found.record(r) for r in measured if not found[r].screened]
+    if not done:
+        return []
+    keep = {min(done, key=rank).key()}
+    for space in {s for r in done for s in spaces(r)}:
+        keep.add(min((r for r in done if space in spaces(r)), key=rank).key())
+    wanted = {config_key(dict(w.config)) for w in known.values() if w}
+    keep |= {r.key() for r in done if config_key(r.config) in wanted}
+    return [r for r in measured if r.key() in keep]
+
+
 def _time_sustained(
     worker: GpuClient,
     base: BaselinesJob,
@@ -284,7 +302,7 @@ def _time_sustained(
     timeout: float,
     found: _Found,
 ) -> tuple[BaselinesReply, dict[str, float], str]:
-    """The sustained timing of every fully timed config and every baseline that ran, in interleaved rounds; kept
+    """The sustained timing of the given fully timed configs and every baseline that ran, in interleaved rounds; kept
     as each one's ``sustained`` beside its isolated ``timing`` (a failure as ``sustained_error``). Returns the
     baselines with theirs, where the request's time went and why the worker retired after it ('' when it did not)."""
     finals = {r.config_id: r for r in measured if not found[r].screened}

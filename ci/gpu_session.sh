@@ -89,7 +89,7 @@ case "$mode" in
     echo "tma_decode exit $?"
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl
     PYTHONPATH=$PWD:/tmp/site timeout 150 python3 -m harness run tests/data/library/vendor_ops_gpu.yaml \
-      --targets "${HARNESS_GPU_TARGETS:-h100}" -n 8 --force --out /tmp/vendor > "$OUT/vendor.log" 2>&1
+      --targets "$(python3 -c "import torch; print('h200' if 'H200' in torch.cuda.get_device_name() else 'h100')")" -n 8 --force --out /tmp/vendor > "$OUT/vendor.log" 2>&1
     echo "vendor exit $?"; grep -E "parity|^harness:" "$OUT/vendor.log" | head -8
     tar czf "$OUT/vendor.tgz" -C /tmp vendor/results.json vendor/report.md 2>/dev/null
     left=$((590 - (SECONDS - start)))

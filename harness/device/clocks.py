@@ -92,7 +92,9 @@ class ClockTrace:
             self._thread.join(timeout=1.0)
 
 
-def per_item(samples: list[tuple[float, int, int]], windows: dict[str, list[tuple[float, float]]]) -> dict[str, ItemClock]:
+def per_item(
+    samples: list[tuple[float, int, int]], windows: dict[str, list[tuple[float, float]]]
+) -> dict[str, ItemClock]:
     """Each item's clock: the samples read inside its timed batches' host-time windows."""
     out: dict[str, ItemClock] = {}
     ordered = sorted(samples)

@@ -24,9 +24,12 @@ from __future__ import annotations
 
 import math
 import statistics
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from harness.device.clocks import ClockTrace
+from harness.device.clocks import per_item as item_clocks
 from harness.device.timing import events, settle, summarize
 from harness.model.runtime import Timing
 
@@ -132,6 +135,11 @@ def interleaved(
     # One continuous stream of work from here to the end: the heat phase brings clocks and power to the level
     # they hold under steady load, and the rounds follow without a synchronisation (the GPU never idles, so
     # no sample starts on a boosting, cooled-down chip). Only graph replays are enqueued: the host runs ahead.
+    trace = ClockTrace(_uuid())
+    trace.start()
+    torch.cuda.synchronize()
+    anchor, anchor_host = torch.cuda.Event(enable_timing=True), time.perf_counter()
+    anchor.record()  # on an idle GPU: reached at about anchor_host, so every event maps to host time
     torch.cuda._sleep(int(2e9 * 200e-6))
     heated = 0.0
     while names and heated < HEAT_MS:
@@ -158,6 +166,10 @@ def interleaved(
                 taken.append((start, end))
             pairs[name].append(taken)
     torch.cuda.synchronize()
+    trace.stop()
+    clocks = item_clocks(
+        trace.samples, {n: [_host_span(anchor, anchor_host, s, e) for rnd in pairs[n] for s, e in rnd] for n in names}
+    )
     out: dict[str, Timing | str] = dict(failed)
     for name in names:
         batch = batches[name]
@@ -173,4 +185,18 @@ def interleaved(
             [statistics.median(rnd) for rnd in per_round_us],
             batch.note,
         )
+        if name in clocks:
+            c = clocks[name]
+            out[name] = out[name].updated(sm_clock_mhz=c.sm_mhz, power_capped=c.power_capped)  # type: ignore[union-attr]
     return out
+
+
+def _uuid() -> str | None:
+    import torch
+
+    return str(getattr(torch.cuda.get_device_properties(0), "uuid", "") or "") or None
+
+
+def _host_span(anchor: Any, anchor_host: float, start: Any, end: Any) -> tuple[float, float]:
+    """A batch's start and end events as host monotonic seconds, through the anchor event."""
+    return anchor_host + anchor.elapsed_time(start) / 1000.0, anchor_host + anchor.elapsed_time(end) / 1000.0

@@ -38,6 +38,8 @@ class Timing(Payload):
     round_medians_us: tuple[float, ...] | None = None
     note: str | None = None
     flush_bytes: int | None = None  # isolated: the L2 flush's read before each sample
+    sm_clock_mhz: float | None = None  # sustained: the median SM clock NVML read during the timed batches
+    power_capped: float | None = None  # sustained: the share of those readings with a power-cap reason set
 
     @property
     def median(self) -> float:

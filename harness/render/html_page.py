@@ -260,6 +260,7 @@ def html_report(found: Findings, night: NightVerdict | None = None) -> str:
         compiled_policies=[(name, POLICIES.get(name, "?")) for name in found.policies],
         device_charts=_device_charts(found),
         unstable=list(found.unstable),
+        unquotable=list(found.unquotable),
         stable_iqr_pct=f"{100 * STABLE_IQR:.0f}",
         rooflines=_rooflines(found),
         vendor_static=vendor_static,

@@ -103,6 +103,12 @@ def markdown_report(found: Findings) -> str:
                 + [f"- {md(line)}" for line in unstable]
                 + [""]
             )
+        if found.unquotable:
+            parts += (
+                ["Not to be quoted as they stand (harness/analysis/quotable.py says why):", ""]
+                + [f"- {md(line)}" for line in found.unquotable]
+                + [""]
+            )
     gaps = interpreter_gaps(records)
     if gaps:
         parts += (

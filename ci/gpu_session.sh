@@ -22,10 +22,10 @@
 #                                    nightly matrix's fused activation and 4096^3 GEMMs with h100, h200 and mi300x
 #   bash ci/gpu_session.sh night59   issue 59's first call, from empty caches: a torch.compile baseline's first call
 #                                    cost, the nightly as ci/gpu_nightly.sh runs it (timed, with its GPU breakdown and
-#                                    an nvidia-smi trace of clocks and power), then sustained_vs_do_bench.py on its
-#                                    winners, the long kernels first, for what the call's 590 s leave
-#   bash ci/gpu_session.sh rest59    on the same warm machine: the benchmark's remaining cases, the TMA decode tiles,
-#                                    captured ops at several shapes tuned here (wheels in .whl/), then tests/gpu
+#                                    an nvidia-smi trace of clocks and power), the TMA decode tiles, then
+#                                    sustained_vs_do_bench.py on its winners, long kernels first, for what 590 s leave
+#   bash ci/gpu_session.sh rest59    on the same warm machine: the benchmark's remaining cases, captured ops at
+#                                    several shapes tuned here (wheels in .whl/), then tests/gpu
 set -uo pipefail
 mode=${1:-tests}
 OUT=${OUT:-/tmp/gpu-out}
@@ -76,6 +76,8 @@ case "$mode" in
     grep -E "^harness( GPU)?:|unstable" "$OUT/night.log" | head -12
     python3 benchmarks/run_cost.py breakdown /tmp/night
     tar czf "$OUT/night.tgz" -C /tmp night/results.json night/report.md night-junit.xml 2>/dev/null
+    timeout 60 python3 benchmarks/investigations/tma_decode.py > "$OUT/tma_decode.md" 2>&1
+    echo "tma_decode exit $?"
     left=$((585 - (SECONDS - start)))
     [ "$left" -gt 30 ] && agree "$left"
     kill "$smi" 2>/dev/null
@@ -85,8 +87,6 @@ case "$mode" in
     export HARNESS_CACHE_DIR=/tmp/n-cache TRITON_CACHE_DIR=/tmp/n-cache/triton
     cp "${AGREE_JSON:-/nonexistent}" "$OUT/agree.json" 2>/dev/null
     [ -d /tmp/night ] && agree "${AGREE_S:-200}"
-    timeout 60 python3 benchmarks/investigations/tma_decode.py > "$OUT/tma_decode.md" 2>&1
-    echo "tma_decode exit $?"
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl
     PYTHONPATH=$PWD:/tmp/site timeout 150 python3 -m harness run tests/data/library/vendor_ops_gpu.yaml \
       --targets "$(python3 -c "import torch; print('h200' if 'H200' in torch.cuda.get_device_name() else 'h100')")" -n 8 --force --out /tmp/vendor > "$OUT/vendor.log" 2>&1

@@ -162,6 +162,9 @@ SPEC = KernelSpec(
         _nv(128, 128, 128, 8, 3),
         _nv(64, 128, 128, 4, 4),  # more tiles than SMs for short-K and decode shapes
         _nv(64, 64, 256, 4, 3),
+        # decode (M=16): a 16-row tile on mma.sync, 128 N-tiles for the SMs, the whole K in few deep steps; on the
+        # H100 1.01-1.02x torch.matmul where the 64-row tiles above read 0.95-0.96x (docs/performance.md, run CH)
+        _nv(16, 64, 256, 4, 3),
     ),
     amd_configs=(
         _amd(256, 256, 64, 8, 2, 0, 16),

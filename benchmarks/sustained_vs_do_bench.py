@@ -2,11 +2,11 @@
 
 Usage (on the GPU host, after a run): ``python3 benchmarks/sustained_vs_do_bench.py RUN_DIR [kernel ...]
 [--match TEXT ...] [--first TEXT ...] [--ways W,W] [--switch-ms 100,250] [--settle-ms 0,300] [--paired-only]
-[--json PATH [--resume]] [--from-json PATH]``.
+[--every-baseline] [--json PATH [--resume]] [--from-json PATH]``.
 
 For every tuned case of the named kernels (default: every kernel the run tuned; ``--match`` keeps the cases whose
 label holds one of the texts) the winner config and the case's first baseline (``torch.matmul`` for the GEMMs) are
-timed on the same inputs four ways: ``sustained`` and ``isolated`` as the harness times them
+timed on the same inputs four ways (``--every-baseline``: each baseline, a row each): ``sustained`` and ``isolated`` as the harness times them
 (:mod:`harness.device.sustained`, :func:`harness.device.timing.bench`), ``triton.testing.do_bench`` and
 ``do_bench_cudagraph`` (median). Each case's figures are taken twice (the second time in reverse order) and the medians
 of the two passes are printed as a markdown table; then each case's speed-up (baseline over winner) by both
@@ -137,6 +137,7 @@ def _args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--json", type=Path, help="every figure, written after each case")
     p.add_argument("--from-json", type=Path, help="print the tables of a saved --json (a run cut short) and stop")
     p.add_argument("--resume", action="store_true", help="keep the cases --json already holds and time the rest")
+    p.add_argument("--every-baseline", action="store_true", help="a row per baseline, not the first one only")
     return p.parse_args(argv)
 
 
@@ -155,7 +156,6 @@ def main(argv: list[str]) -> int:
     found: dict[str, dict[str, Any]] = {}  # label -> baseline name, unpaired passes, paired figures
     if a.resume and a.json and a.json.exists():  # a call cut short by its limit: the next one times the rest
         found = json.loads(a.json.read_text())
-        tunes = [r for r in tunes if _label(r) not in found]
     settle_first = max(a.settle_ms)
     ways = a.ways.split(",")
     first = [r for r in tunes if any(m in _label(r) for m in a.first)]
@@ -163,23 +163,30 @@ def main(argv: list[str]) -> int:
         ref = loader.resolve(r.kernel, None)
         state = operations._case(BaselinesJob(ref=ref, dtype=r.dtype, shape=r.shape, seed=0))
         spec, rotated = state.spec, operations._rotated(state)
-        label = _label(r)
         config = _applied(r, records)
-        print(label, file=sys.stderr, flush=True)
-        name, fn = next(iter(spec.baselines.items()))
         win: MakeCall = lambda i, c=config: lambda: spec.run(rotated[i], r.shape, c)  # noqa: E731
-        base: MakeCall = lambda i, fn=fn: lambda: fn(rotated[i], r.shape)  # noqa: E731
-        row = found[label] = {"winner": r.config_id, "baseline": name, "winner_passes": [], "baseline_passes": []}
-        for backwards in (False, True) if not a.paired_only else ():  # the second pass in reverse order
-            items = [("w", win, "winner_passes"), ("b", base, "baseline_passes")]
-            for who, call, key in items[:: -1 if backwards else 1]:
-                row[key].append(_four_ways(who, call, len(rotated), backwards, settle_first, ways))
-        row["paired_sustained"] = {str(s): _paired_sustained(win, base, len(rotated), s) for s in a.switch_ms}
-        row["paired_graph"] = {str(s): _paired_graph(win(0), base(0), s) for s in a.settle_ms}
-        print(f"  {json.dumps({k: row[k] for k in ('paired_sustained', 'paired_graph')})}", file=sys.stderr, flush=True)
-        torch.cuda.synchronize()
-        if a.json:
-            a.json.write_text(json.dumps(found, indent=1))
+        baselines = list(spec.baselines.items())[: None if a.every_baseline else 1]
+        for n, (name, fn) in enumerate(baselines):  # the first baseline's row is the case's label, as before
+            label = _label(r) if n == 0 else f"{_label(r)} vs {name}"
+            if label in found:
+                continue
+            print(label, file=sys.stderr, flush=True)
+            base: MakeCall = lambda i, fn=fn: lambda: fn(rotated[i], r.shape)  # noqa: E731
+            row = found[label] = {"winner": r.config_id, "baseline": name, "winner_passes": [], "baseline_passes": []}
+            for backwards in (False, True) if not a.paired_only else ():  # the second pass in reverse order
+                items = [("w", win, "winner_passes"), ("b", base, "baseline_passes")]
+                for who, call, key in items[:: -1 if backwards else 1]:
+                    row[key].append(_four_ways(who, call, len(rotated), backwards, settle_first, ways))
+            row["paired_sustained"] = {str(s): _paired_sustained(win, base, len(rotated), s) for s in a.switch_ms}
+            row["paired_graph"] = {str(s): _paired_graph(win(0), base(0), s) for s in a.settle_ms}
+            print(
+                f"  {json.dumps({k: row[k] for k in ('paired_sustained', 'paired_graph')})}",
+                file=sys.stderr,
+                flush=True,
+            )
+            torch.cuda.synchronize()
+            if a.json:
+                a.json.write_text(json.dumps(found, indent=1))
     print(f"device {torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}, "
           f"run {a.run_dir} ({(run.commit or '')[:10]}); --switch-ms {a.switch_ms} --settle-ms {a.settle_ms}")  # fmt: skip
     if not a.paired_only:

@@ -139,6 +139,7 @@ def breakdown(args: argparse.Namespace) -> None:
         print(line)
     per_kernel: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0])
     steps: dict[str, float] = defaultdict(float)
+    config_steps: dict[str, float] = defaultdict(float)
     windows, retired = [], 0
     for r in tunes:
         rt = r["runtime"]
@@ -149,15 +150,18 @@ def breakdown(args: argparse.Namespace) -> None:
             row[i] += float(p.get(k) or 0.0)
         for k, v in (p.get("baselines_detail") or {}).items():
             steps[k] += float(v)
+        for k, v in (p.get("configs_detail") or {}).items():
+            config_steps[k] += float(v)
         if rt.get("gpu_window"):
             windows.append(tuple(rt["gpu_window"]))
         retired += bool(rt.get("gpu_worker_retired"))
     print("| kernel | tuned cases | configs s | baselines s | sustained s |\n|---|---|---|---|---|")
     for kernel, (n, c, b, s_) in sorted(per_kernel.items(), key=lambda kv: -sum(kv[1][1:])):
         print(f"| {kernel} | {n:.0f} | {c:.1f} | {b:.1f} | {s_:.1f} |")
-    print(
-        "baselines by step (s): " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(steps.items(), key=lambda kv: -kv[1]))
-    )
+    for what, by_step in (("configs", config_steps), ("baselines", steps)):
+        if by_step:
+            ordered = sorted(by_step.items(), key=lambda kv: -kv[1])
+            print(f"{what} by step (s): " + ", ".join(f"{k} {v:.1f}" for k, v in ordered))
     if windows:
         windows.sort()
         busy = sum(e - s for s, e in windows)

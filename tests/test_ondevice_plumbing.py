@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import threading
 import time
 from pathlib import Path
@@ -179,6 +180,32 @@ def test_the_rounds_time_only_the_configs_a_decision_reads(tmp_path: Path, monke
     _, tune2 = gpu_phase.run_case(_case(), built, again, gpu, ["mi300x"], retune=True, stored=stored)
     assert sorted(again.requests[-1][1]["configs"]) == ["BLOCK1", "BLOCK2", "BLOCK7"]
     assert tune2.runtime.portability["mi300x"].slowdown == pytest.approx(104.0 / 100.0)
+
+
+def test_where_the_config_requests_time_goes_is_the_cases_not_each_configs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each config request says where its seconds went; the tune record's phases sum them by step (what a night's
+    configs phase is made of), and no config's runtime entry, nor its record's JSON, carries them."""
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("HARNESS_LOCK_DIR", str(tmp_path))
+
+    class Laps(FakeGpuWorker):
+        def request(self, op: str, job: dict, timeout: float) -> dict:
+            got = super().request(op, job, timeout)
+            if op == "gpu_config":
+                stage = job.get("stage", "full")
+                got["spent_s"] = {"case inputs": 0.5, "check": 0.25, f"{stage} timing": 0.125}
+            return got
+
+    built = [_rec(1, "nvidia"), _rec(2, "amd"), _rec(5, "nvidia")]
+    gpu = GpuSlot(index="0", uuid="GPU-x", arch="sm_90", name="fake")
+    records, tune = gpu_phase.run_case(_case(), built, Laps(), gpu, ["mi300x"])
+    detail = tune.runtime.phases_s.configs_detail
+    # three screens (1, 2, 5), then two full timings (1 and 2: the fastest, and the AMD space's best)
+    assert detail == {"case inputs": 2.5, "check": 1.25, "screen timing": 0.375, "final timing": 0.25}
+    assert all(r.runtime is not None and not r.runtime.has("spent_s") for r in records)
+    assert all("spent_s" not in json.dumps(r.to_dict()) for r in records)
 
 
 def test_the_tune_record_carries_the_options_its_winner_ignores(

@@ -202,14 +202,25 @@ def gpu_config(job: GpuConfigJob) -> ConfigReply:
     """
     from harness.device.timing import bench
 
+    spent: dict[str, float] = {}
+    clock = time.perf_counter()
+
+    def lap(what: str) -> None:  # where the request's seconds go, returned as ``spent_s``
+        nonlocal clock
+        now = time.perf_counter()
+        spent[what] = round(spent.get(what, 0.0) + now - clock, 4)
+        clock = now
+
     state = _case(job)
+    lap("case inputs")  # the case's inputs and reference: its first request makes them, later ones find them
     spec, shape, config = state.spec, dict(job.shape), dict(job.config)
     stage = job.stage
     result = ConfigReply(status="ok", stage=stage)
     if stage != "final":
         checked = _check_config(spec, state, shape, config, job.dtype, job.cache_key)
+        lap("check")
         if checked.status != "ok":
-            return checked
+            return checked.updated(spent_s=spent)
         result = result.updated(
             correctness=checked.correctness,
             first_launch_s=checked.first_launch_s,
@@ -229,12 +240,14 @@ def gpu_config(job: GpuConfigJob) -> ConfigReply:
         settle_ms=_settle_ms(state),
         prepare=prepare,
     )
+    lap(f"{stage} timing")
     rates = _rates(spec, shape, job.dtype, timing.median)
     return result.updated(
         timing=timing.updated(flush_bytes=_PERSIST.flusher_bytes),
         tflops=rates.tflops,
         gbps=rates.gbps,
         model=rates.model,
+        spent_s=spent,
     )
 
 

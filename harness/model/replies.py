@@ -96,7 +96,10 @@ class AgreementReply(Reply):
 @dataclass(frozen=True)
 class ConfigReply(ConfigFigures, Reply):
     """One config on the GPU: its check against the reference, then its timing (the GPU phase's runtime of it).
-    Its figures are :class:`~harness.model.runtime.ConfigFigures` (after the reply's own fields, as it writes them)."""
+    Its figures are :class:`~harness.model.runtime.ConfigFigures` (after the reply's own fields, as it writes them);
+    ``spent_s``, where the request's seconds went, goes to the case's phases, not to the config's entry."""
+
+    spent_s: Mapping[str, float] | None = None
 
 
 @dataclass(frozen=True)

@@ -184,6 +184,7 @@ class Phases(Payload):
     sustained: float | None = None
     baselines_detail: Mapping[str, float] | None = None
     compile: float | None = None
+    configs_detail: Mapping[str, float] | None = None  # the config requests' seconds by step, summed
 
 
 @dataclass(frozen=True)

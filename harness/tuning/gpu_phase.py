@@ -50,10 +50,14 @@ def _applied(rec: Record) -> dict[str, Any]:
     return {k: v for k, v in rec.config.items() if k not in rec.ignored_options}
 
 
-def _runtime(reply: Reply) -> Runtime:
+def _runtime(reply: Reply, spent: dict[str, float] | None = None) -> Runtime:
     """A config's reply as its runtime: the same figures under the same keys, the same objects (a failed request's
-    traceback kept)."""
-    return ConfigReply.of(reply).recast(Runtime)
+    traceback kept); where the request's seconds went is added to ``spent`` (the case's), not kept per config."""
+    got = ConfigReply.of(reply)
+    for step, seconds in (got.spent_s or {}).items():
+        if spent is not None:
+            spent[step] = round(spent.get(step, 0.0) + seconds, 3)
+    return got.without("spent_s").recast(Runtime)
 
 
 def _config_job(case: BaselinesJob, rec: Record, stage: str) -> GpuConfigJob:
@@ -70,6 +74,7 @@ class _Found:
 
     def __init__(self) -> None:
         self._by_build: dict[tuple[str, ...], Runtime] = {}  # by the build's merge key (Record.key)
+        self.spent: dict[str, float] = {}  # the config requests' seconds by step, summed over the case
 
     def __getitem__(self, rec: Record) -> Runtime:
         found = self._by_build.get(rec.key(), rec.runtime)
@@ -164,7 +169,7 @@ def _tune(
         if cached:  # a handful of known configs: check and time each in full
             for rec in to_run:
                 job = _config_job(base, rec, "full")
-                found[rec] = launch_parity(rec, _runtime(worker.send(job, case.timeout_s)))
+                found[rec] = launch_parity(rec, _runtime(worker.send(job, case.timeout_s), found.spent))
         else:
             _screen_then_time(worker, base, to_run, known, case.timeout_s, found)
         measured = [r for r in to_run if found.ok(r)]
@@ -197,6 +202,8 @@ def _tune(
     runtime = Runtime().updated(gpu=gpu, winner_source="cache" if cached else "tuned")
     if not cached:
         runtime = runtime.updated(tuned_because=tuned_because or "--retune")
+    if found.spent:
+        phases = phases.updated(configs_detail=dict(found.spent))
     runtime = runtime.updated(
         phases_s=phases.updated(baselines_detail=spent) if measured else phases,
         gpu_window=window,
@@ -251,7 +258,7 @@ def _screen_then_time(
     ``stage: screen`` with its sample count, so no config's result is hidden.
     """
     for rec in to_run:
-        found[rec] = launch_parity(rec, _runtime(worker.send(_config_job(base, rec, "screen"), timeout)))
+        found[rec] = launch_parity(rec, _runtime(worker.send(_config_job(base, rec, "screen"), timeout), found.spent))
     ok = sorted((r for r in to_run if found.ok(r)), key=lambda r: found[r].median)
     if not ok:
         return
@@ -264,7 +271,7 @@ def _screen_then_time(
     final.update({r.key(): r for r in ok if config_key(r.config) in wanted})
     for rec in final.values():
         screen = found[rec]
-        full = _runtime(worker.send(_config_job(base, rec, "final"), timeout))
+        full = _runtime(worker.send(_config_job(base, rec, "final"), timeout), found.spent)
         if full.ok:
             kept = ("launched_binary", "launch_parity", "launch_parity_detail")
             found[rec] = full.updated(

@@ -17,6 +17,7 @@ from harness.device.correctness import compare_outputs
 from harness.device.kernel_names import baseline_kernels
 from harness.device.operations import (
     _PERSIST,
+    Laps,
     _case,
     _check_fault,
     _flusher,
@@ -39,14 +40,7 @@ def gpu_baselines(job: BaselinesJob) -> BaselinesReply:
     from harness.device.timing import bench, measure_copy_tbps
 
     persist = _PERSIST
-    spent: dict[str, float] = {}
-    clock = time.perf_counter()
-
-    def lap(what: str) -> None:  # where the request's time goes, returned as ``spent_s``
-        nonlocal clock
-        now = time.perf_counter()
-        spent[what] = round(spent.get(what, 0.0) + now - clock, 3)
-        clock = now
+    lap = Laps()  # where the request's time goes, returned as ``spent_s``
 
     state = _case(job)
     lap("inputs")
@@ -117,7 +111,7 @@ def gpu_baselines(job: BaselinesJob) -> BaselinesReply:
         copy_tbps=persist.copy_tbps,
         baselines=results,
         torch_settings=_torch_settings(),
-        spent_s=spent,
+        spent_s=lap.spent,
     )
     tainted = _process_changes(env_before, inductor_before)
     if tainted:

@@ -89,6 +89,20 @@ def _case(job: OnDevice) -> CaseState:
     return _PERSIST.case[0]
 
 
+class Laps:
+    """Where a request's seconds go, by step: ``lap(step)`` adds the time since the last lap to that step; the
+    request returns ``spent`` as its reply's ``spent_s``."""
+
+    def __init__(self) -> None:
+        self.spent: dict[str, float] = {}
+        self._clock = time.perf_counter()
+
+    def __call__(self, step: str) -> None:
+        now = time.perf_counter()
+        self.spent[step] = round(self.spent.get(step, 0.0) + now - self._clock, 3)
+        self._clock = now
+
+
 def _settle_ms(state: CaseState) -> float:
     """Settle the clocks once per case: its later configs follow back to back, the GPU never idles between."""
     if state.settled:
@@ -202,15 +216,7 @@ def gpu_config(job: GpuConfigJob) -> ConfigReply:
     """
     from harness.device.timing import bench
 
-    spent: dict[str, float] = {}
-    clock = time.perf_counter()
-
-    def lap(what: str) -> None:  # where the request's seconds go, returned as ``spent_s``
-        nonlocal clock
-        now = time.perf_counter()
-        spent[what] = round(spent.get(what, 0.0) + now - clock, 4)
-        clock = now
-
+    lap = Laps()
     state = _case(job)
     lap("case inputs")  # the case's inputs and reference: its first request makes them, later ones find them
     spec, shape, config = state.spec, dict(job.shape), dict(job.config)
@@ -220,7 +226,7 @@ def gpu_config(job: GpuConfigJob) -> ConfigReply:
         checked = _check_config(spec, state, shape, config, job.dtype, job.cache_key)
         lap("check")
         if checked.status != "ok":
-            return checked.updated(spent_s=spent)
+            return checked.updated(spent_s=lap.spent)
         result = result.updated(
             correctness=checked.correctness,
             first_launch_s=checked.first_launch_s,
@@ -247,7 +253,7 @@ def gpu_config(job: GpuConfigJob) -> ConfigReply:
         tflops=rates.tflops,
         gbps=rates.gbps,
         model=rates.model,
-        spent_s=spent,
+        spent_s=lap.spent,
     )
 
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from harness.device.correctness import compare_outputs
 from harness.device.kernel_names import baseline_kernels
+from harness.device.laps import Laps
 from harness.device.operations import (
     _PERSIST,
-    Laps,
     _case,
     _check_fault,
     _flusher,

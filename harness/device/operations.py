@@ -17,6 +17,7 @@ from typing import Any
 
 from harness.compiling.cubin_sections import code_digest
 from harness.device.correctness import compare_outputs, reference_first
+from harness.device.laps import Laps
 from harness.intake import loader
 from harness.model.jobs import GpuConfigJob, OnDevice, WarmupJob
 from harness.model.replies import ConfigReply, WarmupReply
@@ -87,20 +88,6 @@ def _case(job: OnDevice) -> CaseState:
         torch.cuda.synchronize()
         _PERSIST.case.append(CaseState(key, spec, tuple(inputs), reference, pristine, job.cache_bytes))
     return _PERSIST.case[0]
-
-
-class Laps:
-    """Where a request's seconds go, by step: ``lap(step)`` adds the time since the last lap to that step; the
-    request returns ``spent`` as its reply's ``spent_s``."""
-
-    def __init__(self) -> None:
-        self.spent: dict[str, float] = {}
-        self._clock = time.perf_counter()
-
-    def __call__(self, step: str) -> None:
-        now = time.perf_counter()
-        self.spent[step] = round(self.spent.get(step, 0.0) + now - self._clock, 3)
-        self._clock = now
 
 
 def _settle_ms(state: CaseState) -> float:

@@ -23,7 +23,15 @@ from harness.model.replies import BaselinesReply, ConfigReply, Reply, SustainedR
 from harness.model.runtime import GpuSlot, Phases, Runtime, not_launched
 from harness.model.targets import Target, catalogue
 from harness.tuning.launch_parity import launch_parity
-from harness.tuning.tune_record import figures, portability, rank, runtime_of, spaces, tune_record
+from harness.tuning.tune_record import (
+    best_per_space,
+    figures,
+    portability,
+    rank,
+    runtime_of,
+    spaces,
+    tune_record,
+)
 from harness.tuning.winners import (
     KnownWinner,
     StoredWinners,
@@ -218,9 +226,7 @@ def _tune(
     measured = [found.record(r) for r in measured]
     best = min(measured, key=rank)
     if not cached:
-        space_best = {}
-        for space in sorted({s for r in measured for s in spaces(r)}):
-            space_best[space] = min((r for r in measured if space in spaces(r)), key=rank).config
+        space_best = {space: r.config for space, r in best_per_space(measured).items()}
         save_winner(
             key,
             Winner(
@@ -293,9 +299,7 @@ def _read_sustained(measured: list[Record], known: dict[str, KnownWinner | None]
     done = [found.record(r) for r in measured if not found[r].screened]
     if not done:
         return []
-    keep = {min(done, key=rank).key()}
-    for space in {s for r in done for s in spaces(r)}:
-        keep.add(min((r for r in done if space in spaces(r)), key=rank).key())
+    keep = {min(done, key=rank).key()} | {r.key() for r in best_per_space(done).values()}
     wanted = {config_key(dict(w.config)) for w in known.values() if w}
     keep |= {r.key() for r in done if config_key(r.config) in wanted}
     return [r for r in measured if r.key() in keep]

@@ -43,6 +43,14 @@ def rank(rec: Record) -> tuple[bool, float]:
     return runtime_of(rec).screened, runtime_of(rec).median
 
 
+def best_per_space(records: list[Record]) -> dict[str, Record]:
+    """Each config space's best of these measured records, by :func:`rank`, in the spaces' order."""
+    return {
+        space: min((r for r in records if space in spaces(r)), key=rank)
+        for space in sorted({s for r in records for s in spaces(r)})
+    }
+
+
 def figures(best: Record, baselines: BaselinesReply) -> Runtime:
     """The winner's figures: its sustained timing (rates from it), its isolated one beside; each baseline's
     speedup as the median of the interleaved rounds' ratios, with their range."""

@@ -77,3 +77,34 @@ def test_a_real_builds_record_from_its_reply_is_the_one_its_json_gave(tmp_path: 
     assert after.resources is reply.resources  # the worker's own object
     with pytest.raises(ValueError, match="does not know: stray"):  # a key an older cache entry kept, say
         Record.built(base, CompileReply.from_json({**wire, "stray": 1}), leave=("triton",))
+
+
+def _declared_by(cls: type, name: str) -> type:
+    """The class in ``cls``'s hierarchy whose own body declares the field ``name``."""
+    return next(c for c in cls.__mro__ if name in vars(c).get("__annotations__", {}))
+
+
+@pytest.mark.parametrize(
+    ("reply", "kept_as", "own"),
+    [
+        ("CompileReply", "Record", {"triton"}),  # the worker's Triton; the record keeps the case's pin
+        ("ConfigReply", "Runtime", set()),
+        ("BaselinesReply", "Runtime", set()),
+    ],
+)
+def test_each_figure_a_reply_carries_is_declared_once_for_it_and_its_record(
+    reply: str, kept_as: str, own: set[str]
+) -> None:
+    """A figure a worker reports and a record keeps is one declaration both classes inherit, so a new figure is
+    one line, not two lists edited together. What became of the job (``status``, ``error``, ``traceback``) is the
+    reply's and the record's own verdict, typed differently on each side."""
+    import dataclasses
+
+    from harness.model import records, replies, runtime
+
+    modules = (records, replies, runtime)
+    sender, keeper = (next(getattr(m, n) for m in modules if hasattr(m, n)) for n in (reply, kept_as))
+    shared = {f.name for f in dataclasses.fields(sender)} & {f.name for f in dataclasses.fields(keeper)}
+    figures = shared - {"status", "error", "traceback", "extra", "given"} - own
+    twice = sorted(n for n in figures if _declared_by(sender, n) is not _declared_by(keeper, n))
+    assert len(figures) >= 4 and not twice, f"declared in both {reply} and {kept_as}: {twice}"

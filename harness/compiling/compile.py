@@ -177,16 +177,16 @@ def compile_job(job: CompileJob) -> CompileReply:
         compile_cache=cache,
         compile_stages_s=seen.get("stages_s") or {},
         resources=Resources.from_wire(res),
-        launcher=_prebuild_launcher(src, compiled) if job.prebuild_launcher else None,
-        flags=tuple(flags),
+        launcher=_prebuild_launcher(src, compiled) if job.prebuild_launcher else "",
+        flags=list(flags),
         fits=limits.fits(flags),
         artifacts=artifacts,
-        ignored_options=tuple(ignored),
+        ignored_options=ignored,
         specialisation={
             name: ParamSpec.from_wire(entry) for name, entry in launch.describe(list(spec.fn.arg_names)).items()
         },
         cache_key=str(getattr(compiled, "hash", "") or ""),
-        assumptions=tuple(launch.assumptions),
+        assumptions=list(launch.assumptions),
         autotune=autotune_facts(
             spec,
             launchspec.argument_values(spec, dict(job.shape), job.dtype, meta, target)[0],
@@ -194,8 +194,8 @@ def compile_job(job: CompileJob) -> CompileReply:
             job.dtype,
         )
         if spec.decorations
-        else None,
-        captured=Captured.from_wire(spec.captured) if spec.captured else None,
+        else AutotuneFacts(),
+        captured=Captured.from_wire(spec.captured) if spec.captured else Captured(),
         triton=triton.__version__,
     )
 

@@ -164,10 +164,9 @@ def compile_job(job: CompileJob) -> CompileReply:
         compile_s=round(compile_s, 4),
         compile_cpu_s=round(compile_cpu_s, 4),
         resources=Resources.from_wire(res),
-        flags=flags,
+        flags=list(flags),
         fits=limits.fits(flags),
         artifacts=artifacts,
-        ignored_options=(),
         cache_key=str(getattr(compiled, "hash", "") or ""),
         inductor=Inductor(
             entry=ref.entry,

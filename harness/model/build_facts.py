@@ -1,14 +1,15 @@
-"""What a build records about how it was made, beside its figures: the launch specialisation per parameter, what a
-library's ``@triton.autotune`` / ``@triton.heuristics`` layers decided, and where an op's kernel was captured.
+"""What a build records: its figures (:class:`BuildFigures`, declared once for the compile worker's reply and the
+record it becomes) and how it was made: the launch specialisation per parameter, what a library's
+``@triton.autotune`` / ``@triton.heuristics`` layers decided, where an op's kernel was captured, Inductor's kernel.
 Payloads (:mod:`harness.model.payloads`): written by the build stage, stored, and read back as fields."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from harness.model.payloads import Payload
+from harness.model.payloads import Artifact, LimitFlag, Payload, Resources
 
 
 @dataclass(frozen=True)
@@ -69,3 +70,29 @@ class Inductor(Payload):
     options: Mapping[str, Any] | None = None  # the compile options Inductor passed (waves_per_eu, debug, ...)
     #: what a GPU would have decided by timing, decided by a named policy instead (harness.model.inductor_policies)
     policies: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class BuildFigures:
+    """What one build found, declared once: the compile worker's reply carries these fields
+    (:class:`harness.model.replies.CompileReply`) and the build's record keeps them under the same names
+    (:class:`harness.model.records.Record`, made from the reply by ``Record.built``, no JSON between). A new figure
+    is one line here; each default is the record's value for a build that did not report it (a failed compile)."""
+
+    fits: bool | None = None  # no launch limit refused (None: not built)
+    resources: Resources = field(default_factory=Resources)
+    flags: list[LimitFlag] = field(default_factory=list)
+    artifacts: dict[str, Artifact] = field(default_factory=dict)  # kind (ttir, ptx, cubin, hsaco, ...) -> file
+    compile_s: float | None = None
+    compile_cpu_s: float | None = None  # CPU time of the compile and its tools (what compile cost is judged on)
+    # "miss": compiled from source (cold); "hit": loaded from Triton's cache; "harness": the harness's result cache
+    compile_cache: str | None = None
+    compile_stages_s: dict[str, float] = field(default_factory=dict)  # Triton's own time per lowering stage
+    ignored_options: list[str] = field(default_factory=list)  # config options this backend does not know
+    launcher: str = ""  # "prebuilt" when the compile also built Triton's launcher (GPU host), or why it could not
+    specialisation: dict[str, ParamSpec] = field(default_factory=dict)  # per parameter: type, attrs, constexpr
+    assumptions: list[str] = field(default_factory=list)  # what the launch specialisation had to assume
+    cache_key: str = ""  # Triton's compile hash (source, options, target, environment): its cache key
+    autotune: AutotuneFacts = field(default_factory=AutotuneFacts)  # a decorated kernel: what its layers decided
+    captured: Captured = field(default_factory=Captured)  # an op's kernel: the op, where and how it was captured
+    inductor: Inductor = field(default_factory=Inductor)  # Inductor's kernel of a compiled entry: its graph, options

@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.model.build_facts import AutotuneFacts, Captured, Inductor, ParamSpec
+from harness.model.build_facts import BuildFigures
 from harness.model.ids import config_key, shape_id
-from harness.model.payloads import Artifact, LimitFlag, Payload, Resources, read_field, shapes, to_json_value
+from harness.model.payloads import Payload, read_field, shapes, to_json_value
 from harness.model.runtime import InterpretCorrectness, Runtime
 from harness.model.vocabulary import Mode, Status
 
@@ -32,9 +32,11 @@ READABLE_SCHEMAS = (1, 2, 3)
 
 
 @dataclass(frozen=True)
-class Record:
+class Record(BuildFigures):
     """One build (``compile``), interpreter check (``interpret``) or a case's tuned winner (``tune``). Frozen: a
-    later stage that adds to a record (the GPU phase's runtime, the plugin's case id) makes a new one."""
+    later stage that adds to a record (the GPU phase's runtime, the plugin's case id) makes a new one. The build's
+    figures are :class:`~harness.model.build_facts.BuildFigures` (keyword-only; JSON writes them after the record's
+    own fields)."""
 
     kernel: str
     dtype: str
@@ -52,34 +54,17 @@ class Record:
     error: str = ""
     traceback: str = ""  # where an error came from: the worker's traceback and compiler output
     host: str = ""
-    fits: bool | None = None
-    resources: Resources = field(default_factory=Resources)
-    flags: list[LimitFlag] = field(default_factory=list)
-    artifacts: dict[str, Artifact] = field(default_factory=dict)  # kind (ttir, ptx, cubin, hsaco, ...) -> file
-    compile_s: float | None = None
-    compile_cpu_s: float | None = None  # CPU time of the compile and its tools (what compile cost is judged on)
-    # "miss": compiled from source (cold); "hit": loaded from Triton's cache; "harness": the harness's result cache
-    compile_cache: str | None = None
-    compile_stages_s: dict[str, float] = field(default_factory=dict)  # Triton's own time per lowering stage
     correctness: InterpretCorrectness | None = None  # interpret records: the CPU interpreter's checks
-    ignored_options: list[str] = field(default_factory=list)
     kernel_hash: str = ""
     runtime: Runtime | None = None  # what the GPU found (launched configs, the tune record)
-    launcher: str = ""  # "prebuilt" when the compile also built Triton's launcher (GPU host)
     environment: str = "default"  # compile environment name (see harness/model/environments.py)
     deciding_environment: str = "default"  # the target's environment whose build decides its verdict
     env: dict[str, str] = field(default_factory=dict)  # the environment's variables
-    specialisation: dict[str, ParamSpec] = field(default_factory=dict)  # per parameter: type, attrs, constexpr
-    assumptions: list[str] = field(default_factory=list)  # what the launch specialisation had to assume
-    cache_key: str = ""  # Triton's compile hash (source, options, target, environment): its cache key
     duplicate_of: str = ""  # an earlier config of the case built into the same binary, launched alike
     case_id: str = ""  # the pytest item that produced it (what --resume skips)
     case_records: int = 0  # how many records that item produced: a resume trusts only complete cases
     expected_failure: str = ""  # the matrix's known-failure reason that covers this failed build
     known_failure_fixed: str = ""  # a known failure's reason that covers this build, which now passes
-    autotune: AutotuneFacts = field(default_factory=AutotuneFacts)  # a decorated kernel: what its layers decided
-    captured: Captured = field(default_factory=Captured)  # an op's kernel: the op, where and how it was captured
-    inductor: Inductor = field(default_factory=Inductor)  # Inductor's kernel of a compiled entry: its graph, options
     import_env: dict[str, str] = field(default_factory=dict)  # variables set before the kernel's module was imported
 
     @property
@@ -105,8 +90,9 @@ class Record:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The record as JSON holds it (the payloads as their ``to_json``), a copy."""
-        return {f.name: to_json_value(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        """The record as JSON holds it (the payloads as their ``to_json``), a copy: the record's own fields, then the
+        build's figures (what identifies a record comes first in a line of ``records.jsonl``)."""
+        return {name: to_json_value(getattr(self, name)) for name in _JSON_ORDER}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], strict: bool = False) -> Record:
@@ -122,22 +108,19 @@ class Record:
     def built(cls, case: Mapping[str, Any], reply: Payload, leave: tuple[str, ...] = ()) -> Record:
         """A record from its case's fields and a worker's typed reply (fresh, or the result cache's read back), field
         by field, no JSON between: each of the reply's keys but ``leave`` is the record's field of that name, the
-        reply's objects kept (a tuple held as the record's list, a mapping as its dict); a key the record does not
-        have is a ValueError naming it, never a figure silently lost."""
+        reply's objects kept (a build's figures are declared once, :class:`BuildFigures`, so each is held alike on
+        both sides); a key the record does not have is a ValueError naming it, never a figure silently lost."""
         known = shapes(cls)
         keys = [k for k in reply.keys() if k not in leave]
         if unknown := sorted(set(keys) - set(known)):
             raise ValueError(f"record fields this harness does not know: {', '.join(unknown)}")
         # a key the reply's class does not have is JSON (an older cache entry's): read as the record reads JSON
-        figures = {
-            k: read_field(known[k], reply.extra[k]) if k in reply.extra else _held(getattr(reply, k)) for k in keys
-        }
+        figures = {k: read_field(known[k], reply.extra[k]) if k in reply.extra else getattr(reply, k) for k in keys}
         return cls(**{**case, **figures})
 
 
-def _held(value: object) -> object:
-    """A reply's value as a record holds it: a tuple as a list, a mapping as a dict (as its JSON read back would)."""
-    return list(value) if isinstance(value, tuple) else dict(value) if isinstance(value, Mapping) else value
+_FIGURES = tuple(f.name for f in dataclasses.fields(BuildFigures))
+_JSON_ORDER = tuple(f.name for f in dataclasses.fields(Record) if f.name not in _FIGURES) + _FIGURES
 
 
 BINARY_KINDS = ("cubin", "hsaco")

@@ -14,12 +14,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-from harness.model.build_facts import AutotuneFacts, Captured, Inductor, ParamSpec
-from harness.model.payloads import Artifact, LimitFlag, Payload, Resources
+from harness.model.build_facts import BuildFigures
+from harness.model.payloads import Payload
 from harness.model.runtime import (
-    Baseline,
+    CaseFigures,
     ConfigFigures,
-    DeviceInfo,
     InterpretCorrectness,
     Timing,
 )
@@ -55,25 +54,10 @@ class Reply(Payload):
 
 
 @dataclass(frozen=True)
-class CompileReply(Reply):
-    """One build's fields, as the compile worker found them (they become the build's record)."""
+class CompileReply(BuildFigures, Reply):
+    """One build's figures as the compile worker found them: :class:`~harness.model.build_facts.BuildFigures`, the
+    fields of the record they become; ``triton`` is the worker's own Triton (the record keeps the case's)."""
 
-    compile_s: float | None = None
-    compile_cpu_s: float | None = None
-    compile_cache: str | None = None  # "miss" | "hit" (Triton's cache)
-    compile_stages_s: Mapping[str, float] | None = None
-    resources: Resources | None = None
-    launcher: str | None = None  # "prebuilt", or why Triton's launcher could not be built ahead
-    flags: tuple[LimitFlag, ...] | None = None
-    fits: bool | None = None
-    artifacts: Mapping[str, Artifact] | None = None
-    ignored_options: tuple[str, ...] | None = None
-    specialisation: Mapping[str, ParamSpec] | None = None
-    cache_key: str | None = None
-    assumptions: tuple[str, ...] | None = None
-    autotune: AutotuneFacts | None = None
-    captured: Captured | None = None
-    inductor: Inductor | None = None  # Inductor's kernel of a compiled entry
     triton: str | None = None
 
 
@@ -103,13 +87,10 @@ class ConfigReply(ConfigFigures, Reply):
 
 
 @dataclass(frozen=True)
-class BaselinesReply(Reply):
-    """The case's baselines, each checked and timed in isolation, with what the worker measured once."""
+class BaselinesReply(CaseFigures, Reply):
+    """The case's baselines, each checked and timed in isolation, with what the worker measured once
+    (:class:`~harness.model.runtime.CaseFigures`, the fields the tune record's runtime keeps)."""
 
-    device: DeviceInfo | None = None
-    copy_tbps: float | None = None
-    baselines: Mapping[str, Baseline] | None = None
-    torch_settings: Mapping[str, bool | str] | None = None
     spent_s: Mapping[str, float] | None = None
     tainted: str | None = None  # what a baseline changed in the process (a later compile there would differ)
 

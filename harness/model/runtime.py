@@ -204,8 +204,20 @@ class ConfigFigures(Payload):
 
 
 @dataclass(frozen=True)
-class Runtime(ConfigFigures):
-    """One config on the GPU (check, timings, rates, launch parity), or a case's winner (``tune`` records)."""
+class CaseFigures(Payload):
+    """What a case's GPU worker measured beside its configs, declared once: the baselines reply carries them
+    (:class:`harness.model.replies.BaselinesReply`) and the tune record's runtime keeps them (:class:`Runtime`)."""
+
+    device: DeviceInfo | None = None
+    copy_tbps: float | None = None
+    torch_settings: Mapping[str, bool | str] | None = None
+    baselines: Mapping[str, Baseline] | None = None
+
+
+@dataclass(frozen=True)
+class Runtime(ConfigFigures, CaseFigures):
+    """One config on the GPU (check, timings, rates, launch parity), or a case's winner (``tune`` records: also
+    the case's :class:`CaseFigures`)."""
 
     status: str | None = None  # "ok" | "mismatch" | "error" | "launch_error" | "not_launched" | ...
     reason: str | None = None  # why it was not launched
@@ -219,10 +231,6 @@ class Runtime(ConfigFigures):
     timing_method: str | None = None
     gpu: GpuSlot | None = None
     # the tune record's
-    device: DeviceInfo | None = None
-    copy_tbps: float | None = None
-    torch_settings: Mapping[str, bool | str] | None = None
-    baselines: Mapping[str, Baseline] | None = None
     portability: Mapping[str, PortabilityEntry] | None = None
     median_us: float | None = None
     winner_source: str | None = None  # "tuned" | "cache"

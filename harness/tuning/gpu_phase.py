@@ -58,13 +58,12 @@ def _applied(rec: Record) -> dict[str, Any]:
     return {k: v for k, v in rec.config.items() if k not in rec.ignored_options}
 
 
-def _runtime(reply: Reply, spent: dict[str, float] | None = None) -> Runtime:
+def _runtime(reply: Reply, spent: dict[str, float]) -> Runtime:
     """A config's reply as its runtime: the same figures under the same keys, the same objects (a failed request's
     traceback kept); where the request's seconds went is added to ``spent`` (the case's), not kept per config."""
     got = ConfigReply.of(reply)
     for step, seconds in (got.spent_s or {}).items():
-        if spent is not None:
-            spent[step] = round(spent.get(step, 0.0) + seconds, 3)
+        spent[step] = round(spent.get(step, 0.0) + seconds, 3)
     return got.without("spent_s").recast(Runtime)
 
 

@@ -124,18 +124,18 @@ def _wear_runtime(torch: Any) -> None:
 
 #: wall 3: C++ paths that take a CUDA device guard (slicing, ``.to("cuda")``, ``randperm`` on fakes) need one
 #: registered; a CPU-only build has none, and ``torch._C._ensureCUDADeviceGuardSet`` does nothing there. torch's own
-#: fake guard implementation, registered for CUDA, is what a CUDA build's fake tensors use.
+#: fake guard implementation, registered for CUDA, is what a CUDA build's fake tensors use. A plain shared library
+#: whose static initialiser registers it: c10's headers only (``torch/extension.h`` and a Python module cost 20
+#: CPU-seconds to compile on a small machine, these about 1.5).
 _GUARD_SOURCE = """
-#include <torch/extension.h>
 #include <c10/core/impl/FakeGuardImpl.h>
 C10_REGISTER_GUARD_IMPL(CUDA, c10::impl::FakeGuardImpl<c10::DeviceType::CUDA>);
-PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {}
 """
 
 
 def _register_cuda_guard(torch: Any) -> None:
-    """Build (once per torch, in the harness cache; about 20 s on 2 cores) and load the guard extension, where
-    this torch has no CUDA guard of its own (a CPU build); a CUDA or ROCm build keeps its own."""
+    """Build (once per torch, in the harness cache; about 2 s on 2 cores) and load the guard library, where this
+    torch has no CUDA guard of its own (a CPU build); a CUDA or ROCm build keeps its own."""
     if hasattr(torch._C, "_cuda_getDeviceCount") or hasattr(torch._C, "_hip_getDeviceCount"):
         return  # a CUDA or ROCm build: its own guard is registered
     import hashlib
@@ -151,7 +151,7 @@ def _register_cuda_guard(torch: Any) -> None:
     if not source.is_file():
         source.write_text(_GUARD_SOURCE)
     cpp_extension.load(name=f"harness_cuda_guard_{key}", sources=[str(source)], build_directory=str(where),
-                       verbose=False)  # fmt: skip
+                       is_python_module=False, verbose=False)  # fmt: skip
 
 
 def _wear_fake_tensors() -> None:

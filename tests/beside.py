@@ -4,6 +4,7 @@ folder by whichever of the suite's processes collects the module first (tests/co
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -25,3 +26,14 @@ def start(script: str, folder: Path) -> bool:
     )  # fmt: skip
     (folder / "pid").write_text(str(proc.pid))
     return True
+
+
+def lowest_priority() -> None:
+    """Take only the cores the tests leave idle: nice 19, for this process's own scheduling group too. The process
+    leads a session of its own (:func:`start`), and where the kernel groups processes by session
+    (``/proc/sys/kernel/sched_autogroup_enabled``, on by default) a process's nice weighs only within its session:
+    a session at nice 19 still got a full group's share beside the tests' sessions, a core of two while it ran.
+    """
+    os.nice(19)
+    with contextlib.suppress(OSError):  # no autogroups here (the file is absent): the process's nice is enough
+        Path("/proc/self/autogroup").write_text("19")

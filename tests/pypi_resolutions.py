@@ -174,5 +174,5 @@ if __name__ == "__main__":
     # started beside the tests: pip's CPU (about 90 CPU-seconds, most of it the impossible resolution of the 3.9.0
     # pin) at the lowest priority takes the moments the tests leave a core idle (a timeout they provoke, a child
     # they wait on) instead of competing with their compiles; the module, run last, waits for it if need be
-    os.nice(19)
+    beside.lowest_priority()
     resolve_all(Path(sys.argv[1]))

@@ -69,5 +69,5 @@ def verdict(folder: Path, timeout: float = 900) -> tuple[int, str]:
 
 
 if __name__ == "__main__":
-    os.nice(19)  # its CPU is the tests' idle moments, never a compile's
+    beside.lowest_priority()  # its CPU is the tests' idle moments, never a compile's
     run(Path(sys.argv[1]))

@@ -23,6 +23,17 @@ OTHERS = (
     "_pytest.pytester", "tox", "check_jsonschema", "harness.execution.worker_main", "harness.intake.child_probe",
     "fla.modules.norm.l2norm", "fla.modules.activations", "fla.ops.utils.matmul", "einops",
     "torchao.prototype.quantized_training.int8_mm", "conch.ops.quantization.fp8", "conch.platforms",
+    # imported lazily by Dynamo, Inductor and the Inductor face's guard build in the capture children, found by
+    # running the capture modules with bytecode writing on and listing the .pyc they wrote (119 modules, about 70 of
+    # them setuptools', through torch.utils.cpp_extension); without these each such child compiles them again
+    "torch.utils.cpp_extension", "torch.export._trace", "torch.export._unlift", "torch.export._leakage_detection_utils",
+    "torch.fx.experimental.validator", "torch._subclasses.schema_check_mode", "torch._export.db.logging",
+    "torch._export.passes.add_runtime_assertions_for_constraints_pass", "torch._export.passes.collect_tracepoints_pass",
+    "torch._higher_order_ops.cudagraph_conditional_nodes", "torch._higher_order_ops.passes.inline_invoke_subgraph",
+    "torch._functorch._aot_autograd.subclass_codegen",
+    "torch._functorch._activation_checkpointing.remat_using_tags_for_fwd_loss_bwd_graph_pass",
+    "sympy.physics.units", "sympy.combinatorics", "sympy.tensor.tensor", "packaging.licenses",
+    "_pytest.unraisableexception",
 )  # fmt: skip
 
 
@@ -41,7 +52,10 @@ TORCH_SIDE = ("torch", "fla", "torchao", "conch", "einops")
 #: takes the torch process about 4 s, and by then these (torch's compiler stack, which fla's import pulls in, and fla
 #: itself: 865 files, about 3.5 CPU-seconds) are compiled, so that side runs them instead of compiling them. The
 #: sides took 16.5 s and 4.9 s before; a module both reach at once is written twice, atomically, to the same bytes
-COMPILED_BESIDE = ("torch._dynamo", "torch._inductor", "fla")
+#: And the harness, whole: where the environment sets ``PYTHONDONTWRITEBYTECODE`` (this project's CI machines do),
+#: its modules that no role preloads (the device's, the GPU phase's, ``report``'s) are otherwise compiled again by
+#: each process that imports them.
+COMPILED_BESIDE = ("torch._dynamo", "torch._inductor", "fla", "harness")
 
 
 def _compile_beside() -> None:

@@ -140,18 +140,24 @@ def _register_cuda_guard(torch: Any) -> None:
         return  # a CUDA or ROCm build: its own guard is registered
     import hashlib
 
-    from torch.utils import cpp_extension
-
     from harness.support.cache import cache_dir
 
     key = hashlib.sha256((_GUARD_SOURCE + torch.__version__).encode()).hexdigest()[:12]
+    name = f"harness_cuda_guard_{key}"
     where = cache_dir() / "inductor-guard" / key
+    built = where / f"{name}.so"
+    if built.is_file() and not (where / "lock").exists():  # built, and no build under way (cpp_extension's lock)
+        # loaded as cpp_extension loads it, without importing cpp_extension: it imports setuptools, some 70 modules
+        torch.ops.load_library(str(built))
+        return
+    from torch.utils import cpp_extension
+
     where.mkdir(parents=True, exist_ok=True)
     source = where / "guard.cpp"
     if not source.is_file():
         source.write_text(_GUARD_SOURCE)
-    cpp_extension.load(name=f"harness_cuda_guard_{key}", sources=[str(source)], build_directory=str(where),
-                       is_python_module=False, verbose=False)  # fmt: skip
+    cpp_extension.load(name=name, sources=[str(source)], build_directory=str(where), is_python_module=False,
+                       verbose=False)  # fmt: skip
 
 
 def _wear_fake_tensors() -> None:

@@ -52,10 +52,10 @@ TORCH_SIDE = ("torch", "fla", "torchao", "conch", "einops")
 #: takes the torch process about 4 s, and by then these (torch's compiler stack, which fla's import pulls in, and fla
 #: itself: 865 files, about 3.5 CPU-seconds) are compiled, so that side runs them instead of compiling them. The
 #: sides took 16.5 s and 4.9 s before; a module both reach at once is written twice, atomically, to the same bytes
-#: And the harness, whole: where the environment sets ``PYTHONDONTWRITEBYTECODE`` (this project's CI machines do),
-#: its modules that no role preloads (the device's, the GPU phase's, ``report``'s) are otherwise compiled again by
-#: each process that imports them.
-COMPILED_BESIDE = ("torch._dynamo", "torch._inductor", "fla", "harness")
+#: And the harness and its kernels, whole: where the environment sets ``PYTHONDONTWRITEBYTECODE`` (this project's CI
+#: machines do), the modules no role preloads (the device's, the GPU phase's, ``report``'s, each kernel a worker
+#: builds) are otherwise compiled again by each process that imports them.
+COMPILED_BESIDE = ("torch._dynamo", "torch._inductor", "fla", "harness", "kernels")
 
 
 def _compile_beside() -> None:

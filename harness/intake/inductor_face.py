@@ -21,6 +21,7 @@ import contextlib
 import itertools
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from harness.model import inductor_policies
@@ -126,7 +127,7 @@ def _wear_runtime(torch: Any) -> None:
 #: registered; a CPU-only build has none, and ``torch._C._ensureCUDADeviceGuardSet`` does nothing there. torch's own
 #: fake guard implementation, registered for CUDA, is what a CUDA build's fake tensors use. A plain shared library
 #: whose static initialiser registers it: c10's headers only (``torch/extension.h`` and a Python module cost 20
-#: CPU-seconds to compile on a small machine, these about 1.5).
+#: CPU-seconds to compile on a small machine, these about 1).
 _GUARD_SOURCE = """
 #include <c10/core/impl/FakeGuardImpl.h>
 C10_REGISTER_GUARD_IMPL(CUDA, c10::impl::FakeGuardImpl<c10::DeviceType::CUDA>);
@@ -143,21 +144,26 @@ def _register_cuda_guard(torch: Any) -> None:
     from harness.support.cache import cache_dir
 
     key = hashlib.sha256((_GUARD_SOURCE + torch.__version__).encode()).hexdigest()[:12]
-    name = f"harness_cuda_guard_{key}"
     where = cache_dir() / "inductor-guard" / key
-    built = where / f"{name}.so"
-    if built.is_file() and not (where / "lock").exists():  # built, and no build under way (cpp_extension's lock)
-        # loaded as cpp_extension loads it, without importing cpp_extension: it imports setuptools, some 70 modules
-        torch.ops.load_library(str(built))
-        return
+    marker = where / "library"  # the built library's path, written once a build has finished
+    with contextlib.suppress(OSError):
+        built = Path(marker.read_text())
+        if built.is_file():
+            # loaded as cpp_extension loads it, without importing cpp_extension (it imports setuptools' 70 modules)
+            torch.ops.load_library(str(built))
+            return
     from torch.utils import cpp_extension
 
     where.mkdir(parents=True, exist_ok=True)
     source = where / "guard.cpp"
     if not source.is_file():
         source.write_text(_GUARD_SOURCE)
-    cpp_extension.load(name=name, sources=[str(source)], build_directory=str(where), is_python_module=False,
-                       verbose=False)  # fmt: skip
+    built = cpp_extension.load(name=f"harness_cuda_guard_{key}", sources=[str(source)], build_directory=str(where),
+                               is_python_module=False, verbose=False)  # fmt: skip
+    with contextlib.suppress(OSError):  # an unwritable cache only costs the next process cpp_extension's own check
+        tmp = marker.with_suffix(f".{os.getpid()}")
+        tmp.write_text(str(built))
+        tmp.replace(marker)
 
 
 def _wear_fake_tensors() -> None:

@@ -18,7 +18,10 @@ from __future__ import annotations
 import errno
 import importlib
 import os
+import signal
 import sys
+import threading
+from types import FrameType
 from typing import Any
 
 # Nothing heavy at import: the handlers are imported inside main()'s guard, so a Ctrl-C in the first second of a
@@ -67,16 +70,68 @@ HANDLERS = {
 }
 
 
-def main(argv: list[str] | None = None) -> int:
+class _CtrlC:
+    """Ctrl-C is still Python's ``KeyboardInterrupt``, and is also recorded, because the exception is not always
+    what arrives: on CPython 3.11 an interrupt that lands inside ``from X import Y`` can come out as a
+    ``TypeError`` ("expected a message argument") or an ``ImportError`` (python/cpython#112660). The command
+    line reads the record, not the exception's type. Installed only over Python's own handler, in the main thread:
+    a handler the caller installed is left alone, and one the command installs (the run's guard) takes over."""
+
+    def __init__(self) -> None:
+        self.seen = False
+        self._previous: Any = None
+
+    def __enter__(self) -> _CtrlC:
+        if threading.current_thread() is threading.main_thread():
+            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+                self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self.seen = True
+        raise KeyboardInterrupt
+
+    def __exit__(self, *exc: object) -> None:
+        _clear_cpythons_unhandled_mark()
+        # unless the command set another since (a run that was interrupted ignores SIGINT while it exits)
+        if self._previous is not None and signal.getsignal(signal.SIGINT) == self._handle:
+            signal.signal(signal.SIGINT, self._previous)
+
+
+def _clear_cpythons_unhandled_mark() -> None:
+    """The command returned (or its interrupt was handled here), so the status it returns is the one to exit with.
+
+    Under ``python -m``, CPython ends the process by SIGINT (status 130 in a shell) whatever it returned once a
+    ``KeyboardInterrupt`` has passed through ``exec()`` of a string, even one that was caught: ``exec`` marks it
+    unhandled and nothing clears the mark. scipy's array-API layer imports numpy that way, so a Ctrl-C in
+    ``harness compare``'s first second often did. 3.11 keeps the mark in an exported global, cleared here; 3.12 on
+    keep it inside the runtime's state, out of reach: there the status may still be 130."""
     try:
-        return _main(argv)
-    except KeyboardInterrupt:
+        import ctypes
+
+        ctypes.c_int.in_dll(ctypes.pythonapi, "_Py_UnhandledKeyboardInterrupt").value = 0
+    except (ImportError, ValueError, AttributeError):  # no ctypes, or a Python without that global
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    with _CtrlC() as ctrl_c:
+        try:
+            code = _main(argv)
+        except KeyboardInterrupt:
+            code = None
+        except Exception:
+            if not ctrl_c.seen:
+                raise
+            code = None  # the interrupt, in another exception's clothes
+    if code is None or (ctrl_c.seen and code != 0):
         print("harness: interrupted", file=sys.stderr)
         return 3  # EXIT_INTERNAL: interrupted
+    return code
 
 
 def _main(argv: list[str] | None) -> int:
-    from harness.cli.common import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, err
+    from harness.cli.common import EXIT_INPUT, EXIT_OK, err
     from harness.cli.parser import build_parser
 
     parser = build_parser()
@@ -107,9 +162,6 @@ def _main(argv: list[str] | None) -> int:
     module, function = HANDLERS[args.command]
     try:
         return int(getattr(importlib.import_module(module), function)(args))
-    except KeyboardInterrupt:
-        err("interrupted")
-        return EXIT_INTERNAL
     except OSError as exc:  # a path the system cannot even look up (a 300-character name, a loop of links)
         if exc.errno in (errno.ENAMETOOLONG, errno.ELOOP) and exc.filename:
             name = str(exc.filename)

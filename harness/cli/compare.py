@@ -39,7 +39,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return compiled
     try:
         import scipy.stats  # noqa: F401 - the timing family is judged with it
-    except ImportError:
+    except ModuleNotFoundError as exc:  # scipy absent; not any ImportError (an interrupt can take that form)
+        if (exc.name or "").partition(".")[0] != "scipy":
+            raise
         err("harness compare needs scipy (a dependency of the harness: pip install 'scipy>=1.11')")
         return 3
     # a run directory, or a night's folder of shard runs (every shard once, or it cannot be compared)

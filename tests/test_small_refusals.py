@@ -161,7 +161,7 @@ if __name__ == "__main__":
 
 def test_ctrl_c_that_passed_through_exec_exits_3_under_python_m(tmp_path: Path) -> None:
     """CPython ends a ``python -m`` process by SIGINT once an interrupt has passed through ``exec()``, even one the
-    program handled: ``python -m harness`` exits with the status main() returned (3.11; 3.12 on keep that mark out
+    program handled: ``python -m harness`` exits with the status main() returned (3.10, 3.11; 3.12 on keep that mark out
     of reach)."""
     if sys.version_info >= (3, 12):
         pytest.skip("CPython 3.12 on keep the exec() mark inside the runtime's state: the harness cannot clear it")

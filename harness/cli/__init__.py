@@ -104,8 +104,8 @@ def _clear_cpythons_unhandled_mark() -> None:
     Under ``python -m``, CPython ends the process by SIGINT (status 130 in a shell) whatever it returned once a
     ``KeyboardInterrupt`` has passed through ``exec()`` of a string, even one that was caught: ``exec`` marks it
     unhandled and nothing clears the mark. scipy's array-API layer imports numpy that way, so a Ctrl-C in
-    ``harness compare``'s first second often did. 3.11 keeps the mark in an exported global, cleared here; 3.12 on
-    keep it inside the runtime's state, out of reach: there the status may still be 130."""
+    ``harness compare``'s first second often did. 3.10 and 3.11 keep the mark in an exported global, cleared here
+    (checked on both); 3.12 on keep it inside the runtime's state, out of reach: there the status may still be 130."""
     try:
         import ctypes
 

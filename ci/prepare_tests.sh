@@ -17,8 +17,28 @@
 # pip, which leaves the second core idle. setuptools' notice that an editable install may be shadowed by a folder of
 # the package's name is silenced: it is printed on every install, asks nothing of anyone, and is the one line a
 # clean preparation would otherwise print.
+#
+# A CI machine's disk may be shared with other jobs: where the checkout's file system, or the temporary folder's,
+# has less room than the preparation and the suite take (docs/performance.md, "disk": the venv about 1.9 GB
+# beside the checkout, the suite's temporary files about 0.45 GB at their peak, its caches in HOME about 0.15 GB),
+# it stops here in one line, not with two hundred "No space left on device" errors minutes later.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+free_mb() { df -Pm "$1" | awk 'NR == 2 {print $4}'; }
+device_of() { df -P "$1" | awk 'NR == 2 {print $1}'; }
+tmp="${TMPDIR:-/tmp}"
+need_here=$(( $([ -d .venv ] && echo 0 || echo 2000) + 200 ))
+need_tmp=500
+if [ "$(device_of .)" = "$(device_of "$tmp")" ]; then
+  need_here=$(( need_here + need_tmp ))
+elif [ "$(free_mb "$tmp")" -lt "$need_tmp" ]; then
+  echo "prepare_tests: $tmp has $(free_mb "$tmp") MB free; the suite's temporary files take about $need_tmp MB" >&2
+  exit 1
+fi
+if [ "$(free_mb .)" -lt "$need_here" ]; then
+  echo "prepare_tests: $(pwd) has $(free_mb .) MB free; the environment and the suite take about $need_here MB" >&2
+  exit 1
+fi
 bash ci/test_tools.sh &
 tools=$!
 # the venv without ensurepip's pip, then today's pip into it; where this Python has no pip, or one older than

@@ -280,21 +280,23 @@ def test_a_warm_rerun_is_not_judged_for_compile_time(static_run: Path, tmp_path:
 
 
 def test_a_fresh_checkout_rebuilding_the_same_code_is_no_changed_binary(tmp_path: Path) -> None:
-    """Two nights from two checkouts, cold caches each: ptxas writes the kernel file's modification time into the
-    cubin's line table, so the two cubins differ byte for byte. The compare gate matches them by their code
-    (``code_sha256``), not their bytes: no "changed binary" for an unchanged kernel."""
+    """Two nights from two checkouts at two paths (another runner's build folder), cold caches each: ptxas writes
+    the kernel file's modification time into the cubin's line table, the hsaco's debug strings name the folder it
+    was built in, so the two nights' binaries differ byte for byte, on both vendors. The compare gate matches them
+    by their code (``code_sha256``), not their bytes: no "changed binary" for an unchanged kernel."""
     import os
     import shutil
 
-    source = tmp_path / "src" / "noinline_kernel.py"
-    source.parent.mkdir()
-    shutil.copy(DATA / "noinline_kernel.py", source)
-    matrix = write_matrix(
-        tmp_path / "src" / "m.yaml",
+    matrix_text = (
         "name: checkout\ntargets: [h100, mi300x]\nkernels:\n  poly:\n    source: noinline_kernel.py:SPEC\n"
-        "    dtypes: [fp32]\n    shapes: [{N: 4096}]\n    configs: [{BLOCK: 1024, num_warps: 4}]\n    interpret: false\n",
+        "    dtypes: [fp32]\n    shapes: [{N: 4096}]\n    configs: [{BLOCK: 1024, num_warps: 4}]\n    interpret: false\n"
     )
-    for night in ("one", "two"):
+    for night, checkout in (("one", "src"), ("two", "builds-runner-2/src")):
+        source = tmp_path / checkout / "noinline_kernel.py"
+        source.parent.mkdir(parents=True)
+        shutil.copy(DATA / "noinline_kernel.py", source)
+        os.utime(source, (source.stat().st_atime, source.stat().st_mtime - 86400 * len(checkout)))  # another day
+        matrix = write_matrix(tmp_path / checkout / "m.yaml", matrix_text)
         caches = {
             "TRITON_CACHE_DIR": str(tmp_path / night / "triton"),
             "HARNESS_CACHE_DIR": str(tmp_path / night / "h"),
@@ -303,14 +305,14 @@ def test_a_fresh_checkout_rebuilding_the_same_code_is_no_changed_binary(tmp_path
             "run", str(matrix), "--out", str(tmp_path / night / "run"), "-n", "0", "--static-only", env=caches
         )
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-        os.utime(source, (source.stat().st_atime, source.stat().st_mtime - 86400))  # checked out again next day
-    cubins = [
-        next(r for r in json.loads((tmp_path / night / "run" / "results.json").read_text())["records"]
-             if r["target"] == "h100")["artifacts"]["cubin"]
-        for night in ("one", "two")
-    ]  # fmt: skip
-    assert cubins[0]["sha256"] != cubins[1]["sha256"]  # the line tables differ
-    assert cubins[0]["code_sha256"] == cubins[1]["code_sha256"] is not None
+    for target, kind in (("h100", "cubin"), ("mi300x", "hsaco")):
+        binaries = [
+            next(r for r in json.loads((tmp_path / night / "run" / "results.json").read_text())["records"]
+                 if r["target"] == target)["artifacts"][kind]
+            for night in ("one", "two")
+        ]  # fmt: skip
+        assert binaries[0]["sha256"] != binaries[1]["sha256"], kind  # the debug information differs
+        assert binaries[0]["code_sha256"] == binaries[1]["code_sha256"] is not None, kind
     proc = call_cli("compare", str(tmp_path / "one" / "run"), str(tmp_path / "two" / "run"),
                    "--json", str(tmp_path / "compare.json"))  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-3000:]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -58,9 +59,9 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, subprocess
     # the bad entries in the middle: the good ones after them still get a child of their own
     body = GOOD.split("  sum:")[0] + BAD + "  sum:" + GOOD.split("  sum:")[1]
     (root / "m.yaml").write_text("name: inductor\ntargets: [h100, mi300x]\ncompiled:\n" + body)
-    proc = run_cli(
-        "compiled", str(root / "m.yaml"), "--out", str(root / "out"), env={"HARNESS_CALLBACK_TIMEOUT_S": "8"}
-    )
+    (root / "tmp").mkdir()  # the command's temporary folder: what its children leave there is seen below
+    env = {"HARNESS_CALLBACK_TIMEOUT_S": "8", "TMPDIR": str(root / "tmp")}
+    proc = run_cli("compiled", str(root / "m.yaml"), "--out", str(root / "out"), env=env)
     return json.loads((root / "out" / "compiled.json").read_text()), proc, root
 
 
@@ -84,7 +85,7 @@ def _reference_child(target: str, kernels: list[dict], root: Path) -> dict:
     heuristics), its configs as Inductor lists them; and Inductor's own split factor for the full reduction."""
     (root / f"kernels-{target}.json").write_text(json.dumps([[k["name"], k["source"]] for k in kernels]))
     code = f"""
-import importlib.util, json, sys, tempfile, pathlib
+import importlib.util, json, sys, pathlib
 from harness.intake import face
 face.wear(face.of({target!r}))
 import torch
@@ -92,7 +93,8 @@ from torch._inductor.runtime import triton_helpers
 triton_helpers.set_driver_to_gpu = lambda: None  # the module's switch to the GPU driver; the face's stays active
 out = {{"configs": {{}}}}
 for i, (name, source) in enumerate(json.loads(pathlib.Path({str(root / f"kernels-{target}.json")!r}).read_text())):
-    path = pathlib.Path(tempfile.mkdtemp()) / f"{{name}}.py"
+    path = pathlib.Path({str(root / f"modules-{target}")!r}) / str(i) / f"{{name}}.py"
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(source)
     spec = importlib.util.spec_from_file_location(f"k{{i}}", path)
     module = importlib.util.module_from_spec(spec)
@@ -108,6 +110,17 @@ print(json.dumps(out))
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.splitlines()[-1])
+
+
+def test_the_capture_leaves_nothing_in_the_temporary_folder(captured) -> None:
+    """Inductor's cache under each face, and whatever the user's code writes there, goes with the child that made
+    it, the hung and crashed ones too: a nightly host's ``/tmp`` does not grow by a folder per face per night. What
+    may stay is Inductor's own default cache (``torchinductor_<user>``), where the build stage's compiles with
+    Inductor's options land as a user's ``torch.compile`` would: shared by every run, keyed by kernel."""
+    _, proc, root = captured
+    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+    left = sorted(p.name for p in (root / "tmp").iterdir() if not re.fullmatch(r"torchinductor_\w+", p.name))
+    assert left == []
 
 
 @pytest.mark.parametrize("target", ["h100", "mi300x"])
@@ -224,9 +237,9 @@ def ran(captured) -> tuple[list[dict], subprocess.CompletedProcess[str], Path]:
 def test_a_run_matrix_builds_every_kernel_inductor_generates_as_harness_compiled_does(captured, ran) -> None:
     """Each compiled kernel is a run's case per target, shape and dtype where it is part of that target's graph: the
     run's records hold the kernel graph and configs ``harness compiled`` captured (held against Inductor above) and
-    the very binaries it built with Inductor's options, read by the same tools."""
-    import hashlib
-
+    the very binaries it built with Inductor's options (their code; the source-line table names each command's
+    own copy of the module), read by the same tools."""
+    from harness.compiling.cubin_sections import code_digest
     from harness.model.inductor_policies import POLICIES
 
     doc, _, root = captured
@@ -248,8 +261,10 @@ def test_a_run_matrix_builds_every_kernel_inductor_generates_as_harness_compiled
                 assert set(built) == listed, (entry, target, row["shape"])
                 for b in row["builds"]:
                     record = built[(b["kernel"], json.dumps(b["config"], sort_keys=True))]
-                    theirs = hashlib.sha256((root / "out" / "artifacts" / b["artifacts"][binary]).read_bytes())
-                    assert record["artifacts"][binary]["sha256"] == theirs.hexdigest(), (entry, target, b["config"])
+                    # the same code, the source-line table aside: it names the module file's path, which differs
+                    # between the two commands' folders (and a Triton cache hit may carry either)
+                    theirs = code_digest((root / "out" / "artifacts" / b["artifacts"][binary]).read_bytes())
+                    assert record["artifacts"][binary]["code_sha256"] == theirs, (entry, target, b["config"])
                     assert record["resources"]["registers"] == b["resources"]["registers"]
                     assert record["resources"]["shared"] == b["resources"]["shared"]
                     assert record["inductor"]["options"] == b["options"]

@@ -7,7 +7,8 @@
 - Ctrl-C in the first second of ``harness compare`` was a ``KeyboardInterrupt`` traceback; where it landed inside
   ``from X import Y`` (CPython 3.11 turns it into a ``TypeError`` or an ``ImportError`` there), a ``TypeError``
   traceback on CI, or the claim that scipy was not installed;
-- README said ``schema_version: 2`` while the files say 3.
+- README said ``schema_version: 2`` while the files say 3;
+- CI's run on a full shared disk ended in 201 errors, each ``No space left on device``, minutes in.
 """
 
 from __future__ import annotations
@@ -186,3 +187,45 @@ def test_readme_names_the_schema_version_the_files_have() -> None:
     from harness.model.records import SCHEMA_VERSION
 
     assert f"`schema_version: {SCHEMA_VERSION}`" in (REPO / "docs" / "usage.md").read_text()
+
+
+FAKE_DF = """#!/usr/bin/env bash
+# df -P[m] PATH as a file system with FAKE_* room says it (a stand-in: the disk's state is what is tested)
+path="${@: -1}"
+case "$path" in
+  "$FAKE_TMP"*) dev=/dev/tmpfs; free=$FAKE_TMP_FREE ;;
+  *) dev=$FAKE_HERE_DEV; free=$FAKE_HERE_FREE ;;
+esac
+echo "Filesystem 1M-blocks Used Available Capacity Mounted on"
+echo "$dev 100000 1 $free 1% /x"
+"""
+
+
+@pytest.mark.parametrize(
+    ("here_dev", "here_free", "tmp_free", "said"),
+    [
+        ("/dev/tmpfs", 2600, 2600, "has 2600 MB free; the environment and the suite take about 2700 MB"),
+        ("/dev/disk", 9000, 300, "has 300 MB free; the suite's temporary files take about 500 MB"),
+    ],
+    ids=["checkout-and-tmp-on-one-disk", "tmp-on-its-own"],
+)
+def test_the_preparation_refuses_a_disk_without_room_in_one_line(
+    tmp_path: Path, here_dev: str, here_free: int, tmp_free: int, said: str
+) -> None:
+    """``ci/prepare_tests.sh`` (README's test command, ``.ci/run``) where the disk has less room than it and the
+    suite take: one line naming the folder and the figures, exit 1, and nothing installed."""
+    checkout = tmp_path / "checkout"
+    (checkout / "ci").mkdir(parents=True)
+    (checkout / "ci" / "prepare_tests.sh").write_text((REPO / "ci" / "prepare_tests.sh").read_text())
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "df").write_text(FAKE_DF)
+    (tmp_path / "bin" / "df").chmod(0o755)
+    (tmp_path / "tmp").mkdir()
+    env = dict(os.environ, PATH=f"{tmp_path / 'bin'}:{os.environ['PATH']}", TMPDIR=str(tmp_path / "tmp"),
+               FAKE_TMP=str(tmp_path / "tmp"), FAKE_TMP_FREE=str(tmp_free), FAKE_HERE_DEV=here_dev,
+               FAKE_HERE_FREE=str(here_free))  # fmt: skip
+    proc = subprocess.run(["bash", str(checkout / "ci" / "prepare_tests.sh")], capture_output=True, text=True,
+                          env=env, timeout=60)  # fmt: skip
+    assert proc.returncode == 1 and proc.stdout == "", proc.stdout + proc.stderr
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("prepare_tests: ") and said in proc.stderr
+    assert sorted(p.name for p in checkout.iterdir()) == ["ci"]

@@ -11,6 +11,10 @@ entries imports each entry's modules in turn), ``harness-probe-done NONCE`` at t
 cannot block on. Where ``HARNESS_ZYGOTE`` names a ``probe`` zygote (:mod:`harness.support.zygote`), the child is
 forked from it instead of importing torch again, and runs the same code in a session of its own; the facts and
 callback probes also use this runner (:mod:`harness.intake.facts`).
+
+The child's ``TMPDIR`` is a folder this process makes and removes once the child's group has ended: what the child
+or the user's code leaves in its temporary folder (Inductor's cache under a face, a library's scratch files) goes
+with it, even from a child killed at a limit, instead of piling up in the host's ``/tmp`` night after night.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import json
 import os
 import secrets
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
@@ -80,7 +85,9 @@ def run(
     """Run ``PRELUDE + code`` on ``entries`` and follow it, each call announced by ``say`` limited by the setting
     ``call_limit``; the child's whole group ends with this call, whatever ends it (a Ctrl-C, a SIGTERM, a limit)."""
     nonce = secrets.token_hex(16)
+    scratch = tempfile.mkdtemp(prefix="harness-probe-")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in sys.path if x), **dict(import_env))
+    env["TMPDIR"] = scratch
     env.pop("TRITON_INTERPRET", None)
     errors = tempfile.TemporaryFile()
     proc = _forked(PRELUDE + code, env, errors) or subprocess.Popen(
@@ -100,6 +107,7 @@ def run(
                 os.kill(proc.pid, signal.SIGKILL)  # in case its own session was not made yet
         proc.wait()
         errors.close()
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _forked(code: str, env: dict[str, str], errors: IO[bytes]) -> Any:

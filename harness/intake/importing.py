@@ -9,12 +9,27 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
 
 class KernelLoadError(Exception):
     """A kernel reference that cannot be resolved or does not yield a KernelSpec."""
+
+
+def _module_name(path: Path) -> str:
+    """The name a kernel file is imported under: its folder's and its own name, not where the checkout lies.
+
+    Triton mangles a ``noinline`` function's symbol with its module's name, so a name drawn from the absolute path
+    made two checkouts in two folders (two runners' build directories) build two binaries of one kernel, and
+    ``harness compare`` call the kernel changed. A second file of the same two names in one process gets its path's
+    digest added, so that neither is taken for the other."""
+    name = "harness_kernel_" + re.sub(r"\W", "_", f"{path.parent.name}_{path.stem}")
+    held = sys.modules.get(name)
+    if held is not None and getattr(held, "__file__", None) != str(path):
+        name += "_" + hashlib.sha256(str(path).encode()).hexdigest()[:12]
+    return name
 
 
 def import_attr(ref: str) -> object:
@@ -29,7 +44,7 @@ def import_attr(ref: str) -> object:
             path = Path(location)
             if not path.is_file():
                 raise KernelLoadError(f"kernel file {path} does not exist")
-            mod_name = "harness_kernel_" + hashlib.sha256(str(path).encode()).hexdigest()[:12]
+            mod_name = _module_name(path)
             module = sys.modules.get(mod_name)
             if str(path.parent) not in sys.path:  # its sibling modules import as they do when it runs as a script
                 sys.path.insert(0, str(path.parent))

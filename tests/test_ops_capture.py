@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -440,8 +441,11 @@ def test_an_op_that_calls_a_compiled_function_is_captured_under_each_face(tmp_pa
         + "    interpret: false\n",
     )
     out = tmp_path / "run"
-    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0")
+    (tmp_path / "tmp").mkdir()  # the run's temporary folder: its workers' Inductor caches go with the workers
+    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0", env={"TMPDIR": str(tmp_path / "tmp")})
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    left = [p.name for p in (tmp_path / "tmp").iterdir() if not re.fullmatch(r"torchinductor_\w+", p.name)]
+    assert left == [], left
     records = json.loads((out / "results.json").read_text())["records"]
     assert {(r["target"], r["kernel"], r["status"]) for r in records} == {
         ("h100", "both", "ok"),

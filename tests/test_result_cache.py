@@ -106,3 +106,20 @@ def test_a_build_the_compiler_refuses_is_kept_and_an_edit_builds_it_again(tmp_pa
     kernel.write_text(kernel.read_text() + "\n# edited\n")
     edited = [r for r in _run(matrix, tmp_path / "edited", tmp_path / "caches", ok=(1,)) if r["mode"] == "compile"]
     assert "harness" not in {r["compile_cache"] for r in edited}
+
+
+def test_an_edit_to_any_module_of_the_harness_keys_every_result_anew(tmp_path: Path) -> None:
+    """A cached record is the work of the harness's code as it was: an edit to the build code (``compiling``,
+    which reads the binaries' figures and digests), the kernel loading (``intake``) or any other package gives
+    every job a new key. The key once covered a list of packages that still named ``build`` after its renaming."""
+    root = tmp_path / "harness"
+    shutil.copytree(REPO / "harness", root, ignore=shutil.ignore_patterns("__pycache__"))
+    before = result_cache.code_digest(root)
+    assert before == result_cache.code_digest(REPO / "harness")
+    for package in sorted(p.name for p in root.iterdir() if p.is_dir()):
+        module = sorted((root / package).rglob("*.py"))[0]
+        original = module.read_bytes()
+        module.write_bytes(original + b"\n# edited\n")
+        assert result_cache.code_digest(root) != before, package
+        module.write_bytes(original)
+    assert result_cache.code_digest(root) == before

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -50,6 +51,7 @@ class Worker:
         self.env = dict(os.environ if env is None else env)
         self.proc: Child | None = None
         self.log = tempfile.TemporaryFile(mode="w+b", prefix=f"harness-{kind}-")
+        self.scratch: str | None = None  # the child's HARNESS_SCRATCH: removed once that child is gone
         self.started = 0
         self._busy = threading.Lock()  # one request at a time, whichever thread sends it
 
@@ -59,15 +61,20 @@ class Worker:
 
     def _ensure(self) -> Child:
         if self.proc is None or self.proc.poll() is not None:
+            self._release()
+            # a folder for what the child would otherwise leave in the host's /tmp (Inductor's cache for an op's
+            # compiled region under a face): the child's alone, removed with it
+            self.scratch = tempfile.mkdtemp(prefix=f"harness-{self.kind.replace('#', '-')}-")
+            env = dict(self.env, HARNESS_SCRATCH=self.scratch)
             # forked from a warm zygote where the host runs one (harness.support.zygote); a GPU worker never is
             kind = self.kind.split("#")[0]
-            forked = zygote_client.start_worker(kind, self.env, self.log) if kind in ("compile", "interpret") else None
+            forked = zygote_client.start_worker(kind, env, self.log) if kind in ("compile", "interpret") else None
             self.proc = forked or subprocess.Popen(
                 [sys.executable, "-m", "harness.execution.worker_main"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=self.log,
-                env=self.env,
+                env=env,
                 text=True,
                 bufsize=1,
             )
@@ -88,7 +95,7 @@ class Worker:
         self._release()
 
     def _release(self) -> None:
-        """Forget the child, closing our ends of its pipes."""
+        """Forget the child (ended, or never started), closing our ends of its pipes and removing its scratch."""
         if self.proc is not None:
             for pipe in (self.proc.stdin, self.proc.stdout):
                 if pipe is not None:
@@ -97,6 +104,9 @@ class Worker:
                     except OSError:
                         pass
         self.proc = None
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
 
     def send(self, job: Job, timeout: float) -> Reply:
         """Send one typed job (its class names the op); return its reply as the job's ``REPLY`` class, whatever

@@ -35,8 +35,6 @@ from harness.support.safe_files import make_dirs
 #: variables that change what Triton or its toolchains produce; the cache's own location does not
 _ENV_PREFIXES = ("TRITON_", "AMDGCN_", "DISABLE_", "MLIR_", "LLVM_", "NVPTX_", "PTXAS_", "ROCM_", "HIP_", "CUDA_")
 _ENV_IGNORED = ("TRITON_CACHE_DIR", "TRITON_HOME", "TRITON_DUMP_DIR")
-#: the harness packages whose code decides a build's or a check's result
-_CODE = ("build", "authoring", "matrix", "device", "execution", "model", "support")
 #: statuses worth keeping, per kind of job
 KEPT = {"compile": ("ok", "error"), "interpret": ("ok", INTERPRET_UNSUPPORTED)}
 
@@ -45,14 +43,21 @@ def enabled() -> bool:
     return os.environ.get("HARNESS_RESULT_CACHE", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
-@lru_cache(maxsize=1)
-def _code_digest() -> str:
-    root = Path(__file__).resolve().parents[1]
+def code_digest(root: Path) -> str:
+    """Every ``.py`` and ``.yaml`` of the harness package at ``root``, by path and content.
+
+    The whole package, not a list of the packages thought to decide a build: such a list named ``build`` after it
+    had become ``compiling``, and a change to the build code itself kept serving the records built before it."""
     digest = hashlib.sha256()
-    files = sorted(p for pkg in _CODE for p in (root / pkg).rglob("*") if p.suffix in (".py", ".yaml"))
+    files = sorted(p for p in root.rglob("*") if p.suffix in (".py", ".yaml") and "__pycache__" not in p.parts)
     for path in files:
         digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
+
+
+@lru_cache(maxsize=1)
+def _code_digest() -> str:
+    return code_digest(Path(__file__).resolve().parents[1])
 
 
 @lru_cache(maxsize=1)

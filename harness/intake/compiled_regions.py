@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import tempfile
 from typing import Any, Callable
 
@@ -60,7 +61,8 @@ class _Region:
         from harness.intake import inductor_face
 
         if not _WORN:
-            inductor_face.wear(tempfile.mkdtemp(prefix="harness-inductor-"))
+            # a worker's scratch (removed with the worker), else the temporary folder (a probe child's own)
+            inductor_face.wear(tempfile.mkdtemp(prefix="harness-inductor-", dir=os.environ.get("HARNESS_SCRATCH")))
             _WORN.append(True)
         if self.compiled is None:
             given = {k: v for k, v in self.kwargs.items() if k not in ("mode", "options")}

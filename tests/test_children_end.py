@@ -5,7 +5,8 @@ ever, parented to init; a SIGKILL or a CI time limit did the same to any busy wo
 callback probe (``harness validate``) and in a compile worker (``harness run``), each after starting a process of
 its own (a grandchild of the harness); the harness alone is then sent SIGINT, SIGTERM or SIGKILL, or run under
 ``timeout``. Every process started is found by a tag in its environment, which children inherit whatever session
-or process group they are in; none may be left a few seconds after the harness is gone.
+or process group they are in; none may be left a few seconds after the harness is gone, nor the scratch folders
+made for them in the temporary folder.
 """
 
 from __future__ import annotations
@@ -66,8 +67,9 @@ CASES = [
 @pytest.mark.parametrize(("how", "command", "attr"), CASES, ids=[f"{c}-{h}" for h, c, _ in CASES])
 def test_no_child_outlives_the_harness(tmp_path: Path, how: str, command: str, attr: str) -> None:
     tag = f"HARNESS_LIFELINE_TEST={uuid.uuid4().hex}"
+    (tmp_path / "tmp").mkdir()
     env = dict(os.environ, PYTHONPATH=str(REPO), TRITON_CACHE_DIR=str(tmp_path / "tc"),
-               HARNESS_CACHE_DIR=str(tmp_path / "hc"))  # fmt: skip
+               HARNESS_CACHE_DIR=str(tmp_path / "hc"), TMPDIR=str(tmp_path / "tmp"))  # fmt: skip
     env[tag.split("=")[0]] = tag.split("=")[1]
     env.pop("TRITON_INTERPRET", None)
     argv = [sys.executable, "-m", "harness", command, str(_matrix(tmp_path / "m.yaml", attr))]
@@ -84,6 +86,10 @@ def test_no_child_outlives_the_harness(tmp_path: Path, how: str, command: str, a
         harness.send_signal(signal.SIGTERM if how == "timeout" else getattr(signal, how))
         harness.wait(timeout=60)
         assert _wait_for(lambda: not _tagged(tag), 10), [(_comm(p), p) for p in _tagged(tag)]
+        # the folders made for the children went with them (the lifeline removes them where the harness was
+        # killed); a SIGKILLed harness leaves only its own
+        left = sorted(p.name for p in (tmp_path / "tmp").iterdir() if p.name.startswith("harness-"))
+        assert [n for n in left if not (how == "SIGKILL" and n.startswith("harness-facts-"))] == [], left
     finally:
         for pid in _tagged(tag):
             os.kill(pid, signal.SIGKILL)

@@ -87,7 +87,7 @@ def run(
     nonce = secrets.token_hex(16)
     scratch = tempfile.mkdtemp(prefix="harness-probe-")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in sys.path if x), **dict(import_env))
-    env["TMPDIR"] = scratch
+    env["TMPDIR"] = env["HARNESS_SCRATCH"] = scratch  # the second for the lifeline, should this process die first
     env.pop("TRITON_INTERPRET", None)
     errors = tempfile.TemporaryFile()
     proc = _forked(PRELUDE + code, env, errors) or subprocess.Popen(

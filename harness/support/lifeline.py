@@ -15,6 +15,7 @@ The parent side, :func:`end_group`, kills a child's process group it made with `
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import threading
 import time
@@ -53,6 +54,11 @@ def kill_tree(pid: int, itself: bool = True) -> None:
 
 def _end_below_and_exit() -> None:
     kill_tree(os.getpid(), itself=False)
+    # the scratch folder the parent made for this child (harness.execution.pool, harness.intake.child_probe): the
+    # parent can no longer remove it. Only a folder the harness named, never one a user's variable might name
+    scratch = os.environ.get("HARNESS_SCRATCH", "")
+    if os.path.basename(scratch).startswith("harness-"):
+        shutil.rmtree(scratch, ignore_errors=True)
     os._exit(70)  # EX_SOFTWARE: nobody reads it; the parent is gone
 
 

@@ -284,3 +284,29 @@ def test_targets_given_on_the_command_line_are_checked(tmp_path) -> None:
     for value, message in (("", "unknown target(s) ''"), ("h100,h100", "named twice")):
         proc = run_cli("run", "--targets", value, "--out", str(tmp_path / "out"))
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_two_kernel_files_of_one_name_are_two_modules_named_apart_from_their_checkout(tmp_path: Path) -> None:
+    """A kernel file's module name is its folder's and its own (Triton writes it into a ``noinline`` helper's
+    symbol, so it must not name where the checkout lies), ASCII however its folder is named; a second file of the
+    same two names in one process is another module, never the first one again."""
+    import sys
+
+    from harness.intake.importing import import_attr
+
+    made = []
+    for place, value in (("a", 1), ("b", 2), ("ü", 3)):
+        folder = tmp_path / place / ("kernels" if place != "ü" else "kernéls")
+        folder.mkdir(parents=True)
+        (folder / "add.py").write_text(f"VALUE = {value}\n")
+        made.append(folder / "add.py")
+    try:
+        assert [import_attr(f"{path}:VALUE") for path in made] == [1, 2, 3]
+        names = {m.__file__: n for n, m in sys.modules.items() if n.startswith("harness_kernel_kern")}
+        assert names[str(made[0])] == "harness_kernel_kernels_add"
+        assert names[str(made[1])].startswith("harness_kernel_kernels_add_") and len(names[str(made[1])]) == 39
+        assert names[str(made[2])] == "harness_kernel_kern_ls_add"
+    finally:
+        for name in [n for n, m in sys.modules.items() if getattr(m, "__file__", None) in map(str, made)]:
+            del sys.modules[name]
+        sys.path[:] = [p for p in sys.path if p not in {str(path.parent) for path in made}]

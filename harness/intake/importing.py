@@ -25,7 +25,7 @@ def _module_name(path: Path) -> str:
     made two checkouts in two folders (two runners' build directories) build two binaries of one kernel, and
     ``harness compare`` call the kernel changed. A second file of the same two names in one process gets its path's
     digest added, so that neither is taken for the other."""
-    name = "harness_kernel_" + re.sub(r"\W", "_", f"{path.parent.name}_{path.stem}")
+    name = "harness_kernel_" + re.sub(r"[^A-Za-z0-9_]", "_", f"{path.parent.name}_{path.stem}")  # into symbols: ASCII
     held = sys.modules.get(name)
     if held is not None and getattr(held, "__file__", None) != str(path):
         name += "_" + hashlib.sha256(str(path).encode()).hexdigest()[:12]

@@ -159,26 +159,29 @@ def test_a_forked_worker_aborts_hangs_and_is_replaced_as_a_fresh_one(tmp_path: P
         worker.close()
 
 
-def test_a_forked_worker_ends_with_the_run_that_asked_for_it(zygotes: Zygotes) -> None:
+def test_a_forked_worker_ends_with_the_run_that_asked_for_it(tmp_path: Path, zygotes: Zygotes) -> None:
+    """The run killed, its forked worker ends too, and the scratch folder the run made for it goes with it."""
     _ready(zygotes.compile)
     script = (
         "import time\n"
         "from harness.execution.pool import Worker\n"
         "w = Worker('compile')\n"
-        "print(w.request('ping', {}, 60)['pid'], type(w.proc).__name__, flush=True)\n"
+        "print(w.request('ping', {}, 60)['pid'], type(w.proc).__name__, w.scratch, flush=True)\n"
         "time.sleep(600)\n"
     )
+    (tmp_path / "tmp").mkdir()
     run = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=REPO,
-                           env=dict(os.environ, PYTHONPATH=str(REPO)))  # fmt: skip
+                           env=dict(os.environ, PYTHONPATH=str(REPO), TMPDIR=str(tmp_path / "tmp")))  # fmt: skip
     assert run.stdout is not None
-    pid, kind = run.stdout.readline().split()
-    assert kind == "ZygoteChild"
+    pid, kind, scratch = run.stdout.readline().split()
+    assert kind == "ZygoteChild" and Path(scratch).parent == tmp_path / "tmp" and Path(scratch).is_dir()
     run.send_signal(signal.SIGKILL)
     run.wait()
     deadline = time.monotonic() + 10
     while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not Path(f"/proc/{pid}").exists(), "the forked worker outlived its run"
+    assert not Path(scratch).exists(), "the forked worker's scratch outlived it"
 
 
 def test_what_a_fork_could_get_wrong_is_started_fresh(tmp_path: Path, zygotes: Zygotes) -> None:

@@ -134,7 +134,12 @@ def main() -> None:
 def _leave() -> None:
     """The harness closed our input: every reply is written. A worker that never touched a GPU exits at once;
     tearing down torch and Triton's modules would cost the run about half a second per worker, for nothing. A GPU
-    worker exits the ordinary way, so the driver and any profiler attached see the context end as usual."""
+    worker exits the ordinary way, so the driver and any profiler attached see the context end as usual. Its
+    scratch folder goes first: the input also closes when the harness was killed (a zygote's child, whose
+    lifeline watches the zygote), and then nobody else removes it."""
+    from harness.support.lifeline import remove_scratch
+
+    remove_scratch()
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_initialized():
         return

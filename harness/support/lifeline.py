@@ -52,13 +52,18 @@ def kill_tree(pid: int, itself: bool = True) -> None:
             pass
 
 
-def _end_below_and_exit() -> None:
-    kill_tree(os.getpid(), itself=False)
-    # the scratch folder the parent made for this child (harness.execution.pool, harness.intake.child_probe): the
-    # parent can no longer remove it. Only a folder the harness named, never one a user's variable might name
-    scratch = os.environ.get("HARNESS_SCRATCH", "")
+def remove_scratch(scratch: str | None = None) -> None:
+    """Remove the scratch folder the harness made for a child (``HARNESS_SCRATCH``: :mod:`harness.execution.pool`,
+    :mod:`harness.intake.child_probe`; this process's own where ``scratch`` is None), for when the run that made it
+    may no longer be there to. Only a folder the harness named, never one a user's variable might name."""
+    scratch = os.environ.get("HARNESS_SCRATCH", "") if scratch is None else scratch
     if os.path.basename(scratch).startswith("harness-"):
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _end_below_and_exit() -> None:
+    kill_tree(os.getpid(), itself=False)
+    remove_scratch()
     os._exit(70)  # EX_SOFTWARE: nobody reads it; the parent is gone
 
 

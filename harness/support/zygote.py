@@ -15,7 +15,8 @@ A request is refused, and the run starts a fresh interpreter as it always does, 
 a fresh start: another Python, a variable that torch, numpy or the loader read at import
 (:data:`READ_AT_IMPORT`), or a ``sys.path`` on which a module the zygote already holds would resolve to another
 file (a second checkout of the harness, another Triton on ``PYTHONPATH``). The zygote also ends a child whose
-run went away (the connection closed while the child lives): a killed run leaves no worker behind.
+run went away (the connection closed while the child lives): a killed run leaves no worker behind, nor the
+scratch folder it made for that worker.
 
 An interpreter worker comes from a zygote of its own role, ``interpret``, started with ``TRITON_INTERPRET=1``:
 Triton decorates its own library functions (``tl.sum``, ``tl.cdiv``) when it is imported, as interpreted
@@ -164,6 +165,7 @@ class Zygote:
             os.umask(before)
         self.listener.listen(64)
         self.children: dict[int, socket.socket] = {}
+        self.scratch: dict[int, str] = {}  # each child's HARNESS_SCRATCH, removed here if its run goes first
 
     def refusal(self, request: ForkRequest) -> str | None:
         if request.role != self.role:
@@ -188,6 +190,7 @@ class Zygote:
                 else:  # a run's end of a connection closed or spoke while its child lives: the run is gone
                     pid = next(p for p, s in self.children.items() if s is sock)
                     lifeline.kill_tree(pid)
+                    lifeline.remove_scratch(self.scratch.get(pid, ""))  # the run made it, and can no longer remove it
             self._reap()
 
     def _accept(self) -> None:
@@ -214,6 +217,7 @@ class Zygote:
                 self._become_worker(conn, fds, request)
             conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
             self.children[pid] = conn
+            self.scratch[pid] = request.env.get("HARNESS_SCRATCH", "")
         except (OSError, ValueError, KeyError) as exc:
             try:
                 conn.sendall(json.dumps({"refused": f"bad request: {exc}"}).encode() + b"\n")
@@ -280,6 +284,7 @@ class Zygote:
             if pid == 0:
                 return
             conn = self.children.pop(pid, None)
+            self.scratch.pop(pid, None)
             if conn is not None:
                 try:
                     conn.sendall(json.dumps({"status": status}).encode() + b"\n")

@@ -287,25 +287,33 @@ def test_targets_given_on_the_command_line_are_checked(tmp_path) -> None:
 
 
 def test_two_kernel_files_of_one_name_are_two_modules_named_apart_from_their_checkout(tmp_path: Path) -> None:
-    """A kernel file's module name is its folder's and its own (Triton writes it into a ``noinline`` helper's
-    symbol, so it must not name where the checkout lies), ASCII however its folder is named; a second file of the
-    same two names in one process is another module, never the first one again."""
+    """A kernel file's module name is its folder's and its own and its text's digest (Triton writes it into a
+    ``noinline`` helper's symbol, so it must not name where the checkout lies), ASCII however its folder is named;
+    two files of the same names are two modules in any process, and a second file of the same text too."""
+    import hashlib
     import sys
 
     from harness.intake.importing import import_attr
 
     made = []
-    for place, value in (("a", 1), ("b", 2), ("ü", 3)):
-        folder = tmp_path / place / ("kernels" if place != "ü" else "kernéls")
+    for place, folder_name, value in (
+        ("a", "kernels", 1),
+        ("b", "kernels", 2),
+        ("c", "kernels", 1),
+        ("u", "kernéls", 3),
+    ):
+        folder = tmp_path / place / folder_name
         folder.mkdir(parents=True)
         (folder / "add.py").write_text(f"VALUE = {value}\n")
         made.append(folder / "add.py")
+    digest = [hashlib.sha256(path.read_bytes()).hexdigest()[:12] for path in made]
     try:
-        assert [import_attr(f"{path}:VALUE") for path in made] == [1, 2, 3]
+        assert [import_attr(f"{path}:VALUE") for path in made] == [1, 2, 1, 3]
         names = {m.__file__: n for n, m in sys.modules.items() if n.startswith("harness_kernel_kern")}
-        assert names[str(made[0])] == "harness_kernel_kernels_add"
-        assert names[str(made[1])].startswith("harness_kernel_kernels_add_") and len(names[str(made[1])]) == 39
-        assert names[str(made[2])] == "harness_kernel_kern_ls_add"
+        assert names[str(made[0])] == f"harness_kernel_kernels_add_{digest[0]}"
+        assert names[str(made[1])] == f"harness_kernel_kernels_add_{digest[1]}" != names[str(made[0])]
+        assert names[str(made[2])].startswith(f"harness_kernel_kernels_add_{digest[0]}_")  # the same text elsewhere
+        assert names[str(made[3])] == f"harness_kernel_kern_ls_add_{digest[3]}"
     finally:
         for name in [n for n, m in sys.modules.items() if getattr(m, "__file__", None) in map(str, made)]:
             del sys.modules[name]

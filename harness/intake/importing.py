@@ -19,13 +19,18 @@ class KernelLoadError(Exception):
 
 
 def _module_name(path: Path) -> str:
-    """The name a kernel file is imported under: its folder's and its own name, not where the checkout lies.
+    """The name a kernel file is imported under: its folder's and its own name and a digest of its text, not where
+    the checkout lies.
 
     Triton mangles a ``noinline`` function's symbol with its module's name, so a name drawn from the absolute path
     made two checkouts in two folders (two runners' build directories) build two binaries of one kernel, and
-    ``harness compare`` call the kernel changed. A second file of the same two names in one process gets its path's
-    digest added, so that neither is taken for the other."""
-    name = "harness_kernel_" + re.sub(r"[^A-Za-z0-9_]", "_", f"{path.parent.name}_{path.stem}")  # into symbols: ASCII
+    ``harness compare`` call the kernel changed. The text's digest keeps two files of the same names apart (two
+    versions of a library in one matrix) in every process alike, whichever it loads first; a second file of the
+    same text as well gets its path's digest added, so that neither is taken for the other (their sibling modules
+    may differ)."""
+    text = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    readable = re.sub(r"[^A-Za-z0-9_]", "_", f"{path.parent.name}_{path.stem}")  # it goes into symbols: ASCII
+    name = f"harness_kernel_{readable}_{text}"
     held = sys.modules.get(name)
     if held is not None and getattr(held, "__file__", None) != str(path):
         name += "_" + hashlib.sha256(str(path).encode()).hexdigest()[:12]

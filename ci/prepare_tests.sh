@@ -19,8 +19,8 @@
 # clean preparation would otherwise print.
 #
 # A CI machine's disk may be shared with other jobs: where the checkout's file system, or the temporary folder's,
-# has less room than the preparation and the suite take (docs/performance.md, "disk": the venv about 1.9 GB
-# beside the checkout, the suite's temporary files about 0.45 GB at their peak, its caches in HOME about 0.15 GB),
+# has less room than the preparation and the suite take (docs/performance.md, 2026-12-06 midday: the venv about
+# 1.9 GB beside the checkout, the suite's temporary files about 0.4 GB at their peak, its caches in HOME 0.12 GB),
 # it stops here in one line, not with two hundred "No space left on device" errors minutes later.
 set -euo pipefail
 cd "$(dirname "$0")/.."

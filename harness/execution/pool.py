@@ -13,7 +13,6 @@ import json
 import os
 import re
 import select
-import shutil
 import signal
 import subprocess
 import sys
@@ -64,8 +63,8 @@ class Worker:
             self._release()
             # a folder for what the child would otherwise leave in the host's /tmp (Inductor's cache for an op's
             # compiled region under a face): the child's alone, removed with it
-            self.scratch = tempfile.mkdtemp(prefix=f"harness-{self.kind.replace('#', '-')}-")
-            env = dict(self.env, HARNESS_SCRATCH=self.scratch)
+            self.scratch = lifeline.new_scratch(self.kind)
+            env = {**self.env, lifeline.SCRATCH_ENV: self.scratch}
             # forked from a warm zygote where the host runs one (harness.support.zygote); a GPU worker never is
             kind = self.kind.split("#")[0]
             forked = zygote_client.start_worker(kind, env, self.log) if kind in ("compile", "interpret") else None
@@ -105,7 +104,7 @@ class Worker:
                         pass
         self.proc = None
         if self.scratch is not None:
-            shutil.rmtree(self.scratch, ignore_errors=True)
+            lifeline.remove_scratch(self.scratch)
             self.scratch = None
 
     def send(self, job: Job, timeout: float) -> Reply:

@@ -24,7 +24,6 @@ import json
 import os
 import secrets
 import selectors
-import shutil
 import signal
 import subprocess
 import sys
@@ -85,9 +84,9 @@ def run(
     """Run ``PRELUDE + code`` on ``entries`` and follow it, each call announced by ``say`` limited by the setting
     ``call_limit``; the child's whole group ends with this call, whatever ends it (a Ctrl-C, a SIGTERM, a limit)."""
     nonce = secrets.token_hex(16)
-    scratch = tempfile.mkdtemp(prefix="harness-probe-")
+    scratch = lifeline.new_scratch("probe")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in sys.path if x), **dict(import_env))
-    env["TMPDIR"] = env["HARNESS_SCRATCH"] = scratch  # the second for the lifeline, should this process die first
+    env["TMPDIR"] = env[lifeline.SCRATCH_ENV] = scratch  # the second for the lifeline, should this process die first
     env.pop("TRITON_INTERPRET", None)
     errors = tempfile.TemporaryFile()
     proc = _forked(PRELUDE + code, env, errors) or subprocess.Popen(
@@ -107,7 +106,7 @@ def run(
                 os.kill(proc.pid, signal.SIGKILL)  # in case its own session was not made yet
         proc.wait()
         errors.close()
-        shutil.rmtree(scratch, ignore_errors=True)
+        lifeline.remove_scratch(scratch)
 
 
 def _forked(code: str, env: dict[str, str], errors: IO[bytes]) -> Any:

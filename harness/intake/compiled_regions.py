@@ -59,10 +59,11 @@ class _Region:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         from harness.intake import inductor_face
+        from harness.support import lifeline
 
         if not _WORN:
             # a worker's scratch (removed with the worker), else the temporary folder (a probe child's own)
-            inductor_face.wear(tempfile.mkdtemp(prefix="harness-inductor-", dir=os.environ.get("HARNESS_SCRATCH")))
+            inductor_face.wear(tempfile.mkdtemp(prefix="harness-inductor-", dir=os.environ.get(lifeline.SCRATCH_ENV)))
             _WORN.append(True)
         if self.compiled is None:
             given = {k: v for k, v in self.kwargs.items() if k not in ("mode", "options")}

@@ -18,6 +18,10 @@ class KernelLoadError(Exception):
     """A kernel reference that cannot be resolved or does not yield a KernelSpec."""
 
 
+#: each kernel file's module name, by its path, once chosen in this process
+_NAMES: dict[str, str] = {}
+
+
 def _module_name(path: Path) -> str:
     """The name a kernel file is imported under: its folder's and its own name and a digest of its text, not where
     the checkout lies.
@@ -28,12 +32,15 @@ def _module_name(path: Path) -> str:
     versions of a library in one matrix) in every process alike, whichever it loads first; a second file of the
     same text as well gets its path's digest added, so that neither is taken for the other (their sibling modules
     may differ)."""
+    if str(path) in _NAMES:  # one module per file for the life of a process, as before
+        return _NAMES[str(path)]
     text = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
     readable = re.sub(r"[^A-Za-z0-9_]", "_", f"{path.parent.name}_{path.stem}")  # it goes into symbols: ASCII
     name = f"harness_kernel_{readable}_{text}"
     held = sys.modules.get(name)
     if held is not None and getattr(held, "__file__", None) != str(path):
         name += "_" + hashlib.sha256(str(path).encode()).hexdigest()[:12]
+    _NAMES[str(path)] = name
     return name
 
 

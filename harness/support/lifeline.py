@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -52,12 +53,22 @@ def kill_tree(pid: int, itself: bool = True) -> None:
             pass
 
 
+#: the variable naming a child's scratch folder, and the start of every such folder's name
+SCRATCH_ENV, SCRATCH_PREFIX = "HARNESS_SCRATCH", "harness-"
+
+
+def new_scratch(kind: str) -> str:
+    """A scratch folder for one child of ``kind`` (passed to it as :data:`SCRATCH_ENV`): what it would otherwise
+    leave in the host's temporary folder goes there, and the folder goes with the child (:func:`remove_scratch`)."""
+    return tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{kind.replace('#', '-')}-")
+
+
 def remove_scratch(scratch: str | None = None) -> None:
     """Remove the scratch folder the harness made for a child (``HARNESS_SCRATCH``: :mod:`harness.execution.pool`,
     :mod:`harness.intake.child_probe`; this process's own where ``scratch`` is None), for when the run that made it
     may no longer be there to. Only a folder the harness named, never one a user's variable might name."""
-    scratch = os.environ.get("HARNESS_SCRATCH", "") if scratch is None else scratch
-    if os.path.basename(scratch).startswith("harness-"):
+    scratch = os.environ.get(SCRATCH_ENV, "") if scratch is None else scratch
+    if os.path.basename(scratch).startswith(SCRATCH_PREFIX):
         shutil.rmtree(scratch, ignore_errors=True)
 
 

@@ -217,7 +217,7 @@ class Zygote:
                 self._become_worker(conn, fds, request)
             conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
             self.children[pid] = conn
-            self.scratch[pid] = request.env.get("HARNESS_SCRATCH", "")
+            self.scratch[pid] = request.env.get(lifeline.SCRATCH_ENV, "")
         except (OSError, ValueError, KeyError) as exc:
             try:
                 conn.sendall(json.dumps({"refused": f"bad request: {exc}"}).encode() + b"\n")

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from harness.intake import device_values
 from harness.model import inductor_policies
 
 #: torch releases (major.minor) whose private names these patches are checked against: 2.13 by the suite on a CPU
@@ -99,6 +100,7 @@ def wear(cache_dir: str) -> None:
     check_torch(torch.__version__)
     fresh()
     _register_cuda_guard(torch)
+    device_values.wear()  # the passes that compute on the device itself (constant folding, flex attention's masks)
     _wear_runtime(torch)
     _wear_fake_tensors()
     _wear_inductor()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ def cmd_compiled(args: argparse.Namespace) -> int:
     from harness.analysis.inductor_graphs import adaptations
     from harness.compiling.compiled_build import isolated
     from harness.intake import inductor_face
+    from harness.intake.compiled import TRACEBACKS
     from harness.intake.compiled_probe import remembered
     from harness.intake.inductor_face import POLICIES
     from harness.matrix import compiled_entries
@@ -62,6 +64,7 @@ def cmd_compiled(args: argparse.Namespace) -> int:
         return EXIT_INPUT
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    os.environ[TRACEBACKS] = str(out.absolute() / "tracebacks")  # a failed capture's whole traceback, named in its line
     entries: dict[str, dict[str, Any]] = {r.name: {} for r in requests}
     failed = built_badly = False
     done: dict[tuple[str, str, str], dict[str, Any]] = {}

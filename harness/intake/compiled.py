@@ -19,7 +19,7 @@ from typing import Any, Mapping
 
 from harness.authoring import torchutil
 from harness.authoring.decorated import config_dict
-from harness.intake import compiled_regions, inductor_face
+from harness.intake import compiled_regions, face, inductor_face
 from harness.intake.importing import import_attr
 
 
@@ -28,9 +28,10 @@ class CompiledCaptureError(Exception):
 
 
 def capture_table(ref: str, inputs_ref: str, shape: Mapping[str, Any], dtype: str, mode: str | None,
-                  options: Mapping[str, Any], factory: bool) -> dict[str, Any]:  # fmt: skip
+                  options: Mapping[str, Any], factory: bool, name: str = "") -> dict[str, Any]:  # fmt: skip
     """The kernels Inductor generates for ``ref`` (a function, or with ``factory`` a ``factory(shape, dtype)``
-    returning an ``nn.Module``) at one shape and dtype, in launch order, with the template choices it listed."""
+    returning an ``nn.Module``) at one shape and dtype, in launch order, with the template choices it listed. A failure
+    is one line naming its innermost cause; ``name`` (the entry's) names the file its whole traceback is kept in."""
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
 
@@ -66,7 +67,10 @@ def capture_table(ref: str, inputs_ref: str, shape: Mapping[str, Any], dtype: st
     try:
         inductor_face.pop_face_mode(compile_and_call)
     except Exception as exc:  # noqa: BLE001 - Dynamo, Inductor and the user's code may raise anything
-        raise CompiledCaptureError(_one_line(exc)) from None
+        worn = face.worn()
+        where = "x".join(f"{k}{v}" for k, v in shape.items())
+        label = f"{name or ref.rpartition(':')[2]}-{worn.target if worn else 'host'}-{where}-{dtype}"
+        raise CompiledCaptureError(_one_line(exc, label)) from None
     if not recorder.kernels:
         raise CompiledCaptureError("Inductor generated no Triton kernel (all extern calls, or nothing to compute)")
     return {
@@ -128,12 +132,50 @@ def _fake_like(x: Any) -> Any:
     return torch.empty_strided(tuple(x.shape), tuple(x.stride()), dtype=x.dtype, device="cuda")
 
 
-def _one_line(exc: BaseException) -> str:
-    """Dynamo's and Inductor's errors run to many lines: the kind and the first line that says something."""
-    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+#: where a capture child keeps the whole traceback of a failed capture (the run's or ``harness compiled``'s output
+#: folder, ``tracebacks/``): the one-line error names the file
+TRACEBACKS = "HARNESS_TRACEBACKS"
+
+
+def innermost(exc: BaseException) -> BaseException:
+    """The exception at the bottom of the chain: Dynamo wraps Inductor's error (``BackendCompilerFailed``, whose own
+    text is one line naming the backend and no cause), which wraps the op or pass that failed."""
+    seen = {id(exc)}
+    while True:
+        inner = getattr(exc, "inner_exception", None) or exc.__cause__ or exc.__context__
+        if not isinstance(inner, BaseException) or id(inner) in seen:
+            return exc
+        seen.add(id(inner))
+        exc = inner
+
+
+def _one_line(exc: BaseException, label: str) -> str:
+    """The innermost cause's kind and first line that says something, and where the whole traceback was kept."""
+    cause = innermost(exc)
+    lines = [ln.strip() for ln in str(cause).splitlines() if ln.strip()]
     lines = [ln for ln in lines if not ln.startswith(("Set TORCHDYNAMO_VERBOSE", "from user code", "File "))]
-    kind = type(exc).__name__
-    if "graph break" in str(exc).lower() or kind == "Unsupported":
+    kind = type(cause).__name__
+    if "graph break" in str(exc).lower() or type(exc).__name__ == "Unsupported":
         kind = "graph break"
     text = lines[0] if lines else ""
-    return f"{kind}: {text[:240]}" + ("..." if len(text) > 240 else "")
+    line = f"{kind}: {text[:240]}" + ("..." if len(text) > 240 else "")
+    kept = _keep_traceback(exc, label)
+    return line + (f" (traceback: {kept})" if kept else "")
+
+
+def _keep_traceback(exc: BaseException, label: str) -> str:
+    import os
+    import re
+    import traceback
+    from pathlib import Path
+
+    folder = os.environ.get(TRACEBACKS)
+    if not folder:
+        return ""
+    path = Path(folder) / (re.sub(r"[^A-Za-z0-9_.-]+", "_", label).strip("_")[:150] + ".txt")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(traceback.format_exception(exc)), encoding="utf-8")
+    except OSError:
+        return ""
+    return str(path)

@@ -44,7 +44,8 @@ for j, e in enumerate(ENTRIES):
             result(n, [shape, dtype, why])
         else:
             try:
-                table = capture_table(e["ref"], e["inputs"], shape, dtype, e["mode"], e["options"], e["factory"])
+                table = capture_table(e["ref"], e["inputs"], shape, dtype, e["mode"], e["options"], e["factory"],
+                                      e["name"])
                 result(n, [shape, dtype, table])
             except (CompiledCaptureError, KernelLoadError) as exc:
                 result(n, [shape, dtype, str(exc)])
@@ -68,8 +69,8 @@ class Request:
     factory: bool = False
 
     def entry(self) -> dict[str, Any]:
-        return {"ref": self.ref, "inputs": self.inputs, "shapes": list(self.shapes), "dtypes": list(self.dtypes),
-                "mode": self.mode, "options": dict(self.options), "factory": self.factory}  # fmt: skip
+        return {"name": self.name, "ref": self.ref, "inputs": self.inputs, "shapes": list(self.shapes),
+                "dtypes": list(self.dtypes), "mode": self.mode, "options": dict(self.options), "factory": self.factory}  # fmt: skip
 
     def pairs(self) -> list[tuple[dict[str, int], str]]:
         return [(s, d) for s in self.shapes for d in self.dtypes]

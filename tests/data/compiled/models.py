@@ -75,3 +75,70 @@ def crashes_inputs(shape, dtype, device, generator):
 def activation_quarter(x, bias):
     """``activation`` with another constant: what a changed model (or another torch's codegen) looks like."""
     return torch.clamp(F.gelu(x + bias) * 0.25, -1.0, 1.0)
+
+
+# Model code as teams compile it (issue 69): losses over large vocabularies, logsumexp, a pre-norm transformer block
+# with causal SDPA, and flex attention with a causal mask_mod and a score_mod. Each has an Inductor pass that computes
+# on the device itself (uniform-value constant folding, flex attention's mask and score graphs).
+
+
+def cross_entropy(logits, target):
+    return F.cross_entropy(logits.float(), target)
+
+
+def cross_entropy_inputs(shape, dtype, device, generator):
+    target = torch.randint(0, shape["V"], (shape["T"],), generator=generator).to(device)
+    return (randn((shape["T"], shape["V"]), dtype, device, generator), target)
+
+
+def logsumexp(x):
+    return torch.logsumexp(x.float(), dim=-1)
+
+
+class Block(torch.nn.Module):
+    """A pre-norm transformer block: attention through causal ``scaled_dot_product_attention``, then an MLP."""
+
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.norm1 = torch.nn.LayerNorm(d)
+        self.qkv = torch.nn.Linear(d, 3 * d)
+        self.proj = torch.nn.Linear(d, d)
+        self.norm2 = torch.nn.LayerNorm(d)
+        self.up = torch.nn.Linear(d, 4 * d)
+        self.down = torch.nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.norm1(x)).view(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
+        return x + self.down(F.gelu(self.up(self.norm2(x))))
+
+
+def block(shape, dtype):
+    return Block(shape["D"], shape["H"])
+
+
+def block_inputs(shape, dtype, device, generator):
+    return (randn((shape["B"], shape["T"], shape["D"]), dtype, device, generator),)
+
+
+def causal_mask(b, h, q_idx, kv_idx):
+    return q_idx >= kv_idx
+
+
+def softcap(score, b, h, q_idx, kv_idx):
+    return 30.0 * torch.tanh(score / 30.0)
+
+
+def flex(q, k, v):
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+    mask = create_block_mask(causal_mask, None, None, q.shape[2], k.shape[2], device=q.device)
+    return flex_attention(q, k, v, block_mask=mask, score_mod=softcap)
+
+
+def flex_inputs(shape, dtype, device, generator):
+    size = (shape["B"], shape["H"], shape["T"], shape["E"])
+    return tuple(randn(size, dtype, device, generator) for _ in range(3))

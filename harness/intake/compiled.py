@@ -19,7 +19,7 @@ from typing import Any, Mapping
 
 from harness.authoring import torchutil
 from harness.authoring.decorated import config_dict
-from harness.intake import compiled_regions, face, inductor_face
+from harness.intake import compiled_regions, face, inductor_face, sdpa_dispatch
 from harness.intake.importing import import_attr
 
 
@@ -41,6 +41,7 @@ def capture_table(ref: str, inputs_ref: str, shape: Mapping[str, Any], dtype: st
     faced = tuple(make_inputs(dict(shape), dtype, "cuda", generator))
     torch_dtype = torchutil.torch_dtype(dtype)
     recorder = inductor_face.fresh()
+    sdpa_dispatch.CHOSEN.clear()
 
     def compile_and_call() -> None:
         import torch._dynamo
@@ -79,6 +80,7 @@ def capture_table(ref: str, inputs_ref: str, shape: Mapping[str, Any], dtype: st
         "kernels": [_kernel(name, k) for name, k in _launch_order(recorder)],
         "not_launched": sorted(n for n, k in recorder.kernels.items() if not k.launches),
         "choices": recorder.choices,
+        "attention": list(sdpa_dispatch.CHOSEN),  # the SDPA backend each call took on this target, in order
         "policies": dict(inductor_face.POLICIES),
     }
 

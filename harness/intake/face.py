@@ -62,6 +62,11 @@ class Face:
     shared_per_block: int
     regs_per_block: int | None
     max_threads_per_sm: int | None = None
+    # scaled_dot_product_attention's backends in the order this target's torch tries them, and the head-dim limits
+    # of its cuDNN and flash kernels (harness/intake/sdpa_dispatch.py)
+    sdpa_order: tuple[str, ...] = ("flash", "efficient", "math")
+    cudnn_head_dim: int = 0
+    flash_head_dim: int = 256
     sources: tuple[tuple[str, str], ...] = ()
 
     def answers(self) -> dict[str, Any]:
@@ -132,6 +137,9 @@ def of(target_name: str) -> Face:
         shared_per_block=t.shared_per_block,
         regs_per_block=t.regs_per_sm if t.vendor == "nvidia" else None,
         max_threads_per_sm=int(value["max_threads_per_sm"]) if "max_threads_per_sm" in value else None,
+        sdpa_order=tuple(value["sdpa_order"]),
+        cudnn_head_dim=int(value.get("cudnn_head_dim", 0)),
+        flash_head_dim=int(value["flash_head_dim"]),
         sources=tuple(cited),
     )
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from harness.intake import device_values
+from harness.intake import device_values, face, sdpa_dispatch
 from harness.model import inductor_policies
 
 #: torch releases (major.minor) whose private names these patches are checked against: 2.13 by the suite on a CPU
@@ -101,6 +101,9 @@ def wear(cache_dir: str) -> None:
     fresh()
     _register_cuda_guard(torch)
     device_values.wear()  # the passes that compute on the device itself (constant folding, flex attention's masks)
+    worn = face.worn()
+    if worn is not None:
+        sdpa_dispatch.wear(worn)  # the attention backend the target's torch would run
     _wear_runtime(torch)
     _wear_fake_tensors()
     _wear_inductor()

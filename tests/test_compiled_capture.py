@@ -13,14 +13,13 @@ with the other entries kept.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from helpers import DATA, REPO, call_cli, run_cli
+from helpers import DATA, call_cli, run_cli
+from inductor_reference import reference_child as _reference_child
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.skipif(
@@ -78,38 +77,6 @@ def test_a_graph_break_a_hang_and_a_crash_are_one_line_each_and_the_rest_is_kept
         for name in ("act", "softmax", "sum", "mm", "mm_autotuned", "mlp"):
             rows = doc["entries"][name][target]["tables"]
             assert rows and all(isinstance(r["table"], dict) for r in rows), (name, target)
-
-
-def _reference_child(target: str, kernels: list[dict], root: Path) -> dict:
-    """In a child wearing only ``target``'s face: each recorded kernel module imported (Inductor's decorator runs its
-    heuristics), its configs as Inductor lists them; and Inductor's own split factor for the full reduction."""
-    (root / f"kernels-{target}.json").write_text(json.dumps([[k["name"], k["source"]] for k in kernels]))
-    code = f"""
-import importlib.util, json, sys, pathlib
-from harness.intake import face
-face.wear(face.of({target!r}))
-import torch
-from torch._inductor.runtime import triton_helpers
-triton_helpers.set_driver_to_gpu = lambda: None  # the module's switch to the GPU driver; the face's stays active
-out = {{"configs": {{}}}}
-for i, (name, source) in enumerate(json.loads(pathlib.Path({str(root / f"kernels-{target}.json")!r}).read_text())):
-    path = pathlib.Path({str(root / f"modules-{target}")!r}) / str(i) / f"{{name}}.py"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(f"k{{i}}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    auto = getattr(module, name)
-    out["configs"][f"{{i}}:{{name}}"] = [{{**c.kwargs, "num_warps": c.num_warps, "num_stages": c.num_stages}}
-                                      for c in auto.configs]
-from torch._inductor.choices import InductorChoices
-out["split"] = InductorChoices.reduction_split_factor(torch.device("cuda", 0), 8192 * 8192, 1, True)
-print(json.dumps(out))
-"""
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.splitlines()[-1])
 
 
 def test_the_capture_leaves_nothing_in_the_temporary_folder(captured) -> None:

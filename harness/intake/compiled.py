@@ -80,7 +80,8 @@ def capture_table(ref: str, inputs_ref: str, shape: Mapping[str, Any], dtype: st
         "kernels": [_kernel(name, k) for name, k in _launch_order(recorder)],
         "not_launched": sorted(n for n, k in recorder.kernels.items() if not k.launches),
         "choices": recorder.choices,
-        "attention": list(sdpa_dispatch.CHOSEN),  # the SDPA backend each call took on this target, in order
+        # the SDPA backends this target's torch runs here (each traced call, once; Dynamo and AOT both trace it)
+        "attention": list(dict.fromkeys(sdpa_dispatch.CHOSEN)),
         "policies": dict(inductor_face.POLICIES),
     }
 

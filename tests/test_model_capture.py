@@ -1,0 +1,94 @@
+"""Model code as teams compile it, captured GPU-free under both faces with real ``torch.compile`` and no Inductor
+option set to get past anything: cross-entropy over 32k and 128k vocabularies, logsumexp, a pre-norm transformer
+block with causal SDPA, and ``flex_attention`` with a causal ``mask_mod`` and a ``score_mod``. Each reaches an
+Inductor pass that computes on the device itself (uniform-value constant folding; flex attention's mask and score
+graphs), which ended every one of them at capture before (``BackendCompilerFailed``).
+
+Each recorded kernel is held against Inductor's own heuristic decorator, imported under only that face
+(tests/inductor_reference.py); the block's attention is held against the backend ATen's own chooser
+(``torch._fused_sdp_choice``) picked on the lent GPU for the same inputs (benchmarks/device_decisions.py, stored).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import DATA
+from inductor_reference import reference_child
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.skipif(
+    not torch.__version__.startswith("2.13"),
+    reason=f"compiled capture is checked on torch 2.13 (here {torch.__version__})",
+)
+
+MATRIX = DATA / "compiled" / "model_code.yaml"
+
+
+def _requests() -> list:
+    from harness.matrix import compiled_entries
+    from harness.support import yamlpos
+    from harness.support.checking import Checker
+
+    doc = yamlpos.load(MATRIX.read_text())
+    chk = Checker(str(MATRIX), doc)
+    made = compiled_entries.requests(chk, doc.value["compiled"], MATRIX.parent)
+    assert not chk.problems, chk.problems
+    return made
+
+
+@pytest.fixture(scope="module", params=["h100", "mi300x"])
+def captured(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict, Path]:
+    from harness.intake.compiled_probe import capture
+
+    target = request.param
+    root = tmp_path_factory.mktemp(f"models-{target}")
+    requests = _requests()
+    tables = {}
+    for r, outcome in zip(requests, capture(requests, target)):
+        assert not outcome.why, outcome.why
+        for shape, dtype, table in outcome.tables:
+            assert isinstance(table, dict), (r.name, target, shape, table)
+            tables[(r.name, json.dumps(shape, sort_keys=True))] = table
+    return target, tables, root
+
+
+def test_model_code_captures_and_its_kernels_are_what_inductor_lists_under_that_face(captured) -> None:
+    target, tables, root = captured
+    assert {name for name, _ in tables} == {"xent", "lse", "block", "flex"}
+    kernels = [k for table in tables.values() for k in table["kernels"]]
+    reference = reference_child(target, kernels, root)
+    for i, k in enumerate(kernels):
+        assert k["configs"] == reference["configs"][f"{i}:{k['name']}"], (target, k["name"])
+        assert k["launches"] and all(len(la["grids"]) == len(k["configs"]) for la in k["launches"]), k["name"]
+
+
+def test_the_passes_that_compute_on_the_device_ran_as_on_a_gpu(captured) -> None:
+    """What the device-evaluated passes leave in the graph: the loss's and logsumexp's reductions (constant folding
+    of their uniform fill values ran: no ``full`` kernel is left for them), flex attention's mask built by its own
+    kernels and its template kernel holding the score_mod's tanh."""
+    target, tables, _ = captured
+
+    def names(entry: str, **shape: int) -> list[str]:
+        return [k["name"] for k in tables[(entry, json.dumps(shape, sort_keys=True))]["kernels"]]
+
+    for vocab in (32768, 131072):
+        got = names("xent", T=256, V=vocab)
+        assert any("nll_loss" in n for n in got) and not any("full" in n for n in got), got
+    assert names("lse", M=1024, N=32768) == ["triton_red_fused__to_copy_logsumexp_0"]
+    flex = tables[("flex", json.dumps({"B": 2, "E": 64, "H": 8, "T": 512}, sort_keys=True))]["kernels"]
+    template = [k for k in flex if k["heuristic"] == "template"]
+    assert len(template) == 1 and "flex_attention" in template[0]["name"]
+    assert "tanh" in template[0]["source"] and len(flex) > 1  # the score_mod inlined; the block mask's own kernels
+
+
+def test_the_block_takes_the_attention_backend_the_target_runs(captured) -> None:
+    """On h100 ATen picks cuDNN attention for the block's bf16 causal heads (the GPU said so), on mi300x flash
+    attention through AOTriton (ROCm's order; not checked on an AMD GPU): either way one extern kernel, and no
+    Triton softmax of the math fallback in the graph."""
+    target, tables, _ = captured
+    table = tables[("block", json.dumps({"B": 2, "D": 512, "H": 8, "T": 512}, sort_keys=True))]
+    assert table["attention"] == [{"h100": "cudnn", "mi300x": "flash"}[target]]
+    assert not any("softmax" in k["name"] for k in table["kernels"]), [k["name"] for k in table["kernels"]]

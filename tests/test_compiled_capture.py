@@ -48,6 +48,11 @@ BAD = """\
     inputs: models.py:crashes_inputs
     shapes: [{M: 64, N: 64}]
     dtypes: [fp32]
+  planted:
+    fn: models.py:logsumexp
+    inputs: models.py:planted_pass_failure_inputs
+    shapes: [{M: 64, N: 64}]
+    dtypes: [fp32]
 """
 
 
@@ -65,7 +70,7 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, subprocess
 
 
 def test_a_graph_break_a_hang_and_a_crash_are_one_line_each_and_the_rest_is_kept(captured) -> None:
-    doc, proc, _ = captured
+    doc, proc, root = captured
     assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
     said = [ln for ln in proc.stderr.splitlines() if ln.startswith("harness:")]
     assert "Traceback" not in proc.stderr
@@ -74,6 +79,11 @@ def test_a_graph_break_a_hang_and_a_crash_are_one_line_each_and_the_rest_is_kept
         assert any("breaks" in ln and "graph break" in ln for ln in mine), said
         assert any("hangs" in ln and "did not return within 8 s" in ln for ln in mine), said
         assert any("crashes" in ln and "exit code 7" in ln for ln in mine), said
+        # an Inductor pass that fails: its own exception on the line, not Dynamo's "backend='inductor' raised:"
+        planted = [ln for ln in mine if "compiled entry planted" in ln]
+        assert len(planted) == 1 and "ValueError: a pass failed here (planted)" in planted[0], said
+        kept = Path(planted[0].split("(traceback: ")[1].rstrip(")"))
+        assert kept.parent == root / "out" / "tracebacks" and "constant_fold_uniform_value" in kept.read_text()
         for name in ("act", "softmax", "sum", "mm", "mm_autotuned", "mlp"):
             rows = doc["entries"][name][target]["tables"]
             assert rows and all(isinstance(r["table"], dict) for r in rows), (name, target)

@@ -142,3 +142,18 @@ def flex(q, k, v):
 def flex_inputs(shape, dtype, device, generator):
     size = (shape["B"], shape["H"], shape["T"], shape["E"])
     return tuple(randn(size, dtype, device, generator) for _ in range(3))
+
+
+def planted_pass_failure_inputs(shape, dtype, device, generator):
+    """One of Inductor's passes made to fail deep inside the backend compiler (a stand-in for a pass that breaks on
+    some model): the capture's one line must name this cause, not Dynamo's wrapper."""
+    from torch._inductor.fx_passes import joint_graph
+
+    original = joint_graph.constant_fold_uniform_value
+
+    def broken(gm):
+        joint_graph.constant_fold_uniform_value = original  # once: the child's later entries compile as before
+        raise ValueError("a pass failed here (planted)")
+
+    joint_graph.constant_fold_uniform_value = broken
+    return one_input(shape, dtype, device, generator)

@@ -24,7 +24,7 @@ TOP = {"name", "targets", "compiled"}
 def cmd_compiled(args: argparse.Namespace) -> int:
     from harness.analysis.inductor_graphs import adaptations
     from harness.compiling.compiled_build import isolated
-    from harness.intake import inductor_face
+    from harness.intake import face, inductor_face
     from harness.intake.compiled import TRACEBACKS
     from harness.intake.compiled_probe import remembered
     from harness.intake.inductor_face import POLICIES
@@ -53,6 +53,8 @@ def cmd_compiled(args: argparse.Namespace) -> int:
         chk.add(("targets",), f"targets is a non-empty list of {', '.join(known)}, got {names!r}")
         names = []
     requests = compiled_entries.requests(chk, data.get("compiled"), file.resolve().parent)
+    if face.refusal(names, "compiled:"):
+        chk.add(("targets",), face.refusal(names, "compiled:"))
     for problem in chk.problems:
         err(str(problem))
     if chk.problems:

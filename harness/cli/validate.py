@@ -93,6 +93,11 @@ def cmd_targets(args: argparse.Namespace) -> int:
             ],
         )
     )
+    from harness.intake import face
+
+    faceless = [t for t in catalogue() if t not in face.known()]
+    print(f"\ncaptures (ops: and compiled: entries) take {', '.join(face.known())}"
+          + (f"; not {', '.join(faceless)} (no virtual device yet)" if faceless else ""))  # fmt: skip
     if args.sources:
         for t in catalogue().values():
             print(f"\n{t.name}:")

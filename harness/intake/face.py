@@ -108,6 +108,17 @@ def known() -> tuple[str, ...]:
     return tuple(_catalogue()["faces"])
 
 
+def refusal(targets: tuple[str, ...] | list[str], what: str) -> str:
+    """One line refusing ``what`` (``ops:`` or ``compiled:`` entries) for the targets without a virtual device, or
+    ``""`` where every one has a face: said where the matrix is read, before any child is started."""
+    missing = [t for t in targets if t not in known()]
+    if not missing:
+        return ""
+    return (f"{what} entries cannot be captured for {', '.join(missing)}: no virtual device for "
+            f"{'it' if len(missing) == 1 else 'them'} in harness/model/faces.yaml (captures take "
+            f"{', '.join(known())}; `harness targets` says so)")  # fmt: skip
+
+
 def of(target_name: str) -> Face:
     """The face of a catalogue target; :class:`FaceError` for a target without one."""
     from harness.model import targets

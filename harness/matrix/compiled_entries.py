@@ -115,8 +115,13 @@ def kernel_entries(
     from harness.intake import inductor_face
     from harness.intake.compiled_probe import remembered
 
+    from harness.intake import face
+
     made = requests(chk, section, base_dir)
     if not made or not targets:
+        return []
+    if face.refusal(targets, "compiled:"):
+        chk.add(("targets",), face.refusal(targets, "compiled:"))
         return []
     try:
         torch = metadata.version("torch")

@@ -18,7 +18,6 @@ import sys
 
 def main() -> int:
     import torch
-    import torch.nn.functional as F
 
     names = {int(b): b.name for b in torch.nn.attention.SDPBackend}
     cases = []
@@ -38,8 +37,16 @@ def main() -> int:
                             choice = names.get(int(torch._fused_sdp_choice(q, k, v, m, 0.0, causal and not mask)), "?")
                         except RuntimeError as exc:
                             choice = f"error: {str(exc).splitlines()[0][:120]}"
-                        cases.append({"dtype": str(dtype).removeprefix("torch."), "head_dim": e, "causal": causal and not mask,
-                                      "mask": mask, "permuted": permuted, "backend": choice})
+                        cases.append(
+                            {
+                                "dtype": str(dtype).removeprefix("torch."),
+                                "head_dim": e,
+                                "causal": causal and not mask,
+                                "mask": mask,
+                                "permuted": permuted,
+                                "backend": choice,
+                            }
+                        )
     layout = []
     import torch._inductor.graph as graph
 

@@ -49,7 +49,7 @@ def captured(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     tables = {}
     for r, outcome in zip(requests, capture(requests, target)):
         assert not outcome.why, outcome.why
-        for shape, dtype, table in outcome.tables:
+        for shape, _dtype, table in outcome.tables:
             assert isinstance(table, dict), (r.name, target, shape, table)
             tables[(r.name, json.dumps(shape, sort_keys=True))] = table
     return target, tables, root

@@ -47,11 +47,11 @@ def main(mode: str) -> None:
         return
     import torch  # noqa: F401 - the suite's probe zygote has torch imported already
 
-    from harness.intake import inductor_face
+    from harness.intake import face, inductor_face
 
     _wear_face()
     start = _cpu()
-    inductor_face.wear(tempfile.mkdtemp())  # what a face zygote would do once
+    inductor_face.wear(tempfile.mkdtemp(), face.worn())  # what a face zygote would do once
     import torch._dynamo  # noqa: F401
     import torch._inductor.compile_fx  # noqa: F401
 

@@ -19,9 +19,9 @@ from harness.support.settings import timeout_s
 
 _CHILD = r"""
 import tempfile
-from harness.intake import inductor_face  # the face is worn by the prelude (HARNESS_FACE); Inductor's answers now
+from harness.intake import face, inductor_face  # the face is worn by the prelude (HARNESS_FACE); Inductor's now
 try:
-    inductor_face.wear(tempfile.mkdtemp(prefix="harness-inductor-"))
+    inductor_face.wear(tempfile.mkdtemp(prefix="harness-inductor-"), face.worn())
     failed = None
 except inductor_face.InductorFaceError as exc:
     failed = str(exc)

@@ -22,14 +22,17 @@ from typing import Any, Callable
 
 _ORIGINAL: list[Callable[..., Any]] = []
 _WORN: list[bool] = []
+_FACE: list[Any] = []  # the face this process wears (given by the face itself: this module cannot import it)
 
 
-def install() -> None:
-    """Replace ``torch.compile`` for the rest of this (faced) process."""
+def install(face: Any) -> None:
+    """Replace ``torch.compile`` for the rest of this process, which wears ``face`` (Inductor is faced with it
+    at the first compiled call)."""
     import torch
 
     if _ORIGINAL:
         return
+    _FACE.append(face)
     _ORIGINAL.append(torch.compile)
     torch.compile = _compile  # type: ignore[assignment]
 
@@ -63,7 +66,8 @@ class _Region:
 
         if not _WORN:
             # a worker's scratch (removed with the worker), else the temporary folder (a probe child's own)
-            inductor_face.wear(tempfile.mkdtemp(prefix="harness-inductor-", dir=os.environ.get(lifeline.SCRATCH_ENV)))
+            scratch = tempfile.mkdtemp(prefix="harness-inductor-", dir=os.environ.get(lifeline.SCRATCH_ENV))
+            inductor_face.wear(scratch, _FACE[0])
             _WORN.append(True)
         if self.compiled is None:
             given = {k: v for k, v in self.kwargs.items() if k not in ("mode", "options")}

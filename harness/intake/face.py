@@ -269,7 +269,7 @@ def _wear_torch(face: Face) -> None:
     face_tensors.enter()
     from harness.intake import compiled_regions
 
-    compiled_regions.install()  # an op's torch.compile regions: compiled by Inductor as on this target, recorded
+    compiled_regions.install(face)  # an op's torch.compile regions: compiled by Inductor as on this target, recorded
 
 
 class _Utils:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from harness.intake import device_values, face, sdpa_dispatch
+from harness.intake import device_values, sdpa_dispatch
 from harness.model import inductor_policies
 
 #: torch releases (major.minor) whose private names these patches are checked against: 2.13 by the suite on a CPU
@@ -90,8 +90,8 @@ def fresh() -> Recorder:
     return _RECORDER[-1]
 
 
-def wear(cache_dir: str) -> None:
-    """Put on, for this process, the answers Inductor needs (the face must be worn already)."""
+def wear(cache_dir: str, face: Any) -> None:
+    """Put on, for this process, the answers Inductor needs (``face``, the target's, must be worn already)."""
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache_dir  # per face: no FX-graph or autotune cache across faces
     os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = "1"  # pool workers would not wear the face
     os.environ["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
@@ -101,9 +101,7 @@ def wear(cache_dir: str) -> None:
     fresh()
     _register_cuda_guard(torch)
     device_values.wear()  # the passes that compute on the device itself (constant folding, flex attention's masks)
-    worn = face.worn()
-    if worn is not None:
-        sdpa_dispatch.wear(worn)  # the attention backend the target's torch would run
+    sdpa_dispatch.wear(face)  # the attention backend the target's torch would run
     _wear_runtime(torch)
     _wear_fake_tensors()
     _wear_inductor()

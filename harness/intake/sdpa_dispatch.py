@@ -17,9 +17,16 @@ of ATen's own composite for CUDA tensors in a capture child. Where the inputs fa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from harness.intake.face import Face
+
+class Face(Protocol):
+    """What the chooser reads of a target's face (:class:`harness.intake.face.Face`)."""
+
+    vendor: str
+    sdpa_order: tuple[str, ...]
+    cudnn_head_dim: int
+    flash_head_dim: int
 
 
 @dataclass(frozen=True)

@@ -112,10 +112,8 @@ def kernel_entries(
     remembered`); a capture that fails is one problem naming the entry, target, shape and dtype."""
     from importlib import metadata
 
-    from harness.intake import inductor_face
+    from harness.intake import face, inductor_face
     from harness.intake.compiled_probe import remembered
-
-    from harness.intake import face
 
     made = requests(chk, section, base_dir)
     if not made or not targets:

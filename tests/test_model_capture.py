@@ -57,7 +57,7 @@ def captured(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
 
 def test_model_code_captures_and_its_kernels_are_what_inductor_lists_under_that_face(captured) -> None:
     target, tables, root = captured
-    assert {name for name, _ in tables} == {"xent", "lse", "block", "flex"}
+    assert {name for name, _ in tables} == {"xent", "lse", "block", "flex", "llama"}
     kernels = [k for table in tables.values() for k in table["kernels"]]
     reference = reference_child(target, kernels, root)
     for i, k in enumerate(kernels):
@@ -84,11 +84,15 @@ def test_the_passes_that_compute_on_the_device_ran_as_on_a_gpu(captured) -> None
     assert "tanh" in template[0]["source"] and len(flex) > 1  # the score_mod inlined; the block mask's own kernels
 
 
-def test_the_block_takes_the_attention_backend_the_target_runs(captured) -> None:
-    """On h100 ATen picks cuDNN attention for the block's bf16 causal heads (the GPU said so), on mi300x flash
-    attention through AOTriton (ROCm's order; not checked on an AMD GPU): either way one extern kernel, and no
-    Triton softmax of the math fallback in the graph."""
+@pytest.mark.parametrize(
+    ("entry", "shape"),
+    [("block", {"B": 2, "D": 512, "H": 8, "T": 512}), ("llama", {"B": 1, "D": 1024, "H": 16, "KV": 4, "T": 512})],
+)
+def test_attention_takes_the_backend_the_target_runs(captured, entry: str, shape: dict) -> None:
+    """On h100 ATen picks cuDNN attention for bf16 causal heads of 64 (the GPU said so), on mi300x flash attention
+    through AOTriton (ROCm's order; not checked on an AMD GPU): either way one extern kernel, and no Triton softmax
+    of the math fallback in the graph. The Llama layer is ``transformers``' own, grouped-query heads and all."""
     target, tables, _ = captured
-    table = tables[("block", json.dumps({"B": 2, "D": 512, "H": 8, "T": 512}, sort_keys=True))]
+    table = tables[(entry, json.dumps(shape, sort_keys=True))]
     assert table["attention"] == [{"h100": "cudnn", "mi300x": "flash"}[target]]
     assert not any("softmax" in k["name"] for k in table["kernels"]), [k["name"] for k in table["kernels"]]

@@ -157,3 +157,29 @@ def planted_pass_failure_inputs(shape, dtype, device, generator):
 
     joint_graph.constant_fold_uniform_value = broken
     return one_input(shape, dtype, device, generator)
+
+
+class LlamaLayer(torch.nn.Module):
+    """One decoder layer of ``transformers``' Llama at a small config, random weights (nothing downloaded): its RMS
+    norms, rotary embedding, grouped-query attention through SDPA and SwiGLU MLP, as the library writes them."""
+
+    def __init__(self, d, heads, kv_heads):
+        super().__init__()
+        from transformers import LlamaConfig
+        from transformers.models.llama.modeling_llama import LlamaDecoderLayer, LlamaRotaryEmbedding
+
+        config = LlamaConfig(hidden_size=d, intermediate_size=4 * d, num_attention_heads=heads,
+                             num_key_value_heads=kv_heads, num_hidden_layers=1, vocab_size=256,
+                             max_position_embeddings=4096)  # fmt: skip
+        config._attn_implementation = "sdpa"
+        self.layer = LlamaDecoderLayer(config, layer_idx=0)
+        self.rotary = LlamaRotaryEmbedding(config)
+
+    def forward(self, x):
+        positions = torch.arange(x.shape[1], device=x.device).unsqueeze(0)
+        out = self.layer(x, position_embeddings=self.rotary(x, positions), position_ids=positions)
+        return out[0] if isinstance(out, tuple) else out
+
+
+def llama_layer(shape, dtype):
+    return LlamaLayer(shape["D"], shape["H"], shape["KV"])

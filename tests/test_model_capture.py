@@ -57,7 +57,7 @@ def captured(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
 
 def test_model_code_captures_and_its_kernels_are_what_inductor_lists_under_that_face(captured) -> None:
     target, tables, root = captured
-    assert {name for name, _ in tables} == {"xent", "lse", "block", "flex", "llama"}
+    assert {name for name, _ in tables} == {"xent", "lse", "block", "flex", "llama", "xent_dynamic"}
     kernels = [k for table in tables.values() for k in table["kernels"]]
     reference = reference_child(target, kernels, root)
     for i, k in enumerate(kernels):
@@ -96,3 +96,14 @@ def test_attention_takes_the_backend_the_target_runs(captured, entry: str, shape
     table = tables[(entry, json.dumps(shape, sort_keys=True))]
     assert table["attention"] == [{"h100": "cudnn", "mi300x": "flash"}[target]]
     assert not any("softmax" in k["name"] for k in table["kernels"]), [k["name"] for k in table["kernels"]]
+
+
+def test_dynamic_true_gives_inductor_s_symbolic_kernels_launched_at_the_entry_s_shape(captured) -> None:
+    """``dynamic: true``: the kernels Inductor writes for dynamic shapes (sizes as arguments, ``ks0``), their
+    configs from the size hints of this shape (held against the decorator above), launched with this shape's grid."""
+    _, tables, _ = captured
+    dynamic = tables[("xent_dynamic", json.dumps({"T": 512, "V": 50000}, sort_keys=True))]["kernels"]
+    static = tables[("xent", json.dumps({"T": 256, "V": 32768}, sort_keys=True))]["kernels"]
+    assert all("ks0" in k["triton_meta"]["signature"] for k in dynamic if k["heuristic"] != "persistent_reduction")
+    assert not any("ks0" in k["triton_meta"]["signature"] for k in static)
+    assert all(g and all(x >= 1 for x in g[0]) for k in dynamic for g in [k["launches"][0]["grids"]])

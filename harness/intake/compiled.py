@@ -28,10 +28,12 @@ class CompiledCaptureError(Exception):
 
 
 def capture_table(ref: str, inputs_ref: str, shape: Mapping[str, Any], dtype: str, mode: str | None,
-                  options: Mapping[str, Any], factory: bool, name: str = "") -> dict[str, Any]:  # fmt: skip
+                  options: Mapping[str, Any], factory: bool, name: str = "",
+                  dynamic: bool = False) -> dict[str, Any]:  # fmt: skip
     """The kernels Inductor generates for ``ref`` (a function, or with ``factory`` a ``factory(shape, dtype)``
     returning an ``nn.Module``) at one shape and dtype, in launch order, with the template choices it listed. A failure
-    is one line naming its innermost cause; ``name`` (the entry's) names the file its whole traceback is kept in."""
+    is one line naming its innermost cause; ``name`` (the entry's) names the file its whole traceback is kept in.
+    ``dynamic``: compiled for dynamic shapes (Inductor's symbolic kernels), launched at this shape."""
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
 
@@ -60,7 +62,7 @@ def capture_table(ref: str, inputs_ref: str, shape: Mapping[str, Any], dtype: st
                     torch.set_default_dtype(before)
             compile_ = compiled_regions.real_compile()  # not the faced op's lazy region: the fakes are made here
             compiled = compile_(
-                target, fullgraph=True, dynamic=False, options=inductor_face.compile_options(mode, options)
+                target, fullgraph=True, dynamic=dynamic, options=inductor_face.compile_options(mode, options)
             )
             with torch.no_grad():
                 compiled(*args)

@@ -45,7 +45,7 @@ for j, e in enumerate(ENTRIES):
         else:
             try:
                 table = capture_table(e["ref"], e["inputs"], shape, dtype, e["mode"], e["options"], e["factory"],
-                                      e["name"])
+                                      e["name"], e["dynamic"])
                 result(n, [shape, dtype, table])
             except (CompiledCaptureError, KernelLoadError) as exc:
                 result(n, [shape, dtype, str(exc)])
@@ -67,10 +67,12 @@ class Request:
     mode: str | None = None
     options: tuple[tuple[str, Any], ...] = ()
     factory: bool = False
+    dynamic: bool = False
 
     def entry(self) -> dict[str, Any]:
         return {"name": self.name, "ref": self.ref, "inputs": self.inputs, "shapes": list(self.shapes),
-                "dtypes": list(self.dtypes), "mode": self.mode, "options": dict(self.options), "factory": self.factory}  # fmt: skip
+                "dtypes": list(self.dtypes), "mode": self.mode, "options": dict(self.options), "factory": self.factory,
+                "dynamic": self.dynamic}  # fmt: skip
 
     def pairs(self) -> list[tuple[dict[str, int], str]]:
         return [(s, d) for s in self.shapes for d in self.dtypes]

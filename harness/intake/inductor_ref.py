@@ -49,21 +49,25 @@ class InductorRef:
     torch: str
     tunables: tuple[str, ...]  # the kernel's constexprs: what is not a compile option in its configs
     slots: tuple[Slot, ...]
+    dynamic: bool = False  # compiled with dynamic shapes (the entry's ``dynamic: true``)
 
     def encode(self) -> str:
         slots = [[s.target, s.shape, s.dtype, s.source, s.position, list(s.graph), s.heuristic,
                   [[c, list(g)] for c, g in s.grids]] for s in self.slots]  # fmt: skip
         head = [self.entry, self.fn, self.inputs, self.factory, [list(o) for o in self.options], self.kernel]
-        return PREFIX + json.dumps([*head, self.mode, self.torch, list(self.tunables), slots])
+        return PREFIX + json.dumps([*head, self.mode, self.torch, list(self.tunables), slots, self.dynamic])
 
     @classmethod
     def decode(cls, ref: str) -> "InductorRef":
-        entry, fn, inputs, factory, options, kernel, mode, torch, tunables, slots = json.loads(ref[len(PREFIX) :])
+        entry, fn, inputs, factory, options, kernel, mode, torch, tunables, slots, dynamic = json.loads(
+            ref[len(PREFIX) :]
+        )
         return cls(
             entry, fn, inputs, bool(factory), tuple((k, v) for k, v in options), kernel, mode, torch,
             tuple(tunables),
             tuple(Slot(t, sh, d, src, pos, tuple(graph), heur, tuple((c, tuple(g)) for c, g in grids))
                   for t, sh, d, src, pos, graph, heur, grids in slots),
+            bool(dynamic),
         )  # fmt: skip
 
     def slot(self, target: str, shape: Mapping[str, Any], dtype: str) -> Slot | None:

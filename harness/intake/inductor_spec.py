@@ -183,7 +183,7 @@ def spec_for(ref: str) -> KernelSpec:
             options = inductor_face.compile_options(mode, dict(made.options))
             if hasattr(inductor_config, "use_static_cuda_launcher"):  # Triton's own launcher: its binary is seen
                 options["use_static_cuda_launcher"] = False
-            compiled[key] = (eager, torch.compile(eager, fullgraph=True, dynamic=False, options=options))
+            compiled[key] = (eager, torch.compile(eager, fullgraph=True, dynamic=made.dynamic, options=options))
         return compiled[key]
 
     def launch(args: tuple, shape: Mapping[str, Any], config: Mapping[str, Any]) -> Any:

@@ -9,6 +9,7 @@ factory) that ``torch.compile`` turns into TorchInductor's Triton kernels.
         dtypes: [bf16]
         factory: false                  # true: fn(shape, dtype) returns the nn.Module to compile
         mode: max-autotune              # optional: torch.compile's mode (its Inductor options)
+        dynamic: true                   # optional: the kernels Inductor makes for dynamic shapes
         options: {}                     # optional: Inductor options on top
 
 Each problem is one ``file:line: message`` (collected, never the first only).
@@ -26,7 +27,7 @@ from harness.matrix.configs import ConfigEntry
 from harness.matrix.kernel_entries import KernelEntry
 from harness.support.checking import Checker
 
-KEYS = {"fn", "inputs", "shapes", "dtypes", "factory", "mode", "options", "reference"}
+KEYS = {"fn", "inputs", "shapes", "dtypes", "factory", "mode", "options", "reference", "dynamic"}
 MODES = ("default", "max-autotune", "max-autotune-no-cudagraphs")
 DTYPES = ("fp16", "bf16", "fp32")
 
@@ -61,6 +62,9 @@ def requests(chk: Checker, section: Any, base_dir: Path) -> list[Request]:
         factory = entry.get("factory", False)
         if not isinstance(factory, bool):
             chk.add(path + ("factory",), f"factory is true or false, got {factory!r}")
+        dynamic = entry.get("dynamic", False)
+        if not isinstance(dynamic, bool):
+            chk.add(path + ("dynamic",), f"dynamic is true or false, got {dynamic!r}")
         if len(chk.problems) > before:
             continue
         out.append(
@@ -73,6 +77,7 @@ def requests(chk: Checker, section: Any, base_dir: Path) -> list[Request]:
                 None if mode in (None, "default") else str(mode),
                 tuple(sorted(options.items())),
                 factory,
+                dynamic,
             )  # fmt: skip
         )
     return out
@@ -188,7 +193,7 @@ def _entries_of(
     for name, kernel_slots in slots.items():
         ref = inductor_ref.InductorRef(
             request.name, request.ref, request.inputs, request.factory, request.options, name,
-            request.mode or "default", torch, tuple(sorted(tunables[name])), tuple(kernel_slots),
+            request.mode or "default", torch, tuple(sorted(tunables[name])), tuple(kernel_slots), request.dynamic,
         )  # fmt: skip
         out.append(
             KernelEntry(

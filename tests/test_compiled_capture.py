@@ -160,6 +160,9 @@ def test_each_candidate_is_built_with_the_options_inductor_gives_it(captured) ->
             assert b["options"]["debug"] is (target == "h100") and b["options"]["sanitize_overflow"] is False
             assert b["options"].get("waves_per_eu") == b["config"].get("waves_per_eu")
             assert b["resources"]["registers"] > 0
+            # read by the one reader every build uses (compile.binary_resources): Blackwell's tensor memory too,
+            # which the compiled builds' own copy of it left out (never checked against tmem_columns)
+            assert ("tmem_columns" in b["resources"]) is (backend == "cubin")
 
 
 def test_a_torch_bump_compared_kernel_for_kernel(captured) -> None:

@@ -115,6 +115,32 @@ def nvidia_resources(
     return res
 
 
+def binary_resources(compiled: Any, target: Target, out_root: Path, artifacts: Mapping[str, Artifact],
+                     ptxas_flags: list[str], ptxas_log: str | None) -> dict[str, Any]:  # fmt: skip
+    """What every build reads of its binary, whoever made it (a kernel's own compile, Inductor's options): Triton's
+    metadata (shared memory, warps, CTAs, Blackwell tensor memory), the vendor tools' figures for the kernel's
+    symbol, and the comparable and instruction-count figures; the limits are checked on exactly these."""
+    num_warps = int(compiled.metadata.num_warps)
+    res: dict[str, Any] = {
+        "shared": int(compiled.metadata.shared),
+        "num_warps": num_warps,
+        "threads": num_warps * target.warp_size,
+        "num_ctas": int(getattr(compiled.metadata, "num_ctas", 1) or 1),
+    }
+    tmem = getattr(compiled.metadata, "tmem_size", None)
+    if tmem is not None:
+        res["tmem_columns"] = int(tmem)  # Blackwell tensor memory; Triton refuses more than the target has
+    name = str(compiled.metadata.name)
+    res["function"] = name  # the kernel's symbol in the binary: whose figures these are
+    if target.backend == "cuda":
+        res.update(nvidia_resources(out_root, artifacts, target.arch, name, ptxas_flags, ptxas_log))
+    else:
+        res.update(resources.parse_amdgcn(compiled.asm["amdgcn"], name))
+    res.update(resources.comparable(target, res, num_warps))
+    res.update(resources.instruction_counts(compiled.asm, target.backend))
+    return res
+
+
 def compile_job(job: CompileJob) -> CompileReply:
     """Compile one job (made by :func:`harness.matrix.cases.compile_job`) and return its record fields."""
     target = Target(**job.target)
@@ -147,28 +173,10 @@ def compile_job(job: CompileJob) -> CompileReply:
     cache = seen.get("cache") or tritoncompat.cache_hit_from_files(str(getattr(compiled, "hash", "")), started_at)
     out_root = Path(job.out)
     artifacts = write_artifacts(compiled.asm, out_root, list(job.artifact_parts))
-    num_warps = int(compiled.metadata.num_warps)
-    res: dict[str, Any] = {
-        "shared": int(compiled.metadata.shared),
-        "num_warps": num_warps,
-        "threads": num_warps * target.warp_size,
-        "num_ctas": int(getattr(compiled.metadata, "num_ctas", 1) or 1),
-        "grid": _grid(spec, dict(job.shape), dict(job.config)),
-    }
-    tmem = getattr(compiled.metadata, "tmem_size", None)
-    if tmem is not None:
-        res["tmem_columns"] = int(tmem)  # Blackwell tensor memory; Triton refuses more than the target has
-    name = str(compiled.metadata.name)
-    res["function"] = name  # the kernel's symbol in the binary: whose figures these are
-    if target.backend == "cuda":
-        ptxas_flags = (
-            ptxas.flags_of(assembled["argv"]) if assembled.get("argv") else ptxas.triton_flags(compiled.metadata)
-        )
-        res.update(nvidia_resources(out_root, artifacts, target.arch, name, ptxas_flags, assembled.get("log")))
-    else:
-        res.update(resources.parse_amdgcn(compiled.asm["amdgcn"], name))
-    res.update(resources.comparable(target, res, num_warps))
-    res.update(resources.instruction_counts(compiled.asm, target.backend))
+    ptxas_flags = ptxas.flags_of(assembled["argv"]) if assembled.get("argv") else ptxas.triton_flags(compiled.metadata)
+    res = binary_resources(compiled, target, out_root, artifacts, ptxas_flags, assembled.get("log"))
+    res["grid"] = _grid(spec, dict(job.shape), dict(job.config))
+    num_warps = int(res["num_warps"])
     flags = limits.check(target, res, num_warps)
     return CompileReply(
         status="ok",

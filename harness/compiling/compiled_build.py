@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from harness.compiling import limits, resources
-from harness.compiling.compile import nvidia_resources, write_artifacts
+from harness.compiling import limits
+from harness.compiling.compile import binary_resources, write_artifacts
 from harness.compiling.ptxas import triton_flags
 from harness.model.build_facts import Inductor
 from harness.model.ids import contained_path
@@ -96,23 +96,6 @@ class InductorModuleError(Exception):
     """Inductor's generated module could not be loaded, or its compile meta made; one line."""
 
 
-def _resources(compiled: Any, target: Target, out_root: Path, artifacts: Mapping[str, Any]) -> dict[str, Any]:
-    """What the build stage reads of any binary, read here from this one with the same tools."""
-    num_warps = int(compiled.metadata.num_warps)
-    res: dict[str, Any] = {"shared": int(compiled.metadata.shared), "num_warps": num_warps,
-                           "threads": num_warps * target.warp_size,
-                           "num_ctas": int(getattr(compiled.metadata, "num_ctas", 1) or 1)}  # fmt: skip
-    symbol = str(compiled.metadata.name)
-    res["function"] = symbol
-    if target.backend == "cuda":
-        res.update(nvidia_resources(out_root, artifacts, target.arch, symbol, triton_flags(compiled.metadata), None))
-    else:
-        res.update(resources.parse_amdgcn(compiled.asm["amdgcn"], symbol))
-    res.update(resources.comparable(target, res, num_warps))
-    res.update(resources.instruction_counts(compiled.asm, target.backend))
-    return res
-
-
 def build(source: str, name: str, config: Mapping[str, Any], target: Target, out_root: Path) -> CompiledBuild:
     """Build ``config`` of the kernel ``name`` in ``source`` for ``target``; artifacts under ``out_root``."""
     try:
@@ -126,7 +109,7 @@ def build(source: str, name: str, config: Mapping[str, Any], target: Target, out
     where = [target.name, f"{name}-{hashlib.sha256(source.encode()).hexdigest()[:12]}",
              "_".join(f"{k}{v}" for k, v in sorted(config.items()))]  # fmt: skip
     artifacts = write_artifacts(compiled.asm, out_root, where)
-    res = _resources(compiled, target, out_root, artifacts)
+    res = binary_resources(compiled, target, out_root, artifacts, triton_flags(compiled.metadata), None)
     flags = tuple(limits.check(target, res, int(res["num_warps"])))
     return CompiledBuild(name, dict(config), _plain(options), res, flags, {k: a.path for k, a in artifacts.items()})
 
@@ -156,7 +139,7 @@ def compile_job(job: CompileJob) -> CompileReply:
     module = contained_path(out_root, *job.artifact_parts[:-1]) / "kernel.inductor.py"
     write_atomic(module, source.encode())
     artifacts["inductor"] = Artifact(path=module.relative_to(out_root).as_posix(), sha256=slot.source)
-    res = _resources(compiled, target, out_root, artifacts)
+    res = binary_resources(compiled, target, out_root, artifacts, triton_flags(compiled.metadata), None)
     res["grid"] = inductor_ref.grid_of(slot, job.config)
     flags = tuple(limits.check(target, res, int(res["num_warps"])))
     return CompileReply(

@@ -54,9 +54,11 @@ class CompiledBuild:
 
 def load_autotuner(source: str, name: str, scratch: Path) -> Any:
     """The ``CachingAutotuner`` a kernel module builds when imported (written to ``scratch`` by its hash)."""
-    from torch._inductor.runtime import triton_helpers
+    from harness.support import torchcompat
 
-    triton_helpers.set_driver_to_gpu = lambda: None  # the module asks for the GPU driver; building needs none
+    torchcompat.triton_helpers().set_driver_to_gpu = lambda: (
+        None
+    )  # the module asks for the GPU driver; building needs none
     digest = hashlib.sha256(source.encode()).hexdigest()[:16]
     path = scratch / f"{name}_{digest}.py"
     if not path.is_file():
@@ -221,13 +223,14 @@ def _warm(target: Target) -> None:
     each fork starts warm. The kernel module itself, Inductor's generated code, is executed only in the child."""
     if target.name in _WARM:
         return
-    import torch._inductor.runtime.hints  # noqa: F401
-    import torch._inductor.runtime.triton_heuristics  # noqa: F401
     import triton.language  # noqa: F401
     from triton.compiler.compiler import make_backend
     from triton.runtime.cache import triton_key
 
+    from harness.support import torchcompat
     from harness.support.tritoncompat import gpu_target
+
+    torchcompat.inductor_runtime_hints(), torchcompat.triton_heuristics()  # what every kernel module imports
 
     make_backend(gpu_target(target.backend, target.arch, target.warp_size))
     triton_key()

@@ -35,7 +35,10 @@ def capture_table(ref: str, inputs_ref: str, shape: Mapping[str, Any], dtype: st
     is one line naming its innermost cause; ``name`` (the entry's) names the file its whole traceback is kept in.
     ``dynamic``: compiled for dynamic shapes (Inductor's symbolic kernels), launched at this shape."""
     import torch
-    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from harness.support import torchcompat
+
+    FakeTensorMode = torchcompat.fake_tensor_mode()
 
     fn: Any = import_attr(ref)
     make_inputs: Any = import_attr(inputs_ref)
@@ -46,9 +49,7 @@ def capture_table(ref: str, inputs_ref: str, shape: Mapping[str, Any], dtype: st
     sdpa_dispatch.CHOSEN.clear()
 
     def compile_and_call() -> None:
-        import torch._dynamo
-
-        torch._dynamo.reset()
+        torchcompat.dynamo().reset()
         with FakeTensorMode(allow_non_fake_inputs=True):
             args = tuple(_fake_like(x) for x in faced)
             target: Any = fn

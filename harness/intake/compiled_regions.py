@@ -79,8 +79,10 @@ class _Region:
 
 def _on_fakes(compiled: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     import torch
-    from torch._subclasses.fake_tensor import FakeTensorMode
-    from torch.utils._pytree import tree_map
+
+    from harness.support import torchcompat
+
+    FakeTensorMode, tree_map = torchcompat.fake_tensor_mode(), torchcompat.tree_map()
 
     def fake(x: Any) -> Any:
         if isinstance(x, torch.Tensor):

@@ -53,7 +53,9 @@ def wear() -> None:
 
 
 def _host_backed_class(torch: Any) -> Any:
-    from torch.utils._pytree import tree_map
+    from harness.support import torchcompat
+
+    tree_map = torchcompat.tree_map()
 
     class HostBacked(torch.Tensor):
         """A tensor of the faced device whose values live in a host tensor (``host``)."""

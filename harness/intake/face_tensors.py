@@ -13,7 +13,8 @@ from typing import Any
 
 import torch
 from torch.overrides import TorchFunctionMode
-from torch.utils._pytree import tree_map
+
+from harness.support import torchcompat
 
 _CUDA = torch.device("cuda", 0)
 
@@ -69,6 +70,7 @@ class _Mode(TorchFunctionMode):
                 return value.as_subclass(torch.Tensor)
             return value
 
+        tree_map = torchcompat.tree_map()
         args, kwargs = tree_map(plain, args), tree_map(plain, kwargs)
         if "device" in kwargs and _is_cuda(kwargs["device"]):
             kwargs["device"], faced = "meta", True
@@ -84,7 +86,7 @@ class _Mode(TorchFunctionMode):
             kwargs.pop("pin_memory", None)
         with torch._C.DisableTorchFunction():
             out = func(*args, **kwargs)
-        return tree_map(_wrap, out) if faced else out
+        return torchcompat.tree_map()(_wrap, out) if faced else out
 
 
 def _identity(x: Any) -> Any:

@@ -26,6 +26,7 @@ from typing import Any, Callable, Mapping
 
 from harness.intake import device_values, sdpa_dispatch
 from harness.model import inductor_policies
+from harness.support import torchcompat
 
 #: torch releases (major.minor) whose private names these patches are checked against: 2.13 by the suite on a CPU
 #: torch (tests/test_compiled_capture.py), 2.11 (a CUDA build) by the parity run on an H100 (docs/performance.md,
@@ -170,17 +171,15 @@ def _register_cuda_guard(torch: Any) -> None:
 
 
 def _wear_fake_tensors() -> None:
-    from torch._subclasses import fake_tensor
-
+    fake_tensor = torchcompat.fake_tensor()
     # wall 2: the face makes CUDA "available", so FakeTensorMode would stop lifting torch.tensor from CPU and try
     # the absent device; it keeps lifting
     fake_tensor.FakeTensorMode.avoid_device_init = property(lambda self: True)  # type: ignore[assignment]
 
 
 def _wear_inductor() -> None:
-    import torch._inductor.config as config
-    from torch._inductor.runtime import triton_helpers, triton_heuristics
-
+    config, triton_helpers = torchcompat.inductor_config(), torchcompat.triton_helpers()
+    triton_heuristics = torchcompat.triton_heuristics()
     config.compile_threads = 1
     config.force_disable_caches = True
     config.benchmark_epilogue_fusion = False  # wall 9, a policy
@@ -221,7 +220,7 @@ def _source_of(autotuner: Any) -> str:
 
 
 def _recording_run(self: Any, *args: Any, stream: Any = None, **kwargs: Any) -> None:
-    from torch._inductor.runtime.triton_heuristics import GridExpr
+    GridExpr = torchcompat.triton_heuristics().GridExpr
 
     name = kernel_name(self)
     kernel = recorder().kernels.setdefault(name, Kernel(self, _source_of(self)))
@@ -257,7 +256,8 @@ def _described(value: Any) -> Any:
 def _wear_wrapper_allocations() -> None:
     """wall 7: the wrapper allocates with C++ helpers that want a real CUDA allocation; on fakes, Python ones."""
     import torch
-    from torch._C._dynamo import guards
+
+    guards = torchcompat.dynamo_guards()
 
     def empty_strided_cuda(size: Any, stride: Any, dtype: Any) -> Any:
         return torch.empty_strided(size, stride, dtype=dtype, device="cuda")
@@ -276,7 +276,7 @@ def _wear_autotune_select() -> None:
     """wall 8: max-autotune benchmarks each choice on the device; here every choice is recorded (its name and
     description) and timed by rank: the first Triton template listed wins (:data:`POLICIES`). The winner's kernel is
     then generated, precompiled and launched like any other, and recorded there."""
-    from torch._inductor import select_algorithm
+    select_algorithm = torchcompat.select_algorithm()
 
     def benchmark(choices: list[Any], *args: Any, **kwargs: Any) -> dict[Any, float]:
         selection = [_choice(choice) for choice in choices]
@@ -303,18 +303,14 @@ def _choice(choice: Any) -> dict[str, Any]:
 def compile_options(mode: str | None, options: Mapping[str, Any]) -> dict[str, Any]:
     """The mode's Inductor options (``torch._inductor.list_mode_options``) with the user's on top, CUDA graphs
     off: they wrap the launches without changing a kernel, and capturing one needs the device (a policy)."""
-    from torch._inductor import list_mode_options
-
-    return {**(list_mode_options(mode) if mode else {}), **options, "triton.cudagraphs": False}
+    return {**(torchcompat.list_mode_options(mode) if mode else {}), **options, "triton.cudagraphs": False}
 
 
 def pop_face_mode(call: Callable[[], Any]) -> Any:
     """Run ``call`` with the face's tensor mode off (wall 1: Dynamo would trace into it)."""
-    from torch.overrides import _pop_mode_temporarily
-
     from harness.intake import face_tensors
 
     if not face_tensors._ENTERED:
         return call()
-    with _pop_mode_temporarily():
+    with torchcompat.pop_mode_temporarily():
         return call()

@@ -64,9 +64,10 @@ def _wrap_run() -> None:
     by benchmark; and Inductor's compile in this process, where its autotuners can be held."""
     if _WRAPPED:
         return
-    import torch._inductor.config as config
-    from torch._inductor.runtime.triton_heuristics import CachingAutotuner
+    from harness.support import torchcompat
 
+    config = torchcompat.inductor_config()
+    CachingAutotuner = torchcompat.triton_heuristics().CachingAutotuner
     config.compile_threads = 1
     # Inductor's caches off, as in the capture: a graph or kernel cached by an earlier run (other options, another
     # source path) is not what this build is held against
@@ -124,8 +125,7 @@ def _binary(launcher: Any, name: str, device: int) -> Any:
     if not key:
         return None
     try:
-        from torch._inductor.runtime.cache_dir_utils import triton_cache_dir
-        from torch._inductor.runtime.runtime_utils import triton_hash_to_path_key
+        from harness.support.torchcompat import triton_cache_dir, triton_hash_to_path_key
 
         root = Path(triton_cache_dir(device))
         folders = [root / key]
@@ -157,8 +157,10 @@ def _use(autotuner: Any, launchers: list[Any], held: bool) -> None:
 def spec_for(ref: str) -> KernelSpec:
     """The spec of one Inductor kernel: its configs run through the compiled function, eager as the reference."""
     import torch
-    import torch._inductor.config as inductor_config
 
+    from harness.support import torchcompat
+
+    inductor_config = torchcompat.inductor_config()
     made = InductorRef.decode(ref)
     fn: Any = import_attr(made.fn)
     make_inputs: Any = import_attr(made.inputs)

@@ -1,0 +1,115 @@
+"""Every private name of torch the harness imports, in one place, as :mod:`harness.support.tritoncompat` is for
+Triton: Inductor's runtime (its autotuner, heuristics and helpers), its config and template selection, Dynamo,
+FakeTensorMode, the pytree helpers and the torch-function mode stack.
+
+These move between torch releases (``harness.intake.inductor_face.SUPPORTED`` lists the checked ones); the rest of
+the harness reaches them only through the functions here, each a lazy import (this module imports nothing of torch
+when it is imported: a run's main process never loads torch), so a release that moves one fails in one place, and
+tests/test_torchcompat.py calls every one on the installed torch.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+
+def fake_tensor() -> Any:
+    """``torch._subclasses.fake_tensor`` (``FakeTensorMode``, its ``init_gpu_context``)."""
+    from torch._subclasses import fake_tensor as module
+
+    return module
+
+
+def fake_tensor_mode() -> Any:
+    return fake_tensor().FakeTensorMode
+
+
+def tree_map() -> Callable[..., Any]:
+    """``torch.utils._pytree.tree_map``."""
+    from torch.utils._pytree import tree_map as fn
+
+    return fn
+
+
+def pop_mode_temporarily() -> Any:
+    """``torch.overrides._pop_mode_temporarily``: the innermost torch-function mode, off for a block."""
+    from torch.overrides import _pop_mode_temporarily
+
+    return _pop_mode_temporarily()
+
+
+def dynamo() -> Any:
+    """``torch._dynamo`` (its ``reset``)."""
+    import torch._dynamo as module
+
+    return module
+
+
+def dynamo_guards() -> Any:
+    """``torch._C._dynamo.guards`` (the compiled wrapper's C++ allocation helpers)."""
+    from torch._C._dynamo import guards
+
+    return guards
+
+
+def inductor_config() -> Any:
+    """``torch._inductor.config``."""
+    import torch._inductor.config as module
+
+    return module
+
+
+def triton_heuristics() -> Any:
+    """``torch._inductor.runtime.triton_heuristics`` (``CachingAutotuner``, ``GridExpr``)."""
+    from torch._inductor.runtime import triton_heuristics as module
+
+    return module
+
+
+def triton_helpers() -> Any:
+    """``torch._inductor.runtime.triton_helpers`` (``set_driver_to_gpu``)."""
+    from torch._inductor.runtime import triton_helpers as module
+
+    return module
+
+
+def inductor_runtime_hints() -> Any:
+    """``torch._inductor.runtime.hints`` (``DeviceProperties``), which a kernel module imports."""
+    import torch._inductor.runtime.hints as module
+
+    return module
+
+
+def select_algorithm() -> Any:
+    """``torch._inductor.select_algorithm`` (``AlgorithmSelectorCache``)."""
+    from torch._inductor import select_algorithm as module
+
+    return module
+
+
+def list_mode_options(mode: str) -> dict[str, Any]:
+    """``torch._inductor.list_mode_options``: the Inductor options a ``torch.compile`` mode stands for."""
+    from torch._inductor import list_mode_options as fn
+
+    return dict(fn(mode))
+
+
+def triton_cache_dir(device: int) -> str:
+    """``torch._inductor.runtime.cache_dir_utils.triton_cache_dir``: where Inductor's Triton builds for a device go."""
+    from torch._inductor.runtime.cache_dir_utils import triton_cache_dir as fn
+
+    return str(fn(device))
+
+
+def triton_hash_to_path_key(key: str) -> str:
+    """``torch._inductor.runtime.runtime_utils.triton_hash_to_path_key``: Triton's hex key to its cache folder."""
+    from torch._inductor.runtime.runtime_utils import triton_hash_to_path_key as fn
+
+    return str(fn(key))
+
+
+#: every accessor above that takes no argument (tests/test_torchcompat.py calls each on the installed torch)
+ACCESSORS: tuple[Callable[[], Any], ...] = (
+    fake_tensor, fake_tensor_mode, tree_map, dynamo, dynamo_guards, inductor_config, triton_heuristics,
+    triton_helpers, inductor_runtime_hints, select_algorithm,
+)  # fmt: skip

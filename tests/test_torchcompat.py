@@ -1,0 +1,64 @@
+"""Private torch names: one module imports them (harness/support/torchcompat.py), and each of its accessors
+resolves on the installed torch, so a torch release that moves one fails here by name, not mid-capture."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+HARNESS = Path(__file__).resolve().parents[1] / "harness"
+COMPAT = HARNESS / "support" / "torchcompat.py"
+
+
+def _private_imports(path: Path) -> list[str]:
+    """``import torch._x`` / ``from torch._x import y`` / ``from torch.a import _y``: each private name a module
+    imports from torch, inside functions too (a lazy import is still an import)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.startswith("torch.") and "._" in "." + a.name[6:]]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "torch":
+            parts = node.module.split(".")
+            if any(p.startswith("_") for p in parts) or any(a.name.startswith("_") for a in node.names):
+                found += [f"{node.module}:{a.name}" for a in node.names]
+    return found
+
+
+def test_one_module_imports_private_torch_names() -> None:
+    importers = {
+        str(p.relative_to(HARNESS)): names
+        for p in sorted(HARNESS.rglob("*.py"))
+        if "_bundled" not in p.parts and (names := _private_imports(p))
+    }
+    assert list(importers) == ["support/torchcompat.py"], importers
+    assert len(importers["support/torchcompat.py"]) >= 12  # the scan sees them where they are
+
+
+def test_every_private_name_resolves_on_this_torch() -> None:
+    pytest.importorskip("torch")
+    from harness.support import torchcompat
+
+    for accessor in torchcompat.ACCESSORS:
+        assert accessor() is not None, accessor.__name__
+    assert torchcompat.triton_hash_to_path_key("ab" * 32)
+    assert torchcompat.triton_cache_dir(0)
+    assert "max_autotune" in torchcompat.list_mode_options("max-autotune")
+    heuristics = torchcompat.triton_heuristics()
+    assert hasattr(heuristics, "CachingAutotuner") and hasattr(heuristics, "GridExpr")
+    assert hasattr(torchcompat.fake_tensor(), "init_gpu_context")
+    with torchcompat.pop_mode_temporarily() if _mode_active() else _nothing():
+        pass
+
+
+def _mode_active() -> bool:
+    import torch
+
+    return bool(torch._C._len_torch_function_stack())
+
+
+def _nothing():  # type: ignore[no-untyped-def]
+    import contextlib
+
+    return contextlib.nullcontext()

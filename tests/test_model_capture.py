@@ -57,7 +57,7 @@ def captured(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
 
 def test_model_code_captures_and_its_kernels_are_what_inductor_lists_under_that_face(captured) -> None:
     target, tables, root = captured
-    assert {name for name, _ in tables} == {"xent", "lse", "block", "flex", "llama", "xent_dynamic"}
+    assert {name for name, _ in tables} == {"xent", "lse", "block", "flex", "llama", "xent_dynamic", "conv"}
     kernels = [k for table in tables.values() for k in table["kernels"]]
     reference = reference_child(target, kernels, root)
     for i, k in enumerate(kernels):
@@ -107,3 +107,13 @@ def test_dynamic_true_gives_inductor_s_symbolic_kernels_launched_at_the_entry_s_
     assert all("ks0" in k["triton_meta"]["signature"] for k in dynamic if k["heuristic"] != "persistent_reduction")
     assert not any("ks0" in k["triton_meta"]["signature"] for k in static)
     assert all(g and all(x >= 1 for x in g[0]) for k in dynamic for g in [k["launches"][0]["grids"]])
+
+
+def test_a_convolution_s_layout_is_decided_as_on_the_target(captured) -> None:
+    """conv + batch norm + ReLU: Inductor's layout optimisation (on for CUDA, off on ROCm: ``config.layout_opt``)
+    puts the convolution channels-last on h100, with layout kernels around it; on mi300x one fused epilogue. The
+    same on PyPI's CUDA build without a driver (docs/performance.md) and, on the H100, as Inductor there decides."""
+    target, tables, _ = captured
+    names = [k["name"] for k in tables[("conv", json.dumps({"B": 8, "C": 64, "H": 56}, sort_keys=True))]["kernels"]]
+    assert len(names) == {"h100": 3, "mi300x": 1}[target], names
+    assert "relu" in names[-1]

@@ -183,3 +183,24 @@ class LlamaLayer(torch.nn.Module):
 
 def llama_layer(shape, dtype):
     return LlamaLayer(shape["D"], shape["H"], shape["KV"])
+
+
+class ConvBnRelu(torch.nn.Module):
+    """A convolution, batch norm (eval) and ReLU: where cuDNN's channels-last preference and Inductor's layout
+    optimisation (off on ROCm) decide whether layout kernels and a 2-D tiled epilogue appear."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(c, c, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(c)
+
+    def forward(self, x):
+        return torch.relu(self.bn(self.conv(x)))
+
+
+def conv_bn_relu(shape, dtype):
+    return ConvBnRelu(shape["C"]).eval()
+
+
+def image_inputs(shape, dtype, device, generator):
+    return (randn((shape["B"], shape["C"], shape["H"], shape["H"]), dtype, device, generator),)

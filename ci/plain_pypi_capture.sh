@@ -19,7 +19,7 @@ python3 -m venv "$venv"
 # the CUDA build is what PyPI serves for Linux x86_64 (a configured CPU index or wheel folder would serve the CPU
 # build under the same version: left out here); `transformers` for the Llama layer of the matrix
 env -u PIP_FIND_LINKS -u PIP_EXTRA_INDEX_URL -u PIP_INDEX_URL -u PIP_CONSTRAINT PIP_CONFIG_FILE=/dev/null \
-  "$venv/bin/pip" install -q "torch==$version" "transformers>=5.20" -e .
+  "$venv/bin/pip" install -q "torch==$version" "transformers>=4.50,<5" -e .
 installed=$(($(date +%s) - start))
 "$venv/bin/python" - <<'EOF'
 import torch

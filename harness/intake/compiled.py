@@ -27,9 +27,8 @@ class CompiledCaptureError(Exception):
     """The function could not be compiled under the face (a graph break, an Inductor error); one line."""
 
 
-def capture_table(ref: str, inputs_ref: str, shape: Mapping[str, Any], dtype: str, mode: str | None,
-                  options: Mapping[str, Any], factory: bool, name: str = "",
-                  dynamic: bool = False) -> dict[str, Any]:  # fmt: skip
+def capture_table(ref: str, inputs_ref: str, shape: Mapping[str, Any], options: Mapping[str, Any], dtype: str,
+                  mode: str | None, factory: bool, name: str = "", dynamic: bool = False) -> dict[str, Any]:  # fmt: skip
     """The kernels Inductor generates for ``ref`` (a function, or with ``factory`` a ``factory(shape, dtype)``
     returning an ``nn.Module``) at one shape and dtype, in launch order, with the template choices it listed. A failure
     is one line naming its innermost cause; ``name`` (the entry's) names the file its whole traceback is kept in.

@@ -44,7 +44,7 @@ for j, e in enumerate(ENTRIES):
             result(n, [shape, dtype, why])
         else:
             try:
-                table = capture_table(e["ref"], e["inputs"], shape, dtype, e["mode"], e["options"], e["factory"],
+                table = capture_table(e["ref"], e["inputs"], shape, e["options"], dtype, e["mode"], e["factory"],
                                       e["name"], e["dynamic"])
                 result(n, [shape, dtype, table])
             except (CompiledCaptureError, KernelLoadError) as exc:

@@ -307,9 +307,10 @@ def _fetch(todo: list[str], import_env: tuple[tuple[str, str], ...]) -> None:
 
 def _ended(ref: str, got: child_probe.Outcome) -> str:
     """Why importing ``ref`` gave no facts: the child hung, was killed by a signal or ended itself."""
+    from harness.intake import ops
     from harness.support.settings import timeout_s
 
-    location = ref.rpartition(":")[0] if not ref.startswith("op|") else "the op's modules"
+    location = ref.rpartition(":")[0] if not ops.is_op(ref) else "the op's modules"
     if got.timed_out:
         return f"importing {location} did not finish within {timeout_s('HARNESS_IMPORT_TIMEOUT_S'):g} s (it hangs at import?)"
     if got.returncode < 0:

@@ -82,6 +82,17 @@ else:
         record(a)
         return raw(*a, **k)
 
+# the SDPA backend ATen's own chooser picks here for each attention call (the capture's "attention")
+attention = []
+_names = {int(b): b.name for b in torch.nn.attention.SDPBackend}
+_sdpa = torch.nn.functional.scaled_dot_product_attention
+def observed_sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    if not torch.compiler.is_compiling():
+        attention.append(_names.get(int(torch._fused_sdp_choice(q, k, v, attn_mask, dropout_p, is_causal, scale=scale,
+                                                                enable_gqa=enable_gqa)), "?"))
+    return _sdpa(q, k, v, attn_mask, dropout_p, is_causal, scale=scale, enable_gqa=enable_gqa)
+torch.nn.functional.scaled_dot_product_attention = observed_sdpa
+
 timed = {}
 all_configs = triton_heuristics.CachingAutotuner.benchmark_all_configs
 def observed_benchmark(self, *a, **k):
@@ -100,7 +111,7 @@ fn, make = import_attr(e["ref"]), import_attr(e["inputs"])
 out = []
 for shape in e["shapes"]:
     for dtype in e["dtypes"]:
-        kernels.clear(); order.clear(); choices.clear(); timed.clear()
+        kernels.clear(); order.clear(); choices.clear(); timed.clear(); attention.clear()
         torch._dynamo.reset()
         args = make(dict(shape), dtype, "cuda", torch.Generator(device="cpu").manual_seed(0))
         target = fn
@@ -112,7 +123,7 @@ for shape in e["shapes"]:
             torch.set_default_dtype(before)
         options = {**(list_mode_options(e["mode"]) if e["mode"] else {}), **e["options"], "triton.cudagraphs": False}
         with torch.no_grad():
-            compiled = torch.compile(target, fullgraph=True, dynamic=False, options=options)
+            compiled = torch.compile(target, fullgraph=True, dynamic=bool(e.get("dynamic")), options=options)
             compiled(*args)  # compiles; max-autotune's choices are launched here to be timed
             order.clear()
             got = compiled(*args)  # the compiled wrapper's own launches, in its order
@@ -130,7 +141,8 @@ for shape in e["shapes"]:
                     "kernels": [
             {"name": n, "configs": kernels[n]["configs"], "source_sha256": hashlib.sha256(kernels[n]["source"].encode()).hexdigest(),
              "source": kernels[n]["source"], "config_ms": timed.get(n)} for n in names], "choices": choices,
-            "eager_ms": eager_ms, "compiled_ms": compiled_ms, "max_abs_err": err, "max_abs_ref": scale})
+            "eager_ms": eager_ms, "compiled_ms": compiled_ms, "max_abs_err": err, "max_abs_ref": scale,
+            "attention": list(dict.fromkeys(attention))})
 print("PARITY-REAL " + json.dumps(out))
 """
 
@@ -207,6 +219,7 @@ def _compare(name: str, got: dict[str, Any], table: Any) -> dict[str, Any]:
         "eager_ms": got["eager_ms"], "compiled_ms": got["compiled_ms"],
         "config_ms": {k["name"]: k["config_ms"] for k in got["kernels"] if k.get("config_ms")},
         "max_abs_err": got["max_abs_err"], "max_abs_ref": got["max_abs_ref"],
+        "attention_real": got.get("attention"), "attention_captured": table.get("attention"),
     }  # fmt: skip
 
 

@@ -84,7 +84,7 @@ else:
 
 # the SDPA backend ATen's own chooser picks here for each attention call (the capture's "attention")
 attention = []
-_names = {int(b): b.name for b in torch.nn.attention.SDPBackend}
+_names = {int(v): n for n, v in torch.nn.attention.SDPBackend.__members__.items()}
 _sdpa = torch.nn.functional.scaled_dot_product_attention
 def observed_sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
     if not torch.compiler.is_compiling():

@@ -19,7 +19,7 @@ import sys
 def main() -> int:
     import torch
 
-    names = {int(b): b.name for b in torch.nn.attention.SDPBackend}
+    names = {int(v): n for n, v in torch.nn.attention.SDPBackend.__members__.items()}
     cases = []
     for dtype in (torch.bfloat16, torch.float16, torch.float32):
         for e in (64, 80, 128, 256, 512):

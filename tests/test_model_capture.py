@@ -117,3 +117,25 @@ def test_a_convolution_s_layout_is_decided_as_on_the_target(captured) -> None:
     names = [k["name"] for k in tables[("conv", json.dumps({"B": 8, "C": 64, "H": 56}, sort_keys=True))]["kernels"]]
     assert len(names) == {"h100": 3, "mi300x": 1}[target], names
     assert "relu" in names[-1]
+
+
+def test_the_sdpa_chooser_picks_what_aten_picked_on_the_h100() -> None:
+    """Every case ATen's own chooser (``torch._fused_sdp_choice``) was asked on the lent H100 under torch 2.11
+    (benchmarks/device_decisions.py: fp16, bf16 and fp32; head dims 64 to 512; causal, an additive mask or neither;
+    q/k/v contiguous or views of one packed projection), answered by the h100 face's chooser alike."""
+    from harness.intake import face
+    from harness.intake.sdpa_dispatch import Inputs, choose
+
+    recorded = json.loads((DATA / "compiled" / "sdpa_h100_torch211.json").read_text())
+    assert recorded["device"].startswith("NVIDIA H100") and recorded["torch"].startswith("2.11")
+    names = {"CUDNN_ATTENTION": "cudnn", "FLASH_ATTENTION": "flash", "EFFICIENT_ATTENTION": "efficient", "MATH": "math"}
+    h100 = face.of("h100")
+    wrong = []
+    for case in recorded["sdpa"]:
+        size = (2, 8, 512, case["head_dim"])
+        call = Inputs(case["dtype"], size, size, size, (1, 1, 1), case["dtype"] if case["mask"] else None,
+                      case["causal"], False)  # fmt: skip
+        if choose(h100, call) != names[case["backend"]]:
+            wrong.append((case, choose(h100, call)))
+    assert len(recorded["sdpa"]) == 120 and not wrong, wrong
+    assert {c["backend"] for c in recorded["sdpa"]} == {"CUDNN_ATTENTION", "EFFICIENT_ATTENTION"}

@@ -261,7 +261,7 @@ def _wear_torch(face: Face) -> None:
     for name, answer in answers.items():
         setattr(cuda, name, answer)
     cuda.device = _DeviceContext  # type: ignore[assignment,misc]
-    torch.version.cuda = _TOOLKIT["cuda"] if face.backend == "cuda" else None  # type: ignore[misc]
+    torch.version.cuda = (torch.version.cuda or _TOOLKIT["cuda"]) if face.backend == "cuda" else None  # type: ignore[misc]
     torch.version.hip = _TOOLKIT["hip"] if face.backend == "hip" else None  # type: ignore[attr-defined]
     torch.backends.cuda.is_built = lambda: True  # type: ignore[attr-defined]
     from harness.intake import face_tensors

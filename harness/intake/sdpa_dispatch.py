@@ -79,7 +79,8 @@ def _usable(backend: str, face: Face, call: Inputs) -> bool:
         dtypes = _HALF + ("float32",)
         mask_ok = call.mask is None or face.vendor == "nvidia" or call.mask in ("bool", call.dtype)
         return (call.dtype in dtypes and d_qk == call.k[3] and d_qk % align == 0 and d_v % align == 0
-                and d_qk <= face.flash_head_dim and mask_ok and dense_ok and (same_heads or face.vendor == "nvidia")
+                and (face.vendor == "nvidia" or d_qk <= face.flash_head_dim) and mask_ok and dense_ok
+                and (same_heads or face.vendor == "nvidia")
                 and all(s == 1 for s in call.last_strides))  # fmt: skip
     return False
 

@@ -92,3 +92,31 @@ def test_targets_command_prints_the_catalogue_with_sources() -> None:
     for name in ("h100", "h200", "a100", "b200", "mi300x", "mi250x", "mi355x"):
         assert name in proc.stdout
     assert "232448" in proc.stdout and "65536" in proc.stdout and "CUDA C++ Programming Guide" in proc.stdout
+    # which targets take captures (ops: and compiled: entries): every one with a virtual device, b200 not yet
+    assert (
+        "captures (ops: and compiled: entries) take h100, h200, a100, mi300x, mi355x, mi250x; not b200" in proc.stdout
+    )
+
+
+def test_a_compiled_entry_for_a_target_without_a_face_is_one_line_before_any_capture(tmp_path: Path) -> None:
+    """b200 has no virtual device: said where the matrix is read, naming the targets that have one, before a capture
+    child is started (the entry's function would hang the child if it were ever imported)."""
+    (tmp_path / "m.py").write_text("import time\ndef f(x):\n    return x\ndef inputs(*a):\n    time.sleep(600)\n")
+    (tmp_path / "m.yaml").write_text(
+        "name: m\ntargets: [mi250x, b200]\ncompiled:\n  e:\n    fn: m.py:f\n    inputs: m.py:inputs\n"
+        "    shapes: [{N: 8}]\n    dtypes: [fp32]\n"
+    )
+    proc = call_cli("validate", str(tmp_path / "m.yaml"))
+    said = [ln for ln in (proc.stdout + proc.stderr).splitlines() if ln.strip()]  # validate says it on stdout
+    assert proc.returncode == 2 and len(said) == 1, proc.stdout + proc.stderr
+    assert said[0].startswith(f"{tmp_path / 'm.yaml'}:2: compiled: entries cannot be captured for b200")
+    assert "mi250x" in said[0] and "Traceback" not in proc.stderr
+    from harness.intake import face
+
+    mi250x = face.of("mi250x")  # a GCD of the MI250X, as ROCm torch reports it (faces.yaml cites each value)
+    assert (mi250x.gcn_arch, mi250x.capability, mi250x.sm_count, mi250x.warp_size) == (
+        "gfx90a:sramecc+:xnack-",
+        (9, 0),
+        110,
+        64,
+    )

@@ -72,8 +72,9 @@ def _usable(backend: str, face: Face, call: Inputs) -> bool:
                 and d_qk % 8 == 0 and d_v % 8 == 0 and s_k != 1 and all(s == 1 for s in call.last_strides))  # fmt: skip
     if backend == "flash":
         same_dim = d_qk == call.k[3] == d_v
+        unit_strides = all(s == 1 or n == 1 for s, n in zip(call.last_strides, (d_qk, call.k[3], d_v)))
         return (call.dtype in _HALF and call.mask is None and same_dim and d_qk <= face.flash_head_dim and dense_ok
-                and (not call.causal or s_q == s_k) and all(s == 1 or n == 1 for s, n in zip(call.last_strides, (d_qk, call.k[3], d_v))))  # fmt: skip
+                and (not call.causal or s_q == s_k) and unit_strides)  # fmt: skip
     if backend == "efficient":
         align = 8 if call.dtype in _HALF else 4
         dtypes = _HALF + ("float32",)

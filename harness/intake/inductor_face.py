@@ -8,7 +8,9 @@ Put on once per capture child, after the face (:mod:`harness.intake.face`) and b
 import (``_dynamo/device_interface.py``, ``runtime/hints.py``, the template-heuristics registry), so a later face
 would be half worn. Each patch names the wall it passes (``shared/notes/inductor-facts.md`` walked them, on torch
 2.13 with Triton 3.6; :data:`SUPPORTED` lists the torch releases this is checked on, and :func:`check_torch`
-refuses any other in one line).
+refuses any other in one line). Two answers live in modules of their own: what Inductor's passes compute on the
+device itself, computed on the host (:mod:`harness.intake.device_values`), and the attention backend the target's
+torch runs (:mod:`harness.intake.sdpa_dispatch`).
 
 What Inductor decides by running on a device is a named policy here, never a measurement (:data:`POLICIES`): its
 autotuner's winner (the first config), max-autotune's choice (the first template choice it lists), epilogue fusion

@@ -118,7 +118,7 @@ def _run(args: argparse.Namespace) -> int:
     # a compiled entry's capture that fails keeps its whole traceback in the run directory (its one line says where)
     from harness.intake.compiled import TRACEBACKS
 
-    os.environ[TRACEBACKS] = str(out / "tracebacks")
+    os.environ[TRACEBACKS] = str(out / rundir.TRACEBACKS_DIR)
     matrix = read_matrix(matrix_path, args.targets, say=True)
     if matrix is None:
         return EXIT_INPUT

@@ -31,6 +31,8 @@ from harness.results.store import complete_cases, load_results
 from harness.support import safe_files
 
 LOCK_NAME = ".harness.lock"
+#: a failed capture's whole traceback (harness.intake.compiled), kept before the run has claimed the directory
+TRACEBACKS_DIR = "tracebacks"
 MARKER_NAME = ".harness-run"
 MARKER_KIND = "triton-portability-harness run directory"
 #: what a run writes at the top of its directory (``--force`` removes these and ``artifacts/``, nothing else)
@@ -89,8 +91,11 @@ def _check_usable(out: Path) -> None:
 
 
 def _own_file(path: Path) -> bool:
-    """The harness's own lock file (left by a run refused before it claimed the directory) is never a foreign file."""
-    return path.name == LOCK_NAME and path.is_file() and not path.is_symlink()
+    """The harness's own lock file (left by a run refused before it claimed the directory), and the tracebacks of a
+    run whose compiled entries failed at capture (before it claimed it), are never foreign files."""
+    if path.is_symlink():
+        return False
+    return (path.name == LOCK_NAME and path.is_file()) or (path.name == TRACEBACKS_DIR and path.is_dir())
 
 
 def resume_refusal(out: Path) -> str:

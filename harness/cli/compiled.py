@@ -53,8 +53,9 @@ def cmd_compiled(args: argparse.Namespace) -> int:
         chk.add(("targets",), f"targets is a non-empty list of {', '.join(known)}, got {names!r}")
         names = []
     requests = compiled_entries.requests(chk, data.get("compiled"), file.resolve().parent)
-    if face.refusal(names, "compiled:"):
-        chk.add(("targets",), face.refusal(names, "compiled:"))
+    refused = face.refusal(names, "compiled:")
+    if refused:
+        chk.add(("targets",), refused)
     for problem in chk.problems:
         err(str(problem))
     if chk.problems:

@@ -123,8 +123,9 @@ def kernel_entries(
     made = requests(chk, section, base_dir)
     if not made or not targets:
         return []
-    if face.refusal(targets, "compiled:"):
-        chk.add(("targets",), face.refusal(targets, "compiled:"))
+    refused = face.refusal(targets, "compiled:")
+    if refused:
+        chk.add(("targets",), refused)
         return []
     try:
         torch = metadata.version("torch")

@@ -2,8 +2,8 @@
 
     PYTHONPATH=. python3 benchmarks/compiled_parity.py FILE.yaml OUT_DIR
 
-1. ``harness compiled FILE --targets FACE`` on this host: the capture under the virtual device of this GPU's target
-   (h100 or h200, from the device name), as on any machine.
+1. The capture under the virtual device of this GPU's target (h100 or h200, from the device name), as on any
+   machine: each entry in a child of its own (``harness.intake.compiled_probe.capture``, what a run reads).
 2. A process of its own, wearing nothing: each entry, shape and dtype compiled by ``torch.compile`` for real on the
    GPU and run once, with Inductor's precompile and its template benchmark observed (not replaced): each kernel's
    name, source and configs as Inductor listed them, the compiled wrapper's launch order (a second call's: the
@@ -172,18 +172,19 @@ def main() -> int:
     file, out = Path(sys.argv[1]), Path(sys.argv[2])
     out.mkdir(parents=True, exist_ok=True)
     face = face_of_this_gpu()
-    env = dict(os.environ, HARNESS_COMPILED_UNCHECKED_TORCH="1")
-    argv = [sys.executable, "-m", "harness", "compiled", str(file), "--targets", face, "--out", str(out / "capture")]
-    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=900)
-    print(done.stdout[-3000:], done.stderr[-3000:])
-    captured = json.loads((out / "capture" / "compiled.json").read_text())["entries"]
+    os.environ["HARNESS_COMPILED_UNCHECKED_TORCH"] = "1"
+    from harness.intake.compiled_probe import capture
+
     doc = yamlpos.load(file.read_text())
     chk = Checker(str(file), doc)
+    requests = compiled_entries.requests(chk, doc.value["compiled"], file.resolve().parent)
     rows = []
-    for request in compiled_entries.requests(chk, doc.value["compiled"], file.resolve().parent):
-        mine = {(json.dumps(r["shape"]), r["dtype"]): r["table"] for r in captured[request.name][face]["tables"]}
+    # the capture under this GPU's face, each entry in a child of its own as a run takes it, held against the
+    # real compile on the GPU
+    for request, outcome in zip(requests, capture(requests, face)):
+        mine = {(json.dumps(shape), dtype): table for shape, dtype, table in outcome.tables}
         for got in real(request.entry()):
-            table = mine.get((json.dumps(got["shape"]), got["dtype"]))
+            table = mine.get((json.dumps(got["shape"]), got["dtype"]), outcome.why)
             rows.append(_compare(request.name, got, table))
     import torch
 

@@ -31,14 +31,13 @@ start=$(date +%s)
 # no GPU is used, whatever the machine has: the capture's face is the only device
 CUDA_VISIBLE_DEVICES="" "$venv/bin/harness" compiled tests/data/compiled/model_code.yaml --out "$work/capture"
 captured=$(($(date +%s) - start))
-"$venv/bin/python" - "$work/capture/compiled.json" <<'EOF'
-import json, sys
+"$venv/bin/python" - "$work/capture/results.json" <<'EOF'
+import collections, json, sys
 
-doc = json.load(open(sys.argv[1]))
-for name, by_target in doc["entries"].items():
-    for target, entry in by_target.items():
-        tables = [row["table"] for row in entry["tables"]]
-        assert not entry["why"] and tables and all(isinstance(t, dict) for t in tables), (name, target, entry["why"])
-        print(name, target, [len(t["kernels"]) for t in tables], "kernels", [t.get("attention") for t in tables])
+records = json.load(open(sys.argv[1]))["records"]
+assert records and all(r["status"] == "ok" for r in records), [r["error"] for r in records if r["status"] != "ok"]
+graphs = collections.Counter((r["inductor"]["entry"], r["target"], len(r["inductor"]["graph"])) for r in records)
+for (name, target, kernels), configs in sorted(graphs.items()):
+    print(name, target, kernels, "kernels,", configs, "configs built")
 EOF
 echo "plain-pypi torch $version: install ${installed} s, capture ${captured} s, venv $(du -sh "$venv" | cut -f1)"

@@ -1,21 +1,21 @@
-"""``harness compare`` of two ``harness compiled`` outputs: per entry, target, shape and dtype, the kernels added,
-removed and changed (source diff, configs), and what got worse; the question before a torch bump.
+"""``harness compare`` of two runs with compiled entries (``harness compiled`` makes such runs): per entry, target,
+shape and dtype, the kernels added, removed and changed (source diff, configs), and what got worse; the question
+before a torch bump.
 
 The first test compares two real captures whose Inductor kernels differ in their source (a model's constant
 changed; two torch pins differ the same way, in more places); the rest are the decision's plumbing on small
-hand-written tables.
+hand-made graphs.
 """
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
 import pytest
 from helpers import DATA, call_cli, run_cli
 
-from harness.analysis.compiled_compare import compare
+from harness.analysis.compiled_compare import GraphKernel, KernelGraph, Key, Verdict, compare
 
 torch = pytest.importorskip("torch")
 
@@ -26,13 +26,15 @@ def _capture(root: Path, fn: str) -> Path:
         f"name: c\ntargets: [h100]\ncompiled:\n  act:\n    fn: models.py:{fn}\n    inputs: models.py:act_inputs\n"
         "    shapes: [{M: 1024, N: 4096}]\n    dtypes: [bf16]\n"
     )
-    proc = run_cli("compiled", str(root / "c.yaml"), "--out", str(root / "out"))
+    proc = run_cli("compiled", str(root / "c.yaml"), "--out", str(root / "out"), "-n", "0")
     assert proc.returncode == 0, proc.stderr[-3000:]
     return root / "out"
 
 
 @pytest.mark.skipif(not torch.__version__.startswith("2.13"), reason="compiled capture is checked on torch 2.13")
 def test_two_captures_compare_kernel_for_kernel_with_the_source_diff(tmp_path: Path) -> None:
+    from harness.results.store import load_results
+
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     base, new = _capture(tmp_path / "a", "activation"), _capture(tmp_path / "b", "activation_quarter")
@@ -40,48 +42,40 @@ def test_two_captures_compare_kernel_for_kernel_with_the_source_diff(tmp_path: P
     assert same.returncode == 0 and "no kernel added, removed or changed" in same.stdout, same.stdout + same.stderr
     proc = call_cli("compare", str(base), str(new))
     assert proc.returncode == 0, proc.stdout + proc.stderr  # a changed kernel is news, not worse
-    kernel = json.loads((base / "compiled.json").read_text())["entries"]["act"]["h100"]["tables"][0]["table"]
-    name = kernel["kernels"][0]["name"]
+    _, records = load_results(base / "results.json")
+    name = records[0].inductor.kernel
     assert f"act h100 M1024xN4096 bf16: {name} changed" in proc.stdout, proc.stdout
     assert "source: +" in proc.stdout and "0.25" in proc.stdout, proc.stdout
 
 
-def _doc(torch_version: str, kernels: list[dict], builds: list[dict], table_error: str = "") -> dict:
-    table: object = table_error or {"kernels": kernels}
-    row = {"shape": {"N": 8}, "dtype": "fp32", "table": table, "builds": builds}
-    return {"torch": torch_version, "entries": {"e": {"h100": {"tables": [row]}}}}
+def _graph(torch_version: str, *kernels: GraphKernel) -> dict[Key, KernelGraph]:
+    key = ("e", "h100", "N8", "fp32")
+    return {key: KernelGraph(key, torch_version, kernels)}
 
 
-def _kernel(name: str, source: str, configs: list[dict]) -> dict:
-    return {"name": name, "source": source, "source_sha256": source, "configs": configs}
-
-
-def _build(kernel: str, config: dict, fits: bool, flags: list[dict] | None = None) -> dict:
-    return {"kernel": kernel, "config": config, "fits": fits, "error": "", "flags": flags or []}
+def _kernel(name: str, source: str, *verdicts: Verdict) -> GraphKernel:
+    return GraphKernel(name, source, source, verdicts)
 
 
 def test_kernels_added_removed_reconfigured_and_builds_that_stopped_fitting() -> None:
-    w4, w8 = {"XBLOCK": 1024, "num_warps": 4}, {"XBLOCK": 512, "num_warps": 8}
-    base = _doc("2.12.0", [_kernel("k0", "a", [w4]), _kernel("gone", "g", [w4])], [_build("k0", w4, True)])
-    flag = {"resource": "shared", "value": 300000, "limit": 232448, "severity": "error"}
-    new = _doc("2.13.0", [_kernel("k0", "a", [w4, w8]), _kernel("k1", "n", [w8])], [_build("k0", w4, False, [flag])])
+    w4, w8 = '{"XBLOCK": 1024, "num_warps": 4}', '{"XBLOCK": 512, "num_warps": 8}'
+    base = _graph("2.12.0", _kernel("k0", "a", Verdict(w4, True, "")), _kernel("gone", "g", Verdict(w4, True, "")))
+    over = Verdict(w4, False, "shared 300000 over 232448")
+    new = _graph("2.13.0", _kernel("k0", "a", over, Verdict(w8, True, "")), _kernel("k1", "n", Verdict(w8, True, "")))
     cmp = compare(base, new)
     kinds = {(c.kernel, c.kind) for c in cmp.changes}
     assert kinds == {("gone", "removed"), ("k1", "added"), ("k0", "changed")}
     (k0,) = [c for c in cmp.changes if c.kernel == "k0"]
-    assert k0.detail == ('config added {"XBLOCK": 512, "num_warps": 8}',)  # same source: no source line
-    assert cmp.worse == (
-        'e h100 N8 fp32: k0 {"XBLOCK": 1024, "num_warps": 4} built and fit before, now: shared 300000 over 232448',
-    )
+    assert k0.detail == (f"config added {w8}",)  # same source: no source line
+    assert cmp.worse == (f"e h100 N8 fp32: k0 {w4} built and fit before, now: shared 300000 over 232448",)
     assert cmp.exit_code == 2 and (cmp.base_torch, cmp.new_torch) == ("2.12.0", "2.13.0")
 
 
-def test_an_entry_no_longer_captured_is_worse_and_one_not_asked_for_is_only_in_base() -> None:
-    base = _doc("2.12.0", [_kernel("k0", "a", [{"num_warps": 4}])], [])
-    broken = compare(base, _doc("2.13.0", [], [], table_error="graph break: something"))
-    assert broken.worse == ("e h100 N8 fp32: captured before, now: graph break: something",) and broken.exit_code == 2
-    gone = compare(base, {"torch": "2.13.0", "entries": {}})
+def test_a_graph_the_new_run_lacks_is_listed_not_judged() -> None:
+    base = _graph("2.12.0", _kernel("k0", "a", Verdict("{}", True, "")))
+    gone = compare(base, {})
     assert gone.only_in_base == ("e h100 N8 fp32",) and gone.exit_code == 0 and not gone.changes
+    assert compare({}, base).only_in_new == ("e h100 N8 fp32",)
 
 
 def test_an_unsupported_torch_is_refused_in_one_line_naming_the_supported_ones(monkeypatch) -> None:

@@ -42,9 +42,7 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "compiling/resources.py": (4, "config"),
     # compiled capture (issue 58, first part): Inductor's own metadata and the capture child's JSON table, read back
     # as JSON; typed payloads for the table are the next step, not done yet
-    "compiling/compiled_build.py": (7, "edge+config"),  # + the resources' wire form, Inductor's compile options
-    "analysis/compiled_compare.py": (12, "edge"),  # a run's compiled records in compiled.json's form
-    "cli/compiled.py": (4, "edge"),
+    "compiling/compiled_build.py": (2, "config"),  # Inductor's compile options as its autotuner makes them
     "intake/compiled.py": (4, "edge"),
     "intake/compiled_probe.py": (3, "edge"),
     "intake/compiled_regions.py": (3, "edge"),  # the op's own call arguments; the kernels as JSON
@@ -82,7 +80,6 @@ ALLOWED: dict[str, tuple[int, str]] = {
     # read-only views of the same untyped payloads (``Mapping[str, Any]``), counted since 2026-12-05
     "analysis/compare/diff.py": (1, "config"),  # the configs of a column, for the grouping
     "analysis/compare/groups.py": (3, "config"),
-    "analysis/inductor_graphs.py": (5, "edge"),  # the records' Inductor tables in compiled.json's form
     "intake/capture.py": (1, "config"),
     "intake/inductor_ref.py": (2, "config"),
     "model/build_facts.py": (

@@ -2,15 +2,15 @@
 kernels the compiled wrapper launches, in order, and the configs Inductor's heuristics list for each), what differs
 between the targets, and the findings of the builds (configs over a limit, spills, failed compiles).
 
-Works on a run's records (a ``compiled:`` section of a run matrix: :func:`of_records`) and on the tables
-``harness compiled`` writes (compiled.json: :func:`adaptations`); decides nothing about rendering.
+Works on a run's records (a ``compiled:`` section of a run matrix, or ``harness compiled``, which is such a run:
+:func:`of_records`); decides nothing about rendering.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Mapping
 
 from harness.model.ids import config_id
 from harness.model.records import Record
@@ -37,32 +37,13 @@ class Adaptation:
     findings: tuple[str, ...]
 
 
-def _shape(shape: Mapping[str, Any]) -> str:
-    return "x".join(f"{k}{v}" for k, v in shape.items())
-
-
-def adaptations(doc: Mapping[str, Any]) -> list[Adaptation]:
-    """From compiled.json: one :class:`Adaptation` per entry, shape and dtype captured on at least one target."""
-    out = []
-    for entry, by_target in doc.get("entries", {}).items():
-        keyed: dict[tuple[str, str], list[tuple[str, Mapping[str, Any]]]] = {}
-        for target, captured in by_target.items():
-            for row in captured.get("tables", []):
-                if isinstance(row.get("table"), dict):
-                    keyed.setdefault((_shape(row["shape"]), row["dtype"]), []).append((target, row))
-        for (shape, dtype), rows in keyed.items():
-            graphs = tuple(_graph(target, row["table"]) for target, row in rows)
-            findings = tuple(f for target, row in rows for f in _findings(target, row))
-            out.append(Adaptation(entry, shape, dtype, graphs, tuple(_differences(graphs)), findings))
-    return out
-
-
 def of_records(records: Iterable[Record]) -> list[Adaptation]:
     """From a run's records (or a merge's): one :class:`Adaptation` per compiled entry, shape, dtype, Triton and
     torch version (hosts that ran other torch releases are never mixed into one graph), each target's graph as its
     records say (under Triton's defaults; configs counted per kernel as Inductor listed them)."""
     Key = tuple[str, str, str, str, str]
     graphs: dict[Key, dict[str, tuple[str, ...]]] = {}
+    choices: dict[tuple[str, ...], int] = {}
     kernels: dict[tuple[str, ...], dict[str, tuple[str, int]]] = {}
     findings: dict[Key, list[str]] = {}
     for r in records:
@@ -70,6 +51,7 @@ def of_records(records: Iterable[Record]) -> list[Adaptation]:
             continue
         key = (r.inductor.entry, r.shape_id, r.dtype, r.triton, str(r.inductor.torch or ""))
         graphs.setdefault(key, {}).setdefault(r.target, tuple(r.inductor.graph or ()))
+        choices.setdefault(key + (r.target,), int(r.inductor.choices or 0))
         name = r.inductor.kernel or r.kernel
         per = kernels.setdefault(key + (r.target,), {})
         heuristic, seen = per.get(name, (r.inductor.heuristic or "?", 0))
@@ -86,17 +68,12 @@ def of_records(records: Iterable[Record]) -> list[Adaptation]:
     for key in sorted(graphs):
         entry, shape, dtype, triton, torch = key
         made = tuple(
-            Graph(target, tuple(_kernel(n, kernels[key + (target,)]) for n in graph), 0)
+            Graph(target, tuple(_kernel(n, kernels[key + (target,)]) for n in graph), choices[key + (target,)])
             for target, graph in sorted(graphs[key].items())
         )
         label = shape if len(versions) == 1 else f"{shape} triton{triton} torch{torch}"
         out.append(Adaptation(entry, label, dtype, made, tuple(_differences(made)), tuple(findings.get(key, ()))))
     return out
-
-
-def _graph(target: str, table: Mapping[str, Any]) -> Graph:
-    kernels = tuple((k["name"], k["heuristic"], len(k["configs"])) for k in table["kernels"])
-    return Graph(target, kernels, sum(len(c["choices"]) for c in table.get("choices", [])))
 
 
 def _differences(graphs: tuple[Graph, ...]) -> list[str]:
@@ -118,17 +95,6 @@ def _differences(graphs: tuple[Graph, ...]) -> list[str]:
     if len(set(choices.values())) > 1:
         said.append("max-autotune choices: " + ", ".join(f"{t} {n}" for t, n in choices.items()))
     return said
-
-
-def _findings(target: str, row: Mapping[str, Any]) -> list[str]:
-    out = []
-    for build in row.get("builds", []):
-        where = f"{target} {build['kernel']} {build['config']}"
-        if build.get("error"):
-            out.append(f"{where}: compile failed: {build['error']}")
-        for flag in build.get("flags", []):
-            out.append(f"{where}: {flag['resource']} {flag['value']} over {flag['limit']} ({flag['severity']})")
-    return out
 
 
 def _kernel(name: str, seen: Mapping[str, tuple[str, int]]) -> tuple[str, str, int]:

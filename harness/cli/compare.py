@@ -34,9 +34,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from harness.analysis.compare import CompareInputError, compare_runs
     from harness.render import compare as render
 
-    compiled = _compare_compiled(Path(args.base), Path(args.new))
-    if compiled is not None:
-        return compiled
     try:
         import scipy.stats  # noqa: F401 - the timing family is judged with it
     except ModuleNotFoundError as exc:  # scipy absent; not any ImportError (an interrupt can take that form)
@@ -106,7 +103,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def _compiled_kernels(base: list[Any], new: list[Any], base_roots: list[Path], new_roots: list[Path]) -> list[str]:
     """Two runs with compiled entries: their kernels as Inductor wrote them, compared (kernels added, removed,
     rewritten: the torch bump's question). Words only: the records' comparison above decides the exit code."""
-    from harness.analysis.compiled_compare import compare, doc_of_records
+    from harness.analysis.compiled_compare import compare, graphs_of
     from harness.render.compiled import comparison
 
     def source_in(roots: list[Path]) -> Any:
@@ -123,32 +120,4 @@ def _compiled_kernels(base: list[Any], new: list[Any], base_roots: list[Path], n
 
     if not any(r.inductor.entry for r in new) or not any(r.inductor.entry for r in base):
         return []
-    return comparison(compare(doc_of_records(base, source_in(base_roots)), doc_of_records(new, source_in(new_roots))))
-
-
-def _compare_compiled(base: Path, new: Path) -> int | None:
-    """Two ``harness compiled`` outputs (a compiled.json each, no run records): their kernels compared, as before a
-    torch bump; None where these are runs."""
-    files = [d / "compiled.json" for d in (base, new)]
-    if not all(f.is_file() and not (f.parent / "results.json").exists() for f in files):
-        return None
-    import json
-
-    from harness.analysis.compiled_compare import compare
-    from harness.render.compiled import comparison
-
-    docs = []
-    for f in files:
-        try:
-            docs.append(json.loads(f.read_text()))
-        except (OSError, ValueError) as exc:
-            err(f"{f}: cannot read: {exc}")
-            return 3
-    try:
-        cmp = compare(docs[0], docs[1])
-    except (KeyError, TypeError, AttributeError) as exc:
-        err(f"{files[0]} or {files[1]} is not a compiled.json this harness writes ({type(exc).__name__}: {exc})")
-        return 3
-    for line in comparison(cmp):
-        print(line)
-    return cmp.exit_code
+    return comparison(compare(graphs_of(base, source_in(base_roots)), graphs_of(new, source_in(new_roots))))

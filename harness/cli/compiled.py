@@ -1,53 +1,98 @@
 """``harness compiled FILE``: TorchInductor's kernels for each ``compiled:`` entry, captured under each target's
-virtual device, every candidate config built as Inductor builds it and judged against the target's limits;
-compiled.json and compiled.md in ``--out``, the kernel graphs and what differs by vendor on the terminal.
+virtual device, and where the kernel graphs differ by vendor.
 
-Exit 0; 2 for a file that does not check out or an entry that could not be captured on some target (graph break,
-hang, crash: one line each, the other entries kept and written); 1 when a build fails or exceeds a limit.
+It is a run, and a view over that run's records: every entry is captured on every target first (a graph break, a
+hang or a crash is one line and that entry is left out, the others kept), the entries that captured are written to
+``--out/compiled.yaml`` and run as ``harness run --static-only`` runs any matrix (each config of each kernel built
+with Inductor's own compile options, judged against every limit, recorded; the run's summary gives each graph and
+what differs), then compiled.md and compiled.html say, from the records alone, each entry's kernel graph per target,
+what differs and the findings.
+
+Exit 0; 2 for a file that does not check out or an entry that could not be captured on some target; 1 when a build
+fails or exceeds a limit.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import json
 import os
 from importlib import metadata
 from pathlib import Path
-from typing import Any
 
 from harness.cli.common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, err
+from harness.intake.compiled_probe import Request
 
 TOP = {"name", "targets", "compiled"}
 
 
 def cmd_compiled(args: argparse.Namespace) -> int:
-    from harness.analysis.inductor_graphs import adaptations
-    from harness.compiling.compiled_build import isolated
-    from harness.intake import face, inductor_face
+    from harness.intake import inductor_face
+    from harness.results import rundir
+
+    file = Path(args.file)
+    checked = _checked_file(file, args.targets)
+    if checked is None:
+        return EXIT_INPUT
+    name, targets, requests = checked
+    try:
+        inductor_face.check_torch(metadata.version("torch"))
+    except (inductor_face.InductorFaceError, metadata.PackageNotFoundError) as exc:
+        err(f"{file}: {exc}" if isinstance(exc, inductor_face.InductorFaceError) else f"{file}: torch is not installed")
+        return EXIT_INPUT
+    out = Path(args.out).absolute()
+    try:
+        rundir.check_usable(out)
+    except rundir.RunDirError as exc:
+        err(str(exc))
+        return EXIT_INPUT
     from harness.intake.compiled import TRACEBACKS
-    from harness.intake.compiled_probe import remembered
-    from harness.intake.inductor_face import POLICIES
+
+    os.environ[TRACEBACKS] = str(out / rundir.TRACEBACKS_DIR)  # a failed capture's whole traceback, named in its line
+    captured = _captured(file, requests, targets)
+    if not captured:
+        return EXIT_INPUT
+    _write_matrix(out / rundir.COMPILED_MATRIX, name, targets, captured)
+    from harness.cli.parser import build_parser
+    from harness.cli.run import cmd_run
+
+    run_args = build_parser().parse_args(
+        ["run", str(out / rundir.COMPILED_MATRIX), "--out", str(out), "--static-only", "--force", "-n", args.n]
+    )
+    run_args.pytest_args = []
+    ran = cmd_run(run_args)
+    built_badly = _view(out, name)
+    if ran not in (EXIT_OK, EXIT_FAILED):
+        return ran  # refused or stopped: its own line said why
+    if len(captured) < len(requests):
+        left = len(requests) - len(captured)
+        print(f"harness: {left} of {len(requests)} compiled entries not captured (said above), left out · exit 2")
+        return EXIT_INPUT
+    if built_badly and ran == EXIT_OK:
+        print("harness: a compiled kernel's config failed to build or exceeds a limit (compiled.md) · exit 1")
+    return EXIT_FAILED if built_badly or ran == EXIT_FAILED else EXIT_OK
+
+
+def _checked_file(file: Path, targets: str | None) -> tuple[str, list[str], list[Request]] | None:
+    """The file's name, targets and entries, each problem printed as ``file:line: message`` (None after any)."""
+    from harness.intake import face
     from harness.matrix import compiled_entries
     from harness.model import targets as catalogue
-    from harness.render import compiled as render
     from harness.support import yamlpos
     from harness.support.checking import Checker
 
-    file = Path(args.file)
     try:
         doc = yamlpos.load(yamlpos.decode(file.read_bytes()))
     except OSError as exc:
         err(f"{file}: cannot read: {exc.strerror}")
-        return EXIT_INPUT
+        return None
     except yamlpos.YamlError as exc:
         err(f"{file}:{exc.line}: {exc}")
-        return EXIT_INPUT
+        return None
     chk = Checker(str(file), doc)
     data = doc.value if isinstance(doc.value, dict) else {}
     for key in sorted(set(data) - TOP):
         chk.add((key,), f"unknown key {key!r} in a compiled matrix (known: {', '.join(sorted(TOP))})")
-    names = args.targets.split(",") if args.targets else data.get("targets")
+    names = targets.split(",") if targets else data.get("targets")
     known = catalogue.catalogue()
     if not isinstance(names, list) or not names or any(t not in known for t in names):
         chk.add(("targets",), f"targets is a non-empty list of {', '.join(known)}, got {names!r}")
@@ -58,59 +103,59 @@ def cmd_compiled(args: argparse.Namespace) -> int:
         chk.add(("targets",), refused)
     for problem in chk.problems:
         err(str(problem))
-    if chk.problems:
-        return EXIT_INPUT
-    try:
-        inductor_face.check_torch(metadata.version("torch"))
-    except (inductor_face.InductorFaceError, metadata.PackageNotFoundError) as exc:
-        err(f"{file}: {exc}" if isinstance(exc, inductor_face.InductorFaceError) else f"{file}: torch is not installed")
-        return EXIT_INPUT
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    os.environ[TRACEBACKS] = str(out.absolute() / "tracebacks")  # a failed capture's whole traceback, named in its line
-    entries: dict[str, dict[str, Any]] = {r.name: {} for r in requests}
-    failed = built_badly = False
-    done: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for target_name in names:
-        target = known[target_name]
-        for request, outcome in zip(requests, remembered(requests, target_name)):
+    return None if chk.problems else (str(data.get("name") or file.stem), list(names), requests)
+
+
+def _captured(file: Path, requests: list[Request], targets: list[str]) -> list[Request]:
+    """The entries captured on every target at every shape and dtype (remembered on disk, so the run reads the same
+    captures); each failure is one line naming the entry, target, shape and dtype."""
+    from harness.intake.compiled_probe import remembered
+
+    failed: set[str] = set()
+    for target in targets:
+        for request, outcome in zip(requests, remembered(requests, target)):
             if outcome.why:
                 err(outcome.why)
-                failed = True
-            rows: list[dict[str, Any]] = []
+                failed.add(request.name)
             for shape, dtype, table in outcome.tables:
                 if isinstance(table, str):
-                    err(f"{file}: compiled entry {request.name} on {target_name} for {shape} {dtype}: {table}")
-                    failed = True
-                    rows.append({"shape": shape, "dtype": dtype, "table": table})
-                    continue
-                builds = []
-                for kernel in table["kernels"]:
-                    for config in kernel["configs"]:
-                        key = (target_name, kernel["source_sha256"], json.dumps(config, sort_keys=True))
-                        if key not in done:  # a kernel Inductor wrote alike for two shapes is built once
-                            done[key] = _build_json(
-                                isolated(kernel["source"], kernel["name"], config, target, out / "artifacts")
-                            )
-                        built_badly |= not done[key]["fits"]
-                        builds.append(done[key])
-                rows.append({"shape": shape, "dtype": dtype, "table": table, "builds": builds})
-            entries[request.name][target_name] = {"why": outcome.why, "tables": rows}
-    result = {"name": data.get("name"), "torch": metadata.version("torch"), "targets": names, "entries": entries}
-    (out / "compiled.json").write_text(json.dumps(result, indent=1))
-    found = adaptations(result)
-    title = str(data.get("name") or file.stem)
-    (out / "compiled.md").write_text(render.markdown(title, POLICIES, found))
-    (out / "compiled.html").write_text(render.html(title, POLICIES, found))
-    for line in render.terminal(found):
-        print(line)
-    if failed:
-        return EXIT_INPUT
-    return EXIT_FAILED if built_badly else EXIT_OK
+                    err(f"{file}: compiled entry {request.name} on {target} for {shape} {dtype}: {table}")
+                    failed.add(request.name)
+    return [r for r in requests if r.name not in failed]
 
 
-def _build_json(made: Any) -> dict[str, Any]:
-    doc = dataclasses.asdict(made)
-    doc["flags"] = [f.to_json() for f in made.flags]
-    doc["fits"] = made.fits
-    return doc
+def _write_matrix(path: Path, name: str, targets: list[str], requests: list[Request]) -> None:
+    """The run matrix of these entries, their references already absolute: the same run again is
+    ``harness run`` of this file."""
+    import yaml
+
+    entries = {}
+    for r in requests:
+        entry: dict[str, object] = {"fn": r.ref, "inputs": r.inputs, "shapes": [dict(s) for s in r.shapes],
+                                    "dtypes": list(r.dtypes)}  # fmt: skip
+        entry.update({k: v for k, v in (("factory", r.factory), ("dynamic", r.dynamic)) if v})
+        entry.update({"mode": r.mode} if r.mode else {})
+        entry.update({"options": dict(r.options)} if r.options else {})
+        entries[r.name] = entry
+    text = yaml.safe_dump({"name": name, "targets": targets, "compiled": entries}, sort_keys=False)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def _view(out: Path, name: str) -> bool:
+    """compiled.md and compiled.html from the run's records (its terminal summary already gave each graph and what
+    differs); whether any build failed or exceeds a limit."""
+    from harness.analysis.inductor_graphs import of_records
+    from harness.model.inductor_policies import POLICIES
+    from harness.render import compiled as render
+    from harness.results.store import ResultsFileError, load_results
+
+    try:
+        _, records = load_results(out / "results.json")
+    except (OSError, ResultsFileError):
+        return False  # the run was stopped before it wrote: its own lines said so
+    found = of_records(records)
+    (out / "compiled.md").write_text(render.markdown(name, POLICIES, found))
+    (out / "compiled.html").write_text(render.html(name, POLICIES, found))
+    print(f"harness: each target's kernel graph, what differs and the findings in {out / 'compiled.md'}", flush=True)
+    return any(r.status != "ok" or any(f.severity == "error" for f in r.flags) for r in records)

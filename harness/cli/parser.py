@@ -129,7 +129,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cmp_.add_argument("file", help="YAML with name, targets and a compiled: section (docs/bring-your-kernel.md)")
     cmp_.add_argument("--targets", help="comma-separated targets, replacing the file's")
-    cmp_.add_argument("--out", default="compiled-run", help="folder for compiled.json, compiled.md and artifacts")
+    cmp_.add_argument(
+        "--out",
+        default="compiled-run",
+        help="the run directory (records, report.md, artifacts) with compiled.yaml, compiled.md and compiled.html",
+    )
+    cmp_.add_argument(
+        "-n", default="auto", type=_workers, help="parallel build processes (pytest-xdist), 'auto' or 0 (default auto)"
+    )
     val = sub.add_parser("validate", help="check matrix files; prints file:line: message per problem")
     val.add_argument("files", nargs="+", help="matrix YAML files (a kernel file is not one: see harness init)")
     ini = sub.add_parser(

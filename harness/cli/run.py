@@ -154,6 +154,8 @@ def _run(args: argparse.Namespace) -> int:
         "no:cacheprovider",
         "-p",  # it reports objects a test leaves unraisable, which no build leaves, at the price of full collections
         "no:unraisableexception",
+        "-p",  # no case takes tmp_path: without it xdist leaves no pytest-of-<user> folder in the temporary one
+        "no:tmpdir",
         "--noconftest",  # a conftest.py beside the matrix is the user's code: never imported into the harness
         "-q",
         "-rfEs",

@@ -1,5 +1,6 @@
-"""One candidate config of a kernel TorchInductor generated, built exactly as Inductor builds it, then judged like
-any config: artifacts, resources read from them with the vendor's tools, flags against the target's limits.
+"""One candidate config of a kernel TorchInductor generated (a run's case, :mod:`harness.intake.inductor_ref`), built
+exactly as Inductor builds it, then judged like any config: artifacts, resources read from them with the vendor's
+tools, flags against the target's limits, answered as any build is.
 
 The kernel's module (the source :mod:`harness.intake.compiled` recorded under the target's face) is imported here
 with no face: its decorator builds the ``CachingAutotuner`` from the ``triton_meta`` written into the source (the
@@ -17,7 +18,6 @@ import hashlib
 import importlib.util
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -28,28 +28,10 @@ from harness.model.build_facts import Inductor
 from harness.model.ids import contained_path
 from harness.model.inductor_policies import POLICIES
 from harness.model.jobs import CompileJob
-from harness.model.payloads import Artifact, LimitFlag, Resources
+from harness.model.payloads import Artifact, Resources
 from harness.model.replies import CompileReply
 from harness.model.targets import Target
 from harness.support.safe_files import write_atomic
-
-
-@dataclass(frozen=True)
-class CompiledBuild:
-    """One candidate built: its options as Inductor passed them, the figures read from its binary, its flags
-    (empty: it fits), or the one-line error of a failed compile."""
-
-    kernel: str
-    config: Mapping[str, Any]
-    options: Mapping[str, Any]
-    resources: Mapping[str, Any]
-    flags: tuple[LimitFlag, ...]
-    artifacts: Mapping[str, str]  # kind -> path under the output folder
-    error: str = ""
-
-    @property
-    def fits(self) -> bool:
-        return not self.error and limits.fits(self.flags)
 
 
 def load_autotuner(source: str, name: str, scratch: Path) -> Any:
@@ -61,9 +43,9 @@ def load_autotuner(source: str, name: str, scratch: Path) -> Any:
     )  # the module asks for the GPU driver; building needs none
     digest = hashlib.sha256(source.encode()).hexdigest()[:16]
     path = scratch / f"{name}_{digest}.py"
-    if not path.is_file():
+    if not path.is_file():  # written whole: another worker may import it at once
         scratch.mkdir(parents=True, exist_ok=True)
-        path.write_text(source)
+        write_atomic(path, source.encode())
     module_name = f"harness_inductor_{name}_{digest}"
     if module_name not in sys.modules:
         spec = importlib.util.spec_from_file_location(module_name, path)
@@ -98,24 +80,6 @@ class InductorModuleError(Exception):
     """Inductor's generated module could not be loaded, or its compile meta made; one line."""
 
 
-def build(source: str, name: str, config: Mapping[str, Any], target: Target, out_root: Path) -> CompiledBuild:
-    """Build ``config`` of the kernel ``name`` in ``source`` for ``target``; artifacts under ``out_root``."""
-    try:
-        _, options, compiled = _compile(source, name, config, out_root / "inductor-sources")
-    except InductorModuleError as exc:
-        return CompiledBuild(name, dict(config), {}, {}, (), {}, str(exc))
-    except Exception as exc:  # noqa: BLE001 - Triton's compile errors are of many kinds
-        said = " ".join(str(exc).split())[:240]
-        return CompiledBuild(name, dict(config), {}, {}, (), {}, f"{type(exc).__name__}: {said}")
-    # the source's digest too: Inductor names two shapes' kernels alike while their sources differ
-    where = [target.name, f"{name}-{hashlib.sha256(source.encode()).hexdigest()[:12]}",
-             "_".join(f"{k}{v}" for k, v in sorted(config.items()))]  # fmt: skip
-    artifacts = write_artifacts(compiled.asm, out_root, where)
-    res = binary_resources(compiled, target, out_root, artifacts, triton_flags(compiled.metadata), None)
-    flags = tuple(limits.check(target, res, int(res["num_warps"])))
-    return CompiledBuild(name, dict(config), _plain(options), res, flags, {k: a.path for k, a in artifacts.items()})
-
-
 def compile_job(job: CompileJob) -> CompileReply:
     """A run's build of one config of Inductor's kernel (:mod:`harness.intake.inductor_ref`): the same steps as
     :func:`build`, answered as any build is, so its record is judged, reported, merged and compared like any other.
@@ -132,7 +96,10 @@ def compile_job(job: CompileJob) -> CompileReply:
         raise ValueError(f"{ref.kernel} is not in {target.name}'s graph of {ref.entry} for {job.shape} {job.dtype}")
     source = inductor_ref.source(slot.source)
     start, cpu_start = time.perf_counter(), cpu_seconds()
-    _, options, compiled = _compile(source, ref.kernel, job.config, Path(job.out) / "inductor-sources")
+    from harness.support.cache import cache_dir
+
+    # the modules imported to build, by hash, in the harness's cache: none left in the run directory
+    _, options, compiled = _compile(source, ref.kernel, job.config, cache_dir() / "inductor-modules")
     compile_s, compile_cpu_s = time.perf_counter() - start, cpu_seconds() - cpu_start
     out_root = Path(job.out)
     artifacts = write_artifacts(compiled.asm, out_root, list(job.artifact_parts))
@@ -163,84 +130,12 @@ def compile_job(job: CompileJob) -> CompileReply:
             position=slot.position,
             graph=slot.graph,
             source_sha256=slot.source,
+            choices=slot.choices,
             options=_plain(options),
             policies=tuple(POLICIES),
         ),
         triton=triton.__version__,
     )
-
-
-def isolated(source: str, name: str, config: Mapping[str, Any], target: Target, out_root: Path) -> CompiledBuild:
-    """:func:`build` in a forked child of its own, limited by ``HARNESS_BUILD_TIMEOUT_S``: a compile that crashes
-    its process or hangs is that candidate's one-line error, and every other candidate still gets its build."""
-    import multiprocessing
-
-    _warm(target)
-
-    from harness.support.settings import timeout_s
-
-    context = multiprocessing.get_context("fork")
-    receive, send = context.Pipe(duplex=False)
-
-    def child() -> None:
-        import faulthandler
-
-        faulthandler.disable()  # a compiler's crash is this build's one line, not a Python dump on the run's stderr
-        try:
-            send.send(build(source, name, config, target, out_root))
-        except BaseException as exc:  # noqa: BLE001 - whatever it was, the parent says it in one line
-            send.send(f"{type(exc).__name__}: {' '.join(str(exc).split())[:240]}")
-
-    process = context.Process(target=child, daemon=True)
-    process.start()
-    send.close()
-    limit = timeout_s("HARNESS_BUILD_TIMEOUT_S")
-    timed_out = not receive.poll(limit)
-    made: Any = None
-    if not timed_out:
-        try:
-            made = receive.recv()
-        except EOFError:  # it ended without a word: killed, or exited
-            made = None
-    if timed_out:
-        process.kill()
-    process.join()
-    if isinstance(made, CompiledBuild):
-        return made
-    if timed_out:
-        made = f"did not finish within {limit:g} s"
-    elif made is None:
-        made = f"the compile ended its process ({_ended(process.exitcode or 0)})"
-    return CompiledBuild(name, dict(config), {}, {}, (), {}, str(made))
-
-
-_WARM: set[str] = set()
-
-
-def _warm(target: Target) -> None:
-    """What every build's child would otherwise pay again (about 0.5 s a build): the modules a kernel module
-    imports, Triton's backend for the target and its cache key over Triton's own sources, done once here so that
-    each fork starts warm. The kernel module itself, Inductor's generated code, is executed only in the child."""
-    if target.name in _WARM:
-        return
-    import triton.language  # noqa: F401
-    from triton.compiler.compiler import make_backend
-    from triton.runtime.cache import triton_key
-
-    from harness.support import torchcompat
-    from harness.support.tritoncompat import gpu_target
-
-    torchcompat.inductor_runtime_hints(), torchcompat.triton_heuristics()  # what every kernel module imports
-
-    make_backend(gpu_target(target.backend, target.arch, target.warp_size))
-    triton_key()
-    _WARM.add(target.name)
-
-
-def _ended(code: int) -> str:
-    import signal
-
-    return signal.Signals(-code).name if code < 0 else f"exit code {code}"
 
 
 def _warp_size(props: Any) -> int:

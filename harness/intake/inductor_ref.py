@@ -35,6 +35,7 @@ class Slot:
     graph: tuple[str, ...]  # every kernel the wrapper launches there, in order
     heuristic: str  # pointwise, reduction, persistent_reduction, template, ...
     grids: tuple[tuple[str, tuple[int, ...]], ...]  # config (canonical JSON) -> the grid it launches with
+    choices: int = 0  # the template choices max-autotune listed for this graph (0 without it)
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ class InductorRef:
 
     def encode(self) -> str:
         slots = [[s.target, s.shape, s.dtype, s.source, s.position, list(s.graph), s.heuristic,
-                  [[c, list(g)] for c, g in s.grids]] for s in self.slots]  # fmt: skip
+                  [[c, list(g)] for c, g in s.grids], s.choices] for s in self.slots]  # fmt: skip
         head = [self.entry, self.fn, self.inputs, self.factory, [list(o) for o in self.options], self.kernel]
         return PREFIX + json.dumps([*head, self.mode, self.torch, list(self.tunables), slots, self.dynamic])
 
@@ -65,8 +66,8 @@ class InductorRef:
         return cls(
             entry, fn, inputs, bool(factory), tuple((k, v) for k, v in options), kernel, mode, torch,
             tuple(tunables),
-            tuple(Slot(t, sh, d, src, pos, tuple(graph), heur, tuple((c, tuple(g)) for c, g in grids))
-                  for t, sh, d, src, pos, graph, heur, grids in slots),
+            tuple(Slot(t, sh, d, src, pos, tuple(graph), heur, tuple((c, tuple(g)) for c, g in grids), choices)
+                  for t, sh, d, src, pos, graph, heur, grids, choices in slots),
             bool(dynamic),
         )  # fmt: skip
 

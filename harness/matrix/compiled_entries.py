@@ -173,6 +173,7 @@ def _entries_of(
     tunables: dict[str, set[str]] = {}
     for target, shape, dtype, table in tables:
         graph = tuple(str(k["name"]) for k in table["kernels"])
+        choices = sum(len(c["choices"]) for c in table.get("choices", []))
         vendor = catalogue.get(target).vendor
         for position, kernel in enumerate(table["kernels"], start=1):
             name = str(kernel["name"])
@@ -185,7 +186,7 @@ def _entries_of(
             source = inductor_ref.store(str(kernel["source"]))
             key = (target, shape_key(shape), dtype)
             slots.setdefault(name, []).append(
-                inductor_ref.Slot(*key, source, position, graph, str(kernel["heuristic"]), grids)
+                inductor_ref.Slot(*key, source, position, graph, str(kernel["heuristic"]), grids, choices)
             )
             launched.setdefault(name, []).append((key, tuple(ConfigEntry(tuple(c.items()), vendor) for c in configs)))
             signature = dict(kernel["triton_meta"].get("signature") or {})

@@ -1,6 +1,6 @@
 """Compiled entries in words: per entry, shape and dtype, each target's kernel graph, what differs and the findings
-(:mod:`harness.analysis.inductor_graphs` decides them), for the terminal, compiled.md (``harness compiled``) and
-report.md's section (``harness run``, :func:`report_section`)."""
+(:mod:`harness.analysis.inductor_graphs` decides them), for a run's terminal summary, compiled.md and compiled.html
+(``harness compiled``) and report.md's section (:func:`report_section`)."""
 
 from __future__ import annotations
 
@@ -11,17 +11,15 @@ from harness.analysis.inductor_graphs import Adaptation
 from harness.render.escaping import md
 
 
-def terminal(found: list[Adaptation], findings_listed: bool = True) -> list[str]:
-    """A line per entry, shape and dtype, then what differs; each finding, or (``findings_listed`` off: a run's
-    summary, whose findings the worst-findings lines and report.md give) their count."""
+def terminal(found: list[Adaptation]) -> list[str]:
+    """A line per entry, shape and dtype, then what differs and the count of its findings (the run's worst-findings
+    lines and report.md give them)."""
     lines = []
     for a in found:
         graphs = "; ".join(f"{g.target} {len(g.kernels)} kernel(s)" for g in a.graphs)
         lines.append(f"{a.entry} {a.shape} {a.dtype}: {graphs}")
         lines += [f"  differs: {d}" for d in a.differences]
-        if findings_listed:
-            lines += [f"  finding: {f}" for f in a.findings]
-        elif a.findings:
+        if a.findings:
             lines.append(f"  {len(a.findings)} finding(s) in report.md")
     return lines
 

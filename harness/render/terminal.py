@@ -95,7 +95,7 @@ def summary(found: Findings, width: int = WIDTH) -> list[str]:
         parts += ["captured ops (each target's launches in report.md):"] + ["  " + a for a in adapted]
     if found.compiled:
         parts += ["compiled functions (each target's Inductor kernel graph in report.md):"]
-        parts += ["  " + plain(line) for line in compiled.terminal(list(found.compiled), findings_listed=False)]
+        parts += ["  " + plain(line) for line in compiled.terminal(list(found.compiled))]
     bad = glance.worst_terminal(found, width)
     if bad:
         parts += ["worst findings (as report.html and report.md list them):", *bad]

@@ -33,10 +33,12 @@ from harness.support import safe_files
 LOCK_NAME = ".harness.lock"
 #: a failed capture's whole traceback (harness.intake.compiled), kept before the run has claimed the directory
 TRACEBACKS_DIR = "tracebacks"
+#: the entries ``harness compiled`` captured, as the run matrix it then runs (written before the run claims the folder)
+COMPILED_MATRIX = "compiled.yaml"
 MARKER_NAME = ".harness-run"
 MARKER_KIND = "triton-portability-harness run directory"
 #: what a run writes at the top of its directory (``--force`` removes these and ``artifacts/``, nothing else)
-RUN_FILES = (LOCK_NAME, "records.jsonl", "results.json", "report.md", "report.html")
+RUN_FILES = (LOCK_NAME, "records.jsonl", "results.json", "report.md", "report.html", "compiled.md", "compiled.html")
 ARTIFACTS = "artifacts"
 
 
@@ -91,11 +93,14 @@ def _check_usable(out: Path) -> None:
 
 
 def _own_file(path: Path) -> bool:
-    """The harness's own lock file (left by a run refused before it claimed the directory), and the tracebacks of a
-    run whose compiled entries failed at capture (before it claimed it), are never foreign files."""
+    """The harness's own lock file (left by a run refused before it claimed the directory), the tracebacks of a
+    run whose compiled entries failed at capture and ``harness compiled``'s run matrix (both written before it
+    claimed it) are never foreign files."""
     if path.is_symlink():
         return False
-    return (path.name == LOCK_NAME and path.is_file()) or (path.name == TRACEBACKS_DIR and path.is_dir())
+    return (path.name in (LOCK_NAME, COMPILED_MATRIX) and path.is_file()) or (
+        path.name == TRACEBACKS_DIR and path.is_dir()
+    )
 
 
 def resume_refusal(out: Path) -> str:

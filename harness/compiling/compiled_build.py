@@ -88,9 +88,12 @@ def compile_job(job: CompileJob) -> CompileReply:
 
     from harness.compiling.compile import cpu_seconds
     from harness.intake import inductor_ref
+    from harness.model.kernel_refs import InductorRef, decode
 
     target = Target(**job.target)
-    ref = inductor_ref.InductorRef.decode(job.ref)
+    ref = decode(job.ref)
+    if not isinstance(ref, InductorRef):
+        raise ValueError(f"not a kernel Inductor generated: {job.ref[:80]!r}")
     slot = ref.slot(target.name, job.shape, job.dtype)
     if slot is None:
         raise ValueError(f"{ref.kernel} is not in {target.name}'s graph of {ref.entry} for {job.shape} {job.dtype}")

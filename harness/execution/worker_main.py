@@ -44,9 +44,9 @@ def _handle(request: dict[str, Any]) -> Reply | dict[str, int]:
         return {"pid": os.getpid()}
     job = from_wire(op, request["job"])
     if isinstance(job, CompileJob):
-        from harness.intake import inductor_ref
+        from harness.model.kernel_refs import InductorRef, decode
 
-        if inductor_ref.is_inductor(job.ref):  # Inductor's kernel: built with Inductor's own steps and options
+        if isinstance(decode(job.ref), InductorRef):  # Inductor's kernel: built with Inductor's own steps and options
             from harness.compiling import compiled_build
 
             return compiled_build.compile_job(job)

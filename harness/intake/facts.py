@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.authoring.spec_shapes import SpecShapes
-from harness.intake import child_probe, inductor_ref, loader
+from harness.intake import child_probe, loader
+from harness.model.kernel_refs import FileRef, InductorRef, decode
 
 Shape = dict[str, Any]
 
@@ -143,10 +144,9 @@ def of_spec(ref: str, spec: Any) -> SpecFacts:
     )
 
 
-def _inductor_facts(ref: str) -> SpecFacts:
+def _inductor_facts(ref: str, made: InductorRef) -> SpecFacts:
     """A kernel Inductor generated (:mod:`harness.intake.inductor_ref`); on a GPU each config is checked and timed
     through the compiled function (:mod:`harness.intake.inductor_spec`)."""
-    made = inductor_ref.InductorRef.decode(ref)
     first = dict(json.loads(made.slots[0].shape)) if made.slots else {}
     return SpecFacts(
         ref=ref, name=made.kernel, dims=tuple(first), flags=(), dtypes=tuple(sorted({s.dtype for s in made.slots})),
@@ -186,8 +186,9 @@ def remember_pruned(ref: str, shape: Shape, dtype: str, kept: list[dict[str, Any
 
 def get(ref: str, import_env: tuple[tuple[str, str], ...] = ()) -> SpecFacts:
     """The facts of ``ref``; raises :class:`~harness.intake.loader.KernelLoadError` with the reason in one line."""
-    if inductor_ref.is_inductor(ref):  # Inductor's kernel: its capture said everything, nothing to import
-        return _inductor_facts(ref)
+    made = decode(ref)
+    if isinstance(made, InductorRef):  # Inductor's kernel: its capture said everything, nothing to import
+        return _inductor_facts(ref, made)
     if trusted(ref):
         if (ref, ()) not in _FACTS:
             _FACTS[(ref, ())] = dataclasses.replace(of_spec(ref, loader.load(ref)), trusted=True)
@@ -199,7 +200,7 @@ def get(ref: str, import_env: tuple[tuple[str, str], ...] = ()) -> SpecFacts:
 
 def known(ref: str, import_env: tuple[tuple[str, str], ...] = ()) -> bool:
     """Whether :func:`get` answers ``ref`` without a child (its facts, or why it has none, already taken)."""
-    return trusted(ref) or inductor_ref.is_inductor(ref) or (ref, import_env) in _FACTS
+    return trusted(ref) or isinstance(decode(ref), InductorRef) or (ref, import_env) in _FACTS
 
 
 def _cached(ref: str, import_env: tuple[tuple[str, str], ...]) -> SpecFacts:
@@ -307,10 +308,10 @@ def _fetch(todo: list[str], import_env: tuple[tuple[str, str], ...]) -> None:
 
 def _ended(ref: str, got: child_probe.Outcome) -> str:
     """Why importing ``ref`` gave no facts: the child hung, was killed by a signal or ended itself."""
-    from harness.intake import ops
     from harness.support.settings import timeout_s
 
-    location = ref.rpartition(":")[0] if not ops.is_op(ref) else "the op's modules"
+    made = decode(ref)
+    location = made.location if isinstance(made, FileRef) else "the op's modules"
     if got.timed_out:
         return f"importing {location} did not finish within {timeout_s('HARNESS_IMPORT_TIMEOUT_S'):g} s (it hangs at import?)"
     if got.returncode < 0:

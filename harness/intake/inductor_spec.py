@@ -154,14 +154,13 @@ def _use(autotuner: Any, launchers: list[Any], held: bool) -> None:
     autotuner._harness_held = held
 
 
-def spec_for(ref: str) -> KernelSpec:
+def spec_for(made: InductorRef) -> KernelSpec:
     """The spec of one Inductor kernel: its configs run through the compiled function, eager as the reference."""
     import torch
 
     from harness.support import torchcompat
 
     inductor_config = torchcompat.inductor_config()
-    made = InductorRef.decode(ref)
     fn: Any = import_attr(made.fn)
     make_inputs: Any = import_attr(made.inputs)
     compiled: dict[Any, tuple[Callable[..., Any], Callable[..., Any]]] = {}

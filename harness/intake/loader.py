@@ -66,20 +66,23 @@ def resolve(name: str, source: str | None, kernels_dir: Path | None = None, base
 def load(ref: str) -> KernelSpec:
     """The KernelSpec a reference names: a spec file's or module's attribute, or a kernel captured from an op
     (:mod:`harness.intake.ops`)."""
-    from harness.intake import inductor_ref, ops
+    from harness.model.kernel_refs import InductorRef, OpRef, decode
 
-    if inductor_ref.is_inductor(ref):  # Inductor's kernel, on a GPU worker: its configs through the compiled function
+    made = decode(ref)
+    if isinstance(made, InductorRef):  # Inductor's kernel, on a GPU worker: its configs through the compiled function
         from harness.intake import inductor_spec
 
-        return inductor_spec.spec_for(ref)
-    if ops.is_op(ref):
+        return inductor_spec.spec_for(made)
+    if isinstance(made, OpRef):
+        from harness.intake import ops
+
         try:
-            return ops.spec_for(ref)
+            return ops.spec_for(made)
         except KernelLoadError:
             raise
         except Exception as exc:  # noqa: BLE001 - capture runs the library's code: said in one line
             raise KernelLoadError(f"cannot capture the op's kernel: {type(exc).__name__}: {exc}") from None
-    location, _, attr = ref.rpartition(":")
+    location, attr = made.location, made.attr
     try:
         obj = import_attr(ref)
     except KernelLoadError as exc:
@@ -151,18 +154,17 @@ def kernel_files(ref: str) -> list[Path]:
     same list; the harness's own modules and installed packages are left out. The scan is
     cached per process and spec-file version (every case of a kernel asks for it).
     """
-    from harness.intake import inductor_ref, ops
+    from harness.model.kernel_refs import FileRef, InductorRef, decode
 
-    if inductor_ref.is_inductor(ref) or ops.is_op(ref):
-        made = inductor_ref.InductorRef.decode(ref) if inductor_ref.is_inductor(ref) else None
-        parts = [made.fn, made.inputs] if made is not None else ops.OpRef.decode(ref).files
+    made = decode(ref)
+    if not isinstance(made, FileRef):  # an op's or Inductor's kernel: the user's modules it was captured from
+        parts = [made.fn, made.inputs] if isinstance(made, InductorRef) else made.files
         found: list[Path] = []
         for part in parts:
             found += [p for p in kernel_files(part) if p not in found]
         return found
-    location = ref.rpartition(":")[0]
     try:
-        stamp = Path(location).stat().st_mtime_ns if location.endswith(".py") else 0
+        stamp = Path(made.location).stat().st_mtime_ns if made.is_path else 0
     except OSError:
         stamp = -1
     return list(_kernel_files(ref, stamp))
@@ -196,11 +198,13 @@ def source_hash(ref: str) -> str:
     An edit to a helper module the spec imports (the ``@triton.jit`` function often lives
     in one) changes it, so winners cached for the old code are not reused.
     """
-    from harness.intake import ops
+    from harness.model.kernel_refs import OpRef, decode
 
     digest = hashlib.sha256()
     files = kernel_files(ref)
-    if ops.is_op(ref):  # the library's kernel is installed code: its source is what the winners were chosen for
+    if isinstance(
+        decode(ref), OpRef
+    ):  # the library's kernel is installed code: its source is what the winners were chosen for
         jit = load(ref).fn
         digest.update(getattr(jit, "src", "").encode())
         if not files:

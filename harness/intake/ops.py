@@ -11,23 +11,21 @@ launches: the autotuner's configs as Triton pruned them under the face, or the o
 is run by calling the op with that config forced on the kernel's autotuner; the op as shipped (its own autotuning)
 is the baseline, and the reference where the entry gives none.
 
-A reference is ``op|`` followed by JSON (the op, inputs and reference references, the kernel's name, its launch's
-order among the op's launches of it, and the shape and dtype the spec's defaults are taken from), so every worker
+A reference (:class:`harness.model.kernel_refs.OpRef`) names the op, inputs and reference, the kernel, its launch's
+order among the op's launches of it, and the shape and dtype the spec's defaults are taken from, so every worker
 rebuilds the same spec from the case alone.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable, Mapping, cast
 
 from harness.authoring.spec import TRITON_DTYPES, KernelSpec, Pointer, Scalar, TensorDesc
 from harness.intake import compiled_regions
 from harness.intake.capture import CaptureError, KernelLaunch, capture
+from harness.model.kernel_refs import OpRef
 
-PREFIX = "op|"
 _TORCH_NAMES = {
     "float16": "fp16",
     "bfloat16": "bf16",
@@ -44,36 +42,6 @@ _TORCH_NAMES = {
     "float8_e5m2": "fp8e5",
     "float8_e5m2fnuz": "fp8e5b16",
 }
-
-
-@dataclass(frozen=True)
-class OpRef:
-    op: str
-    inputs: str
-    reference: str
-    kernel: str
-    shape: tuple[tuple[str, Any], ...]
-    dtype: str
-    launch: int = 1  # the launch's order among the op's distinct launches of this kernel
-
-    def encode(self) -> str:
-        return PREFIX + json.dumps(
-            [self.op, self.inputs, self.reference, self.kernel, list(self.shape), self.dtype, self.launch]
-        )
-
-    @classmethod
-    def decode(cls, ref: str) -> "OpRef":
-        op, inputs, reference, kernel, shape, dtype, *launch = json.loads(ref[len(PREFIX) :])
-        return cls(op, inputs, reference, kernel, tuple((k, v) for k, v in shape), dtype, *launch)
-
-    @property
-    def files(self) -> list[str]:
-        """The references of the user's own code (for probing and the source hash)."""
-        return [r for r in (self.op, self.inputs, self.reference) if r]
-
-
-def is_op(ref: str) -> bool:
-    return ref.startswith(PREFIX)
 
 
 def _attr(ref: str) -> Callable[..., Any]:
@@ -158,12 +126,11 @@ def describe(value: Any) -> Pointer | Scalar | TensorDesc | None:
     raise CaptureError(f"an argument of type {type(value).__name__} cannot be described for a compile")
 
 
-def spec_for(ref_text: str) -> KernelSpec:
+def spec_for(ref: OpRef) -> KernelSpec:
     """The spec of one captured launch (cached per reference by :func:`harness.intake.loader.load`)."""
     from harness.authoring.decorated import forced
     from harness.intake import face
 
-    ref = OpRef.decode(ref_text)
     op = _attr(ref.op)
     first = _kernel_launch(ref, dict(ref.shape), ref.dtype)
     # under the interpreter a kernel is an InterpretedFunction (no params): nothing is compiled there, the op runs

@@ -14,7 +14,6 @@ import os
 TIMEOUTS = {
     "HARNESS_IMPORT_TIMEOUT_S": (120.0, 1.0, "seconds a user module's import may take"),
     "HARNESS_CALLBACK_TIMEOUT_S": (120.0, 1.0, "seconds one spec callback may take while the matrix is read"),
-    "HARNESS_BUILD_TIMEOUT_S": (600.0, 1.0, "seconds one build of a compiled entry's candidate may take"),
 }
 MAX_S = 86_400.0
 

@@ -33,10 +33,28 @@ def check(target: Target, resources: dict[str, Any], num_warps: int) -> list[Fla
     spill_bytes = int(resources.get("spill_bytes") or 0)  # None: not known (no log of this binary)
     if spill_bytes > 0:
         flags.append(Flag("spills", spill_bytes, 0, "warn"))
+    flags += _launch(target, resources.get("grid"), threads)
     blocks = resources.get("blocks_per_sm")
     if blocks is not None and blocks < 1 and not any(f.resource in ("shared", "threads") for f in flags):
         flags.append(Flag("occupancy", blocks, 1, "error"))
     return flags
+
+
+def _launch(target: Target, grid: Any, threads_per_block: int) -> list[Flag]:
+    """The launch's grid against the target's: blocks per dimension (CUDA), work-items in all (HIP). A grid the
+    build does not know (None: no ``grid`` in the spec, or one that needs the device) is not judged."""
+    if not grid:
+        return []
+    dims = [int(g) for g in grid] + [1] * (3 - len(grid))
+    out = [
+        Flag(f"grid_{axis}", n, limit, "error")
+        for axis, n, limit in zip("xyz", dims, (target.max_grid_x, target.max_grid_y, target.max_grid_z))
+        if limit is not None and n > limit
+    ]
+    total = dims[0] * dims[1] * dims[2] * threads_per_block
+    if target.max_threads_per_launch is not None and total > target.max_threads_per_launch:
+        out.append(Flag("launch_threads", total, target.max_threads_per_launch, "error"))
+    return out
 
 
 def fits(flags: Iterable[Flag]) -> bool:

@@ -222,7 +222,7 @@ class Resources(Payload):
 class LimitFlag(Payload):
     """One resource over (``error``: the launch is refused) or near (``warn``) one target's limit."""
 
-    resource: str  # "shared" | "threads" | "registers" | "tmem" | "spills" | "occupancy" (harness.compiling.limits)
+    resource: str  # shared, threads, registers, tmem, spills, occupancy, grid_x/y/z, launch_threads (compiling.limits)
     value: float
     limit: float
     severity: Severity

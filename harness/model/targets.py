@@ -29,6 +29,10 @@ _NUMBERS = (
     "max_waves_per_simd",
     "simds_per_cu",
     "tmem_columns",
+    "max_grid_x",
+    "max_grid_y",
+    "max_grid_z",
+    "max_threads_per_launch",
     "sm_count",
     "hbm_tbps",
     "fp16_tflops",
@@ -69,6 +73,11 @@ class Target:
     max_waves_per_simd: int | None = None
     simds_per_cu: int | None = None
     tmem_columns: int | None = None  # Blackwell tensor memory per SM, in 32-bit columns
+    # launch limits: blocks per grid dimension (CUDA), work-items in one launch (HIP); None where none is stated
+    max_grid_x: int | None = None
+    max_grid_y: int | None = None
+    max_grid_z: int | None = None
+    max_threads_per_launch: int | None = None
     cache_bytes: int | None = None  # L2 plus any last-level cache behind it: what a cold-cache timing must flush
     fp8_tflops: float | None = None  # dense tensor peaks per math dtype; None where the GPU has no such math
     tf32_tflops: float | None = None

@@ -49,6 +49,11 @@ BAD = """\
     inputs: models.py:crashes_inputs
     shapes: [{M: 64, N: 64}]
     dtypes: [fp32]
+  careless:
+    fn: models.py:activation
+    inputs: models.py:float64_inputs
+    shapes: [{M: 64, N: 64}]
+    dtypes: [fp16]
   planted:
     fn: models.py:logsumexp
     inputs: models.py:planted_pass_failure_inputs
@@ -95,17 +100,19 @@ def _tables(root: Path, target: str) -> dict[str, list[dict]]:
     return out
 
 
-def test_a_graph_break_a_hang_and_a_crash_are_one_line_each_and_the_rest_is_kept(captured) -> None:
+def test_a_graph_break_a_hang_a_crash_and_a_wrong_dtype_are_one_line_each_and_the_rest_is_kept(captured) -> None:
     records, proc, root = captured
     assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
     said = [ln for ln in proc.stderr.splitlines() if ln.startswith("harness:")]
     assert "Traceback" not in proc.stderr
-    assert "harness: 4 of 10 compiled entries not captured (said above), left out · exit 2" in proc.stdout
+    assert "harness: 5 of 11 compiled entries not captured (said above), left out · exit 2" in proc.stdout
     for target in ("h100", "mi300x"):
         mine = [ln for ln in said if f" on {target}" in ln]
         assert any("breaks" in ln and "graph break" in ln for ln in mine), said
         assert any("hangs" in ln and "did not return within 8 s" in ln for ln in mine), said
         assert any("crashes" in ln and "exit code 7" in ln for ln in mine), said
+        # an fp16 entry whose inputs are float64: said, never compiled in fp64 as if it were the fp16 kernels
+        assert any("careless" in ln and "gives float64 tensors for dtype fp16" in ln for ln in mine), said
         # an Inductor pass that fails: its own exception on the line, not Dynamo's "backend='inductor' raised:"
         planted = [ln for ln in mine if "compiled entry planted" in ln]
         assert len(planted) == 1 and "ValueError: a pass failed here (planted)" in planted[0], said
@@ -274,3 +281,21 @@ def test_a_run_whose_capture_failed_keeps_the_traceback_and_its_folder_takes_the
     matrix.write_text("name: m\ntargets: [h100]\ncompiled:\n" + entry.format("one_input"))
     mended = run_cli("run", str(matrix), "--out", str(tmp_path / "out"), "-n", "0")
     assert mended.returncode == 0, mended.stdout[-2000:] + mended.stderr[-2000:]
+
+
+@pytest.mark.parametrize("target", ["h100", "mi300x"])
+def test_harness_repro_writes_a_script_that_rebuilds_a_compiled_kernels_config(captured, tmp_path, target: str) -> None:
+    """``harness repro`` of an Inductor kernel's case: the module Inductor wrote for that target, compiled with the
+    meta and options Inductor's autotuner makes for the config, in a script that needs no harness; run, it gives
+    the recorded figures again (exit 0)."""
+    import sys
+
+    records, _, root = captured
+    record = next(r for r in records if (r.inductor.entry, r.target) == ("softmax", target))
+    script = tmp_path / "repro.py"
+    made = run_cli("repro", str(root / "out"), record.case_id, "--config", record.config_id, "--out", str(script))
+    assert made.returncode == 0, made.stdout[-2000:] + made.stderr[-2000:]
+    text = script.read_text()
+    assert "import harness" not in text and "torch._inductor.runtime" in text
+    ran = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0 and "reproduced" in ran.stdout, ran.stdout[-2000:] + ran.stderr[-2000:]

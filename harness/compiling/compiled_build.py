@@ -56,11 +56,12 @@ def load_autotuner(source: str, name: str, scratch: Path) -> Any:
     return getattr(sys.modules[module_name], name)
 
 
-def _compile(source: str, name: str, config: Mapping[str, Any], scratch: Path) -> tuple[Any, dict[str, Any], Any]:
-    """Inductor's steps for one candidate: (its autotuner, the options it passes, the compiled kernel); raises as
-    loading the module or Triton's compile raised, each error saying which it was."""
+def compile_parts(
+    source: str, name: str, config: Mapping[str, Any], scratch: Path
+) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """What Inductor's autotuner makes for one candidate before compiling it: (the autotuner, its compile meta:
+    signature, constants, attributes, device; the options it passes); InductorModuleError in one line."""
     import triton
-    from triton.backends.compiler import GPUTarget
 
     kwargs = {k: v for k, v in config.items() if k not in ("num_warps", "num_stages")}
     cfg = triton.Config(kwargs, num_warps=int(config["num_warps"]), num_stages=int(config["num_stages"]))
@@ -71,6 +72,16 @@ def _compile(source: str, name: str, config: Mapping[str, Any], scratch: Path) -
     except Exception as exc:  # noqa: BLE001 - the module is Inductor's code, its loading may raise anything
         said = " ".join(str(exc).split())[:240]
         raise InductorModuleError(f"loading Inductor's module: {type(exc).__name__}: {said}") from None
+    return auto, meta, options
+
+
+def _compile(source: str, name: str, config: Mapping[str, Any], scratch: Path) -> tuple[Any, dict[str, Any], Any]:
+    """Inductor's steps for one candidate: (its autotuner, the options it passes, the compiled kernel); raises as
+    loading the module or Triton's compile raised, each error saying which it was."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+
+    auto, meta, options = compile_parts(source, name, config, scratch)
     src = triton.compiler.ASTSource(auto.fn, meta["signature"], meta["constants"], meta["configs"][0])
     gpu = GPUTarget(meta["device_type"], meta["cc"], _warp_size(auto.device_props))
     return auto, options, triton.compile(src, target=gpu, options=options)

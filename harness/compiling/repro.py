@@ -27,6 +27,7 @@ from typing import Any
 
 from harness.compiling import launchspec
 from harness.intake import loader
+from harness.model.kernel_refs import InductorRef, decode
 from harness.model.records import Record
 from harness.model.targets import Target
 from harness.support import tritoncompat
@@ -110,6 +111,44 @@ def kernel_source(fn: Any) -> KernelSource:
     )
 
 
+def _recorded(record: Record) -> dict[str, Any]:
+    return {
+        "status": record.status,
+        "error": record.error.splitlines()[0] if record.error else "",
+        "figures": _recorded_figures(record),
+        "flags": [f"{f.resource} {f.value:g} > {f.limit:g}" for f in record.flags],
+    }
+
+
+def inductor_case(record: Record, made: InductorRef, target: Target) -> tuple[Any, dict[str, Any]]:
+    """A kernel Inductor generated: (its JIT function, the case) from the module recorded for this target, shape
+    and dtype and the compile meta and options Inductor's own autotuner makes for the config, as the build had them."""
+    from harness.compiling.compiled_build import compile_parts
+    from harness.intake import inductor_ref
+    from harness.support.cache import cache_dir
+
+    slot = made.slot(target.name, record.shape, record.dtype)
+    if slot is None:
+        raise ReproError(f"{made.kernel} is not in {target.name}'s graph of {made.entry} for this shape and dtype")
+    auto, meta, options = compile_parts(
+        inductor_ref.source(slot.source), made.kernel, record.config, cache_dir() / "inductor-modules"
+    )
+    names = list(auto.fn.arg_names)
+    constexprs = [[[names.index(k)] if isinstance(k, str) else list(k), v] for k, v in meta["constants"].items()]
+    plain = (bool, int, float, str, type(None))
+    return auto.fn, {
+        "label": f"{record.kernel} {record.dtype} {record.shape_id} {record.column} {record.config_id}",
+        "triton": record.triton,
+        "signature": dict(meta["signature"]),
+        "constexprs": constexprs,
+        "attrs": [[list(k), [list(a) for a in v]] for k, v in meta["configs"][0].items()],
+        "target": [target.backend, target.arch, target.warp_size],
+        "options": {k: v for k, v in options.items() if isinstance(v, plain)},
+        "env": {**record.import_env, **record.env},
+        "recorded": _recorded(record),
+    }
+
+
 def case_of(record: Record, ref: str, target: Target) -> dict[str, Any]:
     """What the script rebuilds, as plain JSON: the ASTSource's parts, the target, the options, the environment, and
     what the harness recorded."""
@@ -142,12 +181,7 @@ def case_of(record: Record, ref: str, target: Target) -> dict[str, Any]:
         "target": [target.backend, target.arch, target.warp_size],
         "options": options,
         "env": {**record.import_env, **record.env},
-        "recorded": {
-            "status": record.status,
-            "error": record.error.splitlines()[0] if record.error else "",
-            "figures": _recorded_figures(record),
-            "flags": [f"{f.resource} {f.value:g} > {f.limit:g}" for f in record.flags],
-        },
+        "recorded": _recorded(record),
     }
 
 
@@ -174,10 +208,15 @@ def script(record: Record, ref: str, target: Target, provenance: str, launch: di
     """The standalone script for ``record`` (built from kernel ``ref`` for ``target``); with ``launch``
     (:func:`harness.device.repro_launch.launch_data`) it also replays the recorded check from the ``.pt`` file saved
     beside it."""
-    source = kernel_source(loader.load(ref).for_target(target).fn)
-    case = case_of(record, ref, target)
+    made = decode(ref)
+    if isinstance(made, InductorRef):  # Inductor's module, as the build compiled it: its helpers come from torch
+        fn, case = inductor_case(record, made, target)
+        needs = f"Needs Triton {record.triton} and torch {made.torch} (Inductor's helpers); no GPU, no harness."
+    else:
+        fn, case = loader.load(ref).for_target(target).fn, case_of(record, ref, target)
+        needs = f"Needs only Triton {record.triton} (`pip install triton=={record.triton}`); no GPU, no harness."
+    source = kernel_source(fn)
     finding = _finding(case["recorded"])
-    needs = f"Needs only Triton {record.triton} (`pip install triton=={record.triton}`); no GPU, no harness."
     if launch is not None:
         finding += f"; its check on the {launch['where']}: {launch['recorded']['status']}"
         needs = (

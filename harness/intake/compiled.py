@@ -44,6 +44,13 @@ def capture_table(ref: str, inputs_ref: str, shape: Mapping[str, Any], options: 
     generator = torch.Generator(device="cpu").manual_seed(0)
     faced = tuple(make_inputs(dict(shape), dtype, "cuda", generator))
     torch_dtype = torchutil.torch_dtype(dtype)
+    floats = [x.dtype for x in faced if isinstance(x, torch.Tensor) and x.dtype.is_floating_point]
+    if floats and torch_dtype not in floats:  # mixed precision is the user's choice; none of the entry's is a slip
+        given = ", ".join(sorted({str(d).removeprefix("torch.") for d in floats}))
+        raise CompiledCaptureError(
+            f"the inputs function gives {given} tensors for dtype {dtype}, none of {dtype}: Inductor would compile "
+            f"the {given} kernels, not the {dtype} ones asked for (make the inputs in the dtype it is passed)"
+        )
     recorder = inductor_face.fresh()
     sdpa_dispatch.CHOSEN.clear()
 

@@ -204,3 +204,9 @@ def conv_bn_relu(shape, dtype):
 
 def image_inputs(shape, dtype, device, generator):
     return (randn((shape["B"], shape["C"], shape["H"], shape["H"]), dtype, device, generator),)
+
+
+def float64_inputs(shape, dtype, device, generator):
+    """A careless inputs function: float64 whatever dtype it is asked for."""
+    return (torch.randn((shape["M"], shape["N"]), dtype=torch.float64, device=device),
+            torch.randn((shape["N"],), dtype=torch.float64, device=device))

@@ -74,10 +74,14 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> tuple[list, subprocess
     root = tmp_path_factory.mktemp("compiled")
     (root / "models.py").write_text(MODELS.read_text())
     body = GOOD.split("  sum:")[0] + BAD + "  sum:" + GOOD.split("  sum:")[1]
+    # Inductor's trace turned on for one entry: it must land under --out, not in the working directory
+    body = body.replace(
+        "    inputs: models.py:one_input\n", "    inputs: models.py:one_input\n    options: {trace.enabled: true}\n", 1
+    )
     (root / "m.yaml").write_text("name: inductor\ntargets: [h100, mi300x]\ncompiled:\n" + body)
     (root / "tmp").mkdir()  # the command's temporary folder: what its children leave there is seen below
     env = {"HARNESS_CALLBACK_TIMEOUT_S": "8", "TMPDIR": str(root / "tmp")}
-    proc = run_cli("compiled", str(root / "m.yaml"), "--out", str(root / "out"), "-n", "2", env=env)
+    proc = run_cli("compiled", str(root / "m.yaml"), "--out", str(root / "out"), "-n", "2", env=env, cwd=root)
     _, records = load_results(root / "out" / "results.json")
     return records, proc, root
 
@@ -132,6 +136,9 @@ def test_the_capture_leaves_nothing_in_the_temporary_folder(captured) -> None:
     assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
     left = sorted(p.name for p in (root / "tmp").iterdir() if not re.fullmatch(r"torchinductor_\w+", p.name))
     assert left == []
+    # nor does Inductor's trace land in the working directory: it is kept under --out, beside the tracebacks
+    assert not (root / "torch_compile_debug").exists()
+    assert any((root / "out" / "tracebacks" / "inductor-trace").rglob("output_code.py"))
 
 
 @pytest.mark.parametrize("target", ["h100", "mi300x"])

@@ -304,8 +304,20 @@ def _choice(choice: Any) -> dict[str, Any]:
 
 def compile_options(mode: str | None, options: Mapping[str, Any]) -> dict[str, Any]:
     """The mode's Inductor options (``torch._inductor.list_mode_options``) with the user's on top, CUDA graphs
-    off: they wrap the launches without changing a kernel, and capturing one needs the device (a policy)."""
-    return {**(torchcompat.list_mode_options(mode) if mode else {}), **options, "triton.cudagraphs": False}
+    off: they wrap the launches without changing a kernel, and capturing one needs the device (a policy). A trace
+    the user turns on (``trace.enabled``) is written under the command's folder, never the working directory."""
+    made = {**(torchcompat.list_mode_options(mode) if mode else {}), **options, "triton.cudagraphs": False}
+    if made.get("trace.enabled") and "trace.debug_dir" not in made:
+        # Inductor's trace goes to ./torch_compile_debug by default: under the run's folder instead, beside the
+        # capture's tracebacks (the folder the command set; no folder: Inductor's default)
+        import os
+
+        from harness.intake.compiled import TRACEBACKS
+
+        folder = os.environ.get(TRACEBACKS)
+        if folder:
+            made["trace.debug_dir"] = os.path.join(folder, "inductor-trace")
+    return made
 
 
 def pop_face_mode(call: Callable[[], Any]) -> Any:

@@ -97,5 +97,5 @@ def test_a_kind_that_does_not_exist_is_one_line_and_exit_2(tmp_path: Path) -> No
     assert proc.returncode == 2 and not proc.stdout
     assert proc.stderr.strip() == (
         "harness: --fail-on: 'slow' is not a finding kind (kinds: failed, exceeds, one-vendor, at-risk, "
-        "incomplete, or any)"
+        "spills, incomplete, or any)"
     )

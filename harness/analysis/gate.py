@@ -12,6 +12,8 @@ Kinds (:data:`KINDS`):
 - ``exceeds``: the config exceeds a limit of some target under Triton's defaults;
 - ``one-vendor``: it fits one vendor's targets and not the other's (report.md's ⚠ rows);
 - ``at-risk``: it fits under Triton's defaults but not under a swept compile environment on some target;
+- ``spills``: it fits, but its build under Triton's defaults spills registers to memory on some target (any spill
+  byte, the threshold :mod:`harness.compiling.limits` flags at);
 - ``incomplete``: some target has no build under Triton's defaults (an interrupted or partial run).
 """
 
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 
 from harness.analysis.rows import Row
 
-KINDS = ("failed", "exceeds", "one-vendor", "at-risk", "incomplete")
+KINDS = ("failed", "exceeds", "one-vendor", "at-risk", "spills", "incomplete")
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,7 @@ class FindingCounts:
     one_vendor: int
     at_risk: int
     incomplete: int
+    spills: int = 0
 
     def of(self, kind: str) -> int:
         return int(getattr(self, kind.replace("-", "_")))
@@ -68,7 +71,14 @@ def count(rows: Sequence[Row]) -> FindingCounts:
         one_vendor=sum(1 for row in counted if row.judged.asymmetric),
         at_risk=having("at risk"),
         incomplete=having("incomplete"),
+        spills=having("spills"),
     )
+
+
+def said(counts: FindingCounts) -> str:
+    """The kinds a count has, in :data:`KINDS` order (``2 exceeds, 1 spills``), or ``no findings``: the one wording
+    of a count on every surface (the run's last line, a compiled entry's line)."""
+    return ", ".join(f"{counts.of(k)} {k}" for k in KINDS if counts.of(k)) or "no findings"
 
 
 def tripped(counts: FindingCounts, kinds: Sequence[str]) -> tuple[str, ...]:

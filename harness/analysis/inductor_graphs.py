@@ -12,6 +12,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Mapping
 
+from harness.analysis import gate
+from harness.analysis.gate import FindingCounts
+from harness.analysis.rows import build_rows
 from harness.model.ids import config_id
 from harness.model.records import Record
 
@@ -35,6 +38,7 @@ class Adaptation:
     graphs: tuple[Graph, ...]
     differences: tuple[str, ...]
     findings: tuple[str, ...]
+    counts: FindingCounts | None = None  # its configs by finding kind, counted as the run's last line counts them
 
 
 def of_records(records: Iterable[Record]) -> list[Adaptation]:
@@ -46,10 +50,12 @@ def of_records(records: Iterable[Record]) -> list[Adaptation]:
     choices: dict[tuple[str, ...], int] = {}
     kernels: dict[tuple[str, ...], dict[str, tuple[str, int]]] = {}
     findings: dict[Key, list[str]] = {}
+    grouped: dict[Key, list[Record]] = {}
     for r in records:
         if r.inductor.entry is None or r.mode != "compile" or r.environment != "default":
             continue
         key = (r.inductor.entry, r.shape_id, r.dtype, r.triton, str(r.inductor.torch or ""))
+        grouped.setdefault(key, []).append(r)
         graphs.setdefault(key, {}).setdefault(r.target, tuple(r.inductor.graph or ()))
         choices.setdefault(key + (r.target,), int(r.inductor.choices or 0))
         name = r.inductor.kernel or r.kernel
@@ -72,7 +78,10 @@ def of_records(records: Iterable[Record]) -> list[Adaptation]:
             for target, graph in sorted(graphs[key].items())
         )
         label = shape if len(versions) == 1 else f"{shape} triton{triton} torch{torch}"
-        out.append(Adaptation(entry, label, dtype, made, tuple(_differences(made)), tuple(findings.get(key, ()))))
+        counts = gate.count(build_rows(grouped[key]))
+        out.append(
+            Adaptation(entry, label, dtype, made, tuple(_differences(made)), tuple(findings.get(key, ())), counts)
+        )
     return out
 
 

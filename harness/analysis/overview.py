@@ -73,7 +73,9 @@ def overview(rows: Sequence[Row], worst: int = 12) -> Overview:
         category = row.judged.category
         per_kernel[row.kernel][category] += 1
         if category in SEVERITY:
-            reason = next((f"{col}: {r}" for col, tv in row.judged.targets.items() for r in tv.reasons), "")
+            # the worst target's reason decided it (an exceeding target's, not a spilling one's beside it)
+            worst_first = sorted(row.judged.targets.items(), key=lambda kv: -verdicts.VERDICTS.index(kv[1].verdict))
+            reason = next((f"{col}: {r}" for col, tv in worst_first for r in tv.reasons), "")
             triton = f" (triton {row.triton})" if several else ""
             bad.append(
                 (SEVERITY[category], _Bad(row.kernel, category, reason, row.dtype, row.shape_id, row.config_id, triton))

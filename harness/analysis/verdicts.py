@@ -10,6 +10,8 @@ Semantics (docs/usage.md, "Verdicts"):
   ``-k`` that selected only an opt-in environment's builds) is ``incomplete``:
   an opt-in environment never decides in its place, and an incomplete target
   counts neither as fitting nor as not fitting its vendor.
+- A deciding build that fits but spills registers to memory (any spill byte: the ``spills`` flag of
+  :mod:`harness.compiling.limits`) is ``spills``: it launches, and pays for it in memory traffic; never a plain fit.
 - Other swept environments (opt-in codegen knobs such as async copy) can only
   add ``at risk`` to a config that fits: it launches as built by default, but
   not under that knob. Their outcomes, a compile error included, are reported
@@ -34,10 +36,10 @@ from harness.model.records import Record
 from harness.model.vocabulary import Verdict
 
 VENDOR_LABEL = {"nvidia": "NVIDIA", "amd": "AMD"}
-FITTING = ("fits", "at risk")
+FITTING = ("fits", "spills", "at risk")
 INCOMPLETE: Final[Verdict] = "incomplete"
 #: every target verdict, best first (compare ranks by it; ``incomplete`` is never ranked: it is not compared)
-VERDICTS = ("fits", "at risk", "exceeds", "failed", INCOMPLETE)
+VERDICTS = ("fits", "spills", "at risk", "exceeds", "failed", INCOMPLETE)
 
 
 @dataclass(frozen=True)
@@ -168,10 +170,14 @@ def judge_target(builds: list[Record]) -> TargetVerdict:
         reasons.append(limit_text(decider))
     else:
         risky = [o for o in others if outcome(o) != "fits"]
+        spill = next((f for f in decider.flags if f.resource == "spills"), None)
         if risky:
             kind = "at risk"
             reasons = [outcome_text(o) for o in risky]
             beside = [outcome_text(o) for o in others if o not in risky]
+        elif spill is not None:
+            kind = "spills"
+            reasons = [f"spills {spill.value:g} B a thread to memory"]
     return TargetVerdict(decider.target, decider.vendor, kind, decider, tuple(reasons), tuple(beside), others)
 
 
@@ -194,6 +200,7 @@ def judge_row(builds: Iterable[Record]) -> RowVerdict:
 def _text(targets: dict[str, TargetVerdict], vendors: dict[str, VendorFit]) -> tuple[str, bool, str]:
     failed = [t for t, v in targets.items() if v.verdict == "failed"]
     risky = [t for t, v in targets.items() if v.verdict == "at risk"]
+    spilling = [t for t, v in targets.items() if v.verdict == "spills"]
     missing = [t for t, v in targets.items() if not v.complete]
     states = {v: e.fits for v, e in vendors.items() if e.fits != INCOMPLETE}
     label = {v: VENDOR_LABEL.get(v, v) for v in vendors}
@@ -229,6 +236,8 @@ def _text(targets: dict[str, TargetVerdict], vendors: dict[str, VendorFit]) -> t
         category = "failed"
     if risky:
         text += f" (at risk on {', '.join(risky)})"
+    if spilling:
+        text += f" (spills on {', '.join(spilling)})"
     if missing:  # what the complete targets say, and that the row is not whole: never a portability finding
         text += f"; incomplete on {', '.join(missing)}"
         category, asymmetric = INCOMPLETE, False

@@ -101,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KINDS",
         default="",
         help="exit 5 when the run has a config of one of these finding kinds (comma-separated: failed, exceeds, "
-        "one-vendor, at-risk, incomplete; or any). Without it a finding is not a failure; the last line counts them",
+        "one-vendor, at-risk, spills, incomplete; or any). Without it a finding is not a failure; the last line counts them",
     )
     run.add_argument(
         "--device-as",
@@ -192,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KINDS",
         default="",
         help="exit 5 when the merged runs have a config of one of these finding kinds, as harness run --fail-on "
-        "(failed, exceeds, one-vendor, at-risk, incomplete; or any): a merge of hosts or shards gates on findings",
+        "(failed, exceeds, one-vendor, at-risk, spills, incomplete; or any): a merge of hosts or shards gates on findings",
     )
     cmp = sub.add_parser(
         "compare",

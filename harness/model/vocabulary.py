@@ -14,7 +14,7 @@ Status = Literal["ok", "mismatch", "error", "crash", "timeout", "interpret-unsup
 #: a limit flag: ``error`` (the launch is refused) or ``warn`` (near the limit)
 Severity = Literal["error", "warn"]
 #: a config on one target, decided by its default build (harness.analysis.verdicts), best first
-Verdict = Literal["fits", "at risk", "exceeds", "failed", "incomplete"]
+Verdict = Literal["fits", "spills", "at risk", "exceeds", "failed", "incomplete"]
 
 MODES: Final = frozenset(get_args(Mode))
 STATUSES: Final = frozenset(get_args(Status))

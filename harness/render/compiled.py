@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from harness.analysis import gate
 from harness.analysis.compiled_compare import CompiledComparison
 from harness.analysis.inductor_graphs import Adaptation
 from harness.render.escaping import md
@@ -19,8 +20,8 @@ def terminal(found: list[Adaptation]) -> list[str]:
         graphs = "; ".join(f"{g.target} {len(g.kernels)} kernel(s)" for g in a.graphs)
         lines.append(f"{a.entry} {a.shape} {a.dtype}: {graphs}")
         lines += [f"  differs: {d}" for d in a.differences]
-        if a.findings:
-            lines.append(f"  {len(a.findings)} finding(s) in report.md")
+        if a.counts is not None and gate.said(a.counts) != "no findings":
+            lines.append(f"  {a.counts.configs} configs: {gate.said(a.counts)} (report.md)")
     return lines
 
 

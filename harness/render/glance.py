@@ -10,9 +10,16 @@ from harness.analysis.overview import Worst
 from harness.render.escaping import md, plain
 from harness.render.text_table import table
 
+#: a verdict as a count says it: ``3 fit, 1 spill, 2 exceed``
+COUNTED = {"fits": "fit", "spills": "spill", "exceeds": "exceed"}
+
+
+def counted(verdict: str, n: int) -> str:
+    return f"{n} {COUNTED.get(verdict, verdict)}"
+
 
 def _count_words(counts: tuple[tuple[str, int], ...]) -> str:
-    return ", ".join(f"{n} {'fit' if v == 'fits' else 'exceed' if v == 'exceeds' else v}" for v, n in counts)
+    return ", ".join(counted(v, n) for v, n in counts)
 
 
 def worst_text(w: Worst) -> str:

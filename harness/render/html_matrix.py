@@ -14,7 +14,14 @@ from harness.analysis.rows import Row
 from harness.render import tables as md_tables
 from harness.render.text_table import natural
 
-CLASS = {"fits": "fits", "at risk": "at-risk", "exceeds": "exceeds", "failed": "failed", "incomplete": "incomplete"}
+CLASS = {
+    "fits": "fits",
+    "spills": "spills",
+    "at risk": "at-risk",
+    "exceeds": "exceeds",
+    "failed": "failed",
+    "incomplete": "incomplete",
+}
 
 
 def _folder(rec: Any) -> str | None:

@@ -17,9 +17,16 @@ from harness.model import targets
 from harness.model.ids import option_abbreviations
 
 # verdict -> the colour its share paints (RGB); a cell mixes them by share, so green reads "all fit" at a glance
-COLOURS = {"fits": (46, 160, 67), "at risk": (230, 170, 20), "exceeds": (215, 58, 73), "failed": (120, 20, 30),
+COLOURS = {"fits": (46, 160, 67), "spills": (240, 140, 40), "at risk": (230, 170, 20), "exceeds": (215, 58, 73), "failed": (120, 20, 30),
            "incomplete": (150, 150, 150)}  # fmt: skip
-SHORT = {"fits": "fit", "at risk": "risk", "exceeds": "exceed", "failed": "failed", "incomplete": "incomplete"}
+SHORT = {
+    "fits": "fit",
+    "spills": "spill",
+    "at risk": "risk",
+    "exceeds": "exceed",
+    "failed": "failed",
+    "incomplete": "incomplete",
+}
 
 STYLE = """
 .glance{display:flex;gap:2em;align-items:flex-start;flex-wrap:wrap}.glance>div.worst{flex:1 1 28em}

@@ -41,7 +41,7 @@ body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em}
 th,td{border:1px solid #ccc;padding:2px 6px;text-align:left;font-variant-numeric:tabular-nums}
 th{background:#f3f3f3}
-td.fits{background:#e6f4ea}td.at-risk{background:#fff4d6}td.exceeds{background:#fde2e1}td.failed{background:#f5c6cb}
+td.fits{background:#e6f4ea}td.spills{background:#fdebd3}td.at-risk{background:#fff4d6}td.exceeds{background:#fde2e1}td.failed{background:#f5c6cb}
 td.incomplete{background:#e8e8e8;font-style:italic}
 h2{margin-top:1.5em}.note{color:#666}
 """

@@ -32,7 +32,7 @@ def cell_texts(rec: Record | None, tv: verdicts.TargetVerdict | None) -> list[st
     smem = f"{res.shared or 0}" + (f"+{static}" if static else "") + (f" > {limit:g}" if limit is not None else "")
     frac = res.occupancy_frac
     kind = tv.verdict if tv is not None and tv.decided_by is rec else verdicts.outcome(rec)
-    label = {"fits": "yes", "at risk": "yes, AT RISK", "exceeds": "NO"}.get(kind, kind)
+    label = {"fits": "yes", "spills": "yes, SPILLS", "at risk": "yes, AT RISK", "exceeds": "NO"}.get(kind, kind)
     if rec.duplicate_of:
         label += f" (same binary as {rec.duplicate_of})"
     occ = "" if res.occupancy is None else f"{res.occupancy:g}" + ("" if frac is None else f" ({frac:.0%})")
@@ -125,7 +125,7 @@ def target_summary(found: Findings, fmt: str = "github") -> str:
     cols = [
         v
         for v in (*verdicts.VERDICTS, "same binary")
-        if v in ("fits", "at risk", "exceeds", "failed") or any(v in c for c in counts.values())
+        if v in ("fits", "spills", "at risk", "exceeds", "failed") or any(v in c for c in counts.values())
     ]
     body = [list(k) + [c.get(v, 0) for v in cols] for k, c in sorted(counts.items())]
     return table(body, ["kernel"] + (["triton"] if multi else []) + ["target"] + cols, fmt)

@@ -14,7 +14,7 @@ from collections import defaultdict
 
 from harness.analysis import verdicts
 from harness.analysis.findings import Findings
-from harness.analysis.gate import KINDS, FindingCounts
+from harness.analysis.gate import KINDS, FindingCounts, said
 from harness.analysis.trends import Trend
 from harness.model.records import Record
 from harness.render import compiled, device_tables, glance, tables
@@ -30,6 +30,9 @@ def _fit(line: str, width: int = WIDTH) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
+NAME_COLUMN = 24
+
+
 def kernel_lines(found: Findings, width: int = WIDTH) -> list[str]:
     """``matmul    h100 12 fit · mi300x 6 fit, 2 at risk, 4 exceed`` — one per kernel, targets in matrix order, cut
     to ``width`` (a caller that wraps instead passes its own)."""
@@ -40,15 +43,23 @@ def kernel_lines(found: Findings, width: int = WIDTH) -> list[str]:
         name = f"{row.kernel} (triton {row.triton})" if multi else row.kernel
         for target, tv in row.judged.targets.items():
             counts[name][target]["same binary" if tv.duplicate_of else tv.verdict] += 1
-    pad = max((len(k) for k in counts), default=0)
+    # names of Inductor's kernels run to 80 characters: a name longer than NAME_COLUMN stands on its own line, its
+    # counts under it, so that the other kernels' counts are not pushed off the terminal
+    pad = max((len(k) for k in counts if len(k) <= NAME_COLUMN), default=0)
+    order = list(dict.fromkeys(t for row in rows for t in row.judged.targets))  # every kernel's in one order
     out = []
     for kernel in sorted(counts):
         parts = []
-        for target, c in counts[kernel].items():
-            words = [f"{c[v]} {'fit' if v == 'fits' else 'exceed' if v == 'exceeds' else v}" for v in ORDER if c[v]]
+        for target in (t for t in order if t in counts[kernel]):
+            c = counts[kernel][target]
+            words = [glance.counted(v, c[v]) for v in ORDER if c[v]]
             words += [f"({c['same binary']} same binary as another)"] if c["same binary"] else []
             parts.append(f"{plain(target)} " + ", ".join(words))
-        out.append(_fit(f"{plain(kernel):<{pad}}  " + " · ".join(parts), width))
+        if len(kernel) > pad:
+            out.append(_fit(plain(kernel), width))
+            out.append(_fit(" " * 4 + " · ".join(parts), width))
+        else:
+            out.append(_fit(f"{plain(kernel):<{pad}}  " + " · ".join(parts), width))
     return out
 
 
@@ -168,7 +179,7 @@ def final_lines(found: Findings, wide: bool = False, width: int = WIDTH) -> list
 def findings_line(counts: FindingCounts, fail_on: tuple[str, ...], tripped: tuple[str, ...], code: int) -> str:
     """The run's last line: its configs by finding kind (the kinds it has), what ``--fail-on`` named and whether
     it tripped, and the exit code."""
-    found = ", ".join(f"{counts.of(k)} {k}" for k in KINDS if counts.of(k)) or "no findings"
+    found = said(counts)
     gate = ""
     if fail_on:
         named = "any" if set(fail_on) == set(KINDS) else ",".join(fail_on)

@@ -51,7 +51,7 @@ RESOURCES = (
     "mfma",
     "ds_ops",
 )
-VERDICT_RANK = {"fits": 0, "at risk": 1, "exceeds": 2, "failed": 3}
+VERDICT_RANK = {"fits": 0, "spills": 1, "at risk": 2, "exceeds": 3, "failed": 4}
 EXIT_SAME, EXIT_SLOWER, EXIT_WORSE, EXIT_INCOMPARABLE = 0, 1, 2, 3
 
 

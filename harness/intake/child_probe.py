@@ -38,8 +38,9 @@ from harness.support.settings import timeout_s
 #: the lines the child prints, for its CODE: ``say(...)`` before a call, ``done()`` at the end
 PRELUDE = r"""
 import json, os, sys
-from harness.support.lifeline import watch_parent
+from harness.support.lifeline import adopt_orphans, end_descendants, watch_parent
 watch_parent()
+adopt_orphans()  # what the user's code starts in a session of its own is still ours to end
 if os.environ.get("HARNESS_FACE"):  # a captured op's child: the target's virtual device, before any user import
     from harness.intake import face as _face
     _face.wear_from_env()
@@ -54,6 +55,7 @@ def importing(*what):
 def result(i, value):
     print("harness-probe-result", NONCE, json.dumps([i, value]), flush=True)
 def done():
+    end_descendants()  # a process the user's code started (a server, a `sleep`) ends with the work that started it
     print("harness-probe-done", NONCE, flush=True)
 """
 
@@ -174,6 +176,8 @@ def _follow(proc: subprocess.Popen[bytes], payload: str, nonce: str, errors: IO[
                 else:
                     continue
                 deadline = time.monotonic() + timeout_s(call_limit)
+            if done:  # its work is said: a process that still holds the pipe open is not waited for
+                break
     code = proc.wait()
     errors.seek(0)
     tail = " ".join(errors.read()[-65536:].decode(errors="replace").strip().splitlines()[-1:])[:200]

@@ -1,0 +1,63 @@
+"""What a user's code starts ends with the work that started it: an inputs function that starts a background
+process (in the child's session, or in a session of its own) neither stalls the capture until the call limit nor
+outlives the harness. Real capture children, a real ``torch.compile`` under the h100 face."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from helpers import run_cli
+
+pytest.importorskip("torch")
+
+MODELS = """
+import subprocess
+import torch
+
+def activation(x):
+    return torch.relu(x) * 2.0
+
+def inputs(shape, dtype, device, generator):
+    here = __file__.rsplit("/", 1)[0]
+    plain = subprocess.Popen(["sleep", "300"])
+    detached = subprocess.Popen(["sleep", "301"], start_new_session=True)
+    with open(here + "/pids.txt", "a") as fh:
+        fh.write(f"{plain.pid} {detached.pid}\\n")
+    return (torch.randn((shape["M"], shape["N"]), dtype=torch.float32, device=device),)
+"""
+
+MATRIX = """\
+name: background
+targets: [h100]
+compiled:
+  act:
+    fn: models.py:activation
+    inputs: models.py:inputs
+    shapes: [{M: 64, N: 64}]
+    dtypes: [fp32]
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_processes_the_inputs_start_end_with_the_capture_and_do_not_stall_it(tmp_path: Path) -> None:
+    (tmp_path / "models.py").write_text(MODELS)
+    (tmp_path / "m.yaml").write_text(MATRIX)
+    start = time.monotonic()
+    # a capture that waited on the processes' open pipe would take the whole call limit
+    proc = run_cli("list", str(tmp_path / "m.yaml"), env={"HARNESS_CALLBACK_TIMEOUT_S": "40"})
+    took = time.monotonic() - start
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "act.triton_" in proc.stdout and took < 40, (took, proc.stdout[-500:])
+    pids = [int(p) for line in (tmp_path / "pids.txt").read_text().split("\n") if line for p in line.split()]
+    assert pids and not [p for p in pids if _alive(p)], [p for p in pids if _alive(p)]
+    assert os.getpid() not in pids

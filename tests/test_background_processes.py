@@ -61,3 +61,42 @@ def test_processes_the_inputs_start_end_with_the_capture_and_do_not_stall_it(tmp
     pids = [int(p) for line in (tmp_path / "pids.txt").read_text().split("\n") if line for p in line.split()]
     assert pids and not [p for p in pids if _alive(p)], [p for p in pids if _alive(p)]
     assert os.getpid() not in pids
+
+
+SLOW_INPUTS = """
+import time
+import torch
+
+def activation(x):
+    return torch.relu(x) * 2.0
+
+def inputs(shape, dtype, device, generator):
+    time.sleep(120)
+    return (torch.randn((shape["M"], shape["N"]), dtype=torch.float32, device=device),)
+"""
+
+
+def test_sigterm_while_an_entry_is_captured_stops_like_ctrl_c(tmp_path: Path) -> None:
+    """A scheduler's SIGTERM while the matrix is read (an entry's capture under way): ``harness: interrupted``, exit
+    3, and nothing of the harness's left in the temporary folder (its shared facts folder, the child's scratch)."""
+    import signal
+    import subprocess
+    import sys
+
+    from helpers import REPO
+
+    (tmp_path / "models.py").write_text(SLOW_INPUTS)
+    (tmp_path / "m.yaml").write_text(MATRIX)
+    (tmp_path / "tmp").mkdir()
+    env = dict(os.environ, PYTHONPATH=str(REPO), TMPDIR=str(tmp_path / "tmp"))
+    argv = [sys.executable, "-m", "harness", "run", str(tmp_path / "m.yaml"), "--out", str(tmp_path / "run"), "-n", "0"]
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not any((tmp_path / "tmp").glob("harness-probe-*")):
+        time.sleep(0.2)  # the capture child's scratch folder: the entry is being captured
+    assert any((tmp_path / "tmp").glob("harness-probe-*")), "the capture never started"
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 3 and "harness: interrupted" in err, (proc.returncode, out[-1000:], err[-1000:])
+    time.sleep(0.5)  # the lifeline's poll: the child's group ends with its parent
+    assert sorted(p.name for p in (tmp_path / "tmp").iterdir() if p.name.startswith("harness-")) == []

@@ -75,16 +75,22 @@ class _CtrlC:
     what arrives: on CPython 3.11 an interrupt that lands inside ``from X import Y`` can come out as a
     ``TypeError`` ("expected a message argument") or an ``ImportError`` (python/cpython#112660). The command
     line reads the record, not the exception's type. Installed only over Python's own handler, in the main thread:
-    a handler the caller installed is left alone, and one the command installs (the run's guard) takes over."""
+    a handler the caller installed is left alone, and one the command installs (the run's guard) takes over.
+    SIGTERM (a scheduler's stop) is taken the same way where nothing else handles it: before the run's guard is
+    installed (a matrix being read, its entries captured) it would otherwise end the process at once, leaving its
+    temporary folders and no word."""
 
     def __init__(self) -> None:
         self.seen = False
         self._previous: Any = None
+        self._previous_term: Any = None
 
     def __enter__(self) -> _CtrlC:
         if threading.current_thread() is threading.main_thread():
             if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
                 self._previous = signal.signal(signal.SIGINT, self._handle)
+            if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+                self._previous_term = signal.signal(signal.SIGTERM, self._handle)
         return self
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
@@ -96,6 +102,8 @@ class _CtrlC:
         # unless the command set another since (a run that was interrupted ignores SIGINT while it exits)
         if self._previous is not None and signal.getsignal(signal.SIGINT) == self._handle:
             signal.signal(signal.SIGINT, self._previous)
+        if self._previous_term is not None and signal.getsignal(signal.SIGTERM) == self._handle:
+            signal.signal(signal.SIGTERM, self._previous_term)
 
 
 def _clear_cpythons_unhandled_mark() -> None:

@@ -111,14 +111,15 @@ def end_descendants() -> None:
     except OSError:
         return
     parents: dict[int, int] = {}
-    for pid in stats:
+    for entry in stats:
         try:
-            with open(f"/proc/{pid}/stat", "rb") as fh:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
                 fields = fh.read().rsplit(b")", 1)[1].split()
-            parents[int(pid)] = int(fields[1])
+            parents[int(entry)] = int(fields[1])
         except (OSError, IndexError, ValueError):
             continue
-    below, todo = set(), [mine]
+    below: set[int] = set()
+    todo = [mine]
     while todo:
         parent = todo.pop()
         for pid, ppid in parents.items():

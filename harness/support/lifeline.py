@@ -104,34 +104,11 @@ def adopt_orphans() -> None:
 
 
 def end_descendants() -> None:
-    """Kill every process below this one (read from /proc: children, then theirs), whatever session each is in."""
-    mine = os.getpid()
-    try:
-        stats = [p for p in os.listdir("/proc") if p.isdigit()]
-    except OSError:
-        return
-    parents: dict[int, int] = {}
-    for entry in stats:
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                fields = fh.read().rsplit(b")", 1)[1].split()
-            parents[int(entry)] = int(fields[1])
-        except (OSError, IndexError, ValueError):
-            continue
-    below: set[int] = set()
-    todo = [mine]
-    while todo:
-        parent = todo.pop()
-        for pid, ppid in parents.items():
-            if ppid == parent and pid not in below:
-                below.add(pid)
-                todo.append(pid)
+    """Kill every process below this one (:func:`kill_tree`: whatever session each is in, adopted orphans
+    included) and reap them, so none is left behind as a zombie."""
+    below = descendants(os.getpid())
+    kill_tree(os.getpid(), itself=False)
     for pid in below:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    for pid in below:  # reaped: children of ours, adopted orphans included, leave no zombie behind
         try:
             os.waitpid(pid, os.WNOHANG)
         except ChildProcessError:

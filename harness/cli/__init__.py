@@ -167,6 +167,9 @@ def _main(argv: list[str] | None) -> int:
             err(mixed)
             return EXIT_INPUT
     _importable_from_here()
+    from harness.support import lifeline
+
+    lifeline.sweep_stale()  # what an earlier command killed with SIGKILL left in the temporary folder
     module, function = HANDLERS[args.command]
     try:
         return int(getattr(importlib.import_module(module), function)(args))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
@@ -85,17 +84,19 @@ def read_matrix(matrix_path: Path, targets: str | None, say: bool = False) -> Ma
 def cmd_run(args: argparse.Namespace) -> int:
     """``harness run``: the facts of user modules this process takes are shared with its xdist workers for the run."""
     from harness.intake import facts
+    from harness.support import lifeline
 
     before = os.environ.get(facts.SHARED_ENV)
-    with tempfile.TemporaryDirectory(prefix="harness-facts-") as shared:
-        os.environ[facts.SHARED_ENV] = shared
-        try:
-            return _run(args)
-        finally:
-            if before is None:
-                os.environ.pop(facts.SHARED_ENV, None)
-            else:
-                os.environ[facts.SHARED_ENV] = before
+    shared = lifeline.new_scratch("facts")  # owned while this run lives: a later command sweeps it if killed
+    os.environ[facts.SHARED_ENV] = shared
+    try:
+        return _run(args)
+    finally:
+        lifeline.remove_scratch(shared)
+        if before is None:
+            os.environ.pop(facts.SHARED_ENV, None)
+        else:
+            os.environ[facts.SHARED_ENV] = before
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -57,10 +57,64 @@ def kill_tree(pid: int, itself: bool = True) -> None:
 SCRATCH_ENV, SCRATCH_PREFIX = "HARNESS_SCRATCH", "harness-"
 
 
+#: the file in each scratch folder its maker holds an ``flock`` on while it lives (released by the kernel however the
+#: process ends, ``kill -9`` included): a folder whose owner file nobody holds is stale (:func:`sweep_stale`)
+OWNER = ".harness-owner"
+_OWNED: dict[str, int] = {}
+
+
 def new_scratch(kind: str) -> str:
     """A scratch folder for one child of ``kind`` (passed to it as :data:`SCRATCH_ENV`): what it would otherwise
-    leave in the host's temporary folder goes there, and the folder goes with the child (:func:`remove_scratch`)."""
-    return tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{kind.replace('#', '-')}-")
+    leave in the host's temporary folder goes there, and the folder goes with the child (:func:`remove_scratch`), or,
+    where the whole process group was killed at once, with the next command's :func:`sweep_stale`."""
+    import fcntl
+
+    # made under a hidden name, owned, then renamed: a folder with the visible name always has its owner file
+    pending = tempfile.mkdtemp(prefix=f".{SCRATCH_PREFIX}{kind.replace('#', '-')}-")
+    fd = os.open(os.path.join(pending, OWNER), os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    path = os.path.join(os.path.dirname(pending), os.path.basename(pending)[1:])
+    os.rename(pending, path)
+    _OWNED[path] = fd
+    return path
+
+
+def sweep_stale(root: str | None = None) -> list[str]:
+    """Remove the scratch folders in the temporary folder that no living process owns (their maker was killed with
+    SIGKILL, or the host lost power, before it could remove them); the names removed. A folder without the owner
+    file (another program's, or a user's named alike) is never touched; one whose owner lives is kept."""
+    import fcntl
+
+    root = root or tempfile.gettempdir()
+    removed: list[str] = []
+    try:
+        names = [n for n in os.listdir(root) if n.startswith(SCRATCH_PREFIX)]
+        pending = [n for n in os.listdir(root) if n.startswith("." + SCRATCH_PREFIX)]
+    except OSError:
+        return removed
+    for name in pending:  # a maker killed in the microseconds between making and owning it: old means abandoned
+        path = os.path.join(root, name)
+        try:
+            if time.time() - os.lstat(path).st_mtime > 600:
+                shutil.rmtree(path, ignore_errors=True)
+                removed.append(name)
+        except OSError:
+            continue
+    for name in names:
+        owner = os.path.join(root, name, OWNER)
+        try:
+            fd = os.open(owner, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue  # its owner lives
+        finally:
+            os.close(fd)
+        shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+        removed.append(name)
+    return removed
 
 
 def remove_scratch(scratch: str | None = None) -> None:
@@ -70,6 +124,9 @@ def remove_scratch(scratch: str | None = None) -> None:
     scratch = os.environ.get(SCRATCH_ENV, "") if scratch is None else scratch
     if os.path.basename(scratch).startswith(SCRATCH_PREFIX):
         shutil.rmtree(scratch, ignore_errors=True)
+    held = _OWNED.pop(scratch, None)
+    if held is not None:
+        os.close(held)
 
 
 def _end_below_and_exit() -> None:

@@ -144,9 +144,7 @@ def _fake_like(x: Any) -> Any:
     return torch.empty_strided(tuple(x.shape), tuple(x.stride()), dtype=x.dtype, device="cuda")
 
 
-#: where a capture child keeps the whole traceback of a failed capture (the run's or ``harness compiled``'s output
-#: folder, ``tracebacks/``): the one-line error names the file
-TRACEBACKS = "HARNESS_TRACEBACKS"
+TRACEBACKS = inductor_face.TRACEBACKS  # the name the commands set (re-exported: they import it from here)
 
 
 def innermost(exc: BaseException) -> BaseException:

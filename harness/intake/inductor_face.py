@@ -302,6 +302,11 @@ def _choice(choice: Any) -> dict[str, Any]:
     return out
 
 
+#: where a capture keeps what it leaves for debugging: a failed capture's whole traceback, Inductor's trace (the
+#: run's or ``harness compiled``'s output folder, ``tracebacks/``; the one-line error names the file)
+TRACEBACKS = "HARNESS_TRACEBACKS"
+
+
 def compile_options(mode: str | None, options: Mapping[str, Any]) -> dict[str, Any]:
     """The mode's Inductor options (``torch._inductor.list_mode_options``) with the user's on top, CUDA graphs
     off: they wrap the launches without changing a kernel, and capturing one needs the device (a policy). A trace
@@ -311,8 +316,6 @@ def compile_options(mode: str | None, options: Mapping[str, Any]) -> dict[str, A
         # Inductor's trace goes to ./torch_compile_debug by default: under the run's folder instead, beside the
         # capture's tracebacks (the folder the command set; no folder: Inductor's default)
         import os
-
-        from harness.intake.compiled import TRACEBACKS
 
         folder = os.environ.get(TRACEBACKS)
         if folder:

@@ -186,6 +186,20 @@ def test_the_kernel_graph_and_configs_differ_by_vendor_where_inductor_adapts(cap
         assert tables["mm"][0]["kernels"][0]["heuristic"] == "pointwise"  # extern mm + the epilogue
     md = (root / "out" / "compiled.md").read_text()
     assert "sum M8192xN8192 bf16" in md and "kernels: h100 2, mi300x 3" in md
+    # the named differences, each from the configs Inductor listed per target (held against Inductor above)
+    waves = sorted({c["waves_per_eu"] for c in amd["configs"] if "waves_per_eu" in c})
+    assert f"{nv['name']}: waves_per_eu h100 none; mi300x {', '.join(map(str, waves))}" in md
+    for mine, theirs in zip(h100["sum"][0]["kernels"], mi300x["sum"][0]["kernels"]):
+        if mine["name"] == theirs["name"]:
+            warps = [sorted({c["num_warps"] for c in k["configs"]}) for k in (mine, theirs)]
+            said = f"{mine['name']}: num_warps h100 {', '.join(map(str, warps[0]))}; mi300x "
+            assert (said + ", ".join(map(str, warps[1])) in md) is (warps[0] != warps[1]), (said, warps)
+    only = [
+        k["name"]
+        for k in mi300x["sum"][0]["kernels"]
+        if k["name"] not in {n["name"] for n in h100["sum"][0]["kernels"]}
+    ]
+    assert only and f"only on mi300x: {', '.join(only)}" in md
     assert "max-autotune choices" in md  # the records carry the count of choices each graph listed
     assert "differs: kernels: h100 2, mi300x 3" in proc.stdout
     page = (root / "out" / "compiled.html").read_text()

@@ -26,6 +26,8 @@ class Graph:
     target: str
     kernels: tuple[tuple[str, str, int], ...]
     choices: int  # template choices max-autotune listed (0 without it)
+    #: per kernel, each config's settings as (name, value) pairs: what the named differences compare
+    settings: tuple[tuple[str, tuple[tuple[tuple[str, str], ...], ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,7 @@ def of_records(records: Iterable[Record]) -> list[Adaptation]:
     graphs: dict[Key, dict[str, tuple[str, ...]]] = {}
     choices: dict[tuple[str, ...], int] = {}
     kernels: dict[tuple[str, ...], dict[str, tuple[str, int]]] = {}
+    settings: dict[tuple[str, ...], dict[str, list[tuple[tuple[str, str], ...]]]] = {}
     findings: dict[Key, list[str]] = {}
     grouped: dict[Key, list[Record]] = {}
     for r in records:
@@ -62,6 +65,8 @@ def of_records(records: Iterable[Record]) -> list[Adaptation]:
         per = kernels.setdefault(key + (r.target,), {})
         heuristic, seen = per.get(name, (r.inductor.heuristic or "?", 0))
         per[name] = (heuristic, seen + 1)
+        pairs = tuple(sorted((k, str(v)) for k, v in r.config.items()))
+        settings.setdefault(key + (r.target,), {}).setdefault(name, []).append(pairs)
         where = f"{r.target} {name} {config_id(r.config)}"
         if r.status != "ok":
             said = " ".join((r.error or "").split())[:200]
@@ -74,7 +79,12 @@ def of_records(records: Iterable[Record]) -> list[Adaptation]:
     for key in sorted(graphs):
         entry, shape, dtype, triton, torch = key
         made = tuple(
-            Graph(target, tuple(_kernel(n, kernels[key + (target,)]) for n in graph), choices[key + (target,)])
+            Graph(
+                target,
+                tuple(_kernel(n, kernels[key + (target,)]) for n in graph),
+                choices[key + (target,)],
+                tuple((n, tuple(c)) for n, c in settings.get(key + (target,), {}).items()),
+            )
             for target, graph in sorted(graphs[key].items())
         )
         label = shape if len(versions) == 1 else f"{shape} triton{triton} torch{torch}"
@@ -93,17 +103,54 @@ def _differences(graphs: tuple[Graph, ...]) -> list[str]:
     if len(set(counts.values())) > 1:
         said.append("kernels: " + ", ".join(f"{t} {n}" for t, n in counts.items()))
     names = {g.target: [k[0] for k in g.kernels] for g in graphs}
-    if len(set(counts.values())) == 1 and len({tuple(v) for v in names.values()}) > 1:
-        said.append("kernel names differ: " + "; ".join(f"{t} {', '.join(v)}" for t, v in names.items()))
+    everywhere = set.intersection(*(set(v) for v in names.values()))
+    for target, mine in names.items():
+        alone = [n for n in mine if n not in everywhere]
+        if alone:
+            said.append(f"only on {target}: {', '.join(alone)}")
     first = graphs[0]
     for g in graphs[1:]:
         for (name, _, n), (other, _, m) in zip(first.kernels, g.kernels):
             if name == other and n != m:
                 said.append(f"{name}: configs {first.target} {n}, {g.target} {m}")
+    said += _settings_differ(graphs, [n for n in names[first.target] if n in everywhere])
     choices = {g.target: g.choices for g in graphs}
     if len(set(choices.values())) > 1:
         said.append("max-autotune choices: " + ", ".join(f"{t} {n}" for t, n in choices.items()))
     return said
+
+
+#: the config settings named when they differ between targets, in this order: warps, stages, the block sizes (any
+#: ``*BLOCK``), then the options only one backend has (HIP's waves per EU, MFMA shape, kpack; NVIDIA's maxnreg)
+_NAMED = ("num_warps", "num_stages")
+_BACKEND_ONLY = ("waves_per_eu", "matrix_instr_nonkdim", "kpack", "maxnreg", "num_ctas")
+
+
+def _settings_differ(graphs: tuple[Graph, ...], kernels: list[str]) -> list[str]:
+    """Per kernel on every target: each setting whose values differ between the targets' configs, named with each
+    target's values (``num_warps h100 4, 8; mi300x 4``); a setting one target's configs have and another's lack."""
+    said = []
+    per_target = {g.target: dict(g.settings) for g in graphs}
+    for name in kernels:
+        values: dict[str, dict[str, set[str]]] = {}
+        for target, kernels_of in per_target.items():
+            for config in kernels_of.get(name, ()):
+                for setting, value in config:
+                    values.setdefault(setting, {}).setdefault(target, set()).add(value)
+        order = [*_NAMED, *sorted(s for s in values if s.endswith("BLOCK")), *_BACKEND_ONLY]
+        for setting in (s for s in order if s in values):
+            seen = {t: values[setting].get(t, set()) for t in per_target}
+            if len({frozenset(v) for v in seen.values()}) > 1:
+                shown = "; ".join(f"{t} {', '.join(sorted(v, key=_number)) or 'none'}" for t, v in seen.items())
+                said.append(f"{name}: {setting} {shown}")
+    return said
+
+
+def _number(text: str) -> tuple[int, float | str]:
+    try:
+        return (0, float(text))
+    except ValueError:
+        return (1, text)
 
 
 def _kernel(name: str, seen: Mapping[str, tuple[str, int]]) -> tuple[str, str, int]:

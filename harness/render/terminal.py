@@ -106,7 +106,9 @@ def summary(found: Findings, width: int = WIDTH) -> list[str]:
         parts += ["captured ops (each target's launches in report.md):"] + ["  " + a for a in adapted]
     if found.compiled:
         parts += ["compiled functions (each target's Inductor kernel graph in report.md):"]
-        parts += ["  " + plain(line) for line in compiled.terminal(list(found.compiled))]
+        # wrapped, never cut: a named difference lists every target's values
+        for line in compiled.terminal(list(found.compiled)):
+            parts += ["  " + w for w in glance.wrapped(plain(line), width - 2)]
     bad = glance.worst_terminal(found, width)
     if bad:
         parts += ["worst findings (as report.html and report.md list them):", *bad]

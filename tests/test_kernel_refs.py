@@ -41,3 +41,42 @@ def test_no_other_module_tells_the_kinds_apart_by_their_text() -> None:
     ]
     assert found == [], found
     assert Path(REPO / "harness" / "model" / "kernel_refs.py").is_file()
+
+
+def test_a_kernel_inductor_numbered_otherwise_is_matched_by_its_place_in_the_graph() -> None:
+    """The stored H100 run's compiled records (tests/data/compiled/run-torch211-h100) against the same records with
+    every Inductor number moved on by 3, as a mode or a fusion earlier in the graph moves them: every record is
+    matched, and the kernels read as renamed, not removed and added."""
+    import dataclasses
+    import re
+
+    from helpers import DATA
+
+    from harness.analysis.compare.inputs import index
+    from harness.analysis.compiled_compare import compare, graphs_of
+    from harness.model.kernel_refs import graph_identity
+    from harness.results.store import load_results
+
+    assert graph_identity(("triton_poi_fused_add_0", "triton_red_sum_1", "triton_poi_fused_add_2"), 3) == (
+        "triton_poi_fused_add#2"
+    )
+
+    def moved(name: str) -> str:
+        return re.sub(r"_(\d+)$", lambda m: f"_{int(m.group(1)) + 3}", name)
+
+    _, base = load_results(DATA / "compiled" / "run-torch211-h100" / "results.json")
+    renamed = []
+    for r in base:
+        if r.inductor.entry is None:
+            renamed.append(r)
+            continue
+        inductor = dataclasses.replace(
+            r.inductor, kernel=moved(r.inductor.kernel or ""), graph=tuple(moved(n) for n in r.inductor.graph or ())
+        )
+        kernel = f"{r.inductor.entry}.{moved(r.inductor.kernel or '')}"
+        renamed.append(dataclasses.replace(r, kernel=kernel, inductor=inductor))
+    assert {r.kernel for r in renamed} != {r.kernel for r in base}
+    assert index(base, "compile").keys() == index(renamed, "compile").keys()  # every record matched
+    cmp = compare(graphs_of(base, lambda r: ""), graphs_of(renamed, lambda r: ""))
+    assert cmp.changes and all(c.kind == "changed" and c.detail[0].startswith("named ") for c in cmp.changes)
+    assert not cmp.worse and not cmp.only_in_base and not cmp.only_in_new

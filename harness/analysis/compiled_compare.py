@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from harness.model.ids import config_key
+from harness.model.kernel_refs import graph_identity
 from harness.model.records import Record
 
 Key = tuple[str, str, str, str]  # entry, target, shape, dtype
@@ -37,6 +38,7 @@ class GraphKernel:
     source_sha256: str
     source: str
     verdicts: tuple[Verdict, ...]
+    identity: str = ""  # its place in the graph (harness.model.kernel_refs.graph_identity): what two runs match by
 
     @property
     def configs(self) -> tuple[str, ...]:
@@ -93,19 +95,23 @@ def graphs_of(records: Iterable[Record], source: Callable[[Record], str]) -> dic
         by_kernel.setdefault(str(r.inductor.kernel), []).append(r)
     out = {}
     for key, (torch, graph, by_kernel) in found.items():
-        kernels = tuple(_kernel(name, by_kernel[name], source) for name in graph if name in by_kernel)
+        kernels = tuple(
+            _kernel(name, by_kernel[name], source, graph_identity(graph, i))
+            for i, name in enumerate(graph, start=1)
+            if name in by_kernel
+        )
         out[key] = KernelGraph(key, torch, kernels)
     return out
 
 
-def _kernel(name: str, records: list[Record], source: Callable[[Record], str]) -> GraphKernel:
+def _kernel(name: str, records: list[Record], source: Callable[[Record], str], identity: str) -> GraphKernel:
     verdicts = []
     for r in records:
         errors = [f for f in r.flags if f.severity == "error"]
         why = r.error if r.status != "ok" else ", ".join(f"{f.resource} {f.value:g} over {f.limit:g}" for f in errors)
         verdicts.append(Verdict(config_key(r.config), r.status == "ok" and not errors, " ".join(why.split())[:240]))
     first = records[0]
-    return GraphKernel(name, str(first.inductor.source_sha256 or ""), source(first), tuple(verdicts))
+    return GraphKernel(name, str(first.inductor.source_sha256 or ""), source(first), tuple(verdicts), identity)
 
 
 def compare(base: dict[Key, KernelGraph], new: dict[Key, KernelGraph]) -> CompiledComparison:
@@ -129,18 +135,20 @@ def _torch(graphs: Iterable[KernelGraph]) -> str:
 
 
 def _kernel_changes(key: Key, before: tuple[GraphKernel, ...], after: tuple[GraphKernel, ...]) -> list[KernelChange]:
-    old, new = {k.name: k for k in before}, {k.name: k for k in after}
-    out = [KernelChange(key, n, "removed") for n in old if n not in new]
-    out += [KernelChange(key, n, "added", (f"{len(new[n].verdicts)} configs",)) for n in new if n not in old]
-    for name in (n for n in new if n in old):
-        detail = [f"config removed {c}" for c in old[name].configs if c not in new[name].configs]
-        detail += [f"config added {c}" for c in new[name].configs if c not in old[name].configs]
-        if old[name].source_sha256 != new[name].source_sha256:
-            detail += _source_detail(old[name].source, new[name].source)
+    # matched by place in the graph (a kernel Inductor numbered otherwise is the same kernel, renamed)
+    old, new = {k.identity or k.name: k for k in before}, {k.identity or k.name: k for k in after}
+    out = [KernelChange(key, old[i].name, "removed") for i in old if i not in new]
+    out += [KernelChange(key, new[i].name, "added", (f"{len(new[i].verdicts)} configs",)) for i in new if i not in old]
+    for i in (i for i in new if i in old):
+        detail = [f"named {old[i].name} before"] if old[i].name != new[i].name else []
+        detail += [f"config removed {c}" for c in old[i].configs if c not in new[i].configs]
+        detail += [f"config added {c}" for c in new[i].configs if c not in old[i].configs]
+        if old[i].source_sha256 != new[i].source_sha256:
+            detail += _source_detail(old[i].source, new[i].source)
         if detail:
-            out.append(KernelChange(key, name, "changed", tuple(detail)))
-    order_before = [k.name for k in before if k.name in new]
-    order_after = [k.name for k in after if k.name in old]
+            out.append(KernelChange(key, new[i].name, "changed", tuple(detail)))
+    order_before = [k.identity or k.name for k in before if (k.identity or k.name) in new]
+    order_after = [k.identity or k.name for k in after if (k.identity or k.name) in old]
     if order_before != order_after:
         out.append(KernelChange(key, "(launch order)", "changed", (f"{order_before} -> {order_after}",)))
     return out
@@ -155,12 +163,12 @@ def _source_detail(before: str, after: str) -> list[str]:
 
 
 def _worse_builds(key: Key, before: tuple[GraphKernel, ...], after: tuple[GraphKernel, ...]) -> list[str]:
-    def index(kernels: tuple[GraphKernel, ...]) -> dict[tuple[str, str], Verdict]:
-        return {(k.name, v.config): v for k in kernels for v in k.verdicts}
+    def index(kernels: tuple[GraphKernel, ...]) -> dict[tuple[str, str], tuple[str, Verdict]]:
+        return {(k.identity or k.name, v.config): (k.name, v) for k in kernels for v in k.verdicts}
 
     old, new = index(before), index(after)
     return [
-        f"{_label(key)}: {k[0]} {k[1]} built and fit before, now: {new[k].why}"
+        f"{_label(key)}: {new[k][0]} {k[1]} built and fit before, now: {new[k][1].why}"
         for k in sorted(old.keys() & new.keys())
-        if old[k].fits and not new[k].fits
+        if old[k][1].fits and not new[k][1].fits
     ]

@@ -120,6 +120,20 @@ class InductorRef:
 KernelRef = FileRef | OpRef | InductorRef
 
 
+def graph_identity(graph: tuple[str, ...], position: int) -> str:
+    """A kernel Inductor generated, named by its place in its graph: the name without Inductor's running number and
+    its occurrence among the graph's kernels of that name (``triton_poi_fused_add#2``). Inductor numbers kernels in
+    the order it writes them, so one kernel's number moves when another is added before it (a mode, a shape, a torch
+    that fuses differently): two runs' kernels are matched by this, not by the number."""
+    import re
+
+    def stem(name: str) -> str:
+        return re.sub(r"_\d+$", "", name)
+
+    mine = stem(graph[position - 1])
+    return f"{mine}#{sum(1 for n in graph[:position] if stem(n) == mine)}"
+
+
 @lru_cache(maxsize=4096)
 def decode(ref: str) -> KernelRef:
     """The typed reference ``ref`` holds (ValueError for text no harness writes: a malformed op or Inductor form)."""

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from harness.analysis.compare.timings import label
 from harness.model.ids import config_key
+from harness.model.kernel_refs import graph_identity
 from harness.model.records import Record
 from harness.model.run_info import RunInfo, Selection
 from harness.model.runtime import Timing
@@ -20,8 +21,19 @@ class CompareInputError(Exception):
     """A timed record whose median cannot be compared; ``str()`` names each one."""
 
 
+def identity(r: Record) -> tuple[str, ...]:
+    """What matches a record of one run with one of another: its merge key (less Triton and mode), where a kernel
+    Inductor generated is named by its place in its graph (:func:`harness.model.kernel_refs.graph_identity`), not by
+    Inductor's running number, which moves when a kernel is added before it."""
+    key = r.key()[:-2]
+    graph, position = r.inductor.graph, r.inductor.position
+    if r.inductor.entry is None or not graph or position is None or not 0 < position <= len(graph):
+        return key
+    return (f"{r.inductor.entry}.{graph_identity(tuple(graph), position)}", *key[1:])
+
+
 def index(records: list[Record], mode: str) -> dict[tuple[str, ...], Record]:
-    return {r.key()[:-2]: r for r in records if r.mode == mode}
+    return {identity(r): r for r in records if r.mode == mode}
 
 
 def median(r: Record) -> float | None:
@@ -64,7 +76,7 @@ def case_of(key: tuple[str, ...]) -> tuple[str, ...]:
 def cut_cases(records: list[Record]) -> set[tuple[str, ...]]:
     """Cases with fewer records than they produced (a kill cut their batch)."""
     done, _ = complete_cases(records)
-    return {case_of(r.key()) for r in records if r.case_id and r.case_id not in done}
+    return {case_of(identity(r)) for r in records if r.case_id and r.case_id not in done}
 
 
 def selected_keys(run: RunInfo | None) -> set[tuple[str, ...]] | None:

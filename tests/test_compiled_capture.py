@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import subprocess
 from pathlib import Path
 
@@ -72,7 +73,8 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> tuple[list, subprocess
     from harness.results.store import load_results
 
     root = tmp_path_factory.mktemp("compiled")
-    (root / "models.py").write_text(MODELS.read_text())
+    # a line of its own: captures are remembered by the modules' path and content, and these must run (the trace)
+    (root / "models.py").write_text(f"# {secrets.token_hex(8)}\n" + MODELS.read_text())
     body = GOOD.split("  sum:")[0] + BAD + "  sum:" + GOOD.split("  sum:")[1]
     # Inductor's trace turned on for one entry: it must land under --out, not in the working directory
     body = body.replace(

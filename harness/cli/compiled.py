@@ -19,6 +19,7 @@ import os
 from importlib import metadata
 from pathlib import Path
 
+from harness.analysis.gate import FindingCounts
 from harness.cli.common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, err
 from harness.intake.compiled_probe import Request
 
@@ -59,17 +60,23 @@ def cmd_compiled(args: argparse.Namespace) -> int:
         ["run", str(out / rundir.COMPILED_MATRIX), "--out", str(out), "--static-only", "--force", "-n", args.n]
     )
     run_args.pytest_args = []
+    run_args.last_line = False  # one last line, this command's: its exit code is not the run's alone
     ran = cmd_run(run_args)
-    built_badly = _view(out, name)
-    if ran not in (EXIT_OK, EXIT_FAILED):
+    viewed = _view(out, name)
+    if ran not in (EXIT_OK, EXIT_FAILED) or viewed is None:
         return ran  # refused or stopped: its own line said why
+    built_badly, counts = viewed
+    code = EXIT_FAILED if built_badly or ran == EXIT_FAILED else EXIT_OK
     if len(captured) < len(requests):
         left = len(requests) - len(captured)
-        print(f"harness: {left} of {len(requests)} compiled entries not captured (said above), left out · exit 2")
-        return EXIT_INPUT
-    if built_badly and ran == EXIT_OK:
-        print("harness: a compiled kernel's config failed to build or exceeds a limit (compiled.md) · exit 1")
-    return EXIT_FAILED if built_badly or ran == EXIT_FAILED else EXIT_OK
+        print(f"harness: {left} of {len(requests)} compiled entries not captured (said above), left out")
+        code = EXIT_INPUT
+    elif built_badly:
+        print("harness: a compiled kernel's config failed to build or exceeds a limit (compiled.md)")
+    from harness.render.terminal import findings_line
+
+    print(findings_line(counts, (), (), code), flush=True)
+    return code
 
 
 def _checked_file(file: Path, targets: str | None) -> tuple[str, list[str], list[Request]] | None:
@@ -142,9 +149,9 @@ def _write_matrix(path: Path, name: str, targets: list[str], requests: list[Requ
     path.write_text(text)
 
 
-def _view(out: Path, name: str) -> bool:
+def _view(out: Path, name: str) -> tuple[bool, FindingCounts] | None:
     """compiled.md and compiled.html from the run's records (its terminal summary already gave each graph and what
-    differs); whether any build failed or exceeds a limit."""
+    differs); whether any build failed or exceeds a limit, and the configs by finding kind (None: no records)."""
     from harness.analysis.inductor_graphs import of_records
     from harness.model.inductor_policies import POLICIES
     from harness.render import compiled as render
@@ -153,9 +160,13 @@ def _view(out: Path, name: str) -> bool:
     try:
         _, records = load_results(out / "results.json")
     except (OSError, ResultsFileError):
-        return False  # the run was stopped before it wrote: its own lines said so
+        return None  # the run was stopped before it wrote: its own lines said so
     found = of_records(records)
     (out / "compiled.md").write_text(render.markdown(name, POLICIES, found))
     (out / "compiled.html").write_text(render.html(name, POLICIES, found))
     print(f"harness: each target's kernel graph, what differs and the findings in {out / 'compiled.md'}", flush=True)
-    return any(r.status != "ok" or any(f.severity == "error" for f in r.flags) for r in records)
+    from harness.analysis import gate
+    from harness.analysis.rows import build_rows
+
+    bad = any(r.status != "ok" or any(f.severity == "error" for f in r.flags) for r in records)
+    return bad, gate.count(build_rows(records))

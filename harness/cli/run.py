@@ -219,16 +219,17 @@ def _run(args: argparse.Namespace) -> int:
             print(f"harness: {note}", flush=True)
     code = int(pytest.main(argv))  # SIGTERM, a scheduler's stop, ends it like Ctrl-C (harness.pytest_plugin.interrupts)
     if code == 5 and args.resume:
-        return _last_line(out, fail_on, EXIT_OK)  # nothing was left to run: the resumed run is complete
+        return _last_line(out, fail_on, EXIT_OK, args)  # nothing was left to run: the resumed run is complete
     if code == 5 and args.shard:  # more shards than this matrix fills: an empty run, so the night's count is whole
         print(f"harness: shard {args.shard} holds no case of this matrix; its run is written empty", flush=True)
         return EXIT_OK
-    return _last_line(out, fail_on, _PYTEST_TO_EXIT.get(code, EXIT_INTERNAL))
+    return _last_line(out, fail_on, _PYTEST_TO_EXIT.get(code, EXIT_INTERNAL), args)
 
 
-def _last_line(out: Path, fail_on: tuple[str, ...], code: int) -> int:
+def _last_line(out: Path, fail_on: tuple[str, ...], code: int, args: argparse.Namespace) -> int:
     """After pytest's own last line: the run's configs by finding kind and the exit code, which is
-    :data:`EXIT_FINDINGS` where the run would exit 0 but has a config of a kind ``--fail-on`` names."""
+    :data:`EXIT_FINDINGS` where the run would exit 0 but has a config of a kind ``--fail-on`` names. A command that
+    runs a run as one of its steps (``harness compiled``: ``args.last_line`` false) says its own last line."""
     from harness.analysis.rows import build_rows
     from harness.render.terminal import findings_line
 
@@ -242,5 +243,6 @@ def _last_line(out: Path, fail_on: tuple[str, ...], code: int) -> int:
     tripped = gate.tripped(counts, fail_on)
     if tripped and code == EXIT_OK:
         code = EXIT_FINDINGS
-    print(findings_line(counts, fail_on, tripped, code), flush=True)
+    if getattr(args, "last_line", True):
+        print(findings_line(counts, fail_on, tripped, code), flush=True)
     return code

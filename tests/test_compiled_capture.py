@@ -233,7 +233,7 @@ def test_the_run_reports_where_inductor_adapts_from_its_records(captured, tmp_pa
     assert "compiled functions (each target's Inductor kernel graph in report.md):" in proc.stdout
     assert "sum M8192xN8192 bf16: h100 2 kernel(s); mi300x 3 kernel(s)" in proc.stdout
     md = (root / "out" / "report.md").read_text()
-    assert "## Compiled functions: where Inductor adapts" in md and "### sum M8192xN8192 bf16" in md
+    assert "## Compiled functions: each target's kernel graph" in md and "### sum M8192xN8192 bf16" in md
     assert "- differs: kernels: h100 2, mi300x 3" in md and "- max_autotune_choice: " in md
     assert "<h3>sum · M8192xN8192 · bf16</h3>" in (root / "out" / "report.html").read_text()
     # the section comes from the records alone: a report re-rendered (or merged) from the run directory has it

@@ -61,7 +61,7 @@ def test_a_known_failure_matches_an_interpreter_case(run: tuple[int, str, list[d
 
 def test_a_kernel_error_in_its_own_code_stays_the_kernels() -> None:
     """The classifier: raised in the kernel's source, an AttributeError is the kernel's."""
-    from harness.device.interpret import interpreter_limitation
+    from harness.support.interpreter_patches import interpreter_limitation
 
     try:
         None.missing  # noqa: B018 - an AttributeError raised here, outside the triton package

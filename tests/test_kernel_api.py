@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from helpers import DATA, REPO, call_cli, run_cli, write_matrix
 
-from harness.device.correctness import compare_outputs
+from harness.authoring.correctness import compare_outputs
 from harness.execution.pool import Worker
 from harness.intake import loader
 

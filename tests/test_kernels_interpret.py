@@ -71,7 +71,7 @@ def test_a_wrong_reference_is_caught(tmp_path: Path) -> None:
 
 
 def test_compare_never_passes_nan_and_respects_tolerances() -> None:
-    from harness.device.correctness import compare
+    from harness.authoring.correctness import compare
 
     ref = torch.ones(8)
     assert compare(ref.clone(), ref, 0.0, 0.0).status == "ok"

@@ -47,10 +47,11 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "intake/compiled.py": (4, "edge"),
     "intake/compiled_probe.py": (3, "edge"),
     "intake/compiled_regions.py": (3, "edge"),  # the op's own call arguments; the kernels as JSON
-    "intake/inductor_face.py": (5, "edge"),
+    "intake/inductor_face.py": (3, "edge"),
+    "intake/inductor_launches.py": (2, "edge"),  # each launch's arguments and each choice, as the table's JSON
     "matrix/compiled_entries.py": (3, "edge"),  # the YAML entry as given; the capture's JSON tables
     "intake/inductor_spec.py": (6, "config"),  # the config a kernel is held to; Triton's asm by kind
-    "device/correctness.py": (1, "config"),  # the poisoned ``out`` the kernel's launch is called with
+    "authoring/correctness.py": (1, "config"),  # the poisoned ``out`` the kernel's launch is called with
     "device/detection.py": (3, "edge"),
     "device/operations.py": (1, "config"),
     "device/repro_launch.py": (4, "edge+config"),  # the repro script's LAUNCH data and the shape it replays
@@ -82,7 +83,7 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "analysis/compare/diff.py": (1, "config"),  # the configs of a column, for the grouping
     "analysis/compare/groups.py": (3, "config"),
     "intake/capture.py": (1, "config"),
-    "intake/inductor_ref.py": (1, "config"),
+    "intake/inductor_ref.py": (2, "config"),  # a config and a shape, looked up by their canonical JSON
     "model/kernel_refs.py": (1, "config"),  # a slot asked for by the shape a case holds
     "model/build_facts.py": (
         4,

@@ -8,7 +8,8 @@ run's targets), as report.html's first screen counts: a config built into anothe
 
 Kinds (:data:`KINDS`):
 
-- ``failed``: a build or check under Triton's defaults failed on some target;
+- ``failed``: a build or check under Triton's defaults failed on some target, or the interpreter's check of the
+  config did not match its reference (a kernel Inductor generated: in its graph, against eager);
 - ``exceeds``: the config exceeds a limit of some target under Triton's defaults;
 - ``one-vendor``: it fits one vendor's targets and not the other's (report.md's ⚠ rows);
 - ``at-risk``: it fits under Triton's defaults but not under a swept compile environment on some target;
@@ -66,7 +67,12 @@ def count(rows: Sequence[Row]) -> FindingCounts:
 
     return FindingCounts(
         configs=len(counted),
-        failed=having("failed"),
+        failed=sum(
+            1
+            for row in counted
+            if any(tv.verdict == "failed" for tv in row.judged.targets.values())
+            or row.check not in ("pass", "-", "not checked")
+        ),
         exceeds=having("exceeds"),
         one_vendor=sum(1 for row in counted if row.judged.asymmetric),
         at_risk=having("at risk"),

@@ -28,6 +28,8 @@ class Graph:
     choices: int  # template choices max-autotune listed (0 without it)
     #: per kernel, each config's settings as (name, value) pairs: what the named differences compare
     settings: tuple[tuple[str, tuple[tuple[tuple[str, str], ...], ...]], ...] = ()
+    #: its configs by the interpreter's check in the graph against eager: (passed, failed, not checked)
+    checked: tuple[int, int, int] = (0, 0, 0)
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,7 @@ def of_records(records: Iterable[Record]) -> list[Adaptation]:
     kernels: dict[tuple[str, ...], dict[str, tuple[str, int]]] = {}
     settings: dict[tuple[str, ...], dict[str, list[tuple[tuple[str, str], ...]]]] = {}
     findings: dict[Key, list[str]] = {}
+    checked: dict[tuple[str, ...], list[int]] = {}
     grouped: dict[Key, list[Record]] = {}
     for r in records:
         if r.inductor.entry is None or r.mode != "compile" or r.environment != "default":
@@ -68,6 +71,16 @@ def of_records(records: Iterable[Record]) -> list[Adaptation]:
         pairs = tuple(sorted((k, str(v)) for k, v in r.config.items()))
         settings.setdefault(key + (r.target,), {}).setdefault(name, []).append(pairs)
         where = f"{r.target} {name} {config_id(r.config)}"
+        tally = checked.setdefault(key + (r.target,), [0, 0, 0])
+        check = r.correctness
+        if check is not None and check.failed:
+            tally[1] += 1
+            said = " ".join((check.failed[0].error or check.failed[0].status or "").split())[:200]
+            findings.setdefault(key, []).append(f"{where}: interpreter {check.failed[0].status}: {said}")
+        elif check is not None and check.checks and not check.unchecked:
+            tally[0] += 1
+        else:
+            tally[2] += 1
         if r.status != "ok":
             said = " ".join((r.error or "").split())[:200]
             findings.setdefault(key, []).append(f"{where}: compile {r.status}: {said}")
@@ -84,6 +97,7 @@ def of_records(records: Iterable[Record]) -> list[Adaptation]:
                 tuple(_kernel(n, kernels[key + (target,)]) for n in graph),
                 choices[key + (target,)],
                 tuple((n, tuple(c)) for n, c in settings.get(key + (target,), {}).items()),
+                tuple(checked.get(key + (target,), (0, 0, 0))),  # type: ignore[arg-type]
             )
             for target, graph in sorted(graphs[key].items())
         )

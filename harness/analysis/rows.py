@@ -28,6 +28,20 @@ class Row:
         return self.judged.text
 
     @property
+    def check(self) -> str:
+        """The interpreter's word on the row's config: ``pass``, its failure, ``not checked`` (never a pass), or
+        ``-`` where none was made. A hand-written kernel's comes from its interpreter record; a kernel Inductor
+        generated carries one per target on its build (each target's graph checked on its own)."""
+        if self.interpret is not None:
+            return "pass" if self.interpret.status == "ok" else self.interpret.status
+        made = [r.correctness for r in self.cells.values() if r.correctness is not None]
+        if not made:
+            return "-"
+        if any(m.failed for m in made):
+            return "mismatch"
+        return "not checked" if any(m.unchecked or not m.checks for m in made) else "pass"
+
+    @property
     def asymmetric(self) -> bool:
         return self.judged.asymmetric
 

@@ -149,6 +149,7 @@ def compile_job(job: CompileJob) -> CompileReply:
             policies=tuple(POLICIES),
         ),
         triton=triton.__version__,
+        correctness=inductor_ref.check_of(slot, job.config, job.shape),
     )
 
 

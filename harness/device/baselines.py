@@ -13,7 +13,7 @@ import sys
 import time
 from typing import Any
 
-from harness.device.correctness import compare_outputs
+from harness.authoring.correctness import compare_outputs
 from harness.device.kernel_names import baseline_kernels
 from harness.device.laps import Laps
 from harness.device.operations import (

@@ -9,38 +9,14 @@ from __future__ import annotations
 
 import math
 import time
-from pathlib import Path
 
-from harness.device.correctness import compare_outputs, poisoned_out, reference_first
+from harness.authoring.correctness import compare_outputs, poisoned_out, reference_first
 from harness.intake import loader
 from harness.model.jobs import InterpretJob
 from harness.model.replies import InterpretReply
 from harness.model.runtime import Check, InterpretCorrectness
 from harness.model.vocabulary import INTERPRET_UNSUPPORTED
-
-
-def interpreter_limitation(exc: BaseException) -> str:
-    """Why ``exc`` is a limitation of Triton's CPU interpreter rather than the kernel's fault ('' when it is the
-    kernel's): a ``TypeError``, ``AttributeError`` or ``NotImplementedError`` raised inside the triton package
-    while it interprets (an op or argument kind it does not emulate: a libdevice function left a stub, an extern
-    call, an fp8 dot). Raised in the kernel's own code, or of another kind (a ``static_assert``, an index
-    error), it stays the kernel's."""
-    import traceback
-
-    cause = exc.__cause__ if type(exc).__name__ == "InterpreterError" and exc.__cause__ is not None else exc
-    if not isinstance(cause, (TypeError, AttributeError, NotImplementedError)):
-        return ""
-    exc = cause
-    frames = traceback.extract_tb(exc.__traceback__)
-    import triton
-
-    root = Path(triton.__file__).parent.as_posix() + "/"
-    if not frames or not Path(frames[-1].filename).as_posix().startswith(root):
-        return ""  # raised in the kernel's own code: the kernel's error
-    where = next(
-        (f.name for f in reversed(frames) if "runtime/interpreter" in Path(f.filename).as_posix()), frames[-1].name
-    )
-    return f"{type(exc).__name__} in Triton's interpreter ({where}): {str(exc)[:200]}"
+from harness.support.interpreter_patches import interpreter_limitation
 
 
 def interpret_job(job: InterpretJob) -> InterpretReply:
@@ -49,7 +25,7 @@ def interpret_job(job: InterpretJob) -> InterpretReply:
     mismatch fails; an interpreter limitation is :data:`INTERPRET_UNSUPPORTED`, with the reason, not the kernel's error."""
     import torch
 
-    from harness.device.interpreter_patches import as_launcher
+    from harness.support.interpreter_patches import as_launcher
 
     spec = loader.load(job.ref)
     start = time.perf_counter()

@@ -15,8 +15,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.authoring.correctness import compare_outputs, reference_first
 from harness.compiling.cubin_sections import code_digest
-from harness.device.correctness import compare_outputs, reference_first
 from harness.device.laps import Laps
 from harness.intake import loader
 from harness.model.jobs import GpuConfigJob, OnDevice, WarmupJob
@@ -250,7 +250,7 @@ def _check_config(
     """One launch into a poisoned output, compared with the reference; a failure is the config's result."""
     import torch
 
-    from harness.device.correctness import poisoned_out
+    from harness.authoring.correctness import poisoned_out
 
     kwargs = poisoned_out(spec, state.reference)
     _restore(state, state.inputs)

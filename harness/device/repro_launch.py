@@ -72,7 +72,7 @@ def launch_data(
     shape."""
     import torch
 
-    from harness.device.correctness import output_items, poisoned_out, reference_first
+    from harness.authoring.correctness import output_items, poisoned_out, reference_first
 
     spec = loader.load(ref).for_target(target)
     if spec.compile_only:

@@ -87,9 +87,10 @@ def run(
     ``call_limit``; the child's whole group ends with this call, whatever ends it (a Ctrl-C, a SIGTERM, a limit)."""
     nonce = secrets.token_hex(16)
     scratch = lifeline.new_scratch("probe")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in sys.path if x), **dict(import_env))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in sys.path if x))
+    env.pop("TRITON_INTERPRET", None)  # only where the caller asks for it (a compiled capture's check)
+    env.update(import_env)
     env["TMPDIR"] = env[lifeline.SCRATCH_ENV] = scratch  # the second for the lifeline, should this process die first
-    env.pop("TRITON_INTERPRET", None)
     errors = tempfile.TemporaryFile()
     proc = _forked(PRELUDE + code, env, errors) or subprocess.Popen(
         [sys.executable, "-c", PRELUDE + code],

@@ -19,7 +19,7 @@ from typing import Any, Mapping
 
 from harness.authoring import torchutil
 from harness.authoring.decorated import config_dict
-from harness.intake import compiled_regions, face, inductor_face, sdpa_dispatch
+from harness.intake import compiled_check, compiled_regions, face, inductor_face, inductor_launches, sdpa_dispatch
 from harness.intake.importing import import_attr
 
 
@@ -51,8 +51,9 @@ def capture_table(ref: str, inputs_ref: str, shape: Mapping[str, Any], options: 
             f"the inputs function gives {given} tensors for dtype {dtype}, none of {dtype}: Inductor would compile "
             f"the {given} kernels, not the {dtype} ones asked for (make the inputs in the dtype it is passed)"
         )
-    recorder = inductor_face.fresh()
+    recorder = inductor_launches.fresh()
     sdpa_dispatch.CHOSEN.clear()
+    kept: list[tuple[Any, Any]] = []
 
     def compile_and_call() -> None:
         torchcompat.dynamo().reset()
@@ -71,8 +72,9 @@ def capture_table(ref: str, inputs_ref: str, shape: Mapping[str, Any], options: 
             compiled = compile_(
                 target, fullgraph=True, dynamic=dynamic, options=inductor_face.compile_options(mode, options)
             )
-            with torch.no_grad():
+            with torch.no_grad(), compiled_check.keeping_graphs() as graphs:
                 compiled(*args)
+            kept.extend(graphs)
 
     try:
         inductor_face.pop_face_mode(compile_and_call)
@@ -83,10 +85,14 @@ def capture_table(ref: str, inputs_ref: str, shape: Mapping[str, Any], options: 
         raise CompiledCaptureError(_one_line(exc, label)) from None
     if not recorder.kernels:
         raise CompiledCaptureError("Inductor generated no Triton kernel (all extern calls, or nothing to compute)")
+    launched = _launch_order(recorder)
+    checks = compiled_check.check_graph(
+        kept, fn, make_inputs, shape, dtype, factory, {n: k.autotuner for n, k in launched}, tolerance(dtype)
+    )
     return {
         "torch": torch.__version__,
         "torch_checked": inductor_face.checked(torch.__version__),
-        "kernels": [_kernel(name, k) for name, k in _launch_order(recorder)],
+        "kernels": [{**_kernel(name, k), "checks": [c.to_json() for c in checks[name]]} for name, k in launched],
         "not_launched": sorted(n for n, k in recorder.kernels.items() if not k.launches),
         "choices": recorder.choices,
         # the SDPA backends this target's torch runs here (each traced call, once; Dynamo and AOT both trace it)
@@ -95,7 +101,14 @@ def capture_table(ref: str, inputs_ref: str, shape: Mapping[str, Any], options: 
     }
 
 
-def _launch_order(recorder: inductor_face.Recorder) -> list[tuple[str, inductor_face.Kernel]]:
+def tolerance(dtype: str) -> tuple[float, float]:
+    """(atol, rtol) a compiled entry's outputs are held to against eager: the kernels' default for the dtype."""
+    from harness.authoring.spec import DEFAULT_TOLERANCES
+
+    return DEFAULT_TOLERANCES.get(dtype, (1e-4, 1e-4))
+
+
+def _launch_order(recorder: inductor_launches.Recorder) -> list[tuple[str, inductor_launches.Kernel]]:
     """The kernels the compiled wrapper launches, in its order. A module Inductor precompiled but the wrapper never
     launches (a max-autotune choice's benchmark module, precompiled before it is timed on torch 2.11) is not part of
     the graph: :func:`capture_table` names it under ``not_launched``."""
@@ -103,7 +116,7 @@ def _launch_order(recorder: inductor_face.Recorder) -> list[tuple[str, inductor_
     return sorted(launched, key=lambda item: item[1].first_launch)
 
 
-def _kernel(name: str, kernel: inductor_face.Kernel) -> dict[str, Any]:
+def _kernel(name: str, kernel: inductor_launches.Kernel) -> dict[str, Any]:
     auto = kernel.autotuner
     return {
         "name": name,

@@ -146,7 +146,9 @@ def capture(requests: list[Request], target: str, import_env: tuple[tuple[str, s
     """Each request captured under ``target``'s face, in as few children as it takes."""
     from harness.intake import face
 
-    env = tuple(sorted(dict(import_env, **{face.ENV: target}).items()))
+    # Triton's interpreter from the child's start: each kernel Inductor writes is then an interpreted function, which
+    # the capture records as it would a compiled one and the check runs on the CPU (harness.intake.compiled_check)
+    env = tuple(sorted(dict(import_env, **{face.ENV: target, "TRITON_INTERPRET": "1"}).items()))
     out: list[Outcome | None] = [None] * len(requests)
     todo = list(range(len(requests)))
     while todo:

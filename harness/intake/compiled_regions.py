@@ -110,9 +110,9 @@ def kernels() -> list[dict[str, Any]]:
     if not _WORN:
         return []
     from harness.authoring.decorated import config_dict
-    from harness.intake import inductor_face
+    from harness.intake import inductor_launches
 
-    recorded = inductor_face.recorder().kernels.items()
+    recorded = inductor_launches.recorder().kernels.items()
     return [
         {"kernel": name, "heuristic": str(getattr(k.autotuner.heuristic_type, "name", "")).lower(),
          "configs": [config_dict(c) for c in k.autotuner.configs]}
@@ -124,6 +124,6 @@ def kernels() -> list[dict[str, Any]]:
 def reset() -> None:
     """Forget what was recorded (each op capture starts from nothing)."""
     if _WORN:
-        from harness.intake import inductor_face
+        from harness.intake import inductor_launches
 
-        inductor_face.fresh()
+        inductor_launches.fresh()

@@ -22,11 +22,17 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from harness.intake import device_values, sdpa_dispatch
+from harness.intake.inductor_launches import (  # re-exported: the capture's names for them
+    _INDUCTOR_RUN,
+    _recording_precompile,
+    _recording_run,
+    fresh,
+    recorder,
+)
 from harness.model import inductor_policies
 from harness.support import torchcompat
 
@@ -59,38 +65,6 @@ def check_torch(version: str) -> None:
             f"torch {version} is not supported for compiled capture (checked on torch {', '.join(SUPPORTED)}): "
             f"Inductor's private names it patches move between releases; {UNCHECKED}=1 tries it anyway"
         )
-
-
-@dataclass
-class Kernel:
-    """One kernel module Inductor wrote and asked to precompile: its ``CachingAutotuner`` as Inductor built it."""
-
-    autotuner: Any
-    source: str
-    launches: list[dict[str, Any]] = field(default_factory=list)  # each run of the compiled wrapper's call
-    first_launch: int = 0  # the wrapper's launch number of its first launch (the graph's order)
-
-
-@dataclass
-class Recorder:
-    """What one compile recorded, in the order Inductor made it: kernels by name, template choices per selection."""
-
-    kernels: dict[str, Kernel] = field(default_factory=dict)
-    choices: list[dict[str, Any]] = field(default_factory=list)
-
-
-_RECORDER: list[Recorder] = []
-_LAUNCHES = itertools.count(1)  # the compiled wrappers' launches, numbered in this process
-
-
-def recorder() -> Recorder:
-    """The recorder of this process (one compile at a time is recorded; :func:`fresh` starts the next)."""
-    return _RECORDER[-1]
-
-
-def fresh() -> Recorder:
-    _RECORDER.append(Recorder())
-    return _RECORDER[-1]
 
 
 def wear(cache_dir: str, face: Any) -> None:
@@ -191,68 +165,23 @@ def _wear_inductor() -> None:
     # wall 6: keep each autotuner as Inductor built it; nothing is compiled here (the harness builds each config)
     triton_heuristics.CachingAutotuner.precompile = _recording_precompile  # type: ignore[method-assign]
     # wall 7: the wrapper's launches, recorded with their grids per config
+    _INDUCTOR_RUN.append(triton_heuristics.CachingAutotuner.run)
     triton_heuristics.CachingAutotuner.run = _recording_run  # type: ignore[method-assign]
     _wear_wrapper_allocations()
     _wear_autotune_select()
 
 
-def _recording_precompile(self: Any, *args: Any, **kwargs: Any) -> None:
-    name = kernel_name(self)
-    recorder().kernels.setdefault(name, Kernel(self, _source_of(self)))
+_ALLOCATE_ON = ["cuda"]
 
 
-def kernel_name(autotuner: Any) -> str:
-    """The kernel's function name (what its module defines; torch 2.11 leaves ``inductor_meta["kernel_name"]`` a
-    placeholder until after precompile)."""
-    return str(getattr(autotuner.fn, "__name__", None) or autotuner.inductor_meta.get("kernel_name") or "kernel")
-
-
-def _source_of(autotuner: Any) -> str:
-    """The module Inductor wrote for this kernel (its file, else the file its JIT function came from)."""
-    import inspect
-
-    candidates = [getattr(autotuner, "filename", None)]
-    with contextlib.suppress(TypeError, OSError):
-        candidates.append(inspect.getsourcefile(getattr(autotuner.fn, "fn", autotuner.fn)))
-    for filename in candidates:
-        if filename and os.path.isfile(filename):
-            with open(filename, encoding="utf-8") as f:
-                return f.read()
-    return ""
-
-
-def _recording_run(self: Any, *args: Any, stream: Any = None, **kwargs: Any) -> None:
-    GridExpr = torchcompat.triton_heuristics().GridExpr
-
-    name = kernel_name(self)
-    kernel = recorder().kernels.setdefault(name, Kernel(self, _source_of(self)))
-    arg_names = [n for n in self.fn.arg_names if n not in _config_names(self)]
-    bound = dict(zip(arg_names, args))
-    grids = []
-    for cfg in self.configs:
-        meta = {**bound, **cfg.kwargs}
-        if "extra_launcher_args" in self.inductor_meta:  # a template's fixed grid, passed as trailing arguments
-            grids.append(tuple(int(a) for a in args[len(args) - len(self.inductor_meta["extra_launcher_args"]) :]))
-            continue
-        grids.append(tuple(int(g) for g in GridExpr.from_meta(self.inductor_meta, cfg).eval_slow(meta)))
-    if not kernel.launches:
-        kernel.first_launch = next(_LAUNCHES)
-    kernel.launches.append({"args": {k: _described(v) for k, v in bound.items()}, "grids": grids})
-
-
-def _config_names(autotuner: Any) -> set[str]:
-    return {k for cfg in autotuner.configs for k in cfg.kwargs}
-
-
-def _described(value: Any) -> Any:
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return {"dtype": str(value.dtype).removeprefix("torch."), "shape": list(value.shape),
-                "stride": list(value.stride()), "offset": int(value.storage_offset())}  # fmt: skip
-    if isinstance(value, (bool, int, float, str)) or value is None:
-        return value
-    return repr(value)
+@contextlib.contextmanager
+def on_host() -> Any:
+    """The compiled wrapper's allocations on the CPU for the block (its call run on real host tensors)."""
+    _ALLOCATE_ON.append("cpu")
+    try:
+        yield
+    finally:
+        _ALLOCATE_ON.pop()
 
 
 def _wear_wrapper_allocations() -> None:
@@ -262,7 +191,7 @@ def _wear_wrapper_allocations() -> None:
     guards = torchcompat.dynamo_guards()
 
     def empty_strided_cuda(size: Any, stride: Any, dtype: Any) -> Any:
-        return torch.empty_strided(size, stride, dtype=dtype, device="cuda")
+        return torch.empty_strided(size, stride, dtype=dtype, device=_ALLOCATE_ON[-1])
 
     def reinterpret_tensor(base: Any, size: Any, stride: Any, offset: int = 0) -> Any:
         return base.as_strided(size, stride, base.storage_offset() + offset)

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from harness.model.kernel_refs import InductorRef, Slot
+from harness.model.runtime import InterpretCorrectness
 
-__all__ = ["OPTIONS", "InductorRef", "Slot", "grid_of", "source", "store"]
+__all__ = ["OPTIONS", "InductorRef", "Slot", "check_of", "grid_of", "source", "store"]
 
 #: what Inductor's configs carry besides the kernel's constexprs: compile options (``_create_compile_options``)
 OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "waves_per_eu", "matrix_instr_nonkdim", "kpack")
@@ -28,6 +29,22 @@ OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "waves_per_eu", "ma
 def grid_of(slot: Slot, config: Mapping[str, Any]) -> list[int] | None:
     wanted = json.dumps(dict(sorted(config.items())), sort_keys=True)
     return next((list(g) for c, g in slot.grids if c == wanted), None)
+
+
+def check_of(slot: Slot, config: Mapping[str, Any], shape: Mapping[str, Any]) -> InterpretCorrectness:
+    """The interpreter's check of this config in the slot's graph (:mod:`harness.intake.compiled_check`), as a
+    record holds it; a capture that made none says so: not checked, never passed."""
+    from harness.model.runtime import Check
+
+    wanted = json.dumps(dict(sorted(config.items())), sort_keys=True)
+    found = next((json.loads(k) for c, k in slot.checks if c == wanted), None)
+    check = (
+        Check.from_json(found)
+        if isinstance(found, dict)
+        else Check(status="skipped", reason="the capture made no interpreter check of this config")
+    )
+    check = check.updated(shape=dict(shape))
+    return InterpretCorrectness(mode="interpreter", checks=(check,), max_abs_err=check.max_abs_err)
 
 
 def _sources() -> Path:

@@ -183,10 +183,14 @@ def _entries_of(
                 (json.dumps(dict(sorted(c.items())), sort_keys=True), tuple(g))
                 for c, g in zip(configs, first.get("grids") or [])
             )
+            checks = tuple(
+                (json.dumps(dict(sorted(c.items())), sort_keys=True), json.dumps(k, sort_keys=True))
+                for c, k in zip(configs, kernel.get("checks") or [])
+            )
             source = inductor_ref.store(str(kernel["source"]))
             key = (target, shape_key(shape), dtype)
             slots.setdefault(name, []).append(
-                inductor_ref.Slot(*key, source, position, graph, str(kernel["heuristic"]), grids, choices)
+                inductor_ref.Slot(*key, source, position, graph, str(kernel["heuristic"]), grids, choices, checks)
             )
             launched.setdefault(name, []).append((key, tuple(ConfigEntry(tuple(c.items()), vendor) for c in configs)))
             signature = dict(kernel["triton_meta"].get("signature") or {})

@@ -72,6 +72,7 @@ class Slot:
     heuristic: str  # pointwise, reduction, persistent_reduction, template, ...
     grids: tuple[tuple[str, tuple[int, ...]], ...]  # config (canonical JSON) -> the grid it launches with
     choices: int = 0  # the template choices max-autotune listed for this graph (0 without it)
+    checks: tuple[tuple[str, str], ...] = ()  # config (canonical JSON) -> its interpreter check (JSON), at capture
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,8 @@ class InductorRef:
 
     def encode(self) -> str:
         slots = [[s.target, s.shape, s.dtype, s.source, s.position, list(s.graph), s.heuristic,
-                  [[c, list(g)] for c, g in s.grids], s.choices] for s in self.slots]  # fmt: skip
+                  [[c, list(g)] for c, g in s.grids], s.choices, [list(c) for c in s.checks]]
+                 for s in self.slots]  # fmt: skip
         head = [self.entry, self.fn, self.inputs, self.factory, [list(o) for o in self.options], self.kernel]
         return INDUCTOR + json.dumps([*head, self.mode, self.torch, list(self.tunables), slots, self.dynamic])
 
@@ -102,8 +104,9 @@ class InductorRef:
         return cls(
             entry, fn, inputs, bool(factory), tuple((k, v) for k, v in options), kernel, mode, torch,
             tuple(tunables),
-            tuple(Slot(t, sh, d, src, pos, tuple(graph), heur, tuple((c, tuple(g)) for c, g in grids), choices)
-                  for t, sh, d, src, pos, graph, heur, grids, choices in slots),
+            tuple(Slot(t, sh, d, src, pos, tuple(graph), heur, tuple((c, tuple(g)) for c, g in grids), choices,
+                       tuple((c, k) for c, k in (checks[0] if checks else ())))
+                  for t, sh, d, src, pos, graph, heur, grids, choices, *checks in slots),
             bool(dynamic),
         )  # fmt: skip
 

@@ -59,6 +59,9 @@ class CompileReply(BuildFigures, Reply):
     fields of the record they become; ``triton`` is the worker's own Triton (the record keeps the case's)."""
 
     triton: str | None = None
+    # a kernel Inductor generated: the interpreter's check of this config in its graph, made at capture
+    # (harness.intake.compiled_check); the record keeps it as an interpreter record keeps its own
+    correctness: InterpretCorrectness | None = None
 
 
 @dataclass(frozen=True)

@@ -74,6 +74,16 @@ class InterpretCorrectness(Payload):
     max_abs_err: float | None = None
     from_cache: bool | None = None  # this run took it from the harness's result cache (harness.execution.result_cache)
 
+    @property
+    def failed(self) -> tuple[Check, ...]:
+        """The checks that ran and did not match (or raised in the kernel)."""
+        return tuple(c for c in self.checks or () if c.status not in ("ok", "skipped"))
+
+    @property
+    def unchecked(self) -> tuple[Check, ...]:
+        """The checks the interpreter could not make (each with its reason): never a pass."""
+        return tuple(c for c in self.checks or () if c.status == "skipped")
+
 
 @dataclass(frozen=True)
 class LaunchedBinary(Payload):

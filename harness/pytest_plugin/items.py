@@ -110,6 +110,13 @@ class CaseItem(pytest.Item):
             for r in records
             if r.status not in ("ok", INTERPRET_UNSUPPORTED) and case.environment.is_default and not r.expected_failure
         ]
+        # a kernel Inductor generated: its config checked in its graph under the interpreter at capture
+        bad += [
+            f"{r.config_id}: interpreter: {c.status}: {(c.error or '')[:500]}"
+            for r in records
+            if r.correctness is not None and r.mode == "compile"
+            for c in r.correctness.failed
+        ]
         if gpu is None and device_note:  # a GPU of this arch is here, but it is another model
             records = [dataclasses.replace(r, runtime=not_launched(device_note)) for r in records]
         if gpu is not None:

@@ -19,10 +19,25 @@ def terminal(found: list[Adaptation]) -> list[str]:
     for a in found:
         graphs = "; ".join(f"{g.target} {len(g.kernels)} kernel(s)" for g in a.graphs)
         lines.append(f"{a.entry} {a.shape} {a.dtype}: {graphs}")
+        lines.append(f"  checked: {checked(a)}")
         lines += [f"  differs: {d}" for d in a.differences]
         if a.counts is not None and gate.said(a.counts) != "no findings":
             lines.append(f"  {a.counts.configs} configs: {gate.said(a.counts)} (report.md)")
     return lines
+
+
+def checked(a: Adaptation) -> str:
+    """The interpreter's word per target on the entry's configs (each in its graph, against eager)."""
+    parts = []
+    for g in a.graphs:
+        passed, failed, unchecked = g.checked
+        said = (
+            [f"{passed} pass"]
+            + ([f"{failed} FAIL"] if failed else [])
+            + ([f"{unchecked} not checked"] if unchecked else [])
+        )
+        parts.append(f"{g.target} " + ", ".join(said))
+    return "; ".join(parts)
 
 
 def markdown(name: str, policies: Mapping[str, str], found: list[Adaptation]) -> str:
@@ -37,9 +52,9 @@ def report_section(policies: tuple[str, ...], found: list[Adaptation]) -> list[s
         return []
     from harness.model.inductor_policies import POLICIES
 
-    lines = ["## Compiled functions: where Inductor adapts", "",
+    lines = ["## Compiled functions: each target's kernel graph", "",
              "Each target's kernel graph as TorchInductor generated it under that target's virtual device, every "
-             "config its heuristics list built and judged above. What Inductor decides by timing on a device is a "
+             "config its heuristics list built, checked on the CPU in its graph against eager, and judged below. What Inductor decides by timing on a device is a "
              "named policy here, never a measurement:", ""]  # fmt: skip
     lines += [f"- {name}: {md(POLICIES.get(name, '?'))}" for name in policies]
     return lines + _graphs(found, "###") + [""]
@@ -59,7 +74,8 @@ def _graphs(found: list[Adaptation], level: str) -> list[str]:
             kernels = ", ".join(f"{md(n)} ({md(h)}, {c})" for n, h, c in g.kernels)
             choices = f"; {g.choices} max-autotune choices" if g.choices else ""
             lines.append(f"| {g.target} | {kernels}{choices} |")
-        lines += [""] + [f"- differs: {md(d)}" for d in a.differences] + [f"- finding: {md(f)}" for f in a.findings]
+        lines += ["", f"- checked on the CPU (Triton's interpreter, the graph against eager): {md(checked(a))}"]
+        lines += [f"- differs: {md(d)}" for d in a.differences] + [f"- finding: {md(f)}" for f in a.findings]
     return lines
 
 

@@ -94,7 +94,7 @@ def tables(rows: list[Row]) -> list[KernelTable]:
                 cells.append(
                     Cell(CLASS[tv.verdict], tv.verdict, reasons, _folder(tv.decided_by), _figures(tv.decided_by))
                 )
-            head = (r.dtype, r.shape_id, r.triton, r.config_id, r.origin, md_tables.interp_text(r.interpret))
+            head = (r.dtype, r.shape_id, r.triton, r.config_id, r.origin, r.check)
             table.append(ConfigRow(head, tuple(cells), r.judged.text))
         out.append(KernelTable(kernel, summary, tuple(targets), tuple(table)))
     return out

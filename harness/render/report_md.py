@@ -51,7 +51,10 @@ def markdown_report(found: Findings) -> str:
             f"- **INCOMPLETE**: {missing} config × target verdict(s) have no build under the deciding "
             "environment (Triton's defaults): marked `incomplete`, never decided by an opt-in environment"
         )
-    parts += ["", *glance.markdown(found)]  # the answer first; the wide tables after it
+    parts += [""]
+    # compiled entries: each target's kernel graph and what differs is the answer; then the glance, the wide tables
+    parts += compiled.report_section(found.policies, list(found.compiled))
+    parts += [*glance.markdown(found)]  # the answer first; the wide tables after it
     parts += [
         "## Summary per kernel",
         "",
@@ -68,7 +71,6 @@ def markdown_report(found: Findings) -> str:
     ]
     if found.launches:  # captured ops: what each target's virtual device got from the library
         parts += ["## Captured launches per target", ""] + [f"- {md(la.line())}" for la in found.launches] + [""]
-    parts += compiled.report_section(found.policies, list(found.compiled))
     at_risk = risk_lines(found)
     if at_risk:
         parts += (

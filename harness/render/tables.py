@@ -40,12 +40,6 @@ def cell_texts(rec: Record | None, tv: verdicts.TargetVerdict | None) -> list[st
     return [label, smem, "" if res.registers is None else str(res.registers), spill, occ]
 
 
-def interp_text(rec: Record | None) -> str:
-    if rec is None:
-        return "-"
-    return "pass" if rec.status == "ok" else rec.status
-
-
 def comparison_table(found: Findings, fmt: str = "github") -> str:
     rows = found.rows
     targets = sorted({t for row in rows for t in row.cells}, key=lambda t: (_vendor_of(rows, t), t))
@@ -61,7 +55,7 @@ def comparison_table(found: Findings, fmt: str = "github") -> str:
     )
     for row in order:
         line = [row.kernel, row.dtype, row.shape_id, row.config_id, row.origin]
-        line += ([row.triton] if multi_triton else []) + [interp_text(row.interpret)]
+        line += ([row.triton] if multi_triton else []) + [row.check]
         for t in targets:
             rec = row.cells.get(t)
             line += cell_texts(rec, row.judged.targets.get(rec.target) if rec is not None else None)
@@ -159,6 +153,9 @@ def failures(records: list[Record]) -> list[str]:
             out.append(
                 f"{r.kernel} {r.dtype} {r.shape_id} {where} {r.config_id}: {r.status}{expected}: {r.error[:300]}"
             )
+        elif r.mode == "compile" and r.correctness is not None and r.correctness.failed:
+            said = "; ".join(f"{c.status}: {c.error or ''}" for c in r.correctness.failed)
+            out.append(f"{r.kernel} {r.dtype} {r.shape_id} {where} {r.config_id}: interpreter: {said[:300]}")
         elif r.mode == "compile" and r.runtime and r.runtime.status not in ("ok", "not_launched"):
             out.append(
                 f"{r.kernel} {r.dtype} {r.shape_id} {where} {r.config_id}: on device: "
@@ -168,12 +165,18 @@ def failures(records: list[Record]) -> list[str]:
 
 
 def interpreter_gaps(records: list[Record]) -> list[str]:
-    """Interpreter checks that could not run (a limitation of Triton's interpreter), with the reason."""
-    return [
+    """Interpreter checks that could not run (a limitation of Triton's interpreter, or a compiled graph that cannot
+    run on the host), with the reason."""
+    out = [
         f"{r.kernel} {r.dtype} {r.config_id}: {r.error[:300]}"
         for r in records
         if r.mode == "interpret" and r.status == "interpret-unsupported"
     ]
+    for r in records:
+        if r.mode == "compile" and r.correctness is not None and r.correctness.unchecked:
+            why = "; ".join(c.reason or "" for c in r.correctness.unchecked)
+            out.append(f"{r.kernel} {r.dtype} {r.shape_id} {r.column} {r.config_id}: {why[:300]}")
+    return out
 
 
 def traceback_blocks(records: list[Record], limit: int = 20, lines: int = 40) -> list[str]:

@@ -66,6 +66,13 @@ def triton_heuristics() -> Any:
     return module
 
 
+def compile_fx_module() -> Any:
+    """``torch._inductor.compile_fx`` (``compile_fx``, the Inductor backend's entry, looked up there at each call)."""
+    from torch._inductor import compile_fx as module
+
+    return module
+
+
 def triton_helpers() -> Any:
     """``torch._inductor.runtime.triton_helpers`` (``set_driver_to_gpu``)."""
     from torch._inductor.runtime import triton_helpers as module

@@ -9,13 +9,20 @@ Two gaps that made ordinary kernels fail there for reasons that were not theirs 
   precision. A kernel that imports a libdevice function by name (``from ...libdevice import tanh``) keeps the
   stub; one that calls ``libdevice.tanh`` gets the mapping.
 
-Both are patched only inside :func:`as_launcher` and restored after; an interpreter without the internals
+* a reduction with a combine function of the kernel's own (``tl.reduce(x, 1, combine)``; every Inductor reduction,
+  through ``triton_helpers``) calls that function once per element, each call repatching ``triton.language``
+  (about 3 ms): a [1, 1024] row took a second. Here the combine is applied pairwise over whole halves of the
+  axis, adjacent elements together and in order (a tree, as a GPU reduces; the combine must be associative, which
+  ``tl.reduce`` already asks of it): log2(n) calls over arrays.
+
+All three are patched only inside :func:`as_launcher` and restored after; an interpreter without the internals
 they need is left as it is (the check then reports ``interpret-unsupported`` where it fails).
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -109,6 +116,42 @@ def _wrap(np_fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
+def _tree_reduce(self: Any, input: Any) -> Any:
+    """``ReduceOps.generic_reduce`` as a tree of pairwise combines over whole slices (see the module)."""
+    original_axis = self.axis
+    tensors, axis = self.unravel(input, self.axis)
+    dtypes = [t.dtype for t in tensors]
+    arrays = [t.handle.data for t in tensors]
+    while arrays[0].shape[axis] > 1:
+        n = arrays[0].shape[axis]
+        pairs = n // 2
+        left = [np.take(a, np.arange(0, 2 * pairs, 2), axis=axis) for a in arrays]
+        right = [np.take(a, np.arange(1, 2 * pairs, 2), axis=axis) for a in arrays]
+        got = self.combine_fn.fn(
+            *(self.to_tensor(a, d) for a, d in zip(left, dtypes)),
+            *(self.to_tensor(a, d) for a, d in zip(right, dtypes)),
+        )
+        got = got if isinstance(got, tuple) else (got,)
+        combined = [
+            np.broadcast_to(g.handle.data if hasattr(g, "handle") else np.asarray(g), left[0].shape).astype(a.dtype)
+            for g, a in zip(got, arrays)
+        ]
+        if n % 2:  # the odd last element joins the next round, still last
+            combined = [
+                np.concatenate([c, np.take(a, [n - 1], axis=axis)], axis=axis) for c, a in zip(combined, arrays)
+            ]
+        arrays = combined
+    out = []
+    for a, d in zip(arrays, dtypes):
+        data = np.squeeze(a, axis=axis)
+        if self.keep_dims:
+            data = np.expand_dims(data, axis) if original_axis is not None else data.reshape((1,) * a.ndim)
+        elif original_axis is None:
+            data = data.item() if data.ndim == 0 else data.reshape(()).item()
+        out.append(self.to_tensor(data, d))
+    return out
+
+
 @contextmanager
 def as_launcher() -> Iterator[list[str]]:
     """Patch the interpreter for the block; yields what was patched (empty where its internals differ)."""
@@ -134,6 +177,8 @@ def as_launcher() -> Iterator[list[str]]:
             **_BINARY,
             "fma": lambda a, b, c: a * b + c,
         }
+        patched.append((itp.ReduceOps, "generic_reduce", itp.ReduceOps.generic_reduce))
+        itp.ReduceOps.generic_reduce = _tree_reduce
         for name, np_fn in table.items():
             if hasattr(libdevice, name):
                 patched.append((libdevice, name, getattr(libdevice, name)))
@@ -145,3 +190,27 @@ def as_launcher() -> Iterator[list[str]]:
     finally:
         for obj, name, value in reversed(patched):
             setattr(obj, name, value)
+
+
+def interpreter_limitation(exc: BaseException) -> str:
+    """Why ``exc`` is a limitation of Triton's CPU interpreter rather than the kernel's fault ('' when it is the
+    kernel's): a ``TypeError``, ``AttributeError`` or ``NotImplementedError`` raised inside the triton package
+    while it interprets (an op or argument kind it does not emulate: a libdevice function left a stub, an extern
+    call, an fp8 dot). Raised in the kernel's own code, or of another kind (a ``static_assert``, an index
+    error), it stays the kernel's."""
+    import traceback
+
+    cause = exc.__cause__ if type(exc).__name__ == "InterpreterError" and exc.__cause__ is not None else exc
+    if not isinstance(cause, (TypeError, AttributeError, NotImplementedError)):
+        return ""
+    exc = cause
+    frames = traceback.extract_tb(exc.__traceback__)
+    import triton
+
+    root = Path(triton.__file__).parent.as_posix() + "/"
+    if not frames or not Path(frames[-1].filename).as_posix().startswith(root):
+        return ""  # raised in the kernel's own code: the kernel's error
+    where = next(
+        (f.name for f in reversed(frames) if "runtime/interpreter" in Path(f.filename).as_posix()), frames[-1].name
+    )
+    return f"{type(exc).__name__} in Triton's interpreter ({where}): {str(exc)[:200]}"

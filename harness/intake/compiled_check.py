@@ -1,0 +1,208 @@
+"""Every config of every kernel Inductor generated for a compiled entry, checked on the CPU against eager PyTorch.
+
+Runs in the capture child (:mod:`harness.intake.compiled`), right after the capture, on the graph it compiled: the
+child runs with ``TRITON_INTERPRET=1`` from its start, so each kernel module Inductor wrote holds an interpreted
+function, and Inductor's own launcher (``CachingAutotuner.run``) takes its interpreter branch: Inductor's grid for
+the config, the config's constexprs, the kernel run by Triton's CPU interpreter. What is real: the entry's inputs
+made on the CPU with its seed, the module's weights (a factory's module built again on the CPU, seeded as the
+capture's), the compiled wrapper Inductor generated for the target (its allocations made on the host, its extern
+calls run by the CPU's aten), and the eager reference. A kernel's config under test is held in that wrapper while
+every other kernel keeps its first config; the graph's outputs are compared with eager's at the dtype's tolerance.
+
+The interpreter runs a program at a time in numpy: warps and stages do not change what it computes, so configs that
+differ only there share one check (each still says it was checked). Where the graph cannot run on the host (a
+CUDA-only extern kernel such as SDPA's, an op the interpreter lacks) or the work is over :data:`BUDGET_S`, every
+config it could not reach says ``not checked`` with the reason: never passed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import time
+from typing import Any, Callable, Iterator, Mapping
+
+from harness.model.runtime import Check
+from harness.support import torchcompat
+
+#: seconds of interpreter work one graph may take (its first run's time decides how many configs fit)
+BUDGET_S = 120.0
+#: an entry's shapes larger than this (elements over all inputs) are not run in the interpreter
+MAX_ELEMENTS = 1 << 22
+
+#: a kernel's autotuner (Inductor's ``CachingAutotuner``), and the configs (``triton.Config``) kernels are held to
+Autotuner = Any
+Held = Mapping[str, object]
+
+NOT_CHECKED = "skipped"  # a Check's status for a config the interpreter did not run ("not checked" in reports)
+
+
+@contextlib.contextmanager
+def keeping_graphs() -> Iterator[list[tuple[Any, Any]]]:
+    """Each graph Dynamo hands Inductor in the block, with what Inductor made of it: ``(graph module, compiled
+    callable)`` (the outermost ``compile_fx`` call: it calls itself for its config patches)."""
+    compile_fx = torchcompat.compile_fx_module()
+    original = compile_fx.compile_fx
+    kept: list[tuple[Any, Any]] = []
+    depth = [0]
+
+    def keeping(gm: Any, example_inputs: Any, *args: Any, **kwargs: Any) -> Any:
+        depth[0] += 1
+        try:
+            inner = original(gm, example_inputs, *args, **kwargs)
+        finally:
+            depth[0] -= 1
+        if depth[0] == 0:
+            kept.append((gm, inner))
+        return inner
+
+    compile_fx.compile_fx = keeping
+    try:
+        yield kept
+    finally:
+        compile_fx.compile_fx = original
+
+
+def interpreting() -> bool:
+    """Whether this process's Triton builds interpreted kernels (the capture child sets it before Triton loads)."""
+    import os
+
+    return os.environ.get("TRITON_INTERPRET", "0") == "1"
+
+
+def check_graph(
+    kept: list[tuple[Any, Any]],
+    fn: Any,
+    make_inputs: Any,
+    shape: Mapping[str, int],
+    dtype: str,
+    factory: bool,
+    autotuners: Mapping[str, Autotuner],
+    tolerance: tuple[float, float],
+) -> dict[str, list[Check]]:
+    """A check per config of each kernel (by kernel name, in its configs' order)."""
+    configs = {name: list(auto.configs) for name, auto in autotuners.items()}
+
+    def everyone(reason: str) -> dict[str, list[Check]]:
+        return {n: [Check(status=NOT_CHECKED, reason=reason) for _ in cs] for n, cs in configs.items()}
+
+    if not interpreting():
+        return everyone("the capture ran without Triton's interpreter")
+    if len(kept) != 1:
+        return everyone(f"Dynamo made {len(kept)} graphs of the function; the check runs one")
+    try:
+        run, reference = _prepared(kept[0], fn, make_inputs, shape, dtype, factory)
+    except _HostError as exc:
+        return everyone(str(exc))
+    out: dict[str, list[Check]] = {n: [Check() for _ in cs] for n, cs in configs.items()}
+    done: dict[tuple[str, str], Check] = {}
+    spent = 0.0
+    # the first configs first: the run every held config is a change of
+    order = [(n, i) for n, cs in configs.items() for i in range(len(cs)) if i == 0]
+    order += [(n, i) for n, cs in configs.items() for i in range(1, len(cs))]
+    for name, i in order:
+        cfg = configs[name][i]
+        key = (name, repr(sorted(cfg.kwargs.items())))
+        if key in done:
+            out[name][i] = done[key]
+            continue
+        if spent > BUDGET_S:
+            over = f"over the interpreter's budget ({BUDGET_S:g} s a graph)"
+            out[name][i] = Check(status=NOT_CHECKED, reason=over)
+            continue
+        started = time.perf_counter()
+        out[name][i] = done[key] = _one(run, reference, {name: cfg}, tolerance)
+        spent += time.perf_counter() - started
+    return out
+
+
+class _HostError(Exception):
+    """The compiled graph cannot be run on the host (one line)."""
+
+
+def _prepared(
+    graph: tuple[Any, Any], fn: Any, make_inputs: Any, shape: Mapping[str, int], dtype: str, factory: bool
+) -> tuple[Callable[[Held], Any], Any]:
+    """(a call of the compiled graph on real host values with some kernels held to a config, eager's outputs)."""
+    import torch
+
+    from harness.authoring import torchutil
+
+    gm, inner = graph
+    generator = torch.Generator(device="cpu").manual_seed(0)
+    try:
+        real = tuple(make_inputs(dict(shape), dtype, "cpu", generator))
+    except Exception as exc:  # noqa: BLE001 - the user's inputs function
+        raise _HostError(f"the inputs function on the CPU: {type(exc).__name__}: {exc}") from None
+    if sum(x.numel() for x in real if isinstance(x, torch.Tensor)) > MAX_ELEMENTS:
+        raise _HostError(f"inputs over {MAX_ELEMENTS} elements: too large for Triton's interpreter")
+    target, frame = fn, fn
+    if factory:
+        torch_dtype = torchutil.torch_dtype(dtype)
+        before = torch.get_default_dtype()
+        torch.manual_seed(0)
+        torch.set_default_dtype(torch_dtype if torch_dtype.is_floating_point else before)
+        try:
+            target = fn(dict(shape), dtype)
+        finally:
+            torch.set_default_dtype(before)
+        frame = type(target).forward
+    try:
+        bound = dict(inspect.signature(frame).bind(*((target,) if factory else ()), *real).arguments)
+        values = [_source_value(node, bound, getattr(frame, "__globals__", {})) for node in _placeholders(gm)]
+    except Exception as exc:  # noqa: BLE001 - a frame this mapping does not know
+        raise _HostError(f"the graph's inputs could not be found on the host: {type(exc).__name__}: {exc}") from None
+    with torch.no_grad():
+        try:
+            reference = target(*real)
+        except Exception as exc:  # noqa: BLE001 - the user's function, eagerly on the CPU
+            raise _HostError(f"eager PyTorch on the CPU: {type(exc).__name__}: {str(exc)[:200]}") from None
+
+    def run(held: Held) -> Any:
+        from harness.intake import inductor_face, inductor_launches
+        from harness.support.interpreter_patches import as_launcher
+
+        fresh = [v.clone() if isinstance(v, torch.Tensor) else v for v in values]
+        with inductor_launches.holding(held), inductor_face.on_host(), as_launcher(), torch.no_grad():
+            return inductor_face.pop_face_mode(lambda: inner(*fresh))
+
+    return run, reference
+
+
+def _placeholders(gm: Any) -> list[Any]:
+    return [n for n in gm.graph.nodes if n.op == "placeholder"]
+
+
+def _source_value(node: Any, frame_locals: Mapping[str, object], frame_globals: Mapping[str, object]) -> Any:
+    """The host value behind one of the graph's inputs: Dynamo's source for it, read on the real frame."""
+    source = getattr(node, "_dynamo_source", None)
+    if source is None:
+        raise ValueError(f"no source for the graph input {node.name}")
+    name = source.name if isinstance(source.name, str) else source.name()
+    return eval(name, {"L": frame_locals, "G": frame_globals})  # noqa: S307 - Dynamo's own source expression
+
+
+def _one(run: Callable[[Held], Any], reference: Any, held: Held, tolerance: tuple[float, float]) -> Check:
+    from harness.authoring.correctness import compare, output_items
+    from harness.intake.inductor_launches import KernelRunError
+    from harness.support.interpreter_patches import interpreter_limitation
+
+    try:
+        got = run(held)
+    except KernelRunError as exc:  # a kernel failed: the interpreter's gap, or the kernel's error
+        why = interpreter_limitation(exc.__cause__) if exc.__cause__ is not None else ""
+        if why:
+            return Check(status=NOT_CHECKED, reason=f"{exc.kernel}: {why}")
+        return Check(status="error", error=str(exc))
+    except Exception as exc:  # noqa: BLE001 - the graph around the kernels (an extern call, the wrapper) on the host
+        said = " ".join(str(exc).split())[:200]
+        return Check(status=NOT_CHECKED, reason=f"the graph cannot run on the host: {type(exc).__name__}: {said}")
+    refs = output_items(reference)
+    outs = output_items(got[0] if isinstance(got, (list, tuple)) and len(got) == 1 and len(refs) == 1 else got)
+    if len(outs) != len(refs):
+        return Check(status="mismatch", error=f"{len(outs)} outputs, eager gives {len(refs)}")
+    checks = [compare(o, r, *tolerance) for (_, o), (_, r) in zip(outs, refs) if hasattr(r, "detach")]
+    bad = [c for c in checks if c.status != "ok"]
+    worst = max((c.max_abs_err or 0.0 for c in checks), default=0.0)
+    return Check(status="mismatch" if bad else "ok", error="; ".join(c.error or "" for c in bad) or None,
+                 max_abs_err=worst)  # fmt: skip

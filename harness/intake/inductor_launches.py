@@ -1,0 +1,152 @@
+"""The compiled wrapper's launches under a virtual device: recorded (each kernel module Inductor wrote, its
+autotuner, each launch's arguments and its grid per config), or, while :func:`holding`, run through Inductor's own
+launcher with chosen configs (the interpreter check, :mod:`harness.intake.compiled_check`). Put in place of
+``CachingAutotuner.precompile`` and ``.run`` by :mod:`harness.intake.inductor_face` (its walls 6 and 7).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import itertools
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from harness.support import torchcompat
+
+
+@dataclass
+class Kernel:
+    """One kernel module Inductor wrote and asked to precompile: its ``CachingAutotuner`` as Inductor built it."""
+
+    autotuner: Any
+    source: str
+    launches: list[dict[str, Any]] = field(default_factory=list)  # each run of the compiled wrapper's call
+    first_launch: int = 0  # the wrapper's launch number of its first launch (the graph's order)
+
+
+@dataclass
+class Recorder:
+    """What one compile recorded, in the order Inductor made it: kernels by name, template choices per selection."""
+
+    kernels: dict[str, Kernel] = field(default_factory=dict)
+    choices: list[dict[str, Any]] = field(default_factory=list)
+
+
+_RECORDER: list[Recorder] = []
+_LAUNCHES = itertools.count(1)  # the compiled wrappers' launches, numbered in this process
+
+
+def recorder() -> Recorder:
+    """The recorder of this process (one compile at a time is recorded; :func:`fresh` starts the next)."""
+    return _RECORDER[-1]
+
+
+def fresh() -> Recorder:
+    _RECORDER.append(Recorder())
+    return _RECORDER[-1]
+
+
+def _recording_precompile(self: Any, *args: Any, **kwargs: Any) -> None:
+    name = kernel_name(self)
+    recorder().kernels.setdefault(name, Kernel(self, _source_of(self)))
+
+
+def kernel_name(autotuner: Any) -> str:
+    """The kernel's function name (what its module defines; torch 2.11 leaves ``inductor_meta["kernel_name"]`` a
+    placeholder until after precompile)."""
+    return str(getattr(autotuner.fn, "__name__", None) or autotuner.inductor_meta.get("kernel_name") or "kernel")
+
+
+def _source_of(autotuner: Any) -> str:
+    """The module Inductor wrote for this kernel (its file, else the file its JIT function came from)."""
+    candidates = [getattr(autotuner, "filename", None)]
+    with contextlib.suppress(TypeError, OSError):
+        candidates.append(inspect.getsourcefile(getattr(autotuner.fn, "fn", autotuner.fn)))
+    for filename in candidates:
+        if filename and os.path.isfile(filename):
+            with open(filename, encoding="utf-8") as f:
+                return f.read()
+    return ""
+
+
+#: Inductor's own ``CachingAutotuner.run``, kept for :func:`holding`
+_INDUCTOR_RUN: list[Callable[..., Any]] = []
+#: while :func:`holding` runs: the config each named kernel is held to
+_HELD: list[Mapping[str, object]] = []
+
+
+class KernelRunError(Exception):
+    """A kernel of the compiled graph failed while it ran (under the interpreter); ``kernel`` names it."""
+
+    def __init__(self, kernel: str, cause: BaseException) -> None:
+        super().__init__(f"{kernel}: {type(cause).__name__}: {' '.join(str(cause).split())[:240]}")
+        self.kernel = kernel
+
+
+@contextlib.contextmanager
+def holding(held: Mapping[str, object]) -> Any:
+    """The compiled wrapper's launches run for the block, through Inductor's own launcher (its interpreter branch
+    where ``TRITON_INTERPRET=1``): each kernel named in ``held`` with that config, every other with its first."""
+    _HELD.append(held)
+    try:
+        yield
+    finally:
+        _HELD.pop()
+
+
+def _recording_run(self: Any, *args: Any, stream: Any = None, **kwargs: Any) -> Any:
+    if _HELD:
+        return _held_run(self, *args, stream=stream, **kwargs)
+    _record_launch(self, *args)
+    return None
+
+
+def _held_run(self: Any, *args: Any, stream: Any = None, **kwargs: Any) -> Any:
+    configs = self.configs
+    self.configs = [_HELD[-1].get(kernel_name(self), configs[0])]
+    try:
+        return _INDUCTOR_RUN[0](self, *args, stream=stream, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - the kernel's own failure, named by the kernel
+        raise KernelRunError(kernel_name(self), exc) from exc
+    finally:
+        self.configs = configs
+
+
+def _record_launch(self: Any, *args: Any) -> None:
+    GridExpr = torchcompat.triton_heuristics().GridExpr
+
+    name = kernel_name(self)
+    kernel = recorder().kernels.setdefault(name, Kernel(self, _source_of(self)))
+    arg_names = [n for n in self.fn.arg_names if n not in _config_names(self)]
+    bound = dict(zip(arg_names, args))
+    grids = []
+    for cfg in self.configs:
+        meta = {**bound, **cfg.kwargs}
+        if "extra_launcher_args" in self.inductor_meta:  # a template's fixed grid, passed as trailing arguments
+            grids.append(tuple(int(a) for a in args[len(args) - len(self.inductor_meta["extra_launcher_args"]) :]))
+            continue
+        grids.append(tuple(int(g) for g in GridExpr.from_meta(self.inductor_meta, cfg).eval_slow(meta)))
+    if not kernel.launches:
+        kernel.first_launch = next(_LAUNCHES)
+    kernel.launches.append({"args": {k: _described(v) for k, v in bound.items()}, "grids": grids})
+
+
+def _config_names(autotuner: Any) -> set[str]:
+    return {k for cfg in autotuner.configs for k in cfg.kwargs}
+
+
+def _described(value: Any) -> Any:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return {"dtype": str(value.dtype).removeprefix("torch."), "shape": list(value.shape),
+                "stride": list(value.stride()), "offset": int(value.storage_offset())}  # fmt: skip
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    return repr(value)
+
+
+#: where the compiled wrapper's buffers are allocated: on the face's device (fakes), or on the host while
+#: :func:`on_host` runs a compiled graph on real values (:mod:`harness.intake.compiled_check`)

@@ -65,6 +65,28 @@ BAD = """\
 
 GOOD_NAMES = ("act", "softmax", "sum", "mm", "mm_autotuned", "mlp")
 
+#: small enough for Triton's interpreter: every config checked in its graph against eager; ``wrong``'s kernel is
+#: planted wrong through Inductor's lowering table (tests/data/compiled/planted.py), so each of its checks must fail
+CHECKED = """\
+  small_act:
+    fn: models.py:activation
+    inputs: models.py:act_inputs
+    shapes: [{M: 64, N: 256}]
+    dtypes: [fp16]
+  small_mlp:
+    fn: models.py:mlp
+    factory: true
+    inputs: models.py:mlp_inputs
+    shapes: [{T: 16, D: 64}]
+    dtypes: [fp32]
+  wrong:
+    fn: planted.py:wrong
+    inputs: planted.py:wrong_inputs
+    shapes: [{M: 16, N: 64}]
+    dtypes: [fp32]
+"""
+CHECKED_NAMES = ("small_act", "small_mlp", "wrong")
+
 
 @pytest.fixture(scope="module")
 def captured(tmp_path_factory: pytest.TempPathFactory) -> tuple[list, subprocess.CompletedProcess[str], Path]:
@@ -75,7 +97,8 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> tuple[list, subprocess
     root = tmp_path_factory.mktemp("compiled")
     # a line of its own: captures are remembered by the modules' path and content, and these must run (the trace)
     (root / "models.py").write_text(f"# {secrets.token_hex(8)}\n" + MODELS.read_text())
-    body = GOOD.split("  sum:")[0] + BAD + "  sum:" + GOOD.split("  sum:")[1]
+    (root / "planted.py").write_text(f"# {secrets.token_hex(8)}\n" + (DATA / "compiled" / "planted.py").read_text())
+    body = GOOD.split("  sum:")[0] + BAD + "  sum:" + GOOD.split("  sum:")[1] + CHECKED
     # Inductor's trace turned on for one entry: it must land under --out, not in the working directory
     body = body.replace(
         "    inputs: models.py:one_input\n", "    inputs: models.py:one_input\n    options: {trace.enabled: true}\n", 1
@@ -112,7 +135,7 @@ def test_a_graph_break_a_hang_a_crash_and_a_wrong_dtype_are_one_line_each_and_th
     said = [ln for ln in proc.stderr.splitlines() if ln.startswith("harness:")]
     assert "Traceback" not in proc.stderr
     said_last = proc.stdout.strip().splitlines()[-2:]
-    assert said_last[0] == "harness: 5 of 11 compiled entries not captured (said above), left out", said_last
+    assert said_last[0] == "harness: 5 of 14 compiled entries not captured (said above), left out", said_last
     assert re.fullmatch(r"harness: \d+ configs: .+ · exit 2", said_last[1]), said_last  # one last line, one code
     assert proc.stdout.count(" · exit ") == 1
     for target in ("h100", "mi300x"):
@@ -128,8 +151,77 @@ def test_a_graph_break_a_hang_a_crash_and_a_wrong_dtype_are_one_line_each_and_th
         kept = Path(planted[0].split("(traceback: ")[1].rstrip(")"))
         assert kept.parent == root / "out" / "tracebacks" and "constant_fold_uniform_value" in kept.read_text()
         ran = {r.inductor.entry for r in records if r.target == target}
-        assert ran == set(GOOD_NAMES), (target, ran)
+        assert ran == set(GOOD_NAMES + CHECKED_NAMES), (target, ran)
     assert all(r.status == "ok" for r in records), [(r.kernel, r.error) for r in records if r.status != "ok"]
+
+
+def test_every_config_is_checked_on_the_cpu_and_the_planted_wrong_kernel_fails(captured) -> None:
+    """Each config of each kernel Inductor generated, run by Triton's interpreter through Inductor's own launcher in
+    its graph against eager PyTorch: the small entries' every config passes on both targets; the planted kernel
+    fails on every config and fails its cases; entries too large for the interpreter say not checked, never pass."""
+    records, proc, root = captured
+    for name in ("small_act", "small_mlp"):
+        mine = [r for r in records if r.inductor.entry == name]
+        assert {r.target for r in mine} == {"h100", "mi300x"} and len(mine) >= 7, name
+        for r in mine:
+            (check,) = r.correctness.checks
+            assert check.status == "ok" and check.max_abs_err is not None and check.max_abs_err < 0.01, (
+                r.kernel,
+                check,
+            )
+            assert check.shape == r.shape
+    wrong = [r for r in records if r.inductor.entry == "wrong"]
+    assert wrong and all(r.correctness.checks[0].status == "mismatch" for r in wrong)
+    assert all("elements outside" in (r.correctness.checks[0].error or "") for r in wrong)
+    for target in ("h100", "mi300x"):
+        assert f"FAILED out/compiled.yaml::wrong.triton_poi_fused_add_doubled_0[fp32-M16xN64-{target}" in proc.stdout
+    report = (root / "out" / "report.md").read_text()
+    assert "interpreter: mismatch: " in report.split("## Failures")[1]
+    failed_rows = len({(r.kernel, r.config_id) for r in wrong})
+    assert re.search(rf"harness: \d+ configs: {failed_rows} failed[ ,]", proc.stdout), proc.stdout[-600:]
+    compiled_md = (root / "out" / "compiled.md").read_text()
+    assert (
+        "checked on the CPU (Triton's interpreter, the graph against eager): h100 2 pass; mi300x 5 pass" in compiled_md
+    )
+    assert "h100 0 pass, 2 FAIL" in compiled_md
+    # too large for the interpreter: never a pass; the reason in the report's own section
+    big = [r for r in records if r.inductor.entry == "softmax"]
+    assert big and all(r.correctness.checks[0].status == "skipped" for r in big)
+    assert "too large for Triton's interpreter" in report.split("## Not checked by the interpreter")[1]
+    assert "| not checked " in report and "h100 0 pass, 1 not checked" in compiled_md
+
+
+@pytest.mark.browser
+def test_report_html_of_a_compiled_run_opens_with_each_targets_graph_in_chromium(captured, tmp_path) -> None:
+    """report.html (laid out by a headless Chromium) opens with the per-entry graph comparison: the compiled
+    section sits above the glance and the wide tables, on the first screen."""
+    from test_report_browser import _browse
+
+    _, _, root = captured
+    page = (root / "out" / "report.html").read_text()
+    probe = tmp_path / "measured.html"
+    probe.write_text(page.replace("</body>", MEASURE_TOPS + "</body>"))
+    proc = _browse(probe, tmp_path / "profile", "--dump-dom", "--window-size=1280,800")
+    found = re.search(r'<pre id="measured">(.*?)</pre>', proc.stdout, re.S)
+    assert found, proc.stderr[-2000:]
+    tops = json.loads(found.group(1).replace("&quot;", '"'))
+    assert 0 <= tops["compiled"] < 800, tops  # on the first screen
+    assert tops["compiled"] < tops["heat"] < tops["portability"], tops
+    assert tops["errors"] == []
+
+
+MEASURE_TOPS = """<script>
+window.__errors = [];
+window.addEventListener('error', e => window.__errors.push(String(e.message)));
+window.addEventListener('load', () => {
+  const top = q => { const el = document.querySelector(q); return el ? Math.round(el.getBoundingClientRect().top) : -1; };
+  const heads = [...document.querySelectorAll('h2')];
+  const at = text => { const h = heads.find(x => x.textContent === text); return h ? Math.round(h.getBoundingClientRect().top) : -1; };
+  const out = {compiled: top('#compiled'), heat: top('table.heat'), portability: at('Portability'), errors: window.__errors};
+  const pre = document.createElement('pre'); pre.id = 'measured'; pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>"""
 
 
 def test_the_capture_leaves_nothing_in_the_temporary_folder(captured) -> None:

@@ -15,6 +15,7 @@ build stage builds each candidate from the kernel's source exactly as Inductor w
 from __future__ import annotations
 
 import hashlib
+import time
 from typing import Any, Mapping
 
 from harness.authoring import torchutil
@@ -51,6 +52,7 @@ def capture_table(ref: str, inputs_ref: str, shape: Mapping[str, Any], options: 
             f"the inputs function gives {given} tensors for dtype {dtype}, none of {dtype}: Inductor would compile "
             f"the {given} kernels, not the {dtype} ones asked for (make the inputs in the dtype it is passed)"
         )
+    started = time.monotonic()
     recorder = inductor_launches.fresh()
     sdpa_dispatch.CHOSEN.clear()
     kept: list[tuple[Any, Any]] = []
@@ -87,7 +89,7 @@ def capture_table(ref: str, inputs_ref: str, shape: Mapping[str, Any], options: 
         raise CompiledCaptureError("Inductor generated no Triton kernel (all extern calls, or nothing to compute)")
     launched = _launch_order(recorder)
     checks = compiled_check.check_graph(
-        kept, fn, make_inputs, shape, dtype, factory, {n: k.autotuner for n, k in launched}, tolerance(dtype)
+        kept, fn, make_inputs, shape, dtype, factory, {n: k.autotuner for n, k in launched}, tolerance(dtype), started
     )
     return {
         "torch": torch.__version__,

@@ -25,8 +25,10 @@ from typing import Any, Callable, Iterator, Mapping
 from harness.model.runtime import Check
 from harness.support import torchcompat
 
-#: seconds of interpreter work one graph may take (its first run's time decides how many configs fit)
-BUDGET_S = 120.0
+#: seconds of interpreter work one graph may take at most; a capture's call limit may leave it less (its share
+#: :data:`SHARE` of ``HARNESS_CALLBACK_TIMEOUT_S`` from the call's start: the check never costs the capture)
+BUDGET_S = 60.0
+SHARE = 0.7
 #: an entry's shapes larger than this (elements over all inputs) are not run in the interpreter
 MAX_ELEMENTS = 1 << 22
 
@@ -79,8 +81,13 @@ def check_graph(
     factory: bool,
     autotuners: Mapping[str, Autotuner],
     tolerance: tuple[float, float],
+    started: float,
 ) -> dict[str, list[Check]]:
-    """A check per config of each kernel (by kernel name, in its configs' order)."""
+    """A check per config of each kernel (by kernel name, in its configs' order). ``started``: when the capture's
+    call began (``time.monotonic()``), which with its limit sets the check's deadline."""
+    from harness.support.settings import timeout_s
+
+    deadline = min(started + SHARE * timeout_s("HARNESS_CALLBACK_TIMEOUT_S"), time.monotonic() + BUDGET_S)
     configs = {name: list(auto.configs) for name, auto in autotuners.items()}
 
     def everyone(reason: str) -> dict[str, list[Check]]:
@@ -96,7 +103,6 @@ def check_graph(
         return everyone(str(exc))
     out: dict[str, list[Check]] = {n: [Check() for _ in cs] for n, cs in configs.items()}
     done: dict[tuple[str, str], Check] = {}
-    spent = 0.0
     # the first configs first: the run every held config is a change of
     order = [(n, i) for n, cs in configs.items() for i in range(len(cs)) if i == 0]
     order += [(n, i) for n, cs in configs.items() for i in range(1, len(cs))]
@@ -106,13 +112,7 @@ def check_graph(
         if key in done:
             out[name][i] = done[key]
             continue
-        if spent > BUDGET_S:
-            over = f"over the interpreter's budget ({BUDGET_S:g} s a graph)"
-            out[name][i] = Check(status=NOT_CHECKED, reason=over)
-            continue
-        started = time.perf_counter()
-        out[name][i] = done[key] = _one(run, reference, {name: cfg}, tolerance)
-        spent += time.perf_counter() - started
+        out[name][i] = done[key] = _one(run, reference, {name: cfg}, tolerance, deadline)
     return out
 
 
@@ -129,13 +129,14 @@ def _prepared(
     from harness.authoring import torchutil
 
     gm, inner = graph
+    examples = [n.meta.get("example_value") for n in _placeholders(gm)]
+    if sum(int(getattr(e, "numel", lambda: 0)()) for e in examples) > MAX_ELEMENTS:  # before anything is made
+        raise _HostError(f"inputs and weights over {MAX_ELEMENTS} elements: too large for Triton's interpreter")
     generator = torch.Generator(device="cpu").manual_seed(0)
     try:
         real = tuple(make_inputs(dict(shape), dtype, "cpu", generator))
     except Exception as exc:  # noqa: BLE001 - the user's inputs function
         raise _HostError(f"the inputs function on the CPU: {type(exc).__name__}: {exc}") from None
-    if sum(x.numel() for x in real if isinstance(x, torch.Tensor)) > MAX_ELEMENTS:
-        raise _HostError(f"inputs over {MAX_ELEMENTS} elements: too large for Triton's interpreter")
     target, frame = fn, fn
     if factory:
         torch_dtype = torchutil.torch_dtype(dtype)
@@ -152,6 +153,8 @@ def _prepared(
         values = [_source_value(node, bound, getattr(frame, "__globals__", {})) for node in _placeholders(gm)]
     except Exception as exc:  # noqa: BLE001 - a frame this mapping does not know
         raise _HostError(f"the graph's inputs could not be found on the host: {type(exc).__name__}: {exc}") from None
+    if sum(v.numel() for v in values if isinstance(v, torch.Tensor)) > MAX_ELEMENTS:
+        raise _HostError(f"inputs and weights over {MAX_ELEMENTS} elements: too large for Triton's interpreter")
     with torch.no_grad():
         try:
             reference = target(*real)
@@ -182,13 +185,41 @@ def _source_value(node: Any, frame_locals: Mapping[str, object], frame_globals: 
     return eval(name, {"L": frame_locals, "G": frame_globals})  # noqa: S307 - Dynamo's own source expression
 
 
-def _one(run: Callable[[Held], Any], reference: Any, held: Held, tolerance: tuple[float, float]) -> Check:
+class _OverBudget(BaseException):
+    """The check's deadline passed mid-run (a BaseException: neither Inductor's launcher nor the interpreter
+    wraps it)."""
+
+
+@contextlib.contextmanager
+def _until(deadline: float) -> Iterator[None]:
+    """The block interrupted (:class:`_OverBudget`) at ``deadline``; a capture child's main thread only."""
+    import signal
+
+    def over(signum: int, frame: Any) -> None:
+        raise _OverBudget
+
+    previous = signal.signal(signal.SIGALRM, over)
+    signal.setitimer(signal.ITIMER_REAL, max(deadline - time.monotonic(), 0.001))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _one(run: Callable[[Held], Any], reference: Any, held: Held, tolerance: tuple[float, float],
+         deadline: float) -> Check:  # fmt: skip
     from harness.authoring.correctness import compare, output_items
     from harness.intake.inductor_launches import KernelRunError
     from harness.support.interpreter_patches import interpreter_limitation
 
+    if time.monotonic() >= deadline:
+        return Check(status=NOT_CHECKED, reason="over the interpreter's time budget for this graph")
     try:
-        got = run(held)
+        with _until(deadline):
+            got = run(held)
+    except _OverBudget:
+        return Check(status=NOT_CHECKED, reason="over the interpreter's time budget for this graph")
     except KernelRunError as exc:  # a kernel failed: the interpreter's gap, or the kernel's error
         why = interpreter_limitation(exc.__cause__) if exc.__cause__ is not None else ""
         if why:

@@ -87,7 +87,9 @@ def _declared_by(cls: type, name: str) -> type:
 @pytest.mark.parametrize(
     ("reply", "kept_as", "own"),
     [
-        ("CompileReply", "Record", {"triton"}),  # the worker's Triton; the record keeps the case's pin
+        # the worker's Triton (the record keeps the case's pin); a compiled kernel's check made at capture, the
+        # record's own field, as an interpreter record's
+        ("CompileReply", "Record", {"triton", "correctness"}),
         ("ConfigReply", "Runtime", set()),
         ("BaselinesReply", "Runtime", set()),
     ],

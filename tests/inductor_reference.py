@@ -32,8 +32,17 @@ for i, (name, source) in enumerate(json.loads(pathlib.Path({str(root / f"kernels
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     auto = getattr(module, name)
-    out["configs"][f"{{i}}:{{name}}"] = [{{**c.kwargs, "num_warps": c.num_warps, "num_stages": c.num_stages}}
-                                      for c in auto.configs]
+    as_dict = lambda c: {{**c.kwargs, "num_warps": c.num_warps, "num_stages": c.num_stages}}
+    out["configs"][f"{{i}}:{{name}}"] = [as_dict(c) for c in auto.configs]
+    if auto.inductor_meta.get("coordinate_descent_tuning"):  # the tuner's first round from the first config
+        tuner, first, seen, tried = auto.coordesc_tuner, auto.configs[0], [as_dict(c) for c in auto.configs], []
+        from torch._inductor.runtime.coordinate_descent_tuner import get_field
+        for field in tuner.tunable_fields:
+            if get_field(first, field) is not None:  # as the tuner's own autotune() walks its fields
+                for c in tuner.get_neighbour_configs(first, field):
+                    if as_dict(c) not in seen + tried:
+                        tried.append(as_dict(c))
+        out.setdefault("coordesc", {{}})[f"{{i}}:{{name}}"] = tried
 from torch._inductor.choices import InductorChoices
 out["split"] = InductorChoices.reduction_split_factor(torch.device("cuda", 0), 8192 * 8192, 1, True)
 

@@ -79,13 +79,19 @@ CHECKED = """\
     inputs: models.py:mlp_inputs
     shapes: [{T: 16, D: 64}]
     dtypes: [fp32]
+  act_cd:
+    fn: models.py:activation
+    inputs: models.py:act_inputs
+    shapes: [{M: 64, N: 256}]
+    dtypes: [fp16]
+    options: {coordinate_descent_tuning: true}
   wrong:
     fn: planted.py:wrong
     inputs: planted.py:wrong_inputs
     shapes: [{M: 16, N: 64}]
     dtypes: [fp32]
 """
-CHECKED_NAMES = ("small_act", "small_mlp", "wrong")
+CHECKED_NAMES = ("small_act", "small_mlp", "act_cd", "wrong")
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +117,7 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> tuple[list, subprocess
     return records, proc, root
 
 
-def _tables(root: Path, target: str) -> dict[str, list[dict]]:
+def _tables(root: Path, target: str, names: tuple[str, ...] = GOOD_NAMES) -> dict[str, list[dict]]:
     """Per good entry, the capture's tables on ``target`` the run was built from (remembered on disk by the
     capture: read here, not captured again), each with its ``shape``."""
     from harness.intake.compiled_probe import remembered
@@ -121,7 +127,7 @@ def _tables(root: Path, target: str) -> dict[str, list[dict]]:
 
     doc = yamlpos.load((root / "m.yaml").read_text())
     made = compiled_entries.requests(Checker("m.yaml", doc), doc.value["compiled"], root)
-    good = [r for r in made if r.name in GOOD_NAMES]
+    good = [r for r in made if r.name in names]
     out = {}
     for request, outcome in zip(good, remembered(good, target)):
         assert not outcome.why and all(isinstance(t, dict) for _, _, t in outcome.tables), (request.name, target)
@@ -135,7 +141,7 @@ def test_a_graph_break_a_hang_a_crash_and_a_wrong_dtype_are_one_line_each_and_th
     said = [ln for ln in proc.stderr.splitlines() if ln.startswith("harness:")]
     assert "Traceback" not in proc.stderr
     said_last = proc.stdout.strip().splitlines()[-2:]
-    assert said_last[0] == "harness: 5 of 14 compiled entries not captured (said above), left out", said_last
+    assert said_last[0] == "harness: 5 of 15 compiled entries not captured (said above), left out", said_last
     assert re.fullmatch(r"harness: \d+ configs: .+ · exit 2", said_last[1]), said_last  # one last line, one code
     assert proc.stdout.count(" · exit ") == 1
     for target in ("h100", "mi300x"):
@@ -188,7 +194,29 @@ def test_every_config_is_checked_on_the_cpu_and_the_planted_wrong_kernel_fails(c
     big = [r for r in records if r.inductor.entry == "softmax"]
     assert big and all(r.correctness.checks[0].status == "skipped" for r in big)
     assert "too large for Triton's interpreter" in report.split("## Not checked by the interpreter")[1]
-    assert "| not checked " in report and "h100 0 pass, 1 not checked" in compiled_md
+    assert "| not checked " in report and re.search(r"h100 0 pass, \d+ not checked", compiled_md)
+
+
+@pytest.mark.browser
+def test_coordinate_descent_candidates_are_inductors_own_per_vendor(captured) -> None:
+    """With ``coordinate_descent_tuning``, the first round of Inductor's tuner from the winner, per target, held
+    against that tuner's own ``get_neighbour_configs`` in a child wearing only the face; built, checked and judged."""
+    records, _, root = captured
+    theirs = {}
+    for target in ("h100", "mi300x"):
+        tables = _tables(root, target, ("act_cd",))
+        (kernel,) = tables["act_cd"][0]["kernels"]
+        reference = _reference_child(target, [kernel], root)
+        assert kernel["coordesc"] == reference["coordesc"][f"0:{kernel['name']}"] and kernel["coordesc"], target
+        assert len(kernel["launches"][0]["grids"]) == len(kernel["configs"]) + len(kernel["coordesc"])
+        mine = [r for r in records if (r.inductor.entry, r.target, r.origin) == ("act_cd", target, "coordesc")]
+        assert sorted(json.dumps(r.config, sort_keys=True) for r in mine) == sorted(
+            json.dumps(c, sort_keys=True) for c in kernel["coordesc"]
+        )
+        assert all(r.status == "ok" and r.correctness.checks[0].status == "ok" for r in mine)
+        theirs[target] = kernel["coordesc"]
+    # the vendors' own rules: occupancy hints (waves_per_eu) are tuned on HIP only
+    assert any("waves_per_eu" in c for c in theirs["mi300x"]) and not any("waves_per_eu" in c for c in theirs["h100"])
 
 
 @pytest.mark.browser
@@ -250,7 +278,7 @@ def test_recorded_kernels_and_configs_are_what_inductor_lists_under_that_face(ca
     for i, k in enumerate(kernels):
         assert k["configs"] == reference["configs"][f"{i}:{k['name']}"], (target, k["name"])
         assert k["launches"], k["name"]  # the compiled wrapper launched it, with a grid per config
-        assert all(len(la["grids"]) == len(k["configs"]) for la in k["launches"])
+        assert all(len(la["grids"]) == len(k["configs"]) + len(k["coordesc"]) for la in k["launches"])
     # the full reduction: its first kernel splits the 8192^2 elements by the factor Inductor's split heuristic
     # gives under this face (h100 512 partial sums; mi300x 607, each split again in two: 1214)
     (first, *_rest) = tables["sum"][0]["kernels"]
@@ -258,7 +286,11 @@ def test_recorded_kernels_and_configs_are_what_inductor_lists_under_that_face(ca
     assert xnumel % reference["split"] == 0 and xnumel // reference["split"] in (1, 2), (xnumel, reference["split"])
     for name in GOOD_NAMES:
         for table in tables[name]:
-            listed = {(k["name"], json.dumps(c, sort_keys=True)) for k in table["kernels"] for c in k["configs"]}
+            listed = {
+                (k["name"], json.dumps(c, sort_keys=True))
+                for k in table["kernels"]
+                for c in k["configs"] + k["coordesc"]
+            }
             graph = tuple(k["name"] for k in table["kernels"])
             mine = [r for r in records if (r.inductor.entry, r.target, r.shape) == (name, target, table["shape"])]
             assert {r.inductor.graph for r in mine} == {graph}, name

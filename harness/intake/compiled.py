@@ -129,6 +129,8 @@ def _kernel(name: str, kernel: inductor_launches.Kernel) -> dict[str, Any]:
         "triton_meta": _jsonable({**auto.triton_meta, "device": _device(auto.device_props)}),
         "inductor_meta": _jsonable(auto.inductor_meta),
         "configs": [config_dict(c) for c in auto.configs],
+        # with coordinate_descent_tuning: its tuner's first candidates (after "configs" in "checks" and the grids)
+        "coordesc": [config_dict(c) for c in inductor_launches.coordesc(auto)],
         "launches": kernel.launches,
     }
 

@@ -79,7 +79,9 @@ def checked(*args: Any) -> dict[str, list[Check]]:
         return check_graph(*args)
     except Exception as exc:  # noqa: BLE001 - whatever the host run of a compiled graph raises
         said = f"the check failed: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
-        return {n: [Check(status=NOT_CHECKED, reason=said) for _ in a.configs] for n, a in args[6].items()}
+        from harness.intake.inductor_launches import candidates
+
+        return {n: [Check(status=NOT_CHECKED, reason=said) for _ in candidates(a)] for n, a in args[6].items()}
 
 
 def check_graph(
@@ -98,7 +100,9 @@ def check_graph(
     from harness.support.settings import timeout_s
 
     deadline = min(started + SHARE * timeout_s("HARNESS_CALLBACK_TIMEOUT_S"), time.monotonic() + BUDGET_S)
-    configs = {name: list(auto.configs) for name, auto in autotuners.items()}
+    from harness.intake.inductor_launches import candidates
+
+    configs = {name: candidates(auto) for name, auto in autotuners.items()}
 
     def everyone(reason: str) -> dict[str, list[Check]]:
         return {n: [Check(status=NOT_CHECKED, reason=reason) for _ in cs] for n, cs in configs.items()}

@@ -122,7 +122,7 @@ def _record_launch(self: Any, *args: Any) -> None:
     arg_names = [n for n in self.fn.arg_names if n not in _config_names(self)]
     bound = dict(zip(arg_names, args))
     grids = []
-    for cfg in self.configs:
+    for cfg in candidates(self):
         meta = {**bound, **cfg.kwargs}
         if "extra_launcher_args" in self.inductor_meta:  # a template's fixed grid, passed as trailing arguments
             grids.append(tuple(int(a) for a in args[len(args) - len(self.inductor_meta["extra_launcher_args"]) :]))
@@ -135,6 +135,50 @@ def _record_launch(self: Any, *args: Any) -> None:
 
 def _config_names(autotuner: Any) -> set[str]:
     return {k for cfg in autotuner.configs for k in cfg.kwargs}
+
+
+def candidates(autotuner: Any) -> list[Any]:
+    """Every config the kernel may launch with: Inductor's list, then the coordinate-descent candidates."""
+    return list(autotuner.configs) + coordesc(autotuner)
+
+
+def coordesc(autotuner: Any) -> list[Any]:
+    """With ``coordinate_descent_tuning`` on (an entry's option, or max-autotune's mode): the configs Inductor's
+    coordinate-descent tuner tries first from the winner (the first config, by the capture's policy), by its own
+    rules under the target's face: each neighbour of the winner along each of the tuner's tunable fields
+    (``CoordescTuner.tunable_fields``, ``get_neighbour_values``, ``is_valid_config``: warps up to the device's threads
+    per block over its warp size, ``waves_per_eu`` on HIP only), the ones Inductor lists already left out. Where the
+    descent goes next depends on timings a virtual device does not have: its first round is what is built."""
+    if not autotuner.inductor_meta.get("coordinate_descent_tuning") or not autotuner.configs:
+        return []
+    made = autotuner.__dict__.get("_harness_coordesc")
+    if made is not None:
+        return list(made)
+    import copy
+
+    tuning = torchcompat.coordinate_descent_tuner()
+    tuner, winner = autotuner.coordesc_tuner, autotuner.configs[0]
+    seen = {_config_key(c) for c in autotuner.configs}
+    fields = tuner.tunable_fields
+    made = []
+    for name in fields() if callable(fields) else fields:
+        value = tuning.get_field(winner, name)
+        if value is None:
+            continue
+        for neighbour in tuner.get_neighbour_values(name, value):
+            candidate = copy.deepcopy(winner)
+            tuning.set_field(candidate, name, neighbour)
+            if tuner.is_valid_config(candidate) and _config_key(candidate) not in seen:
+                seen.add(_config_key(candidate))
+                made.append(candidate)
+    autotuner._harness_coordesc = made
+    return list(made)
+
+
+def _config_key(cfg: Any) -> str:
+    from harness.authoring.decorated import config_dict
+
+    return repr(sorted(config_dict(cfg).items()))
 
 
 def _described(value: Any) -> Any:

@@ -90,6 +90,9 @@ def _wrap_run() -> None:
             key = repr(sorted(wanted.items()))
             if key not in found:
                 chosen = [la for la in self._harness_launchers if config_dict(la.config) == wanted]
+                if not chosen and self.inductor_meta.get("coordinate_descent_tuning"):
+                    # a coordinate-descent candidate: built as Inductor's own tuner builds one it tries
+                    chosen = [self._precompile_config(_as_config(wanted)).make_launcher()]
                 if not chosen:
                     listed = ", ".join(str(config_dict(la.config)) for la in self._harness_launchers)
                     raise LookupError(f"Inductor on this GPU does not list {wanted} for {name} (it lists {listed})")
@@ -108,6 +111,15 @@ def _wrap_run() -> None:
 
     CachingAutotuner.run = run  # type: ignore[method-assign]
     _WRAPPED.append(True)
+
+
+def _as_config(wanted: Mapping[str, Any]) -> Any:
+    """A ``triton.Config`` of a config's plain form (its constexprs, then the launch options Inductor sets)."""
+    import triton
+
+    options = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+    kwargs = {k: v for k, v in wanted.items() if k not in options}
+    return triton.Config(kwargs, **{k: v for k, v in wanted.items() if k in options})
 
 
 def _binary(launcher: Any, name: str, device: int) -> Any:

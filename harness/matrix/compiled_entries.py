@@ -177,7 +177,9 @@ def _entries_of(
         vendor = catalogue.get(target).vendor
         for position, kernel in enumerate(table["kernels"], start=1):
             name = str(kernel["name"])
-            configs = [dict(c) for c in kernel["configs"]]
+            listed = [dict(c) for c in kernel["configs"]]
+            coordesc = [dict(c) for c in kernel.get("coordesc") or []]  # the tuner's candidates, after the list
+            configs = listed + coordesc
             first = kernel["launches"][0] if kernel.get("launches") else {}
             grids = tuple(
                 (json.dumps(dict(sorted(c.items())), sort_keys=True), tuple(g))
@@ -192,7 +194,9 @@ def _entries_of(
             slots.setdefault(name, []).append(
                 inductor_ref.Slot(*key, source, position, graph, str(kernel["heuristic"]), grids, choices, checks)
             )
-            launched.setdefault(name, []).append((key, tuple(ConfigEntry(tuple(c.items()), vendor) for c in configs)))
+            entries = [ConfigEntry(tuple(c.items()), vendor) for c in listed]
+            entries += [ConfigEntry(tuple(c.items()), "coordesc") for c in coordesc]
+            launched.setdefault(name, []).append((key, tuple(entries)))
             signature = dict(kernel["triton_meta"].get("signature") or {})
             tunables.setdefault(name, set()).update(k for k, v in signature.items() if v == "constexpr")
     out = []

@@ -9,7 +9,8 @@ POLICIES: dict[str, str] = {
     "max_autotune_choice": "the first Triton template choice Inductor lists, else its first choice (no benchmark)",
     "epilogue_fusion_by_benchmark": "off (config.benchmark_epilogue_fusion=False)",
     "pad_mm": "off (config.shape_padding=False): the unpadded graph",
-    "coordinate_descent_tuning": "not run (max-autotune's search from the winner needs timings): the listed configs",
+    "coordinate_descent_tuning": "its first round built: each neighbour of the winner along each field Inductor's "
+    "tuner tunes, by its rules for the target (space coordesc); where the descent goes on needs timings",
     "cudagraphs": "off (triton.cudagraphs=False): graphs wrap launches, the kernels are the same",
     "dynamic_scale_rblock": "not applied: on a GPU a reduction's configs may gain a smaller R0_BLOCK from the loaded "
     "binary's register count (seen on an H100: softmax 2 configs listed, 3 timed)",

@@ -73,6 +73,13 @@ def compile_fx_module() -> Any:
     return module
 
 
+def coordinate_descent_tuner() -> Any:
+    """``torch._inductor.runtime.coordinate_descent_tuner`` (``get_field``, ``set_field``, ``CoordescTuner``)."""
+    from torch._inductor.runtime import coordinate_descent_tuner as module
+
+    return module
+
+
 def triton_helpers() -> Any:
     """``torch._inductor.runtime.triton_helpers`` (``set_driver_to_gpu``)."""
     from torch._inductor.runtime import triton_helpers as module

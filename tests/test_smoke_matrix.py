@@ -177,6 +177,9 @@ def test_memory_bound_kernels_amd_spaces_keep_full_occupancy(smoke_runs: dict) -
 
 def test_the_default_terminal_summary_fits_100_columns(smoke_runs: dict) -> None:
     out = smoke_runs["stdout"]["warm"]
+    # the run's own pytest session reads the ini where the matrix lives (this repository's): an option of a plugin
+    # the run turns off (tmp_path_retention_policy) printed a warning summary of 150-column lines on every run
+    assert all("warnings summary" not in o and "PytestConfigWarning" not in o for o in smoke_runs["stdout"].values())
     start = out.index("triton portability")
     end = out.index("harness: results in")
     summary = out[start:end].splitlines()[1:]

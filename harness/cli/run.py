@@ -162,6 +162,10 @@ def _run(args: argparse.Namespace) -> int:
         "-rfEs",
         "-W",
         "ignore::pytest.PytestAssertRewriteWarning",
+        # the ini of the matrix's folder (a project's own pytest settings) is read, and its options may belong to
+        # plugins this session turns off (tmp_path_retention_policy without tmpdir): not the run's concern
+        "-W",
+        "ignore::pytest.PytestConfigWarning",
         "--harness-progress",
         "-o",
         "console_output_style=classic",

@@ -164,7 +164,8 @@ def _view(out: Path, name: str) -> tuple[bool, FindingCounts] | None:
     found = of_records(records)
     (out / "compiled.md").write_text(render.markdown(name, POLICIES, found))
     (out / "compiled.html").write_text(render.html(name, POLICIES, found))
-    print(f"harness: each target's kernel graph, what differs and the findings in {out / 'compiled.md'}", flush=True)
+    # the path on a line of its own: what an 80-column terminal has room for
+    print(f"harness: each target's kernel graph and what differs:\n  {out / 'compiled.md'}", flush=True)
     from harness.analysis import gate
     from harness.analysis.rows import build_rows
 

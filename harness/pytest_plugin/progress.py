@@ -124,7 +124,10 @@ class Progress:
             from harness.render.terminal import kernel_lines
 
             for line in kernel_lines(analyse((), held), width=1 << 16):  # wrapped here, not cut
-                self.say("harness: " + line.strip())
+                text = "harness: " + line.strip()
+                if len(text) > self.width and " " not in line.strip():  # a kernel name alone (Inductor's): indented
+                    text = "  " + line.strip()
+                self.say(text)
 
     def say(self, text: str) -> None:
         """A line of its own above the status line (which a terminal gets redrawn under it), wrapped at its

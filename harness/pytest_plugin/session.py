@@ -340,9 +340,9 @@ class HarnessSession:
                 tr.section(line)
             else:
                 tr.write_line(line)
-        tr.write_line(
-            f"harness: results in {self.out / 'results.json'}, report in {self.out / 'report.md'} and report.html"
-        )
+        # the folder on a line of its own (a run folder's path alone is what an 80-column line has room for)
+        tr.write_line(f"harness: results in {self.out}")
+        tr.write_line("  results.json; the report: report.md, report.html")
 
 
 def tox_env_for(version: str) -> str:

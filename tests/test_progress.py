@@ -246,6 +246,9 @@ def test_a_terminal_session_shows_life_from_its_first_second_and_keeps_its_clock
     tail = out.rsplit("harness: results in", 1)[1].splitlines()[1:]  # the breakdown and the run's last line
     assert tail[-1].startswith("harness: ") and "· exit 0" in tail[-1]
     assert all(len(line) <= columns for line in tail if line.startswith("harness")), tail
+    # every line the terminal shows (colours aside, each redraw's last state) within its width: paths stand alone
+    shown = [re.sub(r"\x1b\[[0-9;]*m", "", part.split("\r")[-1]) for part in out.replace("\x1b[K", "").split("\n")]
+    assert all(len(line) <= columns for line in shown), [line for line in shown if len(line) > columns]
 
 
 def test_the_static_benchmark_runs_cold_then_warm_from_its_own_caches() -> None:

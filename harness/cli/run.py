@@ -209,11 +209,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.no_reuse:  # read by the pytest processes (harness.execution.result_cache), xdist's workers included
         os.environ["HARNESS_RESULT_CACHE"] = "0"
     argv += args.pytest_args
-    # the output folder on a line of its own: two paths on one line do not fit an 80-column terminal
-    print(
-        f"harness: matrix {matrix.name} ({matrix_path}), triton {tritoncompat.installed_triton_version()}", flush=True
-    )
-    print(f"  out {out}", flush=True)
+    # each path on a line of its own: two paths on one line do not fit an 80-column terminal
+    print(f"harness: matrix {matrix.name}, triton {tritoncompat.installed_triton_version()}", flush=True)
+    print(f"  {matrix_path}\n  out {out}", flush=True)
     targets = [t.strip() for t in args.targets.split(",")] if args.targets else list(matrix.targets)
     if any(catalogue()[t].vendor == "amd" for t in targets if t in catalogue()):
         from harness.compiling import hiplinker

@@ -341,8 +341,8 @@ class HarnessSession:
             else:
                 tr.write_line(line)
         # the folder on a line of its own (a run folder's path alone is what an 80-column line has room for)
-        tr.write_line(f"harness: results in {self.out}")
-        tr.write_line("  results.json; the report: report.md, report.html")
+        tr.write_line("harness: results in results.json, report in report.md and report.html, under")
+        tr.write_line(f"  {self.out}")
 
 
 def tox_env_for(version: str) -> str:

@@ -20,11 +20,11 @@ from harness.analysis.compiled_compare import GraphKernel, KernelGraph, Key, Ver
 torch = pytest.importorskip("torch")
 
 
-def _capture(root: Path, fn: str) -> Path:
+def _capture(root: Path, fn: str, shape: str = "{M: 1024, N: 4096}") -> Path:
     shutil.copy(DATA / "compiled" / "models.py", root / "models.py")
     (root / "c.yaml").write_text(
         f"name: c\ntargets: [h100]\ncompiled:\n  act:\n    fn: models.py:{fn}\n    inputs: models.py:act_inputs\n"
-        "    shapes: [{M: 1024, N: 4096}]\n    dtypes: [bf16]\n"
+        f"    shapes: [{shape}]\n    dtypes: [bf16]\n"
     )
     proc = run_cli("compiled", str(root / "c.yaml"), "--out", str(root / "out"), "-n", "0")
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -46,6 +46,13 @@ def test_two_captures_compare_kernel_for_kernel_with_the_source_diff(tmp_path: P
     name = records[0].inductor.kernel
     assert f"act h100 M1024xN4096 bf16: {name} changed" in proc.stdout, proc.stdout
     assert "source: +" in proc.stdout and "0.25" in proc.stdout, proc.stdout
+    # the same function rerun at another shape: its graph matched kernel for kernel, the sizes set aside
+    (tmp_path / "c").mkdir()
+    other = _capture(tmp_path / "c", "activation", "{M: 512, N: 2048}")
+    moved = call_cli("compare", str(base), str(other))
+    assert "matched at another shape: act h100 M1024xN4096 bf16 -> M512xN2048" in moved.stdout, moved.stdout
+    said = moved.stdout.split("compiled entries:")[1]
+    assert "no kernel added, removed or changed" in said and "only in" not in said, said
 
 
 def _graph(torch_version: str, *kernels: GraphKernel) -> dict[Key, KernelGraph]:

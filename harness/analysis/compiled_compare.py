@@ -72,6 +72,7 @@ class CompiledComparison:
     worse: tuple[str, ...]
     only_in_base: tuple[str, ...]  # entries, shapes or targets the new run has no kernels of (not judged)
     only_in_new: tuple[str, ...]
+    across_shapes: tuple[tuple[str, str], ...] = ()  # (base graph, new graph) matched at another shape
 
     @property
     def exit_code(self) -> int:
@@ -115,36 +116,66 @@ def _kernel(name: str, records: list[Record], source: Callable[[Record], str], i
 
 
 def compare(base: dict[Key, KernelGraph], new: dict[Key, KernelGraph]) -> CompiledComparison:
+    """Graphs of the same entry, target, shape and dtype compared kernel by kernel; then an entry's graph at a shape
+    only one run has, paired with the other run's at a shape only it has (same entry, target and dtype, one each:
+    a rerun at another shape), matched kernel for kernel by place in the graph, sizes aside."""
     changes: list[KernelChange] = []
     worse: list[str] = []
     for key in sorted(base.keys() & new.keys()):
         changes += _kernel_changes(key, base[key].kernels, new[key].kernels)
         worse += _worse_builds(key, base[key].kernels, new[key].kernels)
+    paired = _across_shapes(base.keys() - new.keys(), new.keys() - base.keys())
+    for old_key, new_key in paired:
+        key = (new_key[0], new_key[1], f"{old_key[2]} -> {new_key[2]}", new_key[3])
+        changes += _kernel_changes(key, base[old_key].kernels, new[new_key].kernels, sizes_aside=True)
+    done_base, done_new = {p[0] for p in paired}, {p[1] for p in paired}
     return CompiledComparison(
         _torch(base.values()),
         _torch(new.values()),
         tuple(changes),
         tuple(worse),
-        tuple(_label(k) for k in sorted(base.keys() - new.keys())),
-        tuple(_label(k) for k in sorted(new.keys() - base.keys())),
+        tuple(_label(k) for k in sorted(base.keys() - new.keys() - done_base)),
+        tuple(_label(k) for k in sorted(new.keys() - base.keys() - done_new)),
+        tuple((_label(a), _label(b)) for a, b in paired),
     )
+
+
+def _across_shapes(only_base: set[Key], only_new: set[Key]) -> list[tuple[Key, Key]]:
+    """(base key, new key) for each entry, target and dtype that has one shape only in the base and one only in new."""
+
+    def by_graph(keys: set[Key]) -> dict[tuple[str, str, str], list[Key]]:
+        out: dict[tuple[str, str, str], list[Key]] = {}
+        for k in keys:
+            out.setdefault((k[0], k[1], k[3]), []).append(k)
+        return out
+
+    old, new = by_graph(only_base), by_graph(only_new)
+    return sorted((old[g][0], new[g][0]) for g in old.keys() & new.keys() if len(old[g]) == len(new[g]) == 1)
 
 
 def _torch(graphs: Iterable[KernelGraph]) -> str:
     return next((g.torch for g in graphs if g.torch), "unknown")
 
 
-def _kernel_changes(key: Key, before: tuple[GraphKernel, ...], after: tuple[GraphKernel, ...]) -> list[KernelChange]:
-    # matched by place in the graph (a kernel Inductor numbered otherwise is the same kernel, renamed)
+def _kernel_changes(
+    key: Key, before: tuple[GraphKernel, ...], after: tuple[GraphKernel, ...], sizes_aside: bool = False
+) -> list[KernelChange]:
+    """Matched by place in the graph (a kernel Inductor numbered otherwise is the same kernel, renamed). Across
+    shapes (``sizes_aside``) the sources are compared with their numbers masked (sizes are baked into them), and
+    the configs, which Inductor lists from the sizes, are not compared."""
     old, new = {k.identity or k.name: k for k in before}, {k.identity or k.name: k for k in after}
     out = [KernelChange(key, old[i].name, "removed") for i in old if i not in new]
     out += [KernelChange(key, new[i].name, "added", (f"{len(new[i].verdicts)} configs",)) for i in new if i not in old]
     for i in (i for i in new if i in old):
         detail = [f"named {old[i].name} before"] if old[i].name != new[i].name else []
-        detail += [f"config removed {c}" for c in old[i].configs if c not in new[i].configs]
-        detail += [f"config added {c}" for c in new[i].configs if c not in old[i].configs]
+        if not sizes_aside:
+            detail += [f"config removed {c}" for c in old[i].configs if c not in new[i].configs]
+            detail += [f"config added {c}" for c in new[i].configs if c not in old[i].configs]
         if old[i].source_sha256 != new[i].source_sha256:
-            detail += _source_detail(old[i].source, new[i].source)
+            if not sizes_aside:
+                detail += _source_detail(old[i].source, new[i].source)
+            elif _sized(old[i].source) != _sized(new[i].source):
+                detail += _source_detail(_sized(old[i].source), _sized(new[i].source))
         if detail:
             out.append(KernelChange(key, new[i].name, "changed", tuple(detail)))
     order_before = [k.identity or k.name for k in before if (k.identity or k.name) in new]
@@ -152,6 +183,14 @@ def _kernel_changes(key: Key, before: tuple[GraphKernel, ...], after: tuple[Grap
     if order_before != order_after:
         out.append(KernelChange(key, "(launch order)", "changed", (f"{order_before} -> {order_after}",)))
     return out
+
+
+def _sized(source: str) -> str:
+    """A module's text with its numbers masked: what is left when the sizes baked into it are set aside (the device
+    properties, hashes and sizes Inductor writes are all numbers)."""
+    import re
+
+    return re.sub(r"\b\d+(\.\d+)?(e[-+]?\d+)?\b", "N", source)
 
 
 def _source_detail(before: str, after: str) -> list[str]:

@@ -90,6 +90,7 @@ def comparison(cmp: CompiledComparison) -> list[str]:
     lines += [f"  worse: {w}" for w in cmp.worse]
     lines += [f"  only in base (not compared): {k}" for k in cmp.only_in_base]
     lines += [f"  only in new: {k}" for k in cmp.only_in_new]
+    lines += [f"  matched at another shape: {a} -> {b.split(' ')[2]}" for a, b in cmp.across_shapes]
     return lines
 
 

@@ -88,7 +88,7 @@ def capture_table(ref: str, inputs_ref: str, shape: Mapping[str, Any], options: 
     if not recorder.kernels:
         raise CompiledCaptureError("Inductor generated no Triton kernel (all extern calls, or nothing to compute)")
     launched = _launch_order(recorder)
-    checks = compiled_check.checked(
+    checks = compiled_check.check_graph(
         kept, fn, make_inputs, shape, dtype, factory, {n: k.autotuner for n, k in launched}, tolerance(dtype), started
     )
     return {

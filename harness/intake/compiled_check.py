@@ -22,6 +22,7 @@ import inspect
 import time
 from typing import Any, Callable, Iterator, Mapping
 
+from harness.intake.inductor_launches import candidates
 from harness.model.runtime import Check
 from harness.support import torchcompat
 
@@ -36,7 +37,8 @@ MAX_ELEMENTS = 1 << 20
 Autotuner = Any
 Held = Mapping[str, object]
 
-NOT_CHECKED = "skipped"  # a Check's status for a config the interpreter did not run ("not checked" in reports)
+NOT_CHECKED = "skipped"
+OVER_BUDGET = "over the interpreter's time budget for this graph"  # a Check's status for a config the interpreter did not run ("not checked" in reports)
 
 
 @contextlib.contextmanager
@@ -72,18 +74,6 @@ def interpreting() -> bool:
     return os.environ.get("TRITON_INTERPRET", "0") == "1"
 
 
-def checked(*args: Any) -> dict[str, list[Check]]:
-    """:func:`check_graph`, whose own failure is every config's ``not checked`` with the reason: the check never
-    costs the capture its tables."""
-    try:
-        return check_graph(*args)
-    except Exception as exc:  # noqa: BLE001 - whatever the host run of a compiled graph raises
-        said = f"the check failed: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
-        from harness.intake.inductor_launches import candidates
-
-        return {n: [Check(status=NOT_CHECKED, reason=said) for _ in candidates(a)] for n, a in args[6].items()}
-
-
 def check_graph(
     kept: list[tuple[Any, Any]],
     fn: Any,
@@ -96,17 +86,25 @@ def check_graph(
     started: float,
 ) -> dict[str, list[Check]]:
     """A check per config of each kernel (by kernel name, in its configs' order). ``started``: when the capture's
-    call began (``time.monotonic()``), which with its limit sets the check's deadline."""
+    call began (``time.monotonic()``), which with its limit sets the check's deadline. The check's own failure is
+    every config's ``not checked`` with the reason: it never costs the capture its tables."""
     from harness.support.settings import timeout_s
 
     deadline = min(started + SHARE * timeout_s("HARNESS_CALLBACK_TIMEOUT_S"), time.monotonic() + BUDGET_S)
-    from harness.intake.inductor_launches import candidates
-
     configs = {name: candidates(auto) for name, auto in autotuners.items()}
 
     def everyone(reason: str) -> dict[str, list[Check]]:
         return {n: [Check(status=NOT_CHECKED, reason=reason) for _ in cs] for n, cs in configs.items()}
 
+    try:
+        return _checked(configs, kept, fn, make_inputs, shape, dtype, factory, tolerance, deadline, everyone)
+    except Exception as exc:  # noqa: BLE001 - whatever the host run of a compiled graph raises
+        return everyone(f"the check failed: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
+
+
+def _checked(configs: Mapping[str, list[Any]], kept: list[tuple[Any, Any]], fn: Any, make_inputs: Any,
+             shape: Mapping[str, int], dtype: str, factory: bool, tolerance: tuple[float, float], deadline: float,
+             everyone: Callable[[str], dict[str, list[Check]]]) -> dict[str, list[Check]]:  # fmt: skip
     if not interpreting():
         return everyone("the capture ran without Triton's interpreter")
     if len(kept) != 1:
@@ -229,12 +227,12 @@ def _one(run: Callable[[Held], Any], reference: Any, held: Held, tolerance: tupl
     from harness.support.interpreter_patches import interpreter_limitation
 
     if time.monotonic() >= deadline:
-        return Check(status=NOT_CHECKED, reason="over the interpreter's time budget for this graph")
+        return Check(status=NOT_CHECKED, reason=OVER_BUDGET)
     try:
         with _until(deadline):
             got = run(held)
     except _OverBudget:
-        return Check(status=NOT_CHECKED, reason="over the interpreter's time budget for this graph")
+        return Check(status=NOT_CHECKED, reason=OVER_BUDGET)
     except KernelRunError as exc:  # a kernel failed: the interpreter's gap, or the kernel's error
         why = interpreter_limitation(exc.__cause__) if exc.__cause__ is not None else ""
         if why:

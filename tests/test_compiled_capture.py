@@ -401,6 +401,13 @@ def test_the_inductor_internals_a_gpu_worker_holds_exist_on_this_torch(captured,
                  "use_static_cuda_launcher"):  # fmt: skip
         assert hasattr(config, name), name
     assert "stream" in inspect.signature(CachingAutotuner.run).parameters
+    # the CPU check and the coordinate-descent candidates (harness/intake/compiled_check.py, inductor_launches.py)
+    from torch._inductor.runtime import coordinate_descent_tuner as coordesc
+
+    assert callable(CachingAutotuner._interpret_args_grid) and callable(CachingAutotuner._precompile_config)
+    assert callable(coordesc.get_field) and callable(coordesc.set_field)
+    for name in ("tunable_fields", "get_neighbour_values", "is_valid_config"):
+        assert hasattr(coordesc.CoordescTuner, name), name
     assert callable(CachingAutotuner.precompile) and callable(triton_cache_dir)
     assert triton_hash_to_path_key("ab" * 32)  # Triton's hex key to its cache folder's name
     _, _, root = captured

@@ -187,3 +187,5 @@ def test_the_installed_harness_captures_an_op_and_a_compiled_entry_from_another_
         mine = [r for r in records if r["target"] == target]
         assert mine and all(r["inductor"]["kernel"].startswith("triton_poi_fused") for r in mine)
         assert all(r["status"] == "ok" for r in mine) and (tmp_path / "c" / "compiled.md").is_file()
+        # each config checked on the CPU from the wheel too (2^20 elements: at the check's limit, inside it)
+        assert all(r["correctness"]["checks"][0]["status"] == "ok" for r in mine), [r["correctness"] for r in mine]

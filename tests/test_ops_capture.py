@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -375,7 +374,8 @@ def test_a_library_is_imported_once_per_face_and_an_op_that_ends_its_child_costs
 
 def test_a_capture_is_remembered_against_every_module_of_the_capture_code(tmp_path: Path) -> None:
     """The remembered capture's key covers the whole intake package by listing it, not by a hand-kept list: a
-    change to any module (the launch grouping was once missed) or to a face's catalogue captures again."""
+    change to any module (the launch grouping was once missed), to a face's catalogue or to what the captures'
+    interpreter checks run with captures again."""
     import shutil
 
     from harness.intake import op_probe
@@ -384,78 +384,19 @@ def test_a_capture_is_remembered_against_every_module_of_the_capture_code(tmp_pa
     copy = tmp_path / "harness"
     shutil.copytree(package, copy / "intake", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(package.parent / "model", copy / "model", ignore=shutil.ignore_patterns("__pycache__"))
+    for checking in ("support/interpreter_patches.py", "authoring/correctness.py"):  # what the checks run with
+        (copy / checking).parent.mkdir(exist_ok=True)
+        shutil.copy(package.parent / checking, copy / checking)
     before = op_probe.code_stamp(copy / "intake")
     assert before == op_probe.code_stamp(package)  # the copy is the code
     for changed in (
         copy / "intake" / "launch_groups.py",
         copy / "intake" / "a_new_module.py",
         copy / "model" / "faces.yaml",
+        copy / "support" / "interpreter_patches.py",
     ):
         previous = op_probe.code_stamp(copy / "intake")
         with changed.open("a") as f:
             f.write("\n# changed\n")
         assert op_probe.code_stamp(copy / "intake") != previous, changed.name
     assert op_probe.code_stamp(copy / "intake") != before
-
-
-COMPILED_LIBRARY = (
-    LIBRARY
-    + '''
-
-@torch.compile
-def activation(y, bias):
-    return torch.clamp(torch.nn.functional.gelu(y + bias) * 0.5, -1.0, 1.0)
-
-
-def square_then_act(x, bias):
-    """square_plus's first kernel, then a compiled function on its result."""
-    y = torch.empty_like(x)
-    square[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
-    return activation(y, bias)
-
-
-def act_only(x, bias):
-    return activation(x, bias)
-
-
-def inputs(shape, dtype, device, generator):
-    from harness.torchutil import randn
-
-    return (randn((shape["M"], shape["N"]), dtype, device, generator), randn((shape["N"],), dtype, device, generator))
-'''
-)
-
-
-@pytest.mark.skipif(not __import__("torch").__version__.startswith(("2.11", "2.13")), reason="compiled capture's torch")
-def test_an_op_that_calls_a_compiled_function_is_captured_under_each_face(tmp_path: Path) -> None:
-    """The symptom this replaced: torch.compile inside an op failed under the virtual device (``torch._C`` has no
-    ``_cuda_getDevice``). Now the op's own launch is captured and built per target, and the kernels its compiled
-    region gets from Inductor on that target are named in the record; an op whose only Triton is compiled says
-    where to take it, in one line."""
-    (tmp_path / "clib.py").write_text(COMPILED_LIBRARY)
-    entry = "    op: clib.py:{}\n    inputs: clib.py:inputs\n    dtypes: [fp32]\n    shapes: [{{M: 1024, N: 4096}}]\n"
-    matrix = write_matrix(
-        tmp_path / "m.yaml",
-        "name: c\ntargets: [h100, mi300x]\nkernels:\n  both:\n"
-        + entry.format("square_then_act")
-        + "    interpret: false\n",
-    )
-    out = tmp_path / "run"
-    (tmp_path / "tmp").mkdir()  # the run's temporary folder: its workers' Inductor caches go with the workers
-    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "0", env={"TMPDIR": str(tmp_path / "tmp")})
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    left = [p.name for p in (tmp_path / "tmp").iterdir() if not re.fullmatch(r"torchinductor_\w+", p.name)]
-    assert left == [], left
-    records = json.loads((out / "results.json").read_text())["records"]
-    assert {(r["target"], r["kernel"], r["status"]) for r in records} == {
-        ("h100", "both", "ok"),
-        ("mi300x", "both", "ok"),
-    }
-    for r in records:
-        assert r["captured"]["compiled_kernels"] == ["triton_poi_fused_add_clamp_gelu_mul_0"], r["captured"]
-    only = write_matrix(
-        tmp_path / "only.yaml", "name: c\ntargets: [h100]\nkernels:\n  only:\n" + entry.format("act_only")
-    )
-    said = run_cli("validate", str(only))
-    assert said.returncode == 2 and "Traceback" not in said.stderr + said.stdout
-    assert "its torch.compile regions launch triton_poi_fused_add_clamp_gelu_mul_0" in said.stdout + said.stderr

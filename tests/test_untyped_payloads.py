@@ -44,11 +44,13 @@ ALLOWED: dict[str, tuple[int, str]] = {
     # as JSON; typed payloads for the table are the next step, not done yet
     # Inductor's compile meta and options as its autotuner makes them (for the build and for a repro script)
     "compiling/compiled_build.py": (4, "config"),
-    "intake/compiled.py": (4, "edge"),
+    "intake/compiled.py": (2, "edge"),
     "intake/compiled_probe.py": (3, "edge"),
+    "intake/compiled_check.py": (1, "edge"),  # a host call's keyword arguments (the user's function's, as given)
+    "intake/region_check.py": (1, "edge"),  # the regions' kernels as the capture's JSON table
     "intake/compiled_regions.py": (3, "edge"),  # the op's own call arguments; the kernels as JSON
     "intake/inductor_face.py": (3, "edge"),
-    "intake/inductor_launches.py": (2, "edge"),  # each launch's arguments and each choice, as the table's JSON
+    "intake/inductor_launches.py": (4, "edge"),  # each launch's arguments and each choice; a kernel as the table's JSON
     "matrix/compiled_entries.py": (3, "edge"),  # the YAML entry as given; the capture's JSON tables
     "intake/inductor_spec.py": (7, "config"),  # the config a kernel is held to; Triton's asm by kind
     "authoring/correctness.py": (1, "config"),  # the poisoned ``out`` the kernel's launch is called with
@@ -67,7 +69,10 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "intake/launch_groups.py": (7, "config"),
     "intake/op_probe.py": (1, "edge"),
     "intake/ops.py": (9, "edge"),  # + the compiled regions' kernels in the launch table
-    "matrix/ops_entries.py": (3, "edge"),  # the matrix entry as YAML gave it, read by op_request and op_refs
+    "matrix/ops_entries.py": (
+        4,
+        "edge",
+    ),  # the matrix entry as YAML gave it, read by op_request, op_refs, region_entries
     "matrix/reading.py": (2, "edge"),
     "model/jobs.py": (10, "edge"),
     "model/payloads.py": (4, "edge"),

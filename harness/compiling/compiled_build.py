@@ -137,6 +137,7 @@ def compile_job(job: CompileJob) -> CompileReply:
         inductor=Inductor(
             entry=ref.entry,
             function=ref.fn,
+            op=True if ref.op else None,
             kernel=ref.kernel,
             mode=ref.mode,
             torch=ref.torch,

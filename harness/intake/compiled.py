@@ -14,12 +14,10 @@ build stage builds each candidate from the kernel's source exactly as Inductor w
 
 from __future__ import annotations
 
-import hashlib
 import time
 from typing import Any, Mapping
 
 from harness.authoring import torchutil
-from harness.authoring.decorated import config_dict
 from harness.intake import compiled_check, compiled_regions, face, inductor_face, inductor_launches, sdpa_dispatch
 from harness.intake.importing import import_attr
 
@@ -87,14 +85,17 @@ def capture_table(ref: str, inputs_ref: str, shape: Mapping[str, Any], options: 
         raise CompiledCaptureError(_one_line(exc, label)) from None
     if not recorder.kernels:
         raise CompiledCaptureError("Inductor generated no Triton kernel (all extern calls, or nothing to compute)")
-    launched = _launch_order(recorder)
+    launched = inductor_launches.launch_order(recorder)
     checks = compiled_check.check_graph(
         kept, fn, make_inputs, shape, dtype, factory, {n: k.autotuner for n, k in launched}, tolerance(dtype), started
     )
     return {
         "torch": torch.__version__,
         "torch_checked": inductor_face.checked(torch.__version__),
-        "kernels": [{**_kernel(name, k), "checks": [c.to_json() for c in checks[name]]} for name, k in launched],
+        "kernels": [
+            {**inductor_launches.kernel_table(name, k), "checks": [c.to_json() for c in checks[name]]}
+            for name, k in launched
+        ],
         "not_launched": sorted(n for n, k in recorder.kernels.items() if not k.launches),
         "choices": recorder.choices,
         # the SDPA backends this target's torch runs here (each traced call, once; Dynamo and AOT both trace it)
@@ -108,49 +109,6 @@ def tolerance(dtype: str) -> tuple[float, float]:
     from harness.authoring.spec import DEFAULT_TOLERANCES
 
     return DEFAULT_TOLERANCES.get(dtype, (1e-4, 1e-4))
-
-
-def _launch_order(recorder: inductor_launches.Recorder) -> list[tuple[str, inductor_launches.Kernel]]:
-    """The kernels the compiled wrapper launches, in its order. A module Inductor precompiled but the wrapper never
-    launches (a max-autotune choice's benchmark module, precompiled before it is timed on torch 2.11) is not part of
-    the graph: :func:`capture_table` names it under ``not_launched``."""
-    launched = [(n, k) for n, k in recorder.kernels.items() if k.launches]
-    return sorted(launched, key=lambda item: item[1].first_launch)
-
-
-def _kernel(name: str, kernel: inductor_launches.Kernel) -> dict[str, Any]:
-    auto = kernel.autotuner
-    return {
-        "name": name,
-        "heuristic": str(getattr(auto.heuristic_type, "name", auto.heuristic_type)).lower(),
-        "source": kernel.source,
-        "source_sha256": hashlib.sha256(kernel.source.encode()).hexdigest(),
-        "size_hints": _jsonable(getattr(auto, "size_hints", None)),
-        "triton_meta": _jsonable({**auto.triton_meta, "device": _device(auto.device_props)}),
-        "inductor_meta": _jsonable(auto.inductor_meta),
-        "configs": [config_dict(c) for c in auto.configs],
-        # with coordinate_descent_tuning: its tuner's first candidates (after "configs" in "checks" and the grids)
-        "coordesc": [config_dict(c) for c in inductor_launches.coordesc(auto)],
-        "launches": kernel.launches,
-    }
-
-
-def _device(props: Any) -> dict[str, Any]:
-    fields = ("type", "index", "multi_processor_count", "cc", "major", "regs_per_multiprocessor",
-              "max_threads_per_multi_processor", "max_threads_per_block", "warp_size")  # fmt: skip
-    return {f: getattr(props, f, None) for f in fields}
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, dict):
-        if any(not isinstance(k, str) for k in value):  # Triton's attribute dicts key on argument index tuples
-            return [[_jsonable(k), _jsonable(v)] for k, v in value.items()]
-        return {k: _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, (bool, int, float, str)) or value is None:
-        return value
-    return repr(value)
 
 
 def _fake_like(x: Any) -> Any:

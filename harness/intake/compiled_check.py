@@ -36,6 +36,8 @@ MAX_ELEMENTS = 1 << 20
 #: a kernel's autotuner (Inductor's ``CachingAutotuner``), and the configs (``triton.Config``) kernels are held to
 Autotuner = Any
 Held = Mapping[str, object]
+#: a call made on the host: (the function or ``nn.Module``, its positional arguments, its keyword arguments)
+Call = tuple[Any, tuple[Any, ...], dict[str, Any]]
 
 NOT_CHECKED = "skipped"
 OVER_BUDGET = "over the interpreter's time budget for this graph"  # a Check's status for a config the interpreter did not run ("not checked" in reports)
@@ -84,10 +86,13 @@ def check_graph(
     autotuners: Mapping[str, Autotuner],
     tolerance: tuple[float, float],
     started: float,
+    given: Call | None = None,
 ) -> dict[str, list[Check]]:
     """A check per config of each kernel (by kernel name, in its configs' order). ``started``: when the capture's
-    call began (``time.monotonic()``), which with its limit sets the check's deadline. The check's own failure is
-    every config's ``not checked`` with the reason: it never costs the capture its tables."""
+    call began (``time.monotonic()``), which with its limit sets the check's deadline. ``given``: the host call to
+    check against (an op's region: what the op called it with on the host), instead of the entry's ``fn`` and
+    inputs. The check's own failure is every config's ``not checked`` with the reason: it never costs the capture
+    its tables."""
     from harness.support.settings import timeout_s
 
     deadline = min(started + SHARE * timeout_s("HARNESS_CALLBACK_TIMEOUT_S"), time.monotonic() + BUDGET_S)
@@ -97,20 +102,20 @@ def check_graph(
         return {n: [Check(status=NOT_CHECKED, reason=reason) for _ in cs] for n, cs in configs.items()}
 
     try:
-        return _checked(configs, kept, fn, make_inputs, shape, dtype, factory, tolerance, deadline, everyone)
+        return _checked(configs, kept, fn, make_inputs, shape, dtype, factory, tolerance, deadline, everyone, given)
     except Exception as exc:  # noqa: BLE001 - whatever the host run of a compiled graph raises
         return everyone(f"the check failed: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
 
 
 def _checked(configs: Mapping[str, list[Any]], kept: list[tuple[Any, Any]], fn: Any, make_inputs: Any,
              shape: Mapping[str, int], dtype: str, factory: bool, tolerance: tuple[float, float], deadline: float,
-             everyone: Callable[[str], dict[str, list[Check]]]) -> dict[str, list[Check]]:  # fmt: skip
-    if not interpreting():
+             everyone: Callable[[str], dict[str, list[Check]]], given: Call | None) -> dict[str, list[Check]]:  # fmt: skip
+    if not interpreting() and given is None:  # an op's region: its kernels made interpreted on their own
         return everyone("the capture ran without Triton's interpreter")
     if len(kept) != 1:
         return everyone(f"Dynamo made {len(kept)} graphs of the function; the check runs one")
     try:
-        run, reference = _prepared(kept[0], fn, make_inputs, shape, dtype, factory)
+        run, reference = _prepared(kept[0], fn, make_inputs, shape, dtype, factory, given)
     except _HostError as exc:
         return everyone(str(exc))
 
@@ -134,35 +139,28 @@ class _HostError(Exception):
 
 
 def _prepared(
-    graph: tuple[Any, Any], fn: Any, make_inputs: Any, shape: Mapping[str, int], dtype: str, factory: bool
+    graph: tuple[Any, Any],
+    fn: Any,
+    make_inputs: Any,
+    shape: Mapping[str, int],
+    dtype: str,
+    factory: bool,
+    given: Call | None = None,
 ) -> tuple[Callable[[Held], Any], Any]:
     """(a call of the compiled graph on real host values with some kernels held to a config, eager's outputs)."""
     import torch
-
-    from harness.authoring import torchutil
 
     gm, inner = graph
     examples = [n.meta.get("example_value") for n in _placeholders(gm)]
     if sum(int(getattr(e, "numel", lambda: 0)()) for e in examples) > MAX_ELEMENTS:  # before anything is made
         raise _HostError(f"inputs and weights over {MAX_ELEMENTS} elements: too large for Triton's interpreter")
-    generator = torch.Generator(device="cpu").manual_seed(0)
+    if given is not None:  # an op's region: the module or function and arguments its host run called it with
+        target, real, named = given
+    else:
+        target, real, named = _entry_call(fn, make_inputs, shape, dtype, factory)
+    frame, own = (type(target).forward, (target,)) if isinstance(target, torch.nn.Module) else (target, ())
     try:
-        real = tuple(make_inputs(dict(shape), dtype, "cpu", generator))
-    except Exception as exc:  # noqa: BLE001 - the user's inputs function
-        raise _HostError(f"the inputs function on the CPU: {type(exc).__name__}: {exc}") from None
-    target, frame = fn, fn
-    if factory:
-        torch_dtype = torchutil.torch_dtype(dtype)
-        before = torch.get_default_dtype()
-        torch.manual_seed(0)
-        torch.set_default_dtype(torch_dtype if torch_dtype.is_floating_point else before)
-        try:
-            target = fn(dict(shape), dtype)
-        finally:
-            torch.set_default_dtype(before)
-        frame = type(target).forward
-    try:
-        bound = dict(inspect.signature(frame).bind(*((target,) if factory else ()), *real).arguments)
+        bound = dict(inspect.signature(frame).bind(*own, *real, **named).arguments)
         values = [_source_value(node, bound, getattr(frame, "__globals__", {})) for node in _placeholders(gm)]
     except Exception as exc:  # noqa: BLE001 - a frame this mapping does not know
         raise _HostError(f"the graph's inputs could not be found on the host: {type(exc).__name__}: {exc}") from None
@@ -170,7 +168,7 @@ def _prepared(
         raise _HostError(f"inputs and weights over {MAX_ELEMENTS} elements: too large for Triton's interpreter")
     with torch.no_grad():
         try:
-            reference = target(*real)
+            reference = target(*real, **named)
         except Exception as exc:  # noqa: BLE001 - the user's function, eagerly on the CPU
             raise _HostError(f"eager PyTorch on the CPU: {type(exc).__name__}: {str(exc)[:200]}") from None
 
@@ -183,6 +181,30 @@ def _prepared(
             return inductor_face.pop_face_mode(lambda: inner(*fresh))
 
     return run, reference
+
+
+def _entry_call(fn: Any, make_inputs: Any, shape: Mapping[str, int], dtype: str, factory: bool) -> Call:
+    """A compiled entry's call on the host: its function (or its factory's module, seeded as the capture's) and
+    its inputs made on the CPU with the entry's seed."""
+    import torch
+
+    from harness.authoring import torchutil
+
+    generator = torch.Generator(device="cpu").manual_seed(0)
+    try:
+        real = tuple(make_inputs(dict(shape), dtype, "cpu", generator))
+    except Exception as exc:  # noqa: BLE001 - the user's inputs function
+        raise _HostError(f"the inputs function on the CPU: {type(exc).__name__}: {exc}") from None
+    if not factory:
+        return fn, real, {}
+    torch_dtype = torchutil.torch_dtype(dtype)
+    before = torch.get_default_dtype()
+    torch.manual_seed(0)
+    torch.set_default_dtype(torch_dtype if torch_dtype.is_floating_point else before)
+    try:
+        return fn(dict(shape), dtype), real, {}
+    finally:
+        torch.set_default_dtype(before)
 
 
 def _placeholders(gm: Any) -> list[Any]:

@@ -7,6 +7,7 @@ launcher with chosen configs (the interpreter check, :mod:`harness.intake.compil
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import inspect
 import itertools
 import os
@@ -194,3 +195,49 @@ def _described(value: Any) -> Any:
 
 #: where the compiled wrapper's buffers are allocated: on the face's device (fakes), or on the host while
 #: :func:`on_host` runs a compiled graph on real values (:mod:`harness.intake.compiled_check`)
+
+
+def launch_order(recorder: Recorder) -> list[tuple[str, Kernel]]:
+    """The kernels the compiled wrapper launches, in its order. A module Inductor precompiled but the wrapper never
+    launches (a max-autotune choice's benchmark module, precompiled before it is timed on torch 2.11) is not part of
+    the graph: :func:`harness.intake.compiled.capture_table` names it under ``not_launched``."""
+    launched = [(n, k) for n, k in recorder.kernels.items() if k.launches]
+    return sorted(launched, key=lambda item: item[1].first_launch)
+
+
+def kernel_table(name: str, kernel: Kernel) -> dict[str, Any]:
+    """One recorded kernel as a capture's JSON table gives it: source, heuristic, metadata, configs, launches."""
+    from harness.authoring.decorated import config_dict
+
+    auto = kernel.autotuner
+    return {
+        "name": name,
+        "heuristic": str(getattr(auto.heuristic_type, "name", auto.heuristic_type)).lower(),
+        "source": kernel.source,
+        "source_sha256": hashlib.sha256(kernel.source.encode()).hexdigest(),
+        "size_hints": _jsonable(getattr(auto, "size_hints", None)),
+        "triton_meta": _jsonable({**auto.triton_meta, "device": _device(auto.device_props)}),
+        "inductor_meta": _jsonable(auto.inductor_meta),
+        "configs": [config_dict(c) for c in auto.configs],
+        # with coordinate_descent_tuning: its tuner's first candidates (after "configs" in "checks" and the grids)
+        "coordesc": [config_dict(c) for c in coordesc(auto)],
+        "launches": kernel.launches,
+    }
+
+
+def _device(props: Any) -> dict[str, Any]:
+    fields = ("type", "index", "multi_processor_count", "cc", "major", "regs_per_multiprocessor",
+              "max_threads_per_multi_processor", "max_threads_per_block", "warp_size")  # fmt: skip
+    return {f: getattr(props, f, None) for f in fields}
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        if any(not isinstance(k, str) for k in value):  # Triton's attribute dicts key on argument index tuples
+            return [[_jsonable(k), _jsonable(v)] for k, v in value.items()]
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    return repr(value)

@@ -1,5 +1,7 @@
 """A kernel TorchInductor generated, as a spec a GPU worker checks and times: one config of it is the whole compiled
-function run with that kernel held to that config, against the function run eagerly.
+function run with that kernel held to that config, against the function run eagerly. For a kernel of an ``op:``'s
+``torch.compile`` regions, what runs is the op as shipped (its regions compiled by its own ``torch.compile`` with
+its own options), against its entry's reference or, without one, the op with its ``torch.compile`` ignored.
 
 Only a GPU worker loads this (:func:`harness.intake.loader.load`); the build stage never does. The function (or
 the ``nn.Module`` its factory makes, once per shape and dtype, its weights seeded) is compiled for real with
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, cast
 
 from harness.authoring.decorated import config_dict
 from harness.authoring.spec import KernelSpec
@@ -180,6 +182,10 @@ def spec_for(made: InductorRef) -> KernelSpec:
     def pair(args: tuple, shape: Mapping[str, Any]) -> tuple[Callable[..., Any], Callable[..., Any]]:
         """(eager, compiled) for this shape and these inputs' dtypes, made once."""
         key = (tuple(sorted(shape.items())), tuple(str(getattr(a, "dtype", type(a))) for a in args))
+        if made.op and key not in compiled:  # the op as shipped: its regions compiled by its own torch.compile
+            compiled.clear()
+            torchcompat.dynamo().reset()  # each shape compiled for itself, as the capture's were
+            compiled[key] = (_op_reference(fn, made.reference), fn)
         if key not in compiled:
             eager: Any = fn
             if made.factory:  # as the capture made it: the entry's dtype the default, on the device, seeded
@@ -237,6 +243,20 @@ def spec_for(made: InductorRef) -> KernelSpec:
         reference=reference,
         baselines={"eager": reference},
     )
+
+
+def _op_reference(op: Callable[..., Any], reference: str) -> Callable[..., Any]:
+    """An op's reference: the one its entry names, else the op with every ``torch.compile`` in it ignored (torch's
+    ``force_eager`` stance: its regions run eagerly, what was compiled before left unused)."""
+    if reference:
+        return cast(Callable[..., Any], import_attr(reference))
+    import torch
+
+    def eager(*args: Any) -> Any:
+        with torch.compiler.set_stance("force_eager"):
+            return op(*args)
+
+    return eager
 
 
 def _output(result: Any) -> Any:

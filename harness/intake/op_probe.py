@@ -198,7 +198,12 @@ def _check_table(table: Any) -> None:
             and all(isinstance(c, dict) and all(isinstance(k, str) for k in c) for c in la["configs"])
         ):
             raise ValueError("launch")
-    if not table.get("launches"):
+    compiled = table.get("compiled", None) or []
+    if not isinstance(compiled, list) or not all(
+        isinstance(k, dict) and isinstance(k.get("name"), str) and isinstance(k.get("configs"), list) for k in compiled
+    ):
+        raise ValueError("compiled")
+    if not table.get("launches") and not compiled:
         raise ValueError("no launches")
 
 
@@ -262,11 +267,15 @@ def _own_stamp() -> str:
 
 
 def code_stamp(package: Path) -> str:
-    """Every module of the intake package, whatever it is called (a hand-kept list once missed one), and the
-    catalogues the faces answer from."""
+    """Every module of the intake package, whatever it is called (a hand-kept list once missed one), the
+    catalogues the faces answer from, and what the captures' interpreter checks run with (the interpreter's
+    patches, the correctness rule)."""
     model = package.parent / "model"
     digest = hashlib.sha256()
-    for path in sorted(package.glob("*.py")) + [model / "faces.yaml", model / "targets.yaml"]:
+    checks = [package.parent / "support" / "interpreter_patches.py", package.parent / "authoring" / "correctness.py"]
+    for path in sorted(package.glob("*.py")) + [model / "faces.yaml", model / "targets.yaml"] + checks:
+        if path in checks and not path.is_file():
+            continue
         digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()[:16]
 

@@ -52,22 +52,34 @@ def _attr(ref: str) -> Callable[..., Any]:
 
 @lru_cache(maxsize=64)
 def _captured(
-    op_ref: str, inputs_ref: str, shape: tuple[tuple[str, Any], ...], dtype: str
+    op_ref: str, inputs_ref: str, shape: tuple[tuple[str, Any], ...], dtype: str, check: bool = False
 ) -> tuple[tuple[KernelLaunch, ...], Any, str, tuple[dict[str, Any], ...]]:
-    from harness.intake import face
+    """(the op's distinct launches, its result, the device that served, the kernels its ``torch.compile`` regions
+    launched, as a compiled entry's capture gives them: with ``check``, each config checked on the host)."""
+    import time
+
+    from harness.intake import face, region_check
 
     faced = face.worn() is not None
-    found, result, _inputs, device = capture(_attr(op_ref), _attr(inputs_ref), dict(shape), dtype, faced)
-    return tuple(found), result, device, tuple(compiled_regions.kernels())
+    started = time.monotonic()
+    op, make_inputs = _attr(op_ref), _attr(inputs_ref)
+    found, result, _inputs, device = capture(op, make_inputs, dict(shape), dtype, faced)
+    if check:
+        regions = region_check.tables(op, make_inputs, dict(shape), dtype, bool(found), started)
+    else:
+        regions = compiled_regions.kernels()
+    return tuple(found), result, device, tuple(regions)
 
 
 def launch_table(op_ref: str, inputs_ref: str, shape: Mapping[str, Any], dtype: str) -> dict[str, Any]:
     """What the op launches for one shape and dtype, JSON-friendly: ``{"device": ..., "launches": [{"kernel",
-    "launch", "of", "tuned", "configs"}]}`` in the op's order. Raises :class:`CaptureError` in one line."""
-    found, _, device, regions = _captured(op_ref, inputs_ref, tuple(shape.items()), dtype)
+    "launch", "of", "tuned", "configs"}], "compiled": [...]}`` in the op's order; ``compiled``: the kernels its
+    ``torch.compile`` regions launch (Inductor's, as on this target), each config checked on the host. Raises
+    :class:`CaptureError` in one line."""
+    found, _, device, regions = _captured(op_ref, inputs_ref, tuple(shape.items()), dtype, True)
     return {
         "device": device,
-        "compiled": list(regions),  # the kernels its torch.compile regions launch (Inductor's, as on this target)
+        "compiled": list(regions),
         "launches": [
             {"kernel": k.name, "launch": k.ordinal, "of": k.of, "tuned": k.tuned, "configs": _jsonable(k.configs)}
             for k in found
@@ -175,7 +187,7 @@ def spec_for(ref: OpRef) -> KernelSpec:
         "distinct_launches": len(found),  # what is built: a repeat of an identical launch is one build
         "repeated": [f"{k.name} launch {k.ordinal}: calls {', '.join(map(str, k.calls))}" for k in found if k.repeats],
         "kernels": sorted({k.name for k in found}),
-        **({"compiled_kernels": [k["kernel"] for k in regions]} if regions else {}),
+        **({"compiled_kernels": [k["name"] for k in regions]} if regions else {}),
     }
     outputs = tuple(f"out{i}" for i in range(len(result))) if isinstance(result, (tuple, list)) else ()
     label = getattr(op, "__name__", "op")

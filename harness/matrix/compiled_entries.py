@@ -24,7 +24,7 @@ from typing import Any
 from harness.intake import loader
 from harness.intake.compiled_probe import Request
 from harness.matrix.configs import ConfigEntry
-from harness.matrix.kernel_entries import KernelEntry
+from harness.matrix.entry import KernelEntry
 from harness.support.checking import Checker
 
 KEYS = {"fn", "inputs", "shapes", "dtypes", "factory", "mode", "options", "reference", "dynamic"}
@@ -157,15 +157,22 @@ def kernel_entries(
     out = []
     for request in made:
         if request.name not in failed:
-            out += _entries_of(request, tables[request.name], torch, timeout_s)
+            out += entries_of(request, tables[request.name], torch, timeout_s)
     return out
 
 
-def _entries_of(
-    request: Request, tables: list[tuple[str, dict[str, int], str, dict[str, Any]]], torch: str, timeout_s: float
+def entries_of(
+    request: Request,
+    tables: list[tuple[str, dict[str, int], str, dict[str, Any]]],
+    torch: str,
+    timeout_s: float,
+    op_reference: str | None = None,
 ) -> list[KernelEntry]:
+    """One kernel entry per kernel of the captures' ``tables`` (target, shape, dtype, capture table).
+    ``op_reference``: the kernels are an ``op:``'s compiled regions' (:func:`harness.matrix.ops_entries.
+    region_entries`), ``request.ref`` the op a GPU calls as is, this its reference ("" where the op has none)."""
     from harness.intake import inductor_ref
-    from harness.matrix.ops_entries import shape_key
+    from harness.matrix.entry import shape_key
     from harness.model import targets as catalogue
 
     slots: dict[str, list[inductor_ref.Slot]] = {}
@@ -204,6 +211,7 @@ def _entries_of(
         ref = inductor_ref.InductorRef(
             request.name, request.ref, request.inputs, request.factory, request.options, name,
             request.mode or "default", torch, tuple(sorted(tunables[name])), tuple(kernel_slots), request.dynamic,
+            op_reference is not None, op_reference or "",
         )  # fmt: skip
         out.append(
             KernelEntry(

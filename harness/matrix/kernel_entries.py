@@ -7,14 +7,13 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.intake import facts, loader
 from harness.intake.facts import SpecFacts
-from harness.matrix.configs import ConfigEntry, configs_of
-from harness.model.environments import Environment
+from harness.matrix.configs import configs_of
+from harness.matrix.entry import KernelEntry
 from harness.support.checking import Checker, is_a, seen_before, suggest
 
 KERNEL_KEYS = {
@@ -35,42 +34,6 @@ KERNEL_KEYS = {
 
 
 MAX_TIMEOUT_S = 24 * 3600
-
-
-@dataclass(frozen=True)
-class KernelEntry:
-    name: str
-    ref: str
-    dtypes: tuple[str, ...]
-    shapes: tuple[tuple[tuple[str, Any], ...], ...]
-    configs: tuple[ConfigEntry, ...]
-    interpret: tuple[tuple[tuple[str, Any], ...], ...]
-    timeout_s: float
-    compare_threshold: float | None = None  # harness compare's threshold for this kernel's timings
-    import_env: tuple[tuple[str, str], ...] = ()  # set in every process before the kernel's module is imported
-    #: a captured op's launches: (face target, shape JSON, dtype) -> configs (harness.matrix.ops_entries)
-    launched: tuple[tuple[tuple[str, str, str], tuple[ConfigEntry, ...]], ...] = ()
-    launches_from: str | None = None  # every target builds this target's launches (the cross-vendor question)
-    #: per target, this kernel's compile environments where they are not the matrix's (harness.matrix.reading)
-    environments: tuple[tuple[str, tuple[Environment, ...]], ...] = ()
-
-    def launched_configs(self, target: str, shape: Any, dtype: str) -> tuple[ConfigEntry, ...] | None:
-        """The configs a captured op launches as on ``target`` (or on ``launches_from``); None for a spec."""
-        if not self.launched:
-            return None
-        from harness.matrix.ops_entries import shape_key
-
-        face = self.launches_from or target
-        wanted = (face, shape_key(shape), dtype)
-        return next((configs for key, configs in self.launched if key == wanted), ())
-
-    def face_env(self, target: str) -> tuple[tuple[str, str], ...]:
-        """``import_env`` with the face a captured op's processes wear for ``target``'s builds."""
-        if not self.launched:
-            return self.import_env
-        from harness.intake.face import ENV
-
-        return tuple(sorted(dict(self.import_env, **{ENV: self.launches_from or target}).items()))
 
 
 def _check_shape(chk: Checker, spec: SpecFacts, shape: Any, path: tuple[Any, ...]) -> dict[str, Any] | None:
@@ -140,6 +103,10 @@ def entries_of(
                     # its facts are read under the first face; each target's cases wear their own (face_env)
                     dataclasses.replace(parsed, import_env=face_env, launched=made.launched, launches_from=source)
                 )
+        if not chk.problems:  # the kernels of its torch.compile regions, as a compiled entry's
+            made_regions = ops_entries.region_entries(chk, name, entry, path, base_dir, import_env, targets,
+                                                      default_timeout)  # fmt: skip
+            out += [dataclasses.replace(e, import_env=import_env) for e in made_regions]
         return out
     else:
         source = entry.get("source") if isinstance(entry.get("source"), str) else None

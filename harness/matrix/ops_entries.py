@@ -9,13 +9,13 @@ so). A launch of a kernel that the op makes twice with other constexprs is an en
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.intake import loader, op_probe, ops
 from harness.matrix.configs import ConfigEntry
+from harness.matrix.entry import KernelEntry, shape_key
 from harness.support.checking import Checker, is_a
 
 #: (face target, shape as JSON, dtype) -> the configs the op launches there
@@ -30,10 +30,6 @@ class OpEntry:
     ref: str
     launched: Launched
     first_face: str  # the face the entry's spec facts are read under
-
-
-def shape_key(shape: Any) -> str:
-    return json.dumps(sorted(dict(shape).items()))
 
 
 @dataclass(frozen=True)
@@ -197,6 +193,46 @@ def op_refs(
         ).encode()
         out.append(OpEntry(entry_name, ref, launched, faces[0]))
     return out
+
+
+def region_entries(
+    chk: Checker,
+    name: str,
+    entry: dict[str, Any],
+    path: tuple[Any, ...],
+    base_dir: Path | None,
+    import_env: tuple[tuple[str, str], ...],
+    targets: tuple[str, ...],
+    timeout_s: float,
+) -> list[KernelEntry]:
+    """The kernels the op's ``torch.compile`` regions launch, one entry each (``name.kernel``), built and judged as
+    a ``compiled:`` entry's are (:func:`harness.matrix.compiled_entries.entries_of`): Inductor's configs on each
+    target, their host checks, the op itself what a GPU calls. Read from the captures :func:`op_refs` made (the
+    same children, remembered); after a problem there, none."""
+    from importlib import metadata
+
+    from harness.intake.compiled_probe import Request
+    from harness.matrix import compiled_entries
+
+    request = op_request(chk, name, entry, path, base_dir, targets)
+    if request is None:
+        return []
+    refs = dict(request.refs)
+    tables = []
+    for target in request.faces:
+        why, captured = op_probe.check(request.op, refs, list(request.shapes), list(request.dtypes), import_env, target)
+        if why or captured is None or captured.import_error:
+            return []
+        for shape, dtype, table in captured.captures:
+            if isinstance(table, str):
+                return []
+            if table.get("compiled"):
+                tables.append((target, shape, dtype, {"kernels": table["compiled"], "choices": []}))
+    if not tables:
+        return []
+    made = Request(name, refs["op"], refs["inputs"], request.shapes, request.dtypes)
+    torch = metadata.version("torch")
+    return compiled_entries.entries_of(made, tables, torch, timeout_s, op_reference=refs.get("reference", ""))
 
 
 def _vendor(target: str) -> str:

@@ -55,11 +55,13 @@ class Captured(Payload):
 
 @dataclass(frozen=True)
 class Inductor(Payload):
-    """A kernel TorchInductor generated for a matrix's ``compiled:`` entry, as captured under the target's face
-    (harness.intake.compiled) and built with Inductor's own compile options (harness.compiling.compiled_build)."""
+    """A kernel TorchInductor generated for a matrix's ``compiled:`` entry (or an ``op:``'s ``torch.compile``
+    regions), as captured under the target's face (harness.intake.compiled, harness.intake.compiled_regions) and
+    built with Inductor's own compile options (harness.compiling.compiled_build)."""
 
-    entry: str | None = None  # the matrix's compiled entry
-    function: str | None = None  # what was torch.compile'd (a function, or an nn.Module factory)
+    entry: str | None = None  # the matrix's compiled entry (or the op's kernels: entry)
+    function: str | None = None  # what was torch.compile'd (a function, or an nn.Module factory), or the op
+    op: bool | None = None  # True: a region of the op ``function`` compiles (None for a compiled: entry's)
     kernel: str | None = None  # Inductor's name of the kernel
     mode: str | None = None  # torch.compile's mode
     torch: str | None = None  # the torch whose Inductor generated it (each torch fixes its Triton)

@@ -88,26 +88,30 @@ class InductorRef:
     tunables: tuple[str, ...]  # the kernel's constexprs: what is not a compile option in its configs
     slots: tuple[Slot, ...]
     dynamic: bool = False  # compiled with dynamic shapes (the entry's ``dynamic: true``)
+    op: bool = False  # ``fn`` is an ``op:`` whose torch.compile regions launch the kernel: called as is, not compiled
+    reference: str = ""  # the op's reference (its ``reference:``), where it gives one
 
     def encode(self) -> str:
         slots = [[s.target, s.shape, s.dtype, s.source, s.position, list(s.graph), s.heuristic,
                   [[c, list(g)] for c, g in s.grids], s.choices, [list(c) for c in s.checks]]
                  for s in self.slots]  # fmt: skip
         head = [self.entry, self.fn, self.inputs, self.factory, [list(o) for o in self.options], self.kernel]
-        return INDUCTOR + json.dumps([*head, self.mode, self.torch, list(self.tunables), slots, self.dynamic])
+        tail = [self.op, self.reference] if self.op else []
+        return INDUCTOR + json.dumps([*head, self.mode, self.torch, list(self.tunables), slots, self.dynamic, *tail])
 
     @classmethod
     def decode(cls, ref: str) -> "InductorRef":
-        entry, fn, inputs, factory, options, kernel, mode, torch, tunables, slots, dynamic = json.loads(
+        entry, fn, inputs, factory, options, kernel, mode, torch, tunables, slots, dynamic, *tail = json.loads(
             ref[len(INDUCTOR) :]
         )
+        op, reference = (bool(tail[0]), str(tail[1])) if tail else (False, "")
         return cls(
             entry, fn, inputs, bool(factory), tuple((k, v) for k, v in options), kernel, mode, torch,
             tuple(tunables),
             tuple(Slot(t, sh, d, src, pos, tuple(graph), heur, tuple((c, tuple(g)) for c, g in grids), choices,
                        tuple((c, k) for c, k in (checks[0] if checks else ())))
                   for t, sh, d, src, pos, graph, heur, grids, choices, *checks in slots),
-            bool(dynamic),
+            bool(dynamic), op, reference,
         )  # fmt: skip
 
     def slot(self, target: str, shape: Mapping[str, Any], dtype: str) -> Slot | None:

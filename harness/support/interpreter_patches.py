@@ -152,6 +152,17 @@ def _tree_reduce(self: Any, input: Any) -> Any:
     return out
 
 
+_DEVICE_FUNCTIONS: dict[Any, Any] = {}
+
+
+def _as_device_function(self: Any, *args: Any, **kwargs: Any) -> Any:
+    from triton.runtime.interpreter import InterpretedFunction
+
+    if self.fn not in _DEVICE_FUNCTIONS:
+        _DEVICE_FUNCTIONS[self.fn] = InterpretedFunction(self.fn)
+    return _DEVICE_FUNCTIONS[self.fn](*args, **kwargs)
+
+
 @contextmanager
 def as_launcher() -> Iterator[list[str]]:
     """Patch the interpreter for the block; yields what was patched (empty where its internals differ)."""
@@ -179,6 +190,12 @@ def as_launcher() -> Iterator[list[str]]:
         }
         patched.append((itp.ReduceOps, "generic_reduce", itp.ReduceOps.generic_reduce))
         itp.ReduceOps.generic_reduce = _tree_reduce
+        # a helper decorated while Triton was not interpreting (Inductor's triton_helpers, imported before an op's
+        # region asked for interpreted kernels) is called from an interpreted kernel as one of its own
+        from triton.runtime.jit import JITFunction
+
+        patched.append((JITFunction, "__call__", JITFunction.__call__))
+        JITFunction.__call__ = _as_device_function  # type: ignore[method-assign]
         for name, np_fn in table.items():
             if hasattr(libdevice, name):
                 patched.append((libdevice, name, getattr(libdevice, name)))

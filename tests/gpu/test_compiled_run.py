@@ -46,3 +46,50 @@ def test_each_compiled_config_is_checked_and_timed_against_eager(tmp_path: Path)
         assert t["status"] == "ok", t.get("error")
         assert "eager" in (t["runtime"]["baselines"] or {}), t["kernel"]
         assert t["runtime"]["timing"]["median_us"] > 0  # the figures stay in the records (docs/performance.md)
+
+
+REGIONS = """\
+name: op-regions
+targets: [{target}]
+kernels:
+  ce:
+    op: op_regions.py:cross_entropy
+    inputs: op_regions.py:ce_inputs
+    dtypes: [bf16]
+    shapes: [{{M: 4096, V: 32000}}]
+  block:
+    op: op_regions.py:block
+    inputs: op_regions.py:x_inputs
+    dtypes: [bf16]
+    shapes: [{{M: 2048, N: 4096}}]
+  wrong:
+    op: op_regions.py:wrong
+    inputs: op_regions.py:x_inputs
+    dtypes: [fp32]
+    shapes: [{{M: 1024, N: 1024}}]
+"""
+
+
+def test_an_ops_compiled_regions_are_checked_and_timed_through_the_op(tmp_path: Path) -> None:
+    """An op whose work is in torch.compile regions (tests/test_op_regions.py's): each region kernel's configs run
+    through the op as shipped, its kernel held, against the op under force_eager; the region Inductor lowers
+    wrongly fails there too."""
+    for name in ("op_regions.py", "planted.py"):
+        shutil.copy(DATA / "compiled" / name, tmp_path / name)
+    (tmp_path / "m.yaml").write_text(REGIONS.format(target=_target()))
+    out = Path(os.environ.get("HARNESS_GPU_TEST_OUT", str(tmp_path))) / "op-regions-run"
+    proc = run_cli("run", str(tmp_path / "m.yaml"), "--out", str(out), "-n", "1", "--retune", timeout=1500)
+    assert proc.returncode == 1, proc.stdout[-4000:] + proc.stderr[-4000:]  # the planted region fails
+    records = [json.loads(ln) for ln in (out / "records.jsonl").read_text().splitlines() if ln]
+    builds = [r for r in records if r["mode"] == "compile" and r["inductor"]]
+    assert {r["kernel"].split(".")[0] for r in builds} == {"ce", "block", "wrong"}
+    assert all(r["inductor"]["op"] for r in builds)
+    for r in builds:
+        rt = r["runtime"]
+        assert rt and rt["status"] == "ok", (r["kernel"], r["config"], rt)
+        wanted = "mismatch" if r["kernel"].startswith("wrong.") else "ok"
+        assert rt["correctness"]["status"] == wanted, (r["kernel"], r["config"], rt["correctness"])
+        if wanted == "ok":
+            assert rt.get("launch_parity") == "identical", (r["kernel"], rt.get("launch_parity"))
+    tunes = [r for r in records if r["mode"] == "tune" and not r["kernel"].startswith("wrong.")]
+    assert tunes and all(t["status"] == "ok" and t["runtime"]["timing"]["median_us"] > 0 for t in tunes), tunes

@@ -318,6 +318,18 @@ def test_the_kernel_graph_and_configs_differ_by_vendor_where_inductor_adapts(cap
             warps = [sorted({c["num_warps"] for c in k["configs"]}) for k in (mine, theirs)]
             said = f"{mine['name']}: num_warps h100 {', '.join(map(str, warps[0]))}; mi300x "
             assert (said + ", ".join(map(str, warps[1])) in md) is (warps[0] != warps[1]), (said, warps)
+    # the split, named: a kernel of both graphs launched over other parts (the split held against Inductor's
+    # reduction_split_factor above) and their length, each as the compiled wrapper launched it on that target
+    split = 0
+    for mine, theirs in zip(h100["sum"][0]["kernels"], mi300x["sum"][0]["kernels"]):
+        sizes = [
+            ", ".join(f"{n} {v}" for n, v in sorted(k["launches"][0]["args"].items()) if n.endswith("numel"))
+            for k in (mine, theirs)
+        ]
+        if mine["name"] == theirs["name"] and sizes[0] != sizes[1]:
+            assert f"{mine['name']}: split h100 {sizes[0]}; mi300x {sizes[1]}" in md, (sizes, md)
+            split += 1
+    assert split, "the full reduction's split is not named"
     only = [
         k["name"]
         for k in mi300x["sum"][0]["kernels"]

@@ -30,6 +30,8 @@ class Graph:
     settings: tuple[tuple[str, tuple[tuple[tuple[str, str], ...], ...]], ...] = ()
     #: its configs by the interpreter's check in the graph against eager: (passed, failed, not checked)
     checked: tuple[int, int, int] = (0, 0, 0)
+    #: per kernel, the sizes the wrapper launched it with (``xnumel``, ``r0_numel``): where a split differs
+    numels: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,7 @@ def of_records(records: Iterable[Record]) -> list[Adaptation]:
     settings: dict[tuple[str, ...], dict[str, list[tuple[tuple[str, str], ...]]]] = {}
     findings: dict[Key, list[str]] = {}
     checked: dict[tuple[str, ...], list[int]] = {}
+    numels: dict[tuple[str, ...], dict[str, tuple[tuple[str, int], ...]]] = {}
     grouped: dict[Key, list[Record]] = {}
     for r in records:
         if r.inductor.entry is None or r.mode != "compile" or r.environment != "default":
@@ -68,6 +71,7 @@ def of_records(records: Iterable[Record]) -> list[Adaptation]:
         per = kernels.setdefault(key + (r.target,), {})
         heuristic, seen = per.get(name, (r.inductor.heuristic or "?", 0))
         per[name] = (heuristic, seen + 1)
+        numels.setdefault(key + (r.target,), {}).setdefault(name, tuple(sorted((r.inductor.numels or {}).items())))
         pairs = tuple(sorted((k, str(v)) for k, v in r.config.items()))
         settings.setdefault(key + (r.target,), {}).setdefault(name, []).append(pairs)
         where = f"{r.target} {name} {config_id(r.config)}"
@@ -98,6 +102,7 @@ def of_records(records: Iterable[Record]) -> list[Adaptation]:
                 choices[key + (target,)],
                 tuple((n, tuple(c)) for n, c in settings.get(key + (target,), {}).items()),
                 tuple(checked.get(key + (target,), (0, 0, 0))),  # type: ignore[arg-type]
+                tuple(numels.get(key + (target,), {}).items()),
             )
             for target, graph in sorted(graphs[key].items())
         )
@@ -127,6 +132,7 @@ def _differences(graphs: tuple[Graph, ...]) -> list[str]:
         for (name, _, n), (other, _, m) in zip(first.kernels, g.kernels):
             if name == other and n != m:
                 said.append(f"{name}: configs {first.target} {n}, {g.target} {m}")
+    said += _sizes_differ(graphs, [n for n in names[first.target] if n in everywhere])
     said += _settings_differ(graphs, [n for n in names[first.target] if n in everywhere])
     choices = {g.target: g.choices for g in graphs}
     if len(set(choices.values())) > 1:
@@ -157,6 +163,24 @@ def _settings_differ(graphs: tuple[Graph, ...], kernels: list[str]) -> list[str]
             if len({frozenset(v) for v in seen.values()}) > 1:
                 shown = "; ".join(f"{t} {', '.join(sorted(v, key=_number)) or 'none'}" for t, v in seen.items())
                 said.append(f"{name}: {setting} {shown}")
+    return said
+
+
+def _sizes_differ(graphs: tuple[Graph, ...], kernels: list[str]) -> list[str]:
+    """Per kernel on every target: the sizes it was launched with, where they differ. Inductor splits a long
+    reduction into partial sums by the device (its ``reduction_split_factor``: SM or CU count, warps per SM): the
+    same kernel then runs over another number of parts (``xnumel``) of another length (``r0_numel``), and the
+    kernel that combines them over that many parts. A reduction's differing sizes are named its split."""
+    said = []
+    per_target = {g.target: dict(g.numels) for g in graphs}
+    heuristics = {k[0]: k[1] for g in graphs for k in g.kernels}
+    for name in kernels:
+        seen = {t: per.get(name, ()) for t, per in per_target.items()}
+        if any(not v for v in seen.values()) or len(set(seen.values())) < 2:
+            continue
+        what = "split" if "reduction" in heuristics.get(name, "") else "sizes"
+        shown = "; ".join(f"{t} " + ", ".join(f"{k} {v}" for k, v in sizes) for t, sizes in seen.items())
+        said.append(f"{name}: {what} {shown}")
     return said
 
 

@@ -146,6 +146,7 @@ def compile_job(job: CompileJob) -> CompileReply:
             graph=slot.graph,
             source_sha256=slot.source,
             choices=slot.choices,
+            numels=dict(slot.numels) or None,
             options=_plain(options),
             policies=tuple(POLICIES),
         ),

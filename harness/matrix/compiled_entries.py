@@ -198,8 +198,14 @@ def entries_of(
             )
             source = inductor_ref.store(str(kernel["source"]))
             key = (target, shape_key(shape), dtype)
+            numels = tuple(
+                (str(k), int(v)) for k, v in (first.get("args") or {}).items()
+                if str(k).endswith("numel") and isinstance(v, int) and not isinstance(v, bool)
+            )  # fmt: skip
             slots.setdefault(name, []).append(
-                inductor_ref.Slot(*key, source, position, graph, str(kernel["heuristic"]), grids, choices, checks)
+                inductor_ref.Slot(
+                    *key, source, position, graph, str(kernel["heuristic"]), grids, choices, checks, numels
+                )
             )
             entries = [ConfigEntry(tuple(c.items()), vendor) for c in listed]
             entries += [ConfigEntry(tuple(c.items()), "coordesc") for c in coordesc]

@@ -70,6 +70,8 @@ class Inductor(Payload):
     graph: tuple[str, ...] | None = None  # ... of these kernels, on this target for this shape and dtype
     source_sha256: str | None = None  # the module Inductor wrote there
     choices: int | None = None  # the template choices max-autotune listed in this graph (0 without it)
+    #: the sizes the wrapper launched it with (xnumel, r0_numel, ...): a split reduction's parts and their length
+    numels: Mapping[str, int] | None = None
     options: Mapping[str, Any] | None = None  # the compile options Inductor passed (waves_per_eu, debug, ...)
     #: what a GPU would have decided by timing, decided by a named policy instead (harness.model.inductor_policies)
     policies: tuple[str, ...] | None = None

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from helpers import call_cli, run_cli, small_matrix, write_matrix
+from helpers import REPO, call_cli, run_cli, small_matrix, write_matrix
 
 MATRIX = """\
 name: e2e
@@ -29,14 +30,36 @@ kernels:
 """
 
 
+NOISY = "a pytest plugin the harness does not use was loaded"
+
+
+def _noisy_plugin(root: Path) -> Path:
+    """An installed pytest plugin unrelated to the harness (a GPU host's pytest-benchmark prints a warning per
+    process): a distribution with a ``pytest11`` entry point whose plugin says so when it is configured."""
+    site = root / "site"
+    info = site / "noisy_plugin-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: noisy-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[pytest11]\nnoisy = noisy_pytest_plugin\n")
+    (site / "noisy_pytest_plugin.py").write_text(f"def pytest_configure(config):\n    print({NOISY!r}, flush=True)\n")
+    return site
+
+
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     tmp = tmp_path_factory.mktemp("e2e")
     matrix = write_matrix(tmp / "e2e.yaml", MATRIX)
     out = tmp / "run"
-    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "2", "--wide", "--", f"--junitxml={tmp / 'junit.xml'}")
+    env = {"PYTHONPATH": os.pathsep.join((str(_noisy_plugin(tmp)), str(REPO)))}
+    proc = run_cli("run", str(matrix), "--out", str(out), "-n", "2", "--wide", "--", f"--junitxml={tmp / 'junit.xml'}",
+                   env=env)  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return out, proc.stdout
+    return out, proc.stdout + proc.stderr
+
+
+def test_the_run_loads_no_unrelated_pytest_plugin(run_dir: tuple[Path, str]) -> None:
+    """Neither the run's session nor its xdist workers load an installed plugin the harness does not name."""
+    assert NOISY not in run_dir[1]
 
 
 def test_results_json_has_run_and_records(run_dir: tuple[Path, str]) -> None:

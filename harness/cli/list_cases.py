@@ -9,7 +9,7 @@ import io
 from pathlib import Path
 
 from harness.cli.common import _PYTEST_TO_EXIT, EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, default_matrix, err, shard_ok
-from harness.cli.run import _plugin_autoloaded, read_matrix
+from harness.cli.run import read_matrix
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -18,7 +18,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         return EXIT_INPUT
     if args.shard and not shard_ok(args.shard):
         return EXIT_INPUT
-    import pytest
+    from harness.cli import inner_pytest
 
     argv = [
         str(matrix_path.absolute()),
@@ -26,17 +26,14 @@ def cmd_list(args: argparse.Namespace) -> int:
         "-q",
         "-p",
         "no:cacheprovider",
-        "-p",
-        "no:xdist",
         "--noconftest",
     ]
-    argv += [] if _plugin_autoloaded() else ["-p", "harness.pytest_plugin"]
     argv += ["--harness-targets", args.targets] if args.targets else []
     argv += ["-k", args.k] if args.k else []
     argv += ["--harness-shard", args.shard] if args.shard else []
     collected = io.StringIO()
     with contextlib.redirect_stdout(collected):
-        code = int(pytest.main(argv))
+        code = inner_pytest.main(argv, xdist=False)
     ids = [line.rsplit("::", 1)[-1] for line in collected.getvalue().splitlines() if "::" in line]
     if code not in (0, 5):
         err(collected.getvalue().strip().splitlines()[-1] if collected.getvalue().strip() else "collection failed")

@@ -145,7 +145,7 @@ def _run(args: argparse.Namespace) -> int:
     except rundir.RunDirError as exc:
         err(str(exc))
         return EXIT_INPUT
-    import pytest
+    from harness.cli import inner_pytest
 
     argv = [
         str(matrix_abs),
@@ -170,8 +170,6 @@ def _run(args: argparse.Namespace) -> int:
         "-o",
         "console_output_style=classic",
     ]
-    if not _plugin_autoloaded():
-        argv += ["-p", "harness.pytest_plugin"]
     if args.targets:
         argv += ["--harness-targets", args.targets]
     argv += ["--harness-resume"] if args.resume else []
@@ -220,7 +218,9 @@ def _run(args: argparse.Namespace) -> int:
         _, note = hiplinker.provide(tritoncompat.installed_triton_version(), cache_dir() / "tools")
         if note:
             print(f"harness: {note}", flush=True)
-    code = int(pytest.main(argv))  # SIGTERM, a scheduler's stop, ends it like Ctrl-C (harness.pytest_plugin.interrupts)
+    code = inner_pytest.main(
+        argv
+    )  # SIGTERM, a scheduler's stop, ends it like Ctrl-C (harness.pytest_plugin.interrupts)
     if code == 5 and args.resume:
         return _last_line(out, fail_on, EXIT_OK, args)  # nothing was left to run: the resumed run is complete
     if code == 5 and args.shard:  # more shards than this matrix fills: an empty run, so the night's count is whole

@@ -18,7 +18,7 @@ import pytest
 from harness.matrix.cases import selection_entry
 from harness.pytest_plugin.items import MatrixFile
 from harness.pytest_plugin.progress_hooks import ProgressHooks
-from harness.pytest_plugin.session import OUT_KEY, HarnessSession
+from harness.pytest_plugin.session import OUT_KEY, HarnessSession, xdist_loaded
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -63,7 +63,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(HarnessSession(config), "harness-session")
     if config.getoption("harness_progress") and not hasattr(config, "workerinput"):
         config.pluginmanager.register(ProgressHooks(config), "harness-progress")
-    if config.pluginmanager.hasplugin("xdist"):
+    if xdist_loaded(config):
         config.pluginmanager.register(_XdistHooks(), "harness-xdist")
 
 

@@ -319,7 +319,7 @@ class HarnessSession:
             )
         if (
             not self.deselected_versions
-            and self.config.pluginmanager.hasplugin("xdist")
+            and xdist_loaded(self.config)
             and getattr(self.config.option, "numprocesses", None)
         ):
             self.deselected_versions = self._versions_elsewhere()  # xdist workers deselected them; count here
@@ -348,3 +348,9 @@ class HarnessSession:
 def tox_env_for(version: str) -> str:
     parts = tritoncompat.version_tuple(version)
     return f"triton{parts[0]}{parts[1]}" if len(parts) >= 2 else f"triton-{version}"
+
+
+def xdist_loaded(config: pytest.Config) -> bool:
+    """Whether xdist is a plugin of this session: "xdist" by its entry point, "xdist.plugin" as
+    :mod:`harness.cli.inner_pytest` names it."""
+    return bool(config.pluginmanager.hasplugin("xdist") or config.pluginmanager.hasplugin("xdist.plugin"))

@@ -51,6 +51,10 @@ def test_two_captures_compare_kernel_for_kernel_with_the_source_diff(tmp_path: P
     other = _capture(tmp_path / "c", "activation", "{M: 512, N: 2048}")
     moved = call_cli("compare", str(base), str(other))
     assert "matched at another shape: act h100 M1024xN4096 bf16 -> M512xN2048" in moved.stdout, moved.stdout
+    # the records agree: left to the graph's comparison, said once, never refused as "no record matches"
+    assert moved.returncode == 0, moved.stdout + moved.stderr
+    assert "rerun at another shape: act h100 M1024xN4096 -> M512xN2048 bf16" in moved.stdout, moved.stdout
+    assert "0 only in base, 0 only in new" in moved.stdout, moved.stdout
     said = moved.stdout.split("compiled entries:")[1]
     assert "no kernel added, removed or changed" in said and "only in" not in said, said
 

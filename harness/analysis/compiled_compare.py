@@ -140,6 +140,22 @@ def compare(base: dict[Key, KernelGraph], new: dict[Key, KernelGraph]) -> Compil
     )
 
 
+def moved_graphs(base: Iterable[Record], new: Iterable[Record]) -> list[tuple[Key, Key]]:
+    """(base key, new key) of each compiled entry's graph the other run has at another shape only (what
+    :func:`compare` pairs kernel for kernel): from the records' keys alone, for the record-level comparison, which
+    leaves these records to the graphs' comparison instead of listing them as removed and added."""
+
+    def keys(records: Iterable[Record]) -> set[Key]:
+        return {
+            (r.inductor.entry, r.target, r.shape_id, r.dtype)
+            for r in records
+            if r.inductor.entry is not None and r.mode == "compile" and r.environment == "default"
+        }
+
+    before, after = keys(base), keys(new)
+    return _across_shapes(before - after, after - before)
+
+
 def _across_shapes(only_base: set[Key], only_new: set[Key]) -> list[tuple[Key, Key]]:
     """(base key, new key) for each entry, target and dtype that has one shape only in the base and one only in new."""
 

@@ -17,8 +17,9 @@ import pytest
 
 from harness.matrix.cases import selection_entry
 from harness.pytest_plugin.items import MatrixFile
+from harness.pytest_plugin.plugins import xdist_loaded
 from harness.pytest_plugin.progress_hooks import ProgressHooks
-from harness.pytest_plugin.session import OUT_KEY, HarnessSession, xdist_loaded
+from harness.pytest_plugin.session import OUT_KEY, HarnessSession
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -23,6 +23,7 @@ from harness.model.targets import catalogue
 from harness.pytest_plugin import sharding
 from harness.pytest_plugin.interrupts import InterruptGuard
 from harness.pytest_plugin.items import RECORD_PROPERTY, CaseItem, compile_parallelism
+from harness.pytest_plugin.plugins import xdist_loaded
 from harness.pytest_plugin.writer import ResultsWriter
 from harness.render import report_md
 from harness.results import rundir
@@ -317,11 +318,8 @@ class HarnessSession:
                 f"harness: resumed {self.out}: {self.deselected_done} case(s) already finished there "
                 "(their records are kept)"
             )
-        if (
-            not self.deselected_versions
-            and xdist_loaded(self.config)
-            and getattr(self.config.option, "numprocesses", None)
-        ):
+        spread = xdist_loaded(self.config) and getattr(self.config.option, "numprocesses", None)
+        if not self.deselected_versions and spread:
             self.deselected_versions = self._versions_elsewhere()  # xdist workers deselected them; count here
         for version, count in sorted(self.deselected_versions.items()):
             tr.write_line(
@@ -348,9 +346,3 @@ class HarnessSession:
 def tox_env_for(version: str) -> str:
     parts = tritoncompat.version_tuple(version)
     return f"triton{parts[0]}{parts[1]}" if len(parts) >= 2 else f"triton-{version}"
-
-
-def xdist_loaded(config: pytest.Config) -> bool:
-    """Whether xdist is a plugin of this session: "xdist" by its entry point, "xdist.plugin" as
-    :mod:`harness.cli.inner_pytest` names it."""
-    return bool(config.pluginmanager.hasplugin("xdist") or config.pluginmanager.hasplugin("xdist.plugin"))

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from harness.analysis import verdicts
+from harness.analysis import compiled_compare, verdicts
 from harness.analysis.compare import compile_time, groups, stats, timings
 from harness.analysis.compare.evidence import changed_binary, mix_delta, repro_args, signature
 from harness.analysis.compare.inputs import (
@@ -128,6 +128,8 @@ def compare_runs(
     ``allow_incomplete``: judge the complete cases of interrupted runs instead of refusing them."""
     check_timings(base, "base")
     check_timings(new, "new")
+    moved = compiled_compare.moved_graphs(base, new)
+    base, new = _without_graphs(base, {a for a, _ in moved}), _without_graphs(new, {b for _, b in moved})
     cut = cut_cases(base) | cut_cases(new)
     a_all, b_all = index(base, "compile"), index(new, "compile")
     a = {k: r for k, r in a_all.items() if case_of(k) not in cut}
@@ -143,6 +145,10 @@ def compare_runs(
         + (f"@{c[4]}" if c[4] != "default" else "")
         for c in cut
     )
+    not_compared += [
+        f"rerun at another shape: {a[0]} {a[1]} {a[2]} -> {b[2]} {b[3]} (compared kernel for kernel as a graph)"
+        for a, b in moved
+    ]
     missing_in_new: list[str] = []
     if new_cut:
         not_compared += [f"not run (the new run was interrupted): {_label(a[k])}" for k in sorted(lost)]
@@ -163,6 +169,8 @@ def compare_runs(
             "only the cases both runs completed"
         )
         return dataclasses.replace(head, reason=reason)
+    if not matched and moved and not (only_base or only_new):  # graphs rerun at other shapes, nothing else
+        return dataclasses.replace(head, not_compared=tuple(not_compared))
     if not matched:
         reason = "no record of one run matches a record of the other (different matrices or targets?)"
         return dataclasses.replace(head, reason=reason)
@@ -198,6 +206,13 @@ def compare_runs(
         largest_insignificant=largest,
         compile_time=cold,
     )
+
+
+def _without_graphs(records: list[Record], graphs: set[tuple[str, str, str, str]]) -> list[Record]:
+    """The records less those of compiled graphs the comparison leaves to the graphs' (a rerun at another shape)."""
+    if not graphs:
+        return records
+    return [r for r in records if (r.inductor.entry, r.target, r.shape_id, r.dtype) not in graphs]
 
 
 def _static(ra: Record, rb: Record, out: list[Change]) -> None:

@@ -159,7 +159,7 @@ def _run(args: argparse.Namespace) -> int:
         "no:tmpdir",
         "--noconftest",  # a conftest.py beside the matrix is the user's code: never imported into the harness
         "-q",
-        "-rfEs",
+        "-rfE",  # skips are the session's own lines, grouped by reason and wrapped (harness.render.terminal.notes)
         "-W",
         "ignore::pytest.PytestAssertRewriteWarning",
         # the ini of the matrix's folder (a project's own pytest settings) is read, and its options may belong to

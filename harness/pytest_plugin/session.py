@@ -313,26 +313,27 @@ class HarnessSession:
         if self.is_worker:
             return
         tr = terminalreporter
-        if self.deselected_done:
-            tr.write_line(
-                f"harness: resumed {self.out}: {self.deselected_done} case(s) already finished there "
-                "(their records are kept)"
-            )
+        from harness.render import terminal
+
+        width = min(terminal.WIDTH, tr._tw.fullwidth - 1) if tr.isatty else terminal.WIDTH  # an 80-column terminal
+        said = [f"harness: resumed {self.out}: {self.deselected_done} case(s) already finished there (their records "
+                "are kept)"] if self.deselected_done else []  # fmt: skip
         spread = xdist_loaded(self.config) and getattr(self.config.option, "numprocesses", None)
         if not self.deselected_versions and spread:
             self.deselected_versions = self._versions_elsewhere()  # xdist workers deselected them; count here
-        for version, count in sorted(self.deselected_versions.items()):
-            tr.write_line(
-                f"harness: {count} case(s) deselected: they need triton {version}, installed is "
-                f"{tritoncompat.installed_triton_version()}; run them with "
-                f"`tox -e {tox_env_for(version)} -- <matrix>`"
-            )
+        said += [f"harness: {count} case(s) deselected: they need triton {version}, installed is "
+                 f"{tritoncompat.installed_triton_version()}; run them with `tox -e {tox_env_for(version)} -- <matrix>`"
+                 for version, count in sorted(self.deselected_versions.items())]  # fmt: skip
+        skipped = [
+            str(r.longrepr[2]).removeprefix("Skipped: ")
+            for r in tr.stats.get("skipped", [])
+            if isinstance(r.longrepr, tuple)
+        ]
+        for line in terminal.notes(said, skipped, width):
+            tr.write_line(line)
         if self.writer is None or not self.writer.records:
             return
-        from harness.render import terminal
-
         found = self._findings or analyse([self.writer.run], self.writer.records)
-        width = min(terminal.WIDTH, tr._tw.fullwidth - 1) if tr.isatty else terminal.WIDTH  # an 80-column terminal
         for section, line in terminal.final_lines(found, self.config.getoption("harness_wide"), width):
             if section:
                 tr.section(line)

@@ -203,3 +203,13 @@ def trend_line(t: Trend) -> str:
     )
     where = " on ".join(x for x in (t.host, t.device) if x)
     return f"{t.series} [{t.metric}]{' (' + where + ')' if where else ''}: {vals}{mark}"
+
+
+def notes(said: list[str], skipped: list[str], width: int = WIDTH) -> list[str]:
+    """The session's own notes (``harness: ...``), then its skipped cases grouped by reason (in place of pytest's
+    skip summary, whose lines name a source line and run past the terminal), each wrapped to ``width``."""
+    counts: dict[str, int] = {}
+    for reason in skipped:
+        counts[reason] = counts.get(reason, 0) + 1
+    lines = said + [f"harness: {n} case(s) skipped: {reason}" for reason, n in counts.items()]
+    return [part for line in lines for part in glance.wrapped(plain(line), width)]

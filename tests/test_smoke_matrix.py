@@ -175,7 +175,7 @@ def test_memory_bound_kernels_amd_spaces_keep_full_occupancy(smoke_runs: dict) -
     assert not low, low
 
 
-def test_the_default_terminal_summary_fits_100_columns(smoke_runs: dict) -> None:
+def test_the_default_terminal_summary_fits_100_columns_and_80_on_a_terminal(smoke_runs: dict) -> None:
     out = smoke_runs["stdout"]["warm"]
     # the run's own pytest session reads the ini where the matrix lives (this repository's): an option of a plugin
     # the run turns off (tmp_path_retention_policy) printed a warning summary of 150-column lines on every run
@@ -191,6 +191,15 @@ def test_the_default_terminal_summary_fits_100_columns(smoke_runs: dict) -> None
     section = section[: next((i for i, line in enumerate(section) if not line.startswith(" ")), len(section))]
     assert {line.split()[0] for line in section if line[2] != " "} == {r["kernel"] for r in records}
     assert "worst findings (as report.html and report.md list them):" in out and "NVIDIA only: " in out
+    # on an 80-column terminal the same summary (compiled entry included) is drawn at 80: every line within it
+    from harness.analysis.findings import analyse
+    from harness.render import terminal
+    from harness.results.store import load_results
+
+    run, stored = load_results(smoke_runs["dir"] / "warm" / "results.json")
+    narrow = [line for _, line in terminal.final_lines(analyse([run], stored), False, 80)]
+    assert "compiled functions (each target's Inductor kernel graph in report.md):" in narrow
+    assert max(len(line) for line in narrow) <= 80, max(narrow, key=len)
 
 
 def test_the_terminal_report_md_and_report_html_give_the_same_worst_findings_in_order(smoke_runs: dict) -> None:

@@ -321,9 +321,9 @@ class HarnessSession:
         spread = xdist_loaded(self.config) and getattr(self.config.option, "numprocesses", None)
         if not self.deselected_versions and spread:
             self.deselected_versions = self._versions_elsewhere()  # xdist workers deselected them; count here
-        said += [f"harness: {count} case(s) deselected: they need triton {version}, installed is "
-                 f"{tritoncompat.installed_triton_version()}; run them with `tox -e {tox_env_for(version)} -- <matrix>`"
-                 for version, count in sorted(self.deselected_versions.items())]  # fmt: skip
+        for version, count in sorted(self.deselected_versions.items()):  # the command on a line of its own
+            said += [f"harness: {count} case(s) deselected: they need triton {version}, installed is "
+                     f"{tritoncompat.installed_triton_version()}; run them with", f"  tox -e {tox_env_for(version)} -- <matrix>"]  # fmt: skip
         skipped = [
             str(r.longrepr[2]).removeprefix("Skipped: ")
             for r in tr.stats.get("skipped", [])

@@ -212,4 +212,8 @@ def notes(said: list[str], skipped: list[str], width: int = WIDTH) -> list[str]:
     for reason in skipped:
         counts[reason] = counts.get(reason, 0) + 1
     lines = said + [f"harness: {n} case(s) skipped: {reason}" for reason, n in counts.items()]
-    return [part for line in lines for part in glance.wrapped(plain(line), width)]
+    out = []
+    for line in lines:
+        lead = line[: len(line) - len(line.lstrip())]  # a line indented under the one before keeps its indent
+        out += [lead + part for part in glance.wrapped(plain(line), width - len(lead))]
+    return out

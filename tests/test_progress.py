@@ -255,6 +255,7 @@ def test_a_terminal_session_shows_life_from_its_first_second_and_keeps_its_clock
     # (a path alone on its line is as long as the folder it names: the one line no width can shorten)
     wide = [line for line in shown if len(line) > columns and not re.fullmatch(r"\s+(?:out )?/\S+", line)]
     assert not wide, wide
+    assert not [line for line in shown if line.endswith("…")]  # wrapped, never cut
 
 
 def test_the_static_benchmark_runs_cold_then_warm_from_its_own_caches() -> None:

@@ -200,6 +200,7 @@ def test_the_default_terminal_summary_fits_100_columns_and_80_on_a_terminal(smok
     narrow = [line for _, line in terminal.final_lines(analyse([run], stored), False, 80)]
     assert "compiled functions (each target's Inductor kernel graph in report.md):" in narrow
     assert max(len(line) for line in narrow) <= 80, max(narrow, key=len)
+    assert not [line for line in narrow if line.endswith("…")]  # wrapped, never cut
 
 
 def test_the_terminal_report_md_and_report_html_give_the_same_worst_findings_in_order(smoke_runs: dict) -> None:

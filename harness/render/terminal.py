@@ -95,7 +95,7 @@ def device_lines(found: Findings) -> list[str]:
 def summary(found: Findings, width: int = WIDTH) -> list[str]:
     """The lines `harness run` ends with (before the paths of results.json and report.md), at most ``width``
     columns (a terminal narrower than :data:`WIDTH` gets its own width)."""
-    parts = ["portability (configs per target, Triton's defaults; at risk: a swept environment):"]
+    parts = glance.wrapped("portability (configs per target, Triton's defaults; at risk: a swept environment):", width)
     parts += [part for line in kernel_lines(found, width=1 << 16) for part in glance.wrap_parts("  " + line, width)]
     device = device_lines(found)
     if device:

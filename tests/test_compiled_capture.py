@@ -413,6 +413,11 @@ def test_the_inductor_internals_a_gpu_worker_holds_exist_on_this_torch(captured,
                  "use_static_cuda_launcher"):  # fmt: skip
         assert hasattr(config, name), name
     assert "stream" in inspect.signature(CachingAutotuner.run).parameters
+    # an op's regions: their CUDA graphs off on a GPU worker, the op's eager reference, a compiled module's fake weights
+    assert hasattr(config.triton, "cudagraphs") and callable(torch.compiler.set_stance)
+    from torch.nn.utils import stateless
+
+    assert callable(stateless._reparametrize_module)
     # the CPU check and the coordinate-descent candidates (harness/intake/compiled_check.py, inductor_launches.py)
     from torch._inductor.runtime import coordinate_descent_tuner as coordesc
 

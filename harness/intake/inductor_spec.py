@@ -76,6 +76,11 @@ def _wrap_run() -> None:
     config.force_disable_caches = True
     config.benchmark_epilogue_fusion = False
     config.shape_padding = False
+    # an op's regions compile with the op's own options: what a compiled entry passes as options is set here too
+    # (CUDA graphs off, as captured; Triton's own launcher, whose binary launch parity sees)
+    config.triton.cudagraphs = False
+    if hasattr(config, "use_static_cuda_launcher"):
+        config.use_static_cuda_launcher = False
 
     original = CachingAutotuner.run
 

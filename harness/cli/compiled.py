@@ -116,18 +116,12 @@ def _checked_file(file: Path, targets: str | None) -> tuple[str, list[str], list
 def _captured(file: Path, requests: list[Request], targets: list[str]) -> list[Request]:
     """The entries captured on every target at every shape and dtype (remembered on disk, so the run reads the same
     captures); each failure is one line naming the entry, target, shape and dtype."""
-    from harness.intake.compiled_probe import remembered
+    from harness.matrix.compiled_entries import captures
 
-    failed: set[str] = set()
-    for target in targets:
-        for request, outcome in zip(requests, remembered(requests, target)):
-            if outcome.why:
-                err(outcome.why)
-                failed.add(request.name)
-            for shape, dtype, table in outcome.tables:
-                if isinstance(table, str):
-                    err(f"{file}: compiled entry {request.name} on {target} for {shape} {dtype}: {table}")
-                    failed.add(request.name)
+    _, failures = captures(requests, targets)
+    for failure in failures:
+        err(failure.said if failure.shape_at is None else f"{file}: {failure.said}")
+    failed = {f.entry for f in failures}
     return [r for r in requests if r.name not in failed]
 
 

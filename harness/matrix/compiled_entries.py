@@ -18,6 +18,7 @@ Each problem is one ``file:line: message`` (collected, never the first only).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -118,7 +119,6 @@ def kernel_entries(
     from importlib import metadata
 
     from harness.intake import face, inductor_face
-    from harness.intake.compiled_probe import remembered
 
     made = requests(chk, section, base_dir)
     if not made or not targets:
@@ -136,29 +136,54 @@ def kernel_entries(
     except inductor_face.InductorFaceError as exc:
         chk.add(("compiled",), str(exc))
         return []
-    tables: dict[str, list[tuple[str, dict[str, int], str, dict[str, Any]]]] = {r.name: [] for r in made}
+    tables, failures = captures(made, targets)
     failed: set[str] = set()
-    for target in targets:
-        for request, outcome in zip(made, remembered(made, target)):
-            if request.name in failed:
-                continue
-            if outcome.why:
-                chk.add(("compiled", request.name), outcome.why)
-                failed.add(request.name)
-                continue
-            for shape, dtype, table in outcome.tables:
-                if isinstance(table, str):
-                    at = request.shapes.index(shape) if shape in request.shapes else 0
-                    chk.add(("compiled", request.name, "shapes", at),
-                            f"compiled entry {request.name} on {target} for {shape} {dtype}: {table}")  # fmt: skip
-                    failed.add(request.name)
-                    break
-                tables[request.name].append((target, shape, dtype, table))
+    for failure in failures:
+        if failure.entry not in failed:  # an entry's first failure: its later targets and shapes say no more
+            at = () if failure.shape_at is None else ("shapes", failure.shape_at)
+            chk.add(("compiled", failure.entry, *at), failure.said)
+            failed.add(failure.entry)
     out = []
     for request in made:
         if request.name not in failed:
             out += entries_of(request, tables[request.name], torch, timeout_s)
     return out
+
+
+@dataclass(frozen=True)
+class CaptureFailure:
+    """One entry's capture that failed: on which shape (its index in the entry's shapes; None for the whole entry,
+    such as a child that hung or an import that failed) and the line that says so."""
+
+    entry: str
+    shape_at: int | None
+    said: str
+
+
+Tables = dict[str, list[tuple[str, dict[str, int], str, dict[str, Any]]]]
+
+
+def captures(requests: list[Request], targets: list[str] | tuple[str, ...]) -> tuple[Tables, list[CaptureFailure]]:
+    """Each entry's capture tables (target, shape, dtype, table) on every target, each remembered on disk
+    (:func:`harness.intake.compiled_probe.remembered`: the run reads the same captures), and every failure, in
+    the order met: what ``harness run`` refuses a matrix for and ``harness compiled`` leaves out."""
+    from harness.intake.compiled_probe import remembered
+
+    tables: Tables = {r.name: [] for r in requests}
+    failures: list[CaptureFailure] = []
+    for target in targets:
+        for request, outcome in zip(requests, remembered(requests, target)):
+            if outcome.why:
+                failures.append(CaptureFailure(request.name, None, outcome.why))
+                continue
+            for shape, dtype, table in outcome.tables:
+                if isinstance(table, str):
+                    at = request.shapes.index(shape) if shape in request.shapes else 0
+                    said = f"compiled entry {request.name} on {target} for {shape} {dtype}: {table}"
+                    failures.append(CaptureFailure(request.name, at, said))
+                else:
+                    tables[request.name].append((target, shape, dtype, table))
+    return tables, failures
 
 
 def entries_of(

@@ -433,6 +433,8 @@ def test_the_inductor_internals_a_gpu_worker_holds_exist_on_this_torch(captured,
     assert isinstance(auto, CachingAutotuner) and auto.launchers == []  # nothing compiled before its first run
     assert auto.inductor_meta["kernel_name"] == kernel["name"] and "device" in auto.triton_meta
     assert hasattr(auto, "_cached_launcher")  # torch 2.13's fast path, reset when a launcher is held
+    # an op's region check tells interpreted kernels (made while TRITON_INTERPRET was set) by this flag
+    assert auto.triton_interpret is False
 
 
 def test_a_run_whose_capture_failed_keeps_the_traceback_and_its_folder_takes_the_rerun(tmp_path) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
+from pathlib import Path
 
 import pytest
 from helpers import DATA, run_cli
@@ -127,3 +128,22 @@ def test_an_op_with_a_launch_of_its_own_keeps_it_and_its_region_is_not_checked_o
         check = r["correctness"]["checks"][0]
         assert r["status"] == "ok" and check["status"] == "skipped", r["correctness"]
         assert "launches Triton kernels of its own" in check["reason"], check
+
+
+def test_an_op_that_stalls_on_the_host_costs_its_check_not_its_capture(tmp_path: Path) -> None:
+    """The host run of an op (user code) is held to the checks' deadline, a share of the capture's call limit: the
+    capture and the build stand, the region's configs say ``not checked`` with why."""
+    for name in ("op_regions.py", "planted.py"):
+        (tmp_path / name).write_text(f"# {secrets.token_hex(8)}\n" + (DATA / "compiled" / name).read_text())
+    entry = "    op: op_regions.py:stalls_on_host\n    inputs: op_regions.py:x_inputs\n    dtypes: [fp32]\n"
+    (tmp_path / "m.yaml").write_text(
+        f"name: s\ntargets: [h100]\nkernels:\n  stalls:\n{entry}    shapes: [{{M: 8, N: 64}}]\n"
+    )
+    env = {"HARNESS_CALLBACK_TIMEOUT_S": "12"}
+    proc = run_cli("run", str(tmp_path / "m.yaml"), "--out", str(tmp_path / "out"), "-n", "0", cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    records = json.loads((tmp_path / "out" / "results.json").read_text())["records"]
+    assert records and all(r["status"] == "ok" and r["inductor"]["op"] for r in records)
+    for r in records:
+        check = r["correctness"]["checks"][0]
+        assert check["status"] == "skipped" and "host run" in check["reason"], check

@@ -93,9 +93,7 @@ def check_graph(
     check against (an op's region: what the op called it with on the host), instead of the entry's ``fn`` and
     inputs. The check's own failure is every config's ``not checked`` with the reason: it never costs the capture
     its tables."""
-    from harness.support.settings import timeout_s
-
-    deadline = min(started + SHARE * timeout_s("HARNESS_CALLBACK_TIMEOUT_S"), time.monotonic() + BUDGET_S)
+    deadline = deadline_of(started)
     configs = {name: candidates(auto) for name, auto in autotuners.items()}
 
     def everyone(reason: str) -> dict[str, list[Check]]:
@@ -220,18 +218,26 @@ def _source_value(node: Any, frame_locals: Mapping[str, object], frame_globals: 
     return eval(name, {"L": frame_locals, "G": frame_globals})  # noqa: S307 - Dynamo's own source expression
 
 
-class _OverBudget(BaseException):
+def deadline_of(started: float) -> float:
+    """When host work that began with a capture call at ``started`` must end: :data:`BUDGET_S` from now at most,
+    and never past the share :data:`SHARE` of that call's limit (the check never costs the capture)."""
+    from harness.support.settings import timeout_s
+
+    return min(started + SHARE * timeout_s("HARNESS_CALLBACK_TIMEOUT_S"), time.monotonic() + BUDGET_S)
+
+
+class OverBudget(BaseException):
     """The check's deadline passed mid-run (a BaseException: neither Inductor's launcher nor the interpreter
     wraps it)."""
 
 
 @contextlib.contextmanager
-def _until(deadline: float) -> Iterator[None]:
-    """The block interrupted (:class:`_OverBudget`) at ``deadline``; a capture child's main thread only."""
+def until(deadline: float) -> Iterator[None]:
+    """The block interrupted (:class:`OverBudget`) at ``deadline``; a capture child's main thread only."""
     import signal
 
     def over(signum: int, frame: Any) -> None:
-        raise _OverBudget
+        raise OverBudget
 
     previous = signal.signal(signal.SIGALRM, over)
     signal.setitimer(signal.ITIMER_REAL, max(deadline - time.monotonic(), 0.001))
@@ -251,9 +257,9 @@ def _one(run: Callable[[Held], Any], reference: Any, held: Held, tolerance: tupl
     if time.monotonic() >= deadline:
         return Check(status=NOT_CHECKED, reason=OVER_BUDGET)
     try:
-        with _until(deadline):
+        with until(deadline):
             got = run(held)
-    except _OverBudget:
+    except OverBudget:
         return Check(status=NOT_CHECKED, reason=OVER_BUDGET)
     except KernelRunError as exc:  # a kernel failed: the interpreter's gap, or the kernel's error
         why = interpreter_limitation(exc.__cause__) if exc.__cause__ is not None else ""

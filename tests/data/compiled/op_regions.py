@@ -72,3 +72,17 @@ def square_then_act(x, bias):
 
 def act_inputs(shape, dtype, device, generator):
     return randn((shape["M"], shape["N"]), dtype, device, generator), randn((shape["N"],), dtype, device, generator)
+
+
+@torch.compile
+def _scaled(x):
+    return x * 2 + 1
+
+
+def stalls_on_host(x):
+    """Its region compiles under the face; run on the host (the check's run), it stalls."""
+    if x.device.type == "cpu":
+        import time
+
+        time.sleep(300)
+    return _scaled(x)

@@ -5,6 +5,11 @@ A worker serves request after request, so the interpreter start-up and the
 Triton import are paid once; only a worker that died (SIGABRT in the compiler,
 say) or overran its timeout is killed and replaced, and only that request's
 record carries the ``crash`` / ``timeout`` status.
+
+A worker runs user code (a kernel module imported, a spec's callbacks called), so it carries a tag
+(:data:`harness.support.lifeline.TAG_ENV`): once it has gone, or is ended, every process its user code left behind
+(in a session of its own too) is ended with it, and a worker that exits while such a process holds its output open
+is seen to have exited, not waited for until its case's limit.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ class Worker:
         self.proc: Child | None = None
         self.log = tempfile.TemporaryFile(mode="w+b", prefix=f"harness-{kind}-")
         self.scratch: str | None = None  # the child's HARNESS_SCRATCH: removed once that child is gone
+        self.tag: str | None = None  # the child's lifeline tag: what its user code left is ended with it
         self.started = 0
         self._busy = threading.Lock()  # one request at a time, whichever thread sends it
 
@@ -64,7 +70,8 @@ class Worker:
             # a folder for what the child would otherwise leave in the host's /tmp (Inductor's cache for an op's
             # compiled region under a face): the child's alone, removed with it
             self.scratch = lifeline.new_scratch(self.kind)
-            env = {**self.env, lifeline.SCRATCH_ENV: self.scratch}
+            self.tag = lifeline.new_tag()
+            env = {**self.env, lifeline.SCRATCH_ENV: self.scratch, lifeline.TAG_ENV: self.tag}
             # forked from a warm zygote where the host runs one (harness.support.zygote); a GPU worker never is
             kind = self.kind.split("#")[0]
             forked = zygote_client.start_worker(kind, env, self.log) if kind in ("compile", "interpret") else None
@@ -94,7 +101,12 @@ class Worker:
         self._release()
 
     def _release(self) -> None:
-        """Forget the child (ended, or never started), closing our ends of its pipes and removing its scratch."""
+        """Forget the child (ended, or never started), closing our ends of its pipes, ending what its user code
+        left behind and removing its scratch."""
+        if self.tag is not None:
+            alive = self.proc is not None and self.proc.poll() is None
+            lifeline.end_child(self.proc.pid if alive and self.proc is not None else None, self.tag)
+            self.tag = None
         if self.proc is not None:
             for pipe in (self.proc.stdin, self.proc.stdout):
                 if pipe is not None:
@@ -142,9 +154,12 @@ class Worker:
             if left <= 0:
                 self.kill()
                 return {"status": "timeout", "error": f"no result after {timeout:g} s; worker killed and replaced"}
-            ready, _, _ = select.select([proc.stdout], [], [], min(left, 1.0))
+            ready, _, _ = select.select([proc.stdout], [], [], min(left, 0.5))
             if ready:
                 line = proc.stdout.readline()
+                break
+            if proc.poll() is not None and not select.select([proc.stdout], [], [], 0)[0]:
+                line = ""  # it exited, and a process it left holds its output open: no end of file will come
                 break
         if not line:
             code = proc.wait()
@@ -181,7 +196,7 @@ class Worker:
     def close(self) -> None:
         got = self._busy.acquire(timeout=10)  # let a warm-up in flight finish its reply
         try:
-            self._end(timeout=5)
+            self._end(timeout=lifeline.grace_s())
             self.log.close()
         finally:
             if got:

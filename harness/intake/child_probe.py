@@ -12,6 +12,12 @@ cannot block on. Where ``HARNESS_ZYGOTE`` names a ``probe`` zygote (:mod:`harnes
 forked from it instead of importing torch again, and runs the same code in a session of its own; the facts and
 callback probes also use this runner (:mod:`harness.intake.facts`).
 
+The child is done when it says so (``harness-probe-done``) or when it exits, whichever comes first: after that it
+has :func:`harness.support.lifeline.grace_s` to leave, and then it and every process carrying its tag are ended
+(:func:`harness.support.lifeline.end_child`). A module that starts a non-daemon thread at import, an ``atexit``
+handler that never returns, or a process left in a session of its own holding the child's output open can
+therefore neither hold the harness nor outlive it.
+
 The child's ``TMPDIR`` is a folder this process makes and removes once the child's group has ended: what the child
 or the user's code leaves in its temporary folder (Inductor's cache under a face, a library's scratch files) goes
 with it, even from a child killed at a limit, instead of piling up in the host's ``/tmp`` night after night.
@@ -34,6 +40,9 @@ from typing import IO, Any
 
 from harness.support import lifeline
 from harness.support.settings import timeout_s
+
+#: how often the runner looks whether a silent child has exited
+POLL_S = 0.2
 
 #: the lines the child prints, for its CODE: ``say(...)`` before a call, ``done()`` at the end
 PRELUDE = r"""
@@ -71,10 +80,11 @@ class Outcome:
     stderr_tail: str
     timed_out: bool  # killed by the harness at a limit
     results: dict[int, Any]  # what ``result(i, value)`` reported, by i (JSON values: the caller checks them)
+    lingered: bool = False  # it said done but did not exit within the grace (a thread, an atexit handler): ended
 
     @property
     def clean(self) -> bool:
-        return self.done and self.returncode == 0 and not self.timed_out
+        return self.done and (self.returncode == 0 or self.lingered) and not self.timed_out
 
 
 def run(
@@ -91,6 +101,7 @@ def run(
     env.pop("TRITON_INTERPRET", None)  # only where the caller asks for it (a compiled capture's check)
     env.update(import_env)
     env["TMPDIR"] = env[lifeline.SCRATCH_ENV] = scratch  # the second for the lifeline, should this process die first
+    tag = env[lifeline.TAG_ENV] = lifeline.new_tag()  # what the user's code leaves behind is found by it
     errors = tempfile.TemporaryFile()
     proc = _forked(PRELUDE + code, env, errors) or subprocess.Popen(
         [sys.executable, "-c", PRELUDE + code],
@@ -103,7 +114,7 @@ def run(
     try:
         return _follow(proc, json.dumps({"nonce": nonce, "entries": entries}), nonce, errors, call_limit)
     finally:
-        lifeline.end_group(proc.pid)
+        lifeline.end_child(proc.pid, tag)
         if not isinstance(proc, subprocess.Popen):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(proc.pid, signal.SIGKILL)  # in case its own session was not made yet
@@ -145,15 +156,22 @@ def _follow(proc: subprocess.Popen[bytes], payload: str, nonce: str, errors: IO[
     pending = b""
     fd = proc.stdout.fileno()  # read raw: a buffered reader would hide lines from select
     deadline = time.monotonic() + timeout_s("HARNESS_IMPORT_TIMEOUT_S")
+    exited = False
     with selectors.DefaultSelector() as sel:
         sel.register(fd, selectors.EVENT_READ)
-        while True:
+        while not done:
             left = deadline - time.monotonic()
             if left <= 0:
                 timed_out = True
                 lifeline.end_group(proc.pid)
                 break
-            if not sel.select(timeout=left):
+            # a child that exited while a process it left holds its output open sends no end of file: its exit is
+            # looked for too, and what it wrote before is read at once
+            exited = exited or proc.poll() is not None
+            ready = sel.select(timeout=0 if exited else min(left, POLL_S))
+            if not ready:
+                if exited:
+                    break
                 continue
             chunk = os.read(fd, 1 << 16)
             if not chunk:
@@ -173,13 +191,17 @@ def _follow(proc: subprocess.Popen[bytes], payload: str, nonce: str, errors: IO[
                     i, value = json.loads(line.split(" ", 2)[2])
                     results[int(i)] = value
                 elif line == f"harness-probe-done {nonce}":
-                    done = True
+                    done = True  # its work is said: a process that still holds the pipe open is not waited for
                 else:
                     continue
                 deadline = time.monotonic() + timeout_s(call_limit)
-            if done:  # its work is said: a process that still holds the pipe open is not waited for
-                break
-    code = proc.wait()
+    lingered = False
+    try:
+        code = proc.wait(lifeline.grace_s())
+    except subprocess.TimeoutExpired:  # it answered, or closed its output, but does not leave: ended
+        lifeline.end_child(proc.pid)
+        code = proc.wait()
+        lingered = done
     errors.seek(0)
     tail = " ".join(errors.read()[-65536:].decode(errors="replace").strip().splitlines()[-1:])[:200]
-    return Outcome(imported, done, last, code, tail, timed_out, results)
+    return Outcome(imported, done, last, code, tail, timed_out, results, lingered)

@@ -10,6 +10,12 @@ is gone (the child is re-parented), kills every process below this one (read fro
 user callback started) and ends this one. Polling, not ``PR_SET_PDEATHSIG``: the harness starts workers from
 threads too, and the death signal fires when the starting *thread* ends, which would take a healthy worker down.
 The parent side, :func:`end_group`, kills a child's process group it made with ``start_new_session``.
+
+A child is also done when it says so, not only when it exits: user code may leave a non-daemon thread, an ``atexit``
+handler that never returns, or a process in a session of its own that holds the child's pipe open after the child
+itself is gone. Each child therefore carries a tag in its environment (:data:`TAG_ENV`), which every process it
+starts inherits whatever session it moves to; once the child has answered, or exited, the parent gives it
+:func:`grace_s` to leave and then ends it and every process still carrying its tag (:func:`end_child`).
 """
 
 from __future__ import annotations
@@ -51,6 +57,64 @@ def kill_tree(pid: int, itself: bool = True) -> None:
             os.kill(below, signal.SIGKILL)
         except OSError:
             pass
+
+
+#: the variable holding a child's tag: inherited by every process the child's user code starts (:func:`tagged`)
+TAG_ENV = "HARNESS_CHILD_TAG"
+
+
+def new_tag() -> str:
+    """A tag for one child, unique on this host."""
+    import secrets
+
+    return f"{os.getpid()}-{secrets.token_hex(8)}"
+
+
+def grace_s() -> float:
+    """How long a child that has answered (or exited) may take to leave before it and its tagged processes are
+    ended: ``HARNESS_CHILD_GRACE_S``, 3 s by default (a torch child exits in well under a second)."""
+    try:
+        return max(0.0, float(os.environ.get("HARNESS_CHILD_GRACE_S", "3")))
+    except ValueError:
+        return 3.0
+
+
+def tagged(tag: str) -> list[int]:
+    """Every process (but this one) whose environment holds ``TAG_ENV=tag`` (Linux ``/proc``: a process the user's
+    code started in a session of its own and left behind, its parent gone). Nothing where ``/proc`` is not there."""
+    wanted = f"{TAG_ENV}={tag}".encode()
+    found: list[int] = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for name in entries:
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as fh:
+                if wanted in fh.read().split(b"\0"):
+                    found.append(int(name))
+        except OSError:
+            continue
+    return found
+
+
+def end_child(pid: int | None, tag: str | None = None) -> None:
+    """End a child the harness started and everything it left: the processes below it, its process group (a
+    child started in a session of its own leads it), and every process still carrying its ``tag``. Killing is
+    repeated while a tagged process is still found (one may be forking as it is killed); the child itself is left
+    for its owner to reap (``pid`` None: it is reaped already, only its tagged processes are looked for)."""
+    if pid is not None and pid > 0:
+        kill_tree(pid)
+        end_group(pid)
+    for _ in range(5):
+        left = tagged(tag) if tag else []
+        if not left:
+            return
+        for found in left:
+            kill_tree(found)
+        time.sleep(0.05)
 
 
 #: the variable naming a child's scratch folder, and the start of every such folder's name

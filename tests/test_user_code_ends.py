@@ -80,13 +80,17 @@ def test_a_non_daemon_thread_at_import_does_not_hold_a_run(tmp_path: Path, tagge
     assert _gone(tagged_env["USER_CODE_ENDS_TEST"]) == []
 
 
-def test_an_atexit_handler_that_never_returns_does_not_hold_validate(tmp_path: Path, tagged_env: dict[str, str]) -> None:
+def test_an_atexit_handler_that_never_returns_does_not_hold_validate(
+    tmp_path: Path, tagged_env: dict[str, str]
+) -> None:
     proc, took = _timed("validate", str(_matrix(tmp_path)), env={**tagged_env, "ENDING_KERNEL": "atexit"})
     assert proc.returncode == 0 and took < PROMPT_S, (took, proc.stdout[-1500:], proc.stderr[-1500:])
     assert _gone(tagged_env["USER_CODE_ENDS_TEST"]) == []
 
 
-def test_a_detached_process_neither_stalls_the_probe_nor_outlives_it(tmp_path: Path, tagged_env: dict[str, str]) -> None:
+def test_a_detached_process_neither_stalls_the_probe_nor_outlives_it(
+    tmp_path: Path, tagged_env: dict[str, str]
+) -> None:
     proc, took = _timed("validate", str(_matrix(tmp_path)), env={**tagged_env, "ENDING_KERNEL": "detach-probe"})
     assert proc.returncode == 2 and took < PROMPT_S, (took, proc.stdout[-1500:], proc.stderr[-1500:])
     assert "exit code 1" in proc.stdout + proc.stderr, proc.stdout[-1500:]  # its exit said, not a hang at the limit
@@ -102,7 +106,9 @@ def test_a_detached_process_neither_stalls_a_worker_nor_outlives_it(tmp_path: Pa
     assert _gone(tagged_env["USER_CODE_ENDS_TEST"]) == []
 
 
-def test_a_detached_process_neither_stalls_a_capture_nor_outlives_it(tmp_path: Path, tagged_env: dict[str, str]) -> None:
+def test_a_detached_process_neither_stalls_a_capture_nor_outlives_it(
+    tmp_path: Path, tagged_env: dict[str, str]
+) -> None:
     matrix = write_matrix(
         tmp_path / "c.yaml",
         f"name: ending\ntargets: [h100]\ncompiled:\n  ending:\n    fn: {DATA / 'compiled' / 'ending_inputs.py'}:double\n"

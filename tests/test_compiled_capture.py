@@ -438,19 +438,23 @@ def test_the_inductor_internals_a_gpu_worker_holds_exist_on_this_torch(captured,
 
 
 def test_a_run_whose_capture_failed_keeps_the_traceback_and_its_folder_takes_the_rerun(tmp_path) -> None:
-    """``harness run``: a compiled entry whose capture fails is one line naming the cause and the traceback kept in
-    the run directory; once the entry is mended, the same ``--out`` is the rerun's (the kept traceback is the
-    harness's own, not a foreign file)."""
+    """``harness run``: a compiled entry whose capture fails is a failed case (exit 1) whose record names the cause
+    and the traceback kept in the run directory; once the entry is mended, the same ``--out`` is the rerun's (the
+    kept traceback is the harness's own, written into the folder it marked)."""
     (tmp_path / "models.py").write_text(MODELS.read_text())
     matrix = tmp_path / "m.yaml"
     entry = "  lse:\n    fn: models.py:logsumexp\n    inputs: models.py:{}\n    shapes: [{{M: 64, N: 64}}]\n    dtypes: [fp32]\n"
     matrix.write_text("name: m\ntargets: [h100]\ncompiled:\n" + entry.format("planted_pass_failure_inputs"))
     failed = run_cli("run", str(matrix), "--out", str(tmp_path / "out"), "-n", "0")
-    assert failed.returncode == 2 and "ValueError: a pass failed here (planted)" in failed.stderr, failed.stderr
+    assert failed.returncode == 1 and "ValueError: a pass failed here (planted)" in failed.stdout, failed.stdout
+    from harness.results.store import load_results
+
+    _, records = load_results(tmp_path / "out" / "results.json")
+    assert [(r.kernel, r.status) for r in records] == [("lse.capture", "error")]
     kept = tmp_path / "out" / "tracebacks" / "lse-h100-M64xN64-fp32.txt"
-    assert str(kept) in failed.stderr and "Traceback" in kept.read_text()
+    assert str(kept) in records[0].error and "Traceback" in kept.read_text()
     matrix.write_text("name: m\ntargets: [h100]\ncompiled:\n" + entry.format("one_input"))
-    mended = run_cli("run", str(matrix), "--out", str(tmp_path / "out"), "-n", "0")
+    mended = run_cli("run", str(matrix), "--out", str(tmp_path / "out"), "-n", "0", "--force")
     assert mended.returncode == 0, mended.stdout[-2000:] + mended.stderr[-2000:]
 
 

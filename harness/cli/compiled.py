@@ -20,7 +20,7 @@ from importlib import metadata
 from pathlib import Path
 
 from harness.analysis.gate import FindingCounts
-from harness.cli.common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, err
+from harness.cli.common import EXIT_FAILED, EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, err
 from harness.intake.compiled_probe import Request
 
 TOP = {"name", "targets", "compiled"}
@@ -41,11 +41,22 @@ def cmd_compiled(args: argparse.Namespace) -> int:
         err(f"{file}: {exc}" if isinstance(exc, inductor_face.InductorFaceError) else f"{file}: torch is not installed")
         return EXIT_INPUT
     out = Path(args.out).absolute()
-    try:
-        rundir.check_usable(out)
+    try:  # checked, locked and marked before a capture runs user code or a byte is written there
+        held = rundir.hold(out, force=True)
     except rundir.RunDirError as exc:
         err(str(exc))
         return EXIT_INPUT
+    try:
+        return _held_compiled(args, out, name, targets, requests, file)
+    finally:
+        held.release()
+
+
+def _held_compiled(
+    args: argparse.Namespace, out: Path, name: str, targets: list[str], requests: list[Request], file: Path
+) -> int:
+    """The captures, the run and the view, ``out`` held by this command."""
+    from harness.results import rundir
     from harness.intake.compiled import TRACEBACKS
 
     os.environ[TRACEBACKS] = str(out / rundir.TRACEBACKS_DIR)  # a failed capture's whole traceback, named in its line
@@ -62,7 +73,11 @@ def cmd_compiled(args: argparse.Namespace) -> int:
     run_args.pytest_args = []
     run_args.last_line = False  # one last line, this command's: its exit code is not the run's alone
     ran = cmd_run(run_args)
-    viewed = _view(out, name)
+    try:
+        viewed = _view(out, name)
+    except OSError as exc:  # a full disk, a folder made read-only under the run: said in one line
+        err(f"cannot write compiled.md or compiled.html in {out}: {exc.strerror or exc}")
+        return EXIT_INTERNAL
     if ran not in (EXIT_OK, EXIT_FAILED) or viewed is None:
         return ran  # refused or stopped: its own line said why
     built_badly, counts = viewed
@@ -151,13 +166,15 @@ def _view(out: Path, name: str) -> tuple[bool, FindingCounts] | None:
     from harness.render import compiled as render
     from harness.results.store import ResultsFileError, load_results
 
+    from harness.support.safe_files import write_atomic
+
     try:
-        _, records = load_results(out / "results.json")
+        info, records = load_results(out / "results.json")
     except (OSError, ResultsFileError):
         return None  # the run was stopped before it wrote: its own lines said so
     found = of_records(records)
-    (out / "compiled.md").write_text(render.markdown(name, POLICIES, found))
-    (out / "compiled.html").write_text(render.html(name, POLICIES, found))
+    write_atomic(out / "compiled.md", render.markdown(name, POLICIES, found, info.unfinished))
+    write_atomic(out / "compiled.html", render.html(name, POLICIES, found, info.unfinished))
     # the path on a line of its own: what an 80-column terminal has room for
     print(f"harness: each target's kernel graph and what differs:\n  {out / 'compiled.md'}", flush=True)
     from harness.analysis import gate

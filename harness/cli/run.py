@@ -116,6 +116,43 @@ def _run(args: argparse.Namespace) -> int:
     if old:
         err(old)
         return EXIT_INPUT
+    refused = _arguments_refused(args)
+    if refused:
+        err(refused)
+        return EXIT_INPUT
+    # the run directory is checked, locked and marked before any user code runs or any byte is written there
+    try:
+        if args.resume and rundir.has_marker(out) and not rundir.has_records(out):
+            err(f"harness: {out} holds no finished case yet (stopped before its first record): --resume starts it over")
+        held = rundir.hold(out, bool(args.resume), bool(args.force))
+    except rundir.RunDirError as exc:
+        err(str(exc))
+        return EXIT_INPUT
+    code = EXIT_INPUT
+    try:
+        code = _held_run(args, matrix_path, matrix_abs, out, fail_on)
+        return code
+    finally:
+        if code == EXIT_INPUT:
+            rundir.abandon(held)
+        held.release()
+
+
+def _arguments_refused(args: argparse.Namespace) -> str:
+    """Why the command line's options cannot go together (one line), or ``""``."""
+    if args.device_as:
+        unknown = [t for t in args.device_as.split(",") if t.strip() not in catalogue()]
+        if unknown:
+            return f"--device-as: unknown target(s) {', '.join(unknown)} (known: {', '.join(catalogue())})"
+    if args.resume and args.out and Path(args.resume) != Path(args.out):
+        return "--resume DIR and --out name different directories: --resume alone says where"
+    if args.resume and args.force:
+        return "--resume keeps a run's records and --force replaces them: choose one"
+    return ""
+
+
+def _held_run(args: argparse.Namespace, matrix_path: Path, matrix_abs: Path, out: Path, fail_on: tuple[str, ...]) -> int:
+    """The run, ``out`` held by this command."""
     # a compiled entry's capture that fails keeps its whole traceback in the run directory (its one line says where)
     from harness.intake.compiled import TRACEBACKS
 
@@ -123,27 +160,7 @@ def _run(args: argparse.Namespace) -> int:
     matrix = read_matrix(matrix_path, args.targets, say=True)
     if matrix is None:
         return EXIT_INPUT
-    if args.device_as:
-        unknown = [t for t in args.device_as.split(",") if t.strip() not in catalogue()]
-        if unknown:
-            err(f"--device-as: unknown target(s) {', '.join(unknown)} (known: {', '.join(catalogue())})")
-            return EXIT_INPUT
     if args.shard and not shard_ok(args.shard):
-        return EXIT_INPUT
-    if args.resume and args.out and Path(args.resume) != Path(args.out):
-        err("--resume DIR and --out name different directories: --resume alone says where")
-        return EXIT_INPUT
-    if args.resume and args.force:
-        err("--resume keeps a run's records and --force replaces them: choose one")
-        return EXIT_INPUT
-    try:
-        if args.resume and rundir.resume_refusal(out):
-            raise rundir.RunDirError(rundir.resume_refusal(out))
-        if args.resume and not rundir.has_records(out):
-            err(f"harness: {out} holds no finished case yet (stopped before its first record): --resume starts it over")
-        rundir.check_usable(out)
-    except rundir.RunDirError as exc:
-        err(str(exc))
         return EXIT_INPUT
     from harness.cli import inner_pytest
 

@@ -12,7 +12,8 @@ leave it out), an interpreter check with ``correctness.from_cache``. Only result
 kept: builds that compiled (``ok``) or that the compiler refused (``error``: the same job, source, code, packages and
 variables fail the same way, so a warm run rebuilds none of them), and interpreter checks that passed or that the
 interpreter cannot run (``interpret-unsupported``). A build that crashed its worker or ran out of time, and a check
-that failed, always run again: those can depend on the machine's state. Jobs with a side effect on this host (a build that also
+that failed, always run again: those can depend on the machine's state; so does a result that reports a failure
+of the host (a full disk, a read-only file system: :mod:`harness.execution.host_failures`), which is never kept. Jobs with a side effect on this host (a build that also
 prebuilds Triton's launcher for the local GPU) are never looked up. ``HARNESS_RESULT_CACHE=0`` turns it off.
 """
 
@@ -27,9 +28,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from harness.model import host_failures
 from harness.model.jobs import Job, to_wire
 from harness.model.vocabulary import INTERPRET_UNSUPPORTED
-from harness.support.cache import cache_dir
+from harness.support.cache import cache_dir, reuse_enabled
 from harness.support.safe_files import make_dirs
 
 #: variables that change what Triton or its toolchains produce; the cache's own location does not
@@ -40,7 +42,7 @@ KEPT = {"compile": ("ok", "error"), "interpret": ("ok", INTERPRET_UNSUPPORTED)}
 
 
 def enabled() -> bool:
-    return os.environ.get("HARNESS_RESULT_CACHE", "1").strip().lower() not in ("0", "false", "no", "off")
+    return reuse_enabled()
 
 
 def code_digest(root: Path) -> str:
@@ -119,6 +121,8 @@ def store(kind: str, digest: str | None, result: dict[str, Any], out_root: str |
     """Keep a result worth keeping (see :data:`KEPT`), with its artifacts; best effort, never the run's failure."""
     if digest is None or result.get("status") not in KEPT.get(kind, ()):
         return
+    if host_failures.of_text(str(result.get("error") or "")):
+        return  # the host's state, not the job's: the same job builds once the cause is gone
     entry = _entry(digest)
     if entry.exists():
         return

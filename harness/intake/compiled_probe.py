@@ -88,15 +88,21 @@ class Outcome:
 
 
 def remembered(requests: list[Request], target: str) -> list[Outcome]:
-    """:func:`capture`, with every outcome whose capture succeeded at each shape and dtype remembered on disk under
-    what it depends on (the entry, the target, torch, the user's files, the capture's own code): a matrix read again
-    (by each of a run's processes, by ``--resume``) does not compile the functions again. A failure is never kept."""
+    """:func:`capture`, with every outcome remembered on disk under what it depends on (the entry, the target,
+    torch, the user's files, the capture's own code): a matrix read again (by each of a run's processes, by
+    ``--resume``) does not compile the functions again, nor wait again for one that hangs or crashes. A failure of
+    the host (a full disk: :mod:`harness.model.host_failures`) is never kept, and ``HARNESS_RESULT_CACHE=0``
+    (``--no-reuse``) reads no kept failure: a capture that failed for a passing reason is tried again so."""
+    from harness.model import host_failures
+    from harness.support.cache import reuse_enabled
+
     keys = [_key(r, target) for r in requests]
-    found: list[Outcome | None] = [_read(k) for k in keys]
+    found: list[Outcome | None] = [_read(k, failures=reuse_enabled()) for k in keys]
     todo = [i for i, o in enumerate(found) if o is None]
     for i, outcome in zip(todo, capture([requests[i] for i in todo], target) if todo else []):
         found[i] = outcome
-        if not outcome.why and all(isinstance(t, dict) for _, _, t in outcome.tables):
+        said = [outcome.why] + [t for _, _, t in outcome.tables if isinstance(t, str)]
+        if not any(host_failures.of_text(w) for w in said):
             _write(keys[i], outcome)
     return [o for o in found if o is not None]
 
@@ -123,11 +129,17 @@ def _path(key: str) -> Any:
     return cache_dir() / "compiled-capture" / f"{key}.json"
 
 
-def _read(key: str) -> Outcome | None:
+def _read(key: str, failures: bool = True) -> Outcome | None:
+    """The kept outcome (a list of tables; a failure as ``{"why": ..., "tables": [...]}``), or None."""
     try:
-        tables = json.loads(_path(key).read_text())
-        return Outcome("", tuple(_checked(t) for t in tables))
-    except (OSError, ValueError, TypeError):
+        kept = json.loads(_path(key).read_text())
+        if isinstance(kept, dict):
+            if not failures:
+                return None
+            return Outcome(str(kept["why"]), tuple(_checked(t) for t in kept["tables"]))
+        outcome = Outcome("", tuple(_checked(t) for t in kept))
+        return outcome if failures or all(isinstance(t, dict) for _, _, t in outcome.tables) else None
+    except (OSError, ValueError, TypeError, KeyError):
         return None  # not captured yet, or a damaged file: capture again
 
 
@@ -136,7 +148,8 @@ def _write(key: str, outcome: Outcome) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps([list(t) for t in outcome.tables]))
+        tables = [list(t) for t in outcome.tables]
+        tmp.write_text(json.dumps({"why": outcome.why, "tables": tables} if outcome.why else tables))
         tmp.replace(path)
     except OSError:
         pass  # an unwritable cache only costs the next read the capture again

@@ -25,7 +25,7 @@ from typing import Any
 
 from harness.authoring.spec_shapes import SpecShapes
 from harness.intake import child_probe, loader
-from harness.model.kernel_refs import FileRef, InductorRef, decode
+from harness.model.kernel_refs import CaptureFailedRef, FileRef, InductorRef, decode
 
 Shape = dict[str, Any]
 
@@ -156,6 +156,15 @@ def _inductor_facts(ref: str, made: InductorRef) -> SpecFacts:
     )  # fmt: skip
 
 
+def _failed_capture_facts(ref: str, made: CaptureFailedRef) -> SpecFacts:
+    """A compiled entry whose capture failed: nothing to import or build, its cases fail with why."""
+    return SpecFacts(
+        ref=ref, name=made.entry, dims=(), flags=(), dtypes=(), tunables=(), nvidia_configs=(), amd_configs=(),
+        interpret_shapes=(), interpret_dtypes=(), compile_only=True, captured=None, autotune_listed=False,
+        early_prune=False, fn_name=made.entry, arg_names=None, per_target_fn=False, source_hash=made.source_hash,
+    )  # fmt: skip
+
+
 def trusted(ref: str) -> bool:
     """The repository's own kernels (``kernels/``): the harness's code, loaded in its own process."""
 
@@ -189,6 +198,8 @@ def get(ref: str, import_env: tuple[tuple[str, str], ...] = ()) -> SpecFacts:
     made = decode(ref)
     if isinstance(made, InductorRef):  # Inductor's kernel: its capture said everything, nothing to import
         return _inductor_facts(ref, made)
+    if isinstance(made, CaptureFailedRef):
+        return _failed_capture_facts(ref, made)
     if trusted(ref):
         if (ref, ()) not in _FACTS:
             _FACTS[(ref, ())] = dataclasses.replace(of_spec(ref, loader.load(ref)), trusted=True)
@@ -200,7 +211,7 @@ def get(ref: str, import_env: tuple[tuple[str, str], ...] = ()) -> SpecFacts:
 
 def known(ref: str, import_env: tuple[tuple[str, str], ...] = ()) -> bool:
     """Whether :func:`get` answers ``ref`` without a child (its facts, or why it has none, already taken)."""
-    return trusted(ref) or isinstance(decode(ref), InductorRef) or (ref, import_env) in _FACTS
+    return trusted(ref) or isinstance(decode(ref), (InductorRef, CaptureFailedRef)) or (ref, import_env) in _FACTS
 
 
 def _cached(ref: str, import_env: tuple[tuple[str, str], ...]) -> SpecFacts:

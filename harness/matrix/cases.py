@@ -21,7 +21,7 @@ from harness.model import targets
 from harness.model.environments import DEFAULT, DEFAULT_ENV, Environment
 from harness.model.ids import config_id, shape_id
 from harness.model.jobs import CompileJob, InterpretJob
-from harness.model.kernel_refs import InductorRef, decode
+from harness.model.kernel_refs import CaptureFailedRef, InductorRef, decode
 from harness.model.run_info import Selection
 from harness.support.tritoncompat import pin_matches
 
@@ -95,7 +95,7 @@ def expand(matrix: Matrix, installed_triton: str | None) -> list[Case]:
                         deciding = DEFAULT if any(e.name == DEFAULT for e in envs) else envs[0].name
                         # a captured op: the configs it launches as on this target (or on ``launches_from``)
                         launched = entry.launched_configs(target, shape, dtype)
-                        if launched == () and isinstance(decode(entry.ref), InductorRef):
+                        if launched == () and isinstance(decode(entry.ref), (InductorRef, CaptureFailedRef)):
                             continue  # Inductor's graph for this target, shape and dtype has no such kernel
                         for env in envs:
                             cases.append(

@@ -115,7 +115,8 @@ def kernel_entries(
     (``entry.kernel_name``), with the configs its heuristics give on each target for each shape and dtype where
     the kernel is part of that target's graph; a kernel that one target's graph lacks has no case there. Each
     entry is captured under every target's face (remembered on disk, :func:`harness.intake.compiled_probe.
-    remembered`); a capture that fails is one problem naming the entry, target, shape and dtype."""
+    remembered`); a capture that fails is a failed case on that target, shape and dtype (:func:`failed_entry`),
+    never the whole matrix's refusal: one model entry that cannot capture costs no other case its result."""
     from importlib import metadata
 
     from harness.intake import face, inductor_face
@@ -137,27 +138,53 @@ def kernel_entries(
         chk.add(("compiled",), str(exc))
         return []
     tables, failures = captures(made, targets)
-    failed: set[str] = set()
-    for failure in failures:
-        if failure.entry not in failed:  # an entry's first failure: its later targets and shapes say no more
-            at = () if failure.shape_at is None else ("shapes", failure.shape_at)
-            chk.add(("compiled", failure.entry, *at), failure.said)
-            failed.add(failure.entry)
     out = []
     for request in made:
-        if request.name not in failed:
-            out += entries_of(request, tables[request.name], torch, timeout_s)
+        out += entries_of(request, tables[request.name], torch, timeout_s)
+        mine = [f for f in failures if f.entry == request.name]
+        if mine:  # one failed case per target, shape and dtype it could not be captured for; the rest stand
+            out.append(failed_entry(request, mine, timeout_s))
     return out
+
+
+def failed_entry(request: Request, failures: list["CaptureFailure"], timeout_s: float) -> KernelEntry:
+    """The cases of an entry's failed captures: ``entry.capture`` on each target, shape and dtype that failed,
+    each failing with its line (:class:`~harness.model.kernel_refs.CaptureFailedRef`)."""
+    from harness.matrix.entry import shape_key
+    from harness.model import targets as catalogue
+    from harness.model.kernel_refs import CaptureFailedRef
+
+    why: dict[tuple[str, str, str], str] = {}
+    for failure in failures:
+        for shape, dtype in failure.pairs:
+            why.setdefault((failure.target, shape_key(shape), dtype), failure.said)
+    ref = CaptureFailedRef(request.name, request.ref, tuple(why.items()))
+    launched = tuple(
+        (key, (ConfigEntry((), catalogue.get(key[0]).vendor),)) for key in why
+    )  # one config-less record each: nothing was built
+    return KernelEntry(
+        name=f"{request.name}.capture",
+        ref=ref.encode(),
+        dtypes=request.dtypes,
+        shapes=tuple(tuple(s.items()) for s in request.shapes),
+        configs=(),
+        interpret=(),
+        timeout_s=timeout_s,
+        launched=launched,
+    )
 
 
 @dataclass(frozen=True)
 class CaptureFailure:
-    """One entry's capture that failed: on which shape (its index in the entry's shapes; None for the whole entry,
-    such as a child that hung or an import that failed) and the line that says so."""
+    """One entry's capture that failed on a target: on which shape (its index in the entry's shapes; None for the
+    whole entry, such as a child that hung or an import that failed), the shapes and dtypes it leaves without
+    kernels, and the line that says so."""
 
     entry: str
     shape_at: int | None
     said: str
+    target: str = ""
+    pairs: tuple[tuple[dict[str, int], str], ...] = ()
 
 
 Tables = dict[str, list[tuple[str, dict[str, int], str, dict[str, Any]]]]
@@ -166,7 +193,7 @@ Tables = dict[str, list[tuple[str, dict[str, int], str, dict[str, Any]]]]
 def captures(requests: list[Request], targets: list[str] | tuple[str, ...]) -> tuple[Tables, list[CaptureFailure]]:
     """Each entry's capture tables (target, shape, dtype, table) on every target, each remembered on disk
     (:func:`harness.intake.compiled_probe.remembered`: the run reads the same captures), and every failure, in
-    the order met: what ``harness run`` refuses a matrix for and ``harness compiled`` leaves out."""
+    the order met: what ``harness run`` makes failed cases of and ``harness compiled`` leaves out."""
     from harness.intake.compiled_probe import remembered
 
     tables: Tables = {r.name: [] for r in requests}
@@ -174,13 +201,13 @@ def captures(requests: list[Request], targets: list[str] | tuple[str, ...]) -> t
     for target in targets:
         for request, outcome in zip(requests, remembered(requests, target)):
             if outcome.why:
-                failures.append(CaptureFailure(request.name, None, outcome.why))
+                failures.append(CaptureFailure(request.name, None, outcome.why, target, tuple(request.pairs())))
                 continue
             for shape, dtype, table in outcome.tables:
                 if isinstance(table, str):
                     at = request.shapes.index(shape) if shape in request.shapes else 0
                     said = f"compiled entry {request.name} on {target} for {shape} {dtype}: {table}"
-                    failures.append(CaptureFailure(request.name, at, said))
+                    failures.append(CaptureFailure(request.name, at, said, target, ((shape, dtype),)))
                 else:
                     tables[request.name].append((target, shape, dtype, table))
     return tables, failures

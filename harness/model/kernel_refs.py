@@ -1,9 +1,9 @@
 """What a case's ``ref`` names, typed: a kernel spec in a file or module (:class:`FileRef`), one kernel captured
 from a library's op (:class:`OpRef`), or one kernel TorchInductor generated for a compiled entry
-(:class:`InductorRef`). A ref travels as text (a case's key, a job's wire form, a record's provenance); it is
+(:class:`InductorRef`), or a compiled entry whose capture failed (:class:`CaptureFailedRef`). A ref travels as text (a case's key, a job's wire form, a record's provenance); it is
 decoded here, once per text (:func:`decode`), and every stage asks which kind it holds by its type.
 
-The text forms: ``/abs/file.py:ATTR`` or ``module:ATTR``; ``op|`` and ``inductor|`` followed by JSON, each
+The text forms: ``/abs/file.py:ATTR`` or ``module:ATTR``; ``op|``, ``inductor|`` and ``capture-failed|`` followed by JSON, each
 rebuilt from the case alone by whichever worker takes it.
 """
 
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Mapping
 
-OP, INDUCTOR = "op|", "inductor|"
+OP, INDUCTOR, CAPTURE_FAILED = "op|", "inductor|", "capture-failed|"
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,34 @@ class InductorRef:
         return hashlib.sha256(" ".join(sorted({s.source for s in self.slots})).encode()).hexdigest()[:16]
 
 
-KernelRef = FileRef | OpRef | InductorRef
+@dataclass(frozen=True)
+class CaptureFailedRef:
+    """A compiled entry whose capture failed on some target, shape and dtype: no kernel to build there, one failed
+    case each, with why (a graph break, a hang, a crash, inputs that ended their process). The entry's other cases,
+    and every other entry's, keep their results."""
+
+    entry: str
+    fn: str
+    why: tuple[tuple[tuple[str, str, str], str], ...]  # (target, shape key, dtype) -> the line that says why
+
+    def encode(self) -> str:
+        return CAPTURE_FAILED + json.dumps([self.entry, self.fn, [[list(k), w] for k, w in self.why]])
+
+    @classmethod
+    def decode(cls, ref: str) -> "CaptureFailedRef":
+        entry, fn, why = json.loads(ref[len(CAPTURE_FAILED) :])
+        return cls(str(entry), str(fn), tuple(((str(t), str(s), str(d)), str(w)) for (t, s, d), w in why))
+
+    def said(self, target: str, shape: Mapping[str, Any], dtype: str) -> str:
+        key = (target, json.dumps(sorted(dict(shape).items())), dtype)
+        return next((w for k, w in self.why if k == key), "its capture failed")
+
+    @property
+    def source_hash(self) -> str:
+        return hashlib.sha256(self.encode().encode()).hexdigest()[:16]
+
+
+KernelRef = FileRef | OpRef | InductorRef | CaptureFailedRef
 
 
 def graph_identity(graph: tuple[str, ...], position: int) -> str:
@@ -153,6 +180,8 @@ def decode(ref: str) -> KernelRef:
             return OpRef.decode(ref)
         if ref.startswith(INDUCTOR):
             return InductorRef.decode(ref)
+        if ref.startswith(CAPTURE_FAILED):
+            return CaptureFailedRef.decode(ref)
     except (ValueError, TypeError) as exc:
         raise ValueError(f"not a kernel reference this harness writes: {ref[:80]!r} ({exc})") from None
     location, _, attr = ref.rpartition(":")

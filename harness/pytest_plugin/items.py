@@ -21,6 +21,7 @@ from harness.matrix.known import apply_known_failures
 from harness.matrix.reading import MatrixError, parse
 from harness.model.ids import config_id
 from harness.model.jobs import Job, WarmupJob
+from harness.model.kernel_refs import CaptureFailedRef, decode
 from harness.model.records import Record, mark_duplicates
 from harness.model.replies import CompileReply, InterpretReply, Reply
 from harness.model.runtime import Phases, Runtime, not_launched
@@ -77,6 +78,9 @@ class CaseItem(pytest.Item):
         case = self.case
         if not case.configs:
             pytest.skip("no config of the space applies to this shape")
+        failed = decode(case.ref)
+        if isinstance(failed, CaptureFailedRef):
+            self._capture_failed(failed)
         if case.is_interpret:
             reason = _interpreter_unavailable(case.triton)
             if reason:
@@ -158,6 +162,20 @@ class CaseItem(pytest.Item):
         if bad:
             failed = len({line.split(":", 1)[0] for line in bad})  # a config may fail twice (CPU check, device)
             raise CaseFailed(f"{failed} of {len(case.configs)} config(s) failed:\n" + "\n".join(bad))
+
+    def _capture_failed(self, failed: CaptureFailedRef) -> None:
+        """A compiled entry that could not be captured here: one failed record saying why, nothing built."""
+        case = self.case
+        said = failed.said(case.target, case.shape, case.dtype)
+        target = catalogue()[case.target]
+        base = {"kernel": case.kernel, "dtype": case.dtype, "shape": case.shape, "target": case.target,
+                "arch": target.arch, "vendor": target.vendor, "triton": case.triton, "config": {},
+                "config_id": config_id({}), "meta": {}, "origin": "capture", "mode": "compile", "kernel_hash": failed.source_hash,
+                "environment": case.environment.name, "env": case.environment.as_dict(), "case_id": case.id,
+                "deciding_environment": case.deciding, "case_records": 1}  # fmt: skip
+        record = Record.built(base, CompileReply.from_json({"status": "error", "error": f"not captured: {said}"}))
+        self.user_properties.append((RECORD_PROPERTY, json.dumps(record.to_dict())))
+        raise CaseFailed(f"compiled entry {failed.entry} not captured: {said}")
 
     def _run_configs(self, session: Any, spec: Any, kernel_hash: str, prebuild_launchers: bool = False) -> list[Record]:
         """Every config of the case: compiles in parallel over this process's share of the cores."""

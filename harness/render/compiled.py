@@ -40,8 +40,16 @@ def checked(a: Adaptation) -> str:
     return "; ".join(parts)
 
 
-def markdown(name: str, policies: Mapping[str, str], found: list[Adaptation]) -> str:
-    lines = [f"# Compiled entries: {name}", "", "What Inductor decides by timing on a device is a policy here:"]
+#: what compiled.md and compiled.html say first of a run that did not finish
+INCOMPLETE = (
+    "INCOMPLETE: this run was interrupted before every case finished; what follows covers only the cases that did. "
+    "Run the same harness compiled command again for the whole picture."
+)
+
+
+def markdown(name: str, policies: Mapping[str, str], found: list[Adaptation], incomplete: bool = False) -> str:
+    lines = [f"# Compiled entries: {name}", ""] + ([f"**{INCOMPLETE}**", ""] if incomplete else [])
+    lines += ["What Inductor decides by timing on a device is a policy here:"]
     lines += [f"- {k}: {v}" for k, v in policies.items()]
     return "\n".join(lines + _graphs(found, "##")) + "\n"
 
@@ -94,7 +102,7 @@ def comparison(cmp: CompiledComparison) -> list[str]:
     return lines
 
 
-def html(name: str, policies: Mapping[str, str], found: list[Adaptation]) -> str:
+def html(name: str, policies: Mapping[str, str], found: list[Adaptation], incomplete: bool = False) -> str:
     """compiled.html: the same as compiled.md, from a jinja2 template with autoescape (entry names, kernel names
     and Inductor's words are data, never markup)."""
     import jinja2
@@ -106,4 +114,6 @@ def html(name: str, policies: Mapping[str, str], found: list[Adaptation]) -> str
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
     )
-    return env.get_template("compiled.html.j2").render(name=name, policies=list(policies.items()), found=found)
+    return env.get_template("compiled.html.j2").render(
+        name=name, policies=list(policies.items()), found=found, incomplete=INCOMPLETE if incomplete else ""
+    )

@@ -11,10 +11,15 @@
   directory, an archived run without the marker or a user's folder with a file called
   ``report.md`` among others, is refused even with ``--force``; ``--force`` removes only
   the files a run writes. Files are opened without following links (:mod:`harness.support.safe_files`).
+- A command holds the directory (:func:`hold`: checked, locked and marked) before it writes its first byte there
+  or runs any user code: a ``harness compiled`` refused by another run's lock has written nothing, a folder of
+  the user's is refused before anything in it is touched, and one that cannot be written is refused before a
+  user's inputs function is called. The run's own session then takes that same hold (:func:`prepare`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -93,14 +98,10 @@ def _check_usable(out: Path) -> None:
 
 
 def _own_file(path: Path) -> bool:
-    """The harness's own lock file (left by a run refused before it claimed the directory), the tracebacks of a
-    run whose compiled entries failed at capture and ``harness compiled``'s run matrix (both written before it
-    claimed it) are never foreign files."""
-    if path.is_symlink():
-        return False
-    return (path.name in (LOCK_NAME, COMPILED_MATRIX) and path.is_file()) or (
-        path.name == TRACEBACKS_DIR and path.is_dir()
-    )
+    """The harness's own lock file (left by a run refused before it marked the directory) is never a foreign file.
+    Everything else the harness writes (``harness compiled``'s run matrix, a failed capture's tracebacks) is written
+    after the directory is marked (:func:`hold`): a ``compiled.yaml`` in an unmarked folder is the user's."""
+    return not path.is_symlink() and path.name == LOCK_NAME and path.is_file()
 
 
 def resume_refusal(out: Path) -> str:
@@ -155,11 +156,15 @@ def clear_run_files(out: Path) -> None:
 
 
 class RunLock:
-    """Holds ``out/.harness.lock`` for the lifetime of a run (released when the process ends, however it ends)."""
+    """Holds ``out/.harness.lock`` for the lifetime of a run (released when the process ends, however it ends).
+    Taken once per process and directory: :func:`hold` and :func:`prepare` of one command share it, and it is let
+    go when the last of them releases it."""
 
     def __init__(self, out: Path) -> None:
         self.path = out / LOCK_NAME
         self._fh: IO[str] | None = None
+        self.holders = 0
+        self.made = False  # the directory was made for this run (:func:`abandon` may remove it again)
 
     def acquire(self) -> None:
         try:
@@ -196,12 +201,76 @@ class RunLock:
         )
         fh.flush()
         self._fh = fh
+        self.holders = 1
 
     def release(self) -> None:
-        if self._fh is not None:
+        self.holders = max(0, self.holders - 1)
+        if self._fh is not None and self.holders == 0:
             fcntl.flock(self._fh, fcntl.LOCK_UN)
             self._fh.close()
             self._fh = None
+            _HELD.pop(self.path.parent.resolve(), None)
+
+
+#: the directories this process holds (:func:`hold`), by resolved path
+_HELD: dict[Path, RunLock] = {}
+
+
+def hold(out: Path, resume: bool = False, force: bool = False) -> RunLock:
+    """Check, lock and mark ``out`` before anything is written there or any user code runs; raise
+    :class:`RunDirError` with the reason (one line) when it cannot be used. Nothing is removed here: ``--force``
+    clears the earlier run's files only once the run starts (:func:`prepare`), after the matrix was read."""
+    held = _HELD.get(out.resolve()) if out.exists() else None
+    if held is not None:
+        held.holders += 1
+        return held
+    if resume and resume_refusal(out):
+        raise RunDirError(resume_refusal(out))  # before the directory is made or locked: nothing is left behind
+    jsonl = out / "records.jsonl"
+    if not jsonl.is_symlink() and jsonl.exists() and not jsonl.is_file():  # a link is replaced, never followed
+        raise RunDirError(
+            f"{jsonl} is not a regular file (a directory or a device): the run's records cannot be kept there; "
+            "remove it, or name another --out"
+        )
+    made = not out.exists()
+    check_usable(out)
+    lock = RunLock(out)
+    try:
+        lock.acquire()
+    except RunDirError:
+        if made:
+            with contextlib.suppress(OSError):
+                out.rmdir()
+        raise
+    try:
+        started = has_records(out) or any((out / name).exists() for name in ("results.json", "report.md", ARTIFACTS))
+        if not resume and not force and started:
+            raise RunDirError(
+                f"{out} already holds a run: use --resume to finish only what is missing, "
+                "or --force to start over (its records, reports and artifacts are removed)"
+            )
+        claim(out)
+    except RunDirError:
+        lock.release()
+        raise
+    lock.made = made
+    _HELD[out.resolve()] = lock
+    return lock
+
+
+def abandon(lock: RunLock) -> None:
+    """A command refused after :func:`hold` (a matrix that does not check out): the directory it made goes again,
+    where it holds nothing but the harness's marker and lock (a failed capture's tracebacks, named in the refusal's
+    lines, keep it)."""
+    out = lock.path.parent
+    try:
+        if not lock.made or set(os.listdir(out)) - {MARKER_NAME, LOCK_NAME}:
+            return
+        (out / MARKER_NAME).unlink()
+        lock.path.unlink()
+        out.rmdir()
+    except OSError:
+        pass
 
 
 def has_records(out: Path) -> bool:
@@ -252,17 +321,7 @@ def resume_state(
 def prepare(out: Path, resume: bool, force: bool) -> RunLock:
     """Check and lock ``out`` for a run; raise :class:`RunDirError` with the reason when it cannot be used. A resume
     of a run that finished no case yet starts it over (:func:`resume_refusal`)."""
-    if resume and resume_refusal(out):
-        raise RunDirError(resume_refusal(out))  # before the directory is made or locked: nothing is left behind
-    jsonl = out / "records.jsonl"
-    if not jsonl.is_symlink() and jsonl.exists() and not jsonl.is_file():  # a link is replaced, never followed
-        raise RunDirError(
-            f"{jsonl} is not a regular file (a directory or a device): the run's records cannot be kept there; "
-            "remove it, or name another --out"
-        )
-    check_usable(out)
-    lock = RunLock(out)
-    lock.acquire()
+    lock = hold(out, resume, force)  # the command's own hold where it took one first
     try:
         if resume and not has_records(out):  # claimed, stopped before its first record: nothing to keep
             resume, force = False, True

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from harness.model import host_failures
 from harness.model.records import READABLE_SCHEMAS, Record
 from harness.model.run_info import RunInfo
 from harness.results.schema import record_problem, run_problem
@@ -20,14 +21,19 @@ def complete_cases(records: list[Record]) -> tuple[set[str], list[Record]]:
     """The case ids whose every record is present, and the records of those cases (for a resume).
 
     A case's records are written together, but a kill can still cut a batch: a case
-    with fewer records than it produced (``case_records``) runs again.
+    with fewer records than it produced (``case_records``) runs again. So does a case
+    a failure of the host cut short (a full disk: :mod:`harness.model.host_failures`),
+    which says nothing of its kernel and builds once the cause is gone.
     """
     counts: dict[str, int] = {}
     expected: dict[str, int] = {}
+    hosts: set[str] = set()
     for r in records:
         counts[r.case_id] = counts.get(r.case_id, 0) + 1
         expected[r.case_id] = r.case_records
-    done = {c for c, n in counts.items() if c and expected[c] == n}
+        if r.status != "ok" and host_failures.of_text(r.error):
+            hosts.add(r.case_id)
+    done = {c for c, n in counts.items() if c and expected[c] == n and c not in hosts}
     return done, [r for r in records if r.case_id in done]
 
 

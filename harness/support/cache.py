@@ -11,3 +11,8 @@ def cache_dir() -> Path:
     """``HARNESS_CACHE_DIR``, else ``~/.cache/triton-portability-harness``."""
     root = os.environ.get("HARNESS_CACHE_DIR") or Path.home() / ".cache" / "triton-portability-harness"
     return Path(root)
+
+
+def reuse_enabled() -> bool:
+    """Whether kept results may be reused (``HARNESS_RESULT_CACHE``; ``harness run --no-reuse`` sets it to 0)."""
+    return os.environ.get("HARNESS_RESULT_CACHE", "1").strip().lower() not in ("0", "false", "no", "off")

@@ -56,8 +56,8 @@ def _held_compiled(
     args: argparse.Namespace, out: Path, name: str, targets: list[str], requests: list[Request], file: Path
 ) -> int:
     """The captures, the run and the view, ``out`` held by this command."""
-    from harness.results import rundir
     from harness.intake.compiled import TRACEBACKS
+    from harness.results import rundir
 
     os.environ[TRACEBACKS] = str(out / rundir.TRACEBACKS_DIR)  # a failed capture's whole traceback, named in its line
     captured = _captured(file, requests, targets)
@@ -165,7 +165,6 @@ def _view(out: Path, name: str) -> tuple[bool, FindingCounts] | None:
     from harness.model.inductor_policies import POLICIES
     from harness.render import compiled as render
     from harness.results.store import ResultsFileError, load_results
-
     from harness.support.safe_files import write_atomic
 
     try:

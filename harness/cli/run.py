@@ -151,7 +151,9 @@ def _arguments_refused(args: argparse.Namespace) -> str:
     return ""
 
 
-def _held_run(args: argparse.Namespace, matrix_path: Path, matrix_abs: Path, out: Path, fail_on: tuple[str, ...]) -> int:
+def _held_run(
+    args: argparse.Namespace, matrix_path: Path, matrix_abs: Path, out: Path, fail_on: tuple[str, ...]
+) -> int:
     """The run, ``out`` held by this command."""
     # a compiled entry's capture that fails keeps its whole traceback in the run directory (its one line says where)
     from harness.intake.compiled import TRACEBACKS

@@ -15,8 +15,17 @@ import re
 
 #: the errors that come from the host's state
 ERRNOS = frozenset(
-    {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EACCES, errno.EPERM, errno.ENOMEM, errno.EMFILE,
-     errno.ENFILE}  # fmt: skip
+    {
+        errno.ENOSPC,
+        errno.EDQUOT,
+        errno.EROFS,
+        errno.EIO,
+        errno.EACCES,
+        errno.EPERM,
+        errno.ENOMEM,
+        errno.EMFILE,
+        errno.ENFILE,
+    }  # fmt: skip
 )
 _NUMBERED = re.compile(r"\[Errno (\d+)\]")
 _WORDS = tuple(os.strerror(n) for n in sorted(ERRNOS))

@@ -66,7 +66,7 @@ def resolve(name: str, source: str | None, kernels_dir: Path | None = None, base
 def load(ref: str) -> KernelSpec:
     """The KernelSpec a reference names: a spec file's or module's attribute, or a kernel captured from an op
     (:mod:`harness.intake.ops`)."""
-    from harness.model.kernel_refs import InductorRef, OpRef, decode
+    from harness.model.kernel_refs import CaptureFailedRef, InductorRef, OpRef, decode
 
     made = decode(ref)
     if isinstance(made, InductorRef):  # Inductor's kernel, on a GPU worker: its configs through the compiled function
@@ -82,6 +82,8 @@ def load(ref: str) -> KernelSpec:
             raise
         except Exception as exc:  # noqa: BLE001 - capture runs the library's code: said in one line
             raise KernelLoadError(f"cannot capture the op's kernel: {type(exc).__name__}: {exc}") from None
+    if isinstance(made, CaptureFailedRef):
+        raise KernelLoadError(f"compiled entry {made.entry} was not captured: nothing to load")
     location, attr = made.location, made.attr
     try:
         obj = import_attr(ref)
@@ -154,10 +156,12 @@ def kernel_files(ref: str) -> list[Path]:
     same list; the harness's own modules and installed packages are left out. The scan is
     cached per process and spec-file version (every case of a kernel asks for it).
     """
-    from harness.model.kernel_refs import FileRef, InductorRef, decode
+    from harness.model.kernel_refs import CaptureFailedRef, FileRef, InductorRef, decode
 
     made = decode(ref)
     if not isinstance(made, FileRef):  # an op's or Inductor's kernel: the user's modules it was captured from
+        if isinstance(made, CaptureFailedRef):
+            return kernel_files(made.fn)
         parts = [made.fn, made.inputs] if isinstance(made, InductorRef) else made.files
         found: list[Path] = []
         for part in parts:

@@ -78,9 +78,9 @@ class CaseItem(pytest.Item):
         case = self.case
         if not case.configs:
             pytest.skip("no config of the space applies to this shape")
-        failed = decode(case.ref)
-        if isinstance(failed, CaptureFailedRef):
-            self._capture_failed(failed)
+        uncaptured = decode(case.ref)
+        if isinstance(uncaptured, CaptureFailedRef):
+            self._capture_failed(uncaptured)
         if case.is_interpret:
             reason = _interpreter_unavailable(case.triton)
             if reason:

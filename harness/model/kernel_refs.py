@@ -146,9 +146,9 @@ class CaptureFailedRef:
         entry, fn, why = json.loads(ref[len(CAPTURE_FAILED) :])
         return cls(str(entry), str(fn), tuple(((str(t), str(s), str(d)), str(w)) for (t, s, d), w in why))
 
-    def said(self, target: str, shape: Mapping[str, Any], dtype: str) -> str:
-        key = (target, json.dumps(sorted(dict(shape).items())), dtype)
-        return next((w for k, w in self.why if k == key), "its capture failed")
+    def said(self, target: str, shape_key: str, dtype: str) -> str:
+        """Why the capture failed on ``target`` for a shape (:func:`harness.matrix.entry.shape_key`) and dtype."""
+        return next((w for k, w in self.why if k == (target, shape_key, dtype)), "its capture failed")
 
     @property
     def source_hash(self) -> str:

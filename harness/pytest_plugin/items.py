@@ -166,7 +166,9 @@ class CaseItem(pytest.Item):
     def _capture_failed(self, failed: CaptureFailedRef) -> None:
         """A compiled entry that could not be captured here: one failed record saying why, nothing built."""
         case = self.case
-        said = failed.said(case.target, case.shape, case.dtype)
+        from harness.matrix.entry import shape_key
+
+        said = failed.said(case.target, shape_key(case.shape), case.dtype)
         target = catalogue()[case.target]
         base = {"kernel": case.kernel, "dtype": case.dtype, "shape": case.shape, "target": case.target,
                 "arch": target.arch, "vendor": target.vendor, "triton": case.triton, "config": {},

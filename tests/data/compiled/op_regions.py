@@ -23,7 +23,9 @@ def cross_entropy(logits, target):
 
 def ce_inputs(shape, dtype, device, generator):
     logits = randn((shape["M"], shape["V"]), dtype, device, generator)
-    return logits, torch.randint(0, shape["V"], (shape["M"],), generator=generator).to(device)
+    # drawn where the generator lives (the CPU on the host, the GPU in the GPU path), then moved
+    draw = torch.randint(0, shape["V"], (shape["M"],), generator=generator, device=generator.device)
+    return logits, draw.to(device)
 
 
 class Block(torch.nn.Module):

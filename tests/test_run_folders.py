@@ -181,5 +181,7 @@ def test_an_entry_that_cannot_be_captured_is_one_failed_case_captured_once(tmp_p
         failed = [r.error for r in records if r.status != "ok"]
         assert all("ValueError: these inputs cannot be made (planted)" in e for e in failed), failed
         assert proc.stdout.strip().splitlines()[-1].endswith("1 failed · exit 1"), proc.stdout[-500:]
+        report = (tmp_path / "out" / "report.md").read_text()
+        assert "not captured: compiling broken" in report and "harness repro" not in report  # nothing to rebuild
         # captured once per target, by the command, and never again: not by its two workers, nor by the rerun
         assert sorted(witness.read_text().splitlines()) == ["h100 {'N': 1024}", "mi300x {'N': 1024}"]

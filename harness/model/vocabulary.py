@@ -19,3 +19,5 @@ Verdict = Literal["fits", "spills", "at risk", "exceeds", "failed", "incomplete"
 MODES: Final = frozenset(get_args(Mode))
 STATUSES: Final = frozenset(get_args(Status))
 INTERPRET_UNSUPPORTED: Final[Status] = "interpret-unsupported"
+#: the origin of a record of a compiled entry that could not be captured (nothing was built: its status says why)
+NOT_CAPTURED: Final = "capture"

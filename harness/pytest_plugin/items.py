@@ -26,7 +26,7 @@ from harness.model.records import Record, mark_duplicates
 from harness.model.replies import CompileReply, InterpretReply, Reply
 from harness.model.runtime import Phases, Runtime, not_launched
 from harness.model.targets import catalogue
-from harness.model.vocabulary import INTERPRET_UNSUPPORTED
+from harness.model.vocabulary import INTERPRET_UNSUPPORTED, NOT_CAPTURED
 from harness.support import tritoncompat
 
 RECORD_PROPERTY = "harness_record"
@@ -172,7 +172,7 @@ class CaseItem(pytest.Item):
         target = catalogue()[case.target]
         base = {"kernel": case.kernel, "dtype": case.dtype, "shape": case.shape, "target": case.target,
                 "arch": target.arch, "vendor": target.vendor, "triton": case.triton, "config": {},
-                "config_id": config_id({}), "meta": {}, "origin": "capture", "mode": "compile", "kernel_hash": failed.source_hash,
+                "config_id": config_id({}), "meta": {}, "origin": NOT_CAPTURED, "mode": "compile", "kernel_hash": failed.source_hash,
                 "environment": case.environment.name, "env": case.environment.as_dict(), "case_id": case.id,
                 "deciding_environment": case.deciding, "case_records": 1}  # fmt: skip
         record = Record.built(base, CompileReply.from_json({"status": "error", "error": f"not captured: {said}"}))

@@ -16,12 +16,14 @@ def repro_commands(records: list[Record], run_dir: str, limit: int = 100) -> lis
     """Each failed or limit-exceeding build, and each config whose GPU check failed, as the ``harness repro`` command
     that writes its standalone script (a GPU mismatch's with ``--out``: its inputs are saved beside the script)."""
     from harness.analysis.compare.evidence import gpu_mismatch, repro_args
+    from harness.model.vocabulary import NOT_CAPTURED
 
     found = sorted(
         repro_args(r)
         for r in records
         if r.mode == "compile"
         and r.case_id
+        and r.origin != NOT_CAPTURED  # nothing was built: no script rebuilds it
         and (r.status != "ok" or any(f.severity == "error" for f in r.flags) or gpu_mismatch(r))
     )
     more = [f"... {len(found) - limit} more"] if len(found) > limit else []

@@ -83,9 +83,10 @@ def _check_usable(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise RunDirError(f"--out {out} exists and is not a directory")
     if out.is_dir() and not has_marker(out) and any(not _own_file(p) for p in out.iterdir()):
-        found = sorted(p.name for p in out.iterdir() if not _own_file(p))[:3]
+        found = sorted(p.name for p in out.iterdir() if not _own_file(p))
+        shown = ", ".join(found[:3]) + (", ..." if len(found) > 3 else "")
         raise RunDirError(
-            f"--out {out} holds files a harness run did not write ({', '.join(found)}, ...; no "
+            f"--out {out} holds files a harness run did not write ({shown}; no "
             f"{MARKER_NAME} marker): the harness writes only into a new or empty directory or one of "
             "its own runs, --force included: choose another --out"
         )

@@ -154,6 +154,12 @@ def test_a_graph_break_a_hang_a_crash_and_a_wrong_dtype_are_one_line_each_and_th
         ran = {r.inductor.entry for r in records if r.target == target}
         assert ran == set(GOOD_NAMES + CHECKED_NAMES), (target, ran)
     assert all(r.status == "ok" for r in records), [(r.kernel, r.error) for r in records if r.status != "ok"]
+    # what was left out is said in compiled.md too, not in the terminal alone
+    page = (root / "out" / "compiled.md").read_text()
+    assert "**Not captured**" in page and all(
+        f"compiled entry {n} " in page or f"compiling {n} " in page
+        for n in ("breaks", "hangs", "crashes", "careless", "planted")
+    ), page[:3000]
 
 
 def test_every_config_is_checked_on_the_cpu_and_the_planted_wrong_kernel_fails(captured) -> None:

@@ -23,8 +23,10 @@ from helpers import DATA, run_cli, write_matrix
 #: longer than any grace the harness gives, far shorter than the limits a hang used to run into
 PROMPT_S = 45
 
-# the processes as every user's run starts them: fresh interpreters, whose exit runs threads and atexit handlers
-pytestmark = pytest.mark.usefixtures("no_zygote")
+#: the processes as every user's run starts them: fresh interpreters, whose exit waits for threads and runs atexit
+#: handlers (a child forked by the suite's zygotes ends with ``os._exit``); the detached-process tests fork as the
+#: suite does: the tag and the exit watch are the same either way
+FRESH = pytest.mark.usefixtures("no_zygote")
 
 
 def _tagged(tag: str) -> list[int]:
@@ -71,6 +73,7 @@ def _timed(*args: str, env: dict[str, str], cwd: Path | None = None) -> tuple[ob
     return proc, time.monotonic() - started
 
 
+@FRESH
 def test_a_non_daemon_thread_at_import_does_not_hold_a_run(tmp_path: Path, tagged_env: dict[str, str]) -> None:
     env = {**tagged_env, "ENDING_KERNEL": "thread"}
     proc, took = _timed("run", str(_matrix(tmp_path)), "--out", str(tmp_path / "run"), "-n", "0", "--static-only",
@@ -80,6 +83,7 @@ def test_a_non_daemon_thread_at_import_does_not_hold_a_run(tmp_path: Path, tagge
     assert _gone(tagged_env["USER_CODE_ENDS_TEST"]) == []
 
 
+@FRESH
 def test_an_atexit_handler_that_never_returns_does_not_hold_validate(
     tmp_path: Path, tagged_env: dict[str, str]
 ) -> None:

@@ -60,7 +60,7 @@ def _held_compiled(
     from harness.results import rundir
 
     os.environ[TRACEBACKS] = str(out / rundir.TRACEBACKS_DIR)  # a failed capture's whole traceback, named in its line
-    captured = _captured(file, requests, targets)
+    captured, left_out = _captured(file, requests, targets)
     if not captured:
         return EXIT_INPUT
     _write_matrix(out / rundir.COMPILED_MATRIX, name, targets, captured)
@@ -74,7 +74,7 @@ def _held_compiled(
     run_args.last_line = False  # one last line, this command's: its exit code is not the run's alone
     ran = cmd_run(run_args)
     try:
-        viewed = _view(out, name)
+        viewed = _view(out, name, left_out)
     except OSError as exc:  # a full disk, a folder made read-only under the run: said in one line
         err(f"cannot write compiled.md or compiled.html in {out}: {exc.strerror or exc}")
         return EXIT_INTERNAL
@@ -128,16 +128,17 @@ def _checked_file(file: Path, targets: str | None) -> tuple[str, list[str], list
     return None if chk.problems else (str(data.get("name") or file.stem), list(names), requests)
 
 
-def _captured(file: Path, requests: list[Request], targets: list[str]) -> list[Request]:
+def _captured(file: Path, requests: list[Request], targets: list[str]) -> tuple[list[Request], list[str]]:
     """The entries captured on every target at every shape and dtype (remembered on disk, so the run reads the same
-    captures); each failure is one line naming the entry, target, shape and dtype."""
+    captures), and the line of each failure (naming the entry, target, shape and dtype), each also said here."""
     from harness.matrix.compiled_entries import captures
 
     _, failures = captures(requests, targets)
-    for failure in failures:
-        err(failure.said if failure.shape_at is None else f"{file}: {failure.said}")
+    said = [failure.said if failure.shape_at is None else f"{file}: {failure.said}" for failure in failures]
+    for line in said:
+        err(line)
     failed = {f.entry for f in failures}
-    return [r for r in requests if r.name not in failed]
+    return [r for r in requests if r.name not in failed], said
 
 
 def _write_matrix(path: Path, name: str, targets: list[str], requests: list[Request]) -> None:
@@ -158,7 +159,7 @@ def _write_matrix(path: Path, name: str, targets: list[str], requests: list[Requ
     path.write_text(text)
 
 
-def _view(out: Path, name: str) -> tuple[bool, FindingCounts] | None:
+def _view(out: Path, name: str, left_out: list[str]) -> tuple[bool, FindingCounts] | None:
     """compiled.md and compiled.html from the run's records (its terminal summary already gave each graph and what
     differs); whether any build failed or exceeds a limit, and the configs by finding kind (None: no records)."""
     from harness.analysis.inductor_graphs import of_records
@@ -172,8 +173,8 @@ def _view(out: Path, name: str) -> tuple[bool, FindingCounts] | None:
     except (OSError, ResultsFileError):
         return None  # the run was stopped before it wrote: its own lines said so
     found = of_records(records)
-    write_atomic(out / "compiled.md", render.markdown(name, POLICIES, found, info.unfinished))
-    write_atomic(out / "compiled.html", render.html(name, POLICIES, found, info.unfinished))
+    write_atomic(out / "compiled.md", render.markdown(name, POLICIES, found, info.unfinished, left_out))
+    write_atomic(out / "compiled.html", render.html(name, POLICIES, found, info.unfinished, left_out))
     # the path on a line of its own: what an 80-column terminal has room for
     print(f"harness: each target's kernel graph and what differs:\n  {out / 'compiled.md'}", flush=True)
     from harness.analysis import gate

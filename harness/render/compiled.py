@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from harness.analysis import gate
 from harness.analysis.compiled_compare import CompiledComparison
@@ -47,8 +47,17 @@ INCOMPLETE = (
 )
 
 
-def markdown(name: str, policies: Mapping[str, str], found: list[Adaptation], incomplete: bool = False) -> str:
+def markdown(
+    name: str,
+    policies: Mapping[str, str],
+    found: list[Adaptation],
+    incomplete: bool = False,
+    left_out: Sequence[str] = (),
+) -> str:
     lines = [f"# Compiled entries: {name}", ""] + ([f"**{INCOMPLETE}**", ""] if incomplete else [])
+    if left_out:
+        lines += ["**Not captured** (left out of this run; fix the entry and run again):", ""]
+        lines += [f"- {md(line)}" for line in left_out] + [""]
     lines += ["What Inductor decides by timing on a device is a policy here:"]
     lines += [f"- {k}: {v}" for k, v in policies.items()]
     return "\n".join(lines + _graphs(found, "##")) + "\n"
@@ -102,7 +111,13 @@ def comparison(cmp: CompiledComparison) -> list[str]:
     return lines
 
 
-def html(name: str, policies: Mapping[str, str], found: list[Adaptation], incomplete: bool = False) -> str:
+def html(
+    name: str,
+    policies: Mapping[str, str],
+    found: list[Adaptation],
+    incomplete: bool = False,
+    left_out: Sequence[str] = (),
+) -> str:
     """compiled.html: the same as compiled.md, from a jinja2 template with autoescape (entry names, kernel names
     and Inductor's words are data, never markup)."""
     import jinja2
@@ -115,5 +130,6 @@ def html(name: str, policies: Mapping[str, str], found: list[Adaptation], incomp
         undefined=jinja2.StrictUndefined,
     )
     return env.get_template("compiled.html.j2").render(
-        name=name, policies=list(policies.items()), found=found, incomplete=INCOMPLETE if incomplete else ""
-    )
+        name=name, policies=list(policies.items()), found=found, incomplete=INCOMPLETE if incomplete else "",
+        left_out=list(left_out),
+    )  # fmt: skip

@@ -167,8 +167,8 @@ def test_an_entry_that_cannot_be_captured_is_one_failed_case_captured_once(tmp_p
         f"compiled:\n  broken:\n    fn: {INPUTS}:double\n    inputs: {INPUTS}:witness_inputs\n"
         "    shapes: [{N: 1024}]\n    dtypes: [fp32]\n",
     )
-    env = {"USER_CODE_WITNESS": str(witness), "USER_CODE_FAILS": "1", "HARNESS_CACHE_DIR": str(tmp_path / "cache"),
-           "HARNESS_RESULT_CACHE": "1"}  # fmt: skip  # as a user's runs have it (--no-reuse would capture again)
+    # the suite's HARNESS_RESULT_CACHE=0 (--no-reuse): no failure an earlier run kept is read, but the run's own is
+    env = {"USER_CODE_WITNESS": str(witness), "USER_CODE_FAILS": "1", "HARNESS_CACHE_DIR": str(tmp_path / "cache")}
     proc = run_cli("run", str(matrix), "--out", str(tmp_path / "out"), "-n", "2", "--static-only", env=env)
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
     from harness.results.store import load_results

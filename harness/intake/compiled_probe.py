@@ -92,7 +92,8 @@ def remembered(requests: list[Request], target: str) -> list[Outcome]:
     torch, the user's files, the capture's own code): a matrix read again (by each of a run's processes, by
     ``--resume``) does not compile the functions again, nor wait again for one that hangs or crashes. A failure of
     the host (a full disk: :mod:`harness.model.host_failures`) is never kept, and ``HARNESS_RESULT_CACHE=0``
-    (``--no-reuse``) reads no kept failure: a capture that failed for a passing reason is tried again so."""
+    (``--no-reuse``) reads no failure an earlier run kept: a capture that failed for a passing reason is tried again
+    so, once per run (the run's own processes, its xdist workers, still read what it kept)."""
     from harness.model import host_failures
     from harness.support.cache import reuse_enabled
 
@@ -129,16 +130,23 @@ def _path(key: str) -> Any:
     return cache_dir() / "compiled-capture" / f"{key}.json"
 
 
+def _this_run() -> str:
+    """What names the running ``harness run`` across its processes (its shared facts folder), or ``""``."""
+    from harness.intake.facts import SHARED_ENV
+
+    return os.environ.get(SHARED_ENV, "")
+
+
 def _read(key: str, failures: bool = True) -> Outcome | None:
-    """The kept outcome (a list of tables; a failure as ``{"why": ..., "tables": [...]}``), or None."""
+    """The kept outcome (a list of tables; a failure as ``{"why": ..., "tables": [...], "run": ...}``), or None.
+    ``failures`` false: a failure is read only where this very run kept it."""
     try:
         kept = json.loads(_path(key).read_text())
         if isinstance(kept, dict):
-            if not failures:
+            if not failures and not (_this_run() and kept.get("run") == _this_run()):
                 return None
             return Outcome(str(kept["why"]), tuple(_checked(t) for t in kept["tables"]))
-        outcome = Outcome("", tuple(_checked(t) for t in kept))
-        return outcome if failures or all(isinstance(t, dict) for _, _, t in outcome.tables) else None
+        return Outcome("", tuple(_checked(t) for t in kept))
     except (OSError, ValueError, TypeError, KeyError):
         return None  # not captured yet, or a damaged file: capture again
 
@@ -149,7 +157,8 @@ def _write(key: str, outcome: Outcome) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tables = [list(t) for t in outcome.tables]
-        tmp.write_text(json.dumps({"why": outcome.why, "tables": tables} if outcome.why else tables))
+        failed = outcome.why or any(isinstance(t, str) for _, _, t in outcome.tables)
+        tmp.write_text(json.dumps({"why": outcome.why, "tables": tables, "run": _this_run()} if failed else tables))
         tmp.replace(path)
     except OSError:
         pass  # an unwritable cache only costs the next read the capture again

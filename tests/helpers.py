@@ -143,3 +143,18 @@ def small_matrix(name: str, targets: str = "[h100, mi300x]") -> str:
         f"name: {name}\ntargets: {targets}\nkernels:\n  vector_add:\n    dtypes: [fp32]\n    shapes: [{{N: 4096}}]\n"
         "    configs: [{BLOCK: 1024, num_warps: 4}]\n    interpret: false\n"
     )
+
+
+def tagged_processes(tag: str) -> list[int]:
+    """The processes whose environment holds ``tag`` (a test's own variable, inherited by every process a command
+    starts, whatever session or process group it moves to)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if tag.encode() in (entry / "environ").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found

@@ -20,23 +20,14 @@ import uuid
 from pathlib import Path
 
 import pytest
-from helpers import DATA, REPO
+from helpers import DATA, REPO, tagged_processes
 
 # the worker processes as every user's run starts them: fresh interpreters, not the suite's zygote
 pytestmark = pytest.mark.usefixtures("no_zygote")
 
 
 def _tagged(tag: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if tag.encode() in (entry / "environ").read_bytes():
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
+    return tagged_processes(tag)
 
 
 def _wait_for(predicate, timeout: float) -> bool:  # type: ignore[no-untyped-def]

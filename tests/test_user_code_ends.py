@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import DATA, run_cli, write_matrix
+from helpers import DATA, run_cli, tagged_processes, write_matrix
 
 #: longer than any grace the harness gives, far shorter than the limits a hang used to run into
 PROMPT_S = 45
@@ -30,15 +30,7 @@ FRESH = pytest.mark.usefixtures("no_zygote")
 
 
 def _tagged(tag: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if tag.encode() in (entry / "environ").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
+    return tagged_processes(tag)
 
 
 def _gone(tag: str, within: float = 5.0) -> list[int]:

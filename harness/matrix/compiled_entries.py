@@ -162,9 +162,20 @@ def failed_entry(request: Request, failures: list["CaptureFailure"], timeout_s: 
     launched = tuple(
         (key, (ConfigEntry((), catalogue.get(key[0]).vendor),)) for key in why
     )  # one config-less record each: nothing was built
+    return _entry(request, "capture", ref.encode(), launched, timeout_s)
+
+
+def _entry(
+    request: Request,
+    kernel: str,
+    ref: str,
+    launched: tuple[tuple[tuple[str, str, str], tuple[ConfigEntry, ...]], ...],
+    timeout_s: float,
+) -> KernelEntry:
+    """``request.name.kernel``: its configs per (target, shape, dtype) are what ``launched`` says."""
     return KernelEntry(
-        name=f"{request.name}.capture",
-        ref=ref.encode(),
+        name=f"{request.name}.{kernel}",
+        ref=ref,
         dtypes=request.dtypes,
         shapes=tuple(tuple(s.items()) for s in request.shapes),
         configs=(),
@@ -271,16 +282,5 @@ def entries_of(
             request.mode or "default", torch, tuple(sorted(tunables[name])), tuple(kernel_slots), request.dynamic,
             op_reference is not None, op_reference or "",
         )  # fmt: skip
-        out.append(
-            KernelEntry(
-                name=f"{request.name}.{name}",
-                ref=ref.encode(),
-                dtypes=request.dtypes,
-                shapes=tuple(tuple(s.items()) for s in request.shapes),
-                configs=(),
-                interpret=(),
-                timeout_s=timeout_s,
-                launched=tuple(launched[name]),
-            )
-        )
+        out.append(_entry(request, name, ref.encode(), tuple(launched[name]), timeout_s))
     return out

@@ -244,12 +244,7 @@ def hold(out: Path, resume: bool = False, force: bool = False) -> RunLock:
                 out.rmdir()
         raise
     try:
-        started = has_records(out) or any((out / name).exists() for name in ("results.json", "report.md", ARTIFACTS))
-        if not resume and not force and started:
-            raise RunDirError(
-                f"{out} already holds a run: use --resume to finish only what is missing, "
-                "or --force to start over (its records, reports and artifacts are removed)"
-            )
+        _refuse_a_finished_run(out, resume, force)
         claim(out)
     except RunDirError:
         lock.release()
@@ -257,6 +252,16 @@ def hold(out: Path, resume: bool = False, force: bool = False) -> RunLock:
     lock.made = made
     _HELD[out.resolve()] = lock
     return lock
+
+
+def _refuse_a_finished_run(out: Path, resume: bool, force: bool) -> None:
+    """A directory that already holds a run is taken only to resume it or to start over."""
+    started = has_records(out) or any((out / name).exists() for name in ("results.json", "report.md", ARTIFACTS))
+    if not resume and not force and started:
+        raise RunDirError(
+            f"{out} already holds a run: use --resume to finish only what is missing, "
+            "or --force to start over (its records, reports and artifacts are removed)"
+        )
 
 
 def abandon(lock: RunLock) -> None:
@@ -326,12 +331,7 @@ def prepare(out: Path, resume: bool, force: bool) -> RunLock:
     try:
         if resume and not has_records(out):  # claimed, stopped before its first record: nothing to keep
             resume, force = False, True
-        started = has_records(out) or any((out / name).exists() for name in ("results.json", "report.md", ARTIFACTS))
-        if not resume and not force and started:
-            raise RunDirError(
-                f"{out} already holds a run: use --resume to finish only what is missing, "
-                "or --force to start over (its records, reports and artifacts are removed)"
-            )
+        _refuse_a_finished_run(out, resume, force)
         claim(out)
         if force and not resume:
             try:

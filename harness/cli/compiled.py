@@ -173,8 +173,9 @@ def _view(out: Path, name: str, left_out: list[str]) -> tuple[bool, FindingCount
     except (OSError, ResultsFileError):
         return None  # the run was stopped before it wrote: its own lines said so
     found = of_records(records)
-    write_atomic(out / "compiled.md", render.markdown(name, POLICIES, found, info.unfinished, left_out))
-    write_atomic(out / "compiled.html", render.html(name, POLICIES, found, info.unfinished, left_out))
+    page = render.Page(name, POLICIES, found, info.unfinished, tuple(left_out))
+    write_atomic(out / "compiled.md", render.markdown(page))
+    write_atomic(out / "compiled.html", render.html(page))
     # the path on a line of its own: what an 80-column terminal has room for
     print(f"harness: each target's kernel graph and what differs:\n  {out / 'compiled.md'}", flush=True)
     from harness.analysis import gate

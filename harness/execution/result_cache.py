@@ -13,7 +13,7 @@ kept: builds that compiled (``ok``) or that the compiler refused (``error``: the
 variables fail the same way, so a warm run rebuilds none of them), and interpreter checks that passed or that the
 interpreter cannot run (``interpret-unsupported``). A build that crashed its worker or ran out of time, and a check
 that failed, always run again: those can depend on the machine's state; so does a result that reports a failure
-of the host (a full disk, a read-only file system: :mod:`harness.execution.host_failures`), which is never kept. Jobs with a side effect on this host (a build that also
+of the host (a full disk, a read-only file system: :mod:`harness.model.host_failures`), which is never kept. Jobs with a side effect on this host (a build that also
 prebuilds Triton's launcher for the local GPU) are never looked up. ``HARNESS_RESULT_CACHE=0`` turns it off.
 """
 

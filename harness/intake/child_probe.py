@@ -114,7 +114,9 @@ def run(
     try:
         return _follow(proc, json.dumps({"nonce": nonce, "entries": entries}), nonce, errors, call_limit)
     finally:
-        lifeline.end_child(proc.pid, tag)
+        lifeline.end_group(proc.pid)  # its group, which may outlive it
+        # below it and its tag; its own pid only while it is not reaped (a reaped pid may be another process's now)
+        lifeline.end_child(proc.pid if proc.returncode is None else None, tag)
         if not isinstance(proc, subprocess.Popen):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(proc.pid, signal.SIGKILL)  # in case its own session was not made yet

@@ -194,8 +194,8 @@ class CaptureFailure:
     entry: str
     shape_at: int | None
     said: str
-    target: str = ""
-    pairs: tuple[tuple[dict[str, int], str], ...] = ()
+    target: str
+    pairs: tuple[tuple[dict[str, int], str], ...]
 
 
 Tables = dict[str, list[tuple[str, dict[str, int], str, dict[str, Any]]]]

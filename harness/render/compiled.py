@@ -4,7 +4,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from harness.analysis import gate
 from harness.analysis.compiled_compare import CompiledComparison
@@ -47,17 +48,24 @@ INCOMPLETE = (
 )
 
 
-def markdown(
-    name: str,
-    policies: Mapping[str, str],
-    found: list[Adaptation],
-    incomplete: bool = False,
-    left_out: Sequence[str] = (),
-) -> str:
-    lines = [f"# Compiled entries: {name}", ""] + ([f"**{INCOMPLETE}**", ""] if incomplete else [])
-    if left_out:
+@dataclass(frozen=True)
+class Page:
+    """What compiled.md and compiled.html show: the run's name, Inductor's policies, each entry's graphs, whether
+    the run was interrupted and the entries left out (their lines)."""
+
+    name: str
+    policies: Mapping[str, str]
+    found: list[Adaptation]
+    incomplete: bool = False
+    left_out: tuple[str, ...] = ()
+
+
+def markdown(page: Page) -> str:
+    name, policies, found = page.name, page.policies, page.found
+    lines = [f"# Compiled entries: {name}", ""] + ([f"**{INCOMPLETE}**", ""] if page.incomplete else [])
+    if page.left_out:
         lines += ["**Not captured** (left out of this run; fix the entry and run again):", ""]
-        lines += [f"- {md(line)}" for line in left_out] + [""]
+        lines += [f"- {md(line)}" for line in page.left_out] + [""]
     lines += ["What Inductor decides by timing on a device is a policy here:"]
     lines += [f"- {k}: {v}" for k, v in policies.items()]
     return "\n".join(lines + _graphs(found, "##")) + "\n"
@@ -111,13 +119,7 @@ def comparison(cmp: CompiledComparison) -> list[str]:
     return lines
 
 
-def html(
-    name: str,
-    policies: Mapping[str, str],
-    found: list[Adaptation],
-    incomplete: bool = False,
-    left_out: Sequence[str] = (),
-) -> str:
+def html(page: Page) -> str:
     """compiled.html: the same as compiled.md, from a jinja2 template with autoescape (entry names, kernel names
     and Inductor's words are data, never markup)."""
     import jinja2
@@ -130,6 +132,6 @@ def html(
         undefined=jinja2.StrictUndefined,
     )
     return env.get_template("compiled.html.j2").render(
-        name=name, policies=list(policies.items()), found=found, incomplete=INCOMPLETE if incomplete else "",
-        left_out=list(left_out),
+        name=page.name, policies=list(page.policies.items()), found=page.found,
+        incomplete=INCOMPLETE if page.incomplete else "", left_out=list(page.left_out),
     )  # fmt: skip

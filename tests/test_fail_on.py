@@ -4,7 +4,9 @@ line counts its configs by finding kind. Real static runs of two small kernels, 
 - vector_add at 32 warps: 2,048 threads exceed MI300X's 1,024-thread workgroup and fit H100's (exceeds, one-vendor);
 - ``tests/data/gate/knob.py``: fits under Triton's defaults, fails to compile under an opt-in environment of h100
   (at-risk); narrowed by ``-k`` to that environment alone, its h100 verdict has no deciding build (incomplete);
-- vector_add with a 1,000-wide block: ``tl.arange`` refuses it on every target (failed, which fails its cases).
+- vector_add with a 1,000-wide block: ``tl.arange`` refuses it on every target (failed, which fails its cases);
+- every config of the matrix below asks for no check (``interpret: false``, ``--static-only``): not-checked, with
+  that reason said; a failed config counts as failed only.
 
 A finished run resumed runs nothing and is gated again, so each kind is checked on the same records.
 """
@@ -15,6 +17,8 @@ from pathlib import Path
 
 import pytest
 from helpers import DATA, run_cli, write_matrix
+
+from harness.analysis.gate import NONE_ASKED
 
 MATRIX = f"""\
 name: gate
@@ -46,7 +50,9 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp / "run"
     proc = run_cli("run", str(write_matrix(tmp / "m.yaml", MATRIX)), "--out", str(out), "-n", "0", "--static-only")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]  # findings are not failures
-    assert _last(proc) == "harness: 3 configs: 1 exceeds, 1 one-vendor, 1 at-risk · exit 0", proc.stdout[-2000:]
+    assert _last(proc) == (
+        "harness: 3 configs: 1 exceeds, 1 one-vendor, 1 at-risk, 3 not-checked · exit 0"
+    ), proc.stdout[-2000:]
     return out
 
 
@@ -59,7 +65,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ("failed", 0, "none found"),
         ("incomplete", 0, "none found"),
         ("failed,at-risk", 5, "at-risk found"),
-        ("any", 5, "exceeds, one-vendor, at-risk found"),
+        ("not-checked", 5, "not-checked found"),
+        ("any", 5, "exceeds, one-vendor, at-risk, not-checked found"),
     ],
 )
 def test_each_kind_trips_the_gate_only_when_the_run_has_it(run: Path, kinds: str, code: int, said: str) -> None:
@@ -76,7 +83,9 @@ def test_an_opt_in_build_alone_is_incomplete_and_trips_it(tmp_path: Path) -> Non
     argv = ["run", str(matrix), "--out", str(out), "-n", "0", "--static-only", "-k", "nolines"]
     proc = run_cli(*argv, "--fail-on", "incomplete")
     assert proc.returncode == 5, proc.stdout[-2000:] + proc.stderr[-2000:]
-    assert _last(proc) == "harness: 1 configs: 1 incomplete · --fail-on incomplete: incomplete found · exit 5"
+    assert _last(proc) == (
+        "harness: 1 configs: 1 incomplete, 1 not-checked · --fail-on incomplete: incomplete found · exit 5"
+    )
 
 
 def test_a_failed_build_fails_the_run_and_is_counted(tmp_path: Path) -> None:
@@ -97,5 +106,5 @@ def test_a_kind_that_does_not_exist_is_one_line_and_exit_2(tmp_path: Path) -> No
     assert proc.returncode == 2 and not proc.stdout
     assert proc.stderr.strip() == (
         "harness: --fail-on: 'slow' is not a finding kind (kinds: failed, exceeds, one-vendor, at-risk, "
-        "spills, incomplete, or any)"
+        "spills, incomplete, not-checked, or any)"
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from harness.analysis import adaptation, figures, inductor_graphs, portability, quotable, stability, versions
+from harness.analysis import adaptation, figures, gate, inductor_graphs, portability, quotable, stability, versions
 from harness.analysis.compare import Comparison
 from harness.analysis.figures import Measured
 from harness.analysis.overview import Overview, overview
@@ -46,6 +46,7 @@ class Findings:
     compiled: tuple[inductor_graphs.Adaptation, ...] = ()  # compiled entries: each target's Inductor kernel graph
     policies: tuple[str, ...] = ()  # what stood in for a GPU's timing in those graphs (harness.model.inductor_policies)
     unquotable: tuple[str, ...] = ()  # winner figures and speed-ups flagged, with why (harness.analysis.quotable)
+    unchecked: tuple[tuple[str, int], ...] = ()  # why configs went unchecked, with how many (harness.analysis.gate)
 
     def penalty(self, r: Record) -> dict[str, PortabilityEntry]:
         """The tuning-portability entries of a tune record (:func:`harness.analysis.portability.of`)."""
@@ -80,4 +81,5 @@ def analyse(runs: Sequence[RunInfo], records: Sequence[Record], trends: Sequence
         compiled=tuple(inductor_graphs.of_records(held)),
         policies=inductor_graphs.policies_of(held),
         unquotable=tuple(quotable.unquotable(held)),
+        unchecked=gate.unchecked(rows),
     )

@@ -47,6 +47,8 @@ class _OneLineParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from harness.analysis import gate
+
     parser = _OneLineParser(prog="harness", description="Cross-vendor portability harness for Triton kernels")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser(
@@ -100,8 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--fail-on",
         metavar="KINDS",
         default="",
-        help="exit 5 when the run has a config of one of these finding kinds (comma-separated: failed, exceeds, "
-        "one-vendor, at-risk, spills, incomplete; or any). Without it a finding is not a failure; the last line counts them",
+        help="exit 5 when the run has a config of one of these finding kinds (comma-separated, or any). Without it "
+        "a finding is not a failure; the last line counts them. Kinds: " + gate.help_text(),
     )
     run.add_argument(
         "--device-as",
@@ -192,7 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KINDS",
         default="",
         help="exit 5 when the merged runs have a config of one of these finding kinds, as harness run --fail-on "
-        "(failed, exceeds, one-vendor, at-risk, spills, incomplete; or any): a merge of hosts or shards gates on findings",
+        f"({', '.join(gate.KINDS)}; or any): a merge of hosts or shards gates on findings",
     )
     cmp = sub.add_parser(
         "compare",

@@ -69,7 +69,9 @@ TABLE: tuple[Kind, ...] = (
     ),
     Kind("spills", "it fits, but spills registers to memory on some target", _any_verdict("spills")),
     Kind(
-        "incomplete", "some target has no build under Triton's defaults (an interrupted run)", _any_verdict("incomplete")
+        "incomplete",
+        "some target has no build under Triton's defaults (an interrupted run)",
+        _any_verdict("incomplete"),
     ),
     Kind(
         "not-checked",
@@ -113,9 +115,7 @@ def help_text() -> str:
 def count(rows: Sequence[Row]) -> FindingCounts:
     """Each config row once (rows wholly another config's binary are that config), by the kinds it shows."""
     counted = [row for row in rows if not row.judged.duplicate]
-    return FindingCounts(
-        configs=len(counted), by_kind={k.name: sum(1 for row in counted if k.has(row)) for k in TABLE}
-    )
+    return FindingCounts(configs=len(counted), by_kind={k.name: sum(1 for row in counted if k.has(row)) for k in TABLE})
 
 
 def why_unchecked(row: Row) -> str:

@@ -18,20 +18,23 @@ config it could not reach says ``not checked`` with the reason: never passed.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import time
 from typing import Any, Callable, Iterator, Mapping
 
+from harness.intake import sampled_check
 from harness.intake.inductor_launches import candidates
 from harness.model.runtime import Check
 from harness.support import torchcompat
 
 #: seconds of interpreter work one graph may take at most; a capture's call limit may leave it less (its share
 #: :data:`SHARE` of ``HARNESS_CALLBACK_TIMEOUT_S`` from the call's start: the check never costs the capture)
-BUDGET_S = 30.0
+BUDGET_S = 50.0
 SHARE = 0.7
-#: an entry's shapes larger than this (elements over all inputs) are not run in the interpreter
-MAX_ELEMENTS = 1 << 20
+#: an entry whose inputs and weights hold more elements than this is not run on the host (its copies for the
+#: check would not fit a CI machine's memory; the interpreter itself runs a sample of each kernel's programs)
+MAX_ELEMENTS = 1 << 28
 
 #: a kernel's autotuner (Inductor's ``CachingAutotuner``), and the configs (``triton.Config``) kernels are held to
 Autotuner = Any
@@ -100,36 +103,70 @@ def check_graph(
         return {n: [Check(status=NOT_CHECKED, reason=reason) for _ in cs] for n, cs in configs.items()}
 
     try:
-        return _checked(configs, kept, fn, make_inputs, shape, dtype, factory, tolerance, deadline, everyone, given)
+        return _checked(autotuners, configs, kept, fn, make_inputs, shape, dtype, factory, tolerance, deadline,
+                        everyone, given)  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - whatever the host run of a compiled graph raises
         return everyone(f"the check failed: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
 
 
-def _checked(configs: Mapping[str, list[Any]], kept: list[tuple[Any, Any]], fn: Any, make_inputs: Any,
-             shape: Mapping[str, int], dtype: str, factory: bool, tolerance: tuple[float, float], deadline: float,
+def _checked(autotuners: Mapping[str, Autotuner], configs: Mapping[str, list[Any]], kept: list[tuple[Any, Any]],
+             fn: Any, make_inputs: Any, shape: Mapping[str, int], dtype: str, factory: bool, tolerance: tuple[float, float], deadline: float,
              everyone: Callable[[str], dict[str, list[Check]]], given: Call | None) -> dict[str, list[Check]]:  # fmt: skip
     if not interpreting() and given is None:  # an op's region: its kernels made interpreted on their own
         return everyone("the capture ran without Triton's interpreter")
     if len(kept) != 1:
         return everyone(f"Dynamo made {len(kept)} graphs of the function; the check runs one")
     try:
-        run, reference = _prepared(kept[0], fn, make_inputs, shape, dtype, factory, given)
+        run, eager = _prepared(kept[0], fn, make_inputs, shape, dtype, factory, given)
     except _HostError as exc:
         return everyone(str(exc))
 
-    out: dict[str, list[Check]] = {n: [Check() for _ in cs] for n, cs in configs.items()}
-    done: dict[tuple[str, str], Check] = {}
-    # the first configs first: the run every held config is a change of
-    order = [(n, i) for n, cs in configs.items() for i in range(len(cs)) if i == 0]
-    order += [(n, i) for n, cs in configs.items() for i in range(1, len(cs))]
-    for name, i in order:
-        cfg = configs[name][i]
-        key = (name, repr(sorted(cfg.kwargs.items())))
-        if key in done:
-            out[name][i] = done[key]
-            continue
-        out[name][i] = done[key] = _one(run, reference, {name: cfg}, tolerance, deadline)
+    def key(cfg: Any) -> str:
+        return repr(sorted(cfg.kwargs.items()))
+
+    reference = {n: sampled_check.wide(autotuners[n]) for n in configs}
+    kept: dict[str, sampled_check.Launch] = {}
+    with sampled_check.recording(set(configs), kept):  # the graph with every kernel's wide config, whole
+        graph = _one(run, eager, reference, tolerance, deadline)
+    if graph.status not in ("ok", NOT_CHECKED) and any(key(r) != key(configs[n][0]) for n, r in reference.items()):
+        # the wide configs' graph is wrong: the first configs' decides whether a widened block did it
+        reference, again = {n: cs[0] for n, cs in configs.items()}, {}
+        with sampled_check.recording(set(configs), again):
+            first = _one(run, eager, reference, tolerance, deadline)
+        if first.status == "ok":
+            graph, kept = first, again
+    if graph.status == "ok":
+        graph = dataclasses.replace(graph, reason="at the entry's shape: every program, the graph against eager")
+    out: dict[str, list[Check]] = {}
+    for name, cs in configs.items():
+        done: dict[str, Check] = {key(reference[name]): graph}
+        for cfg in cs:
+            if key(cfg) not in done:
+                done[key(cfg)] = _against(graph, kept.get(name), reference[name], cfg, tolerance, deadline)
+        out[name] = [done[key(c)] for c in cs]
     return out
+
+
+def _against(graph: Check, launch: sampled_check.Launch | None, reference: Any, config: Any,
+             tolerance: tuple[float, float], deadline: float) -> Check:  # fmt: skip
+    """One of Inductor's configs, by what the reference configs' graph run found and what the config wrote against
+    the kernel's reference config on the same programs (:mod:`harness.intake.sampled_check`)."""
+    if graph.status == NOT_CHECKED:
+        return graph
+    if launch is None:
+        return Check(status=NOT_CHECKED, reason="the kernel was not launched in the graph's run on the host")
+    found, failed = _guarded(lambda: on_host(lambda: sampled_check.check(launch, reference, config, tolerance)),
+                             deadline)  # fmt: skip
+    if failed is not None:
+        return failed
+    if graph.status == "ok" or found.status in (NOT_CHECKED, "error"):
+        return found
+    if found.status == "ok":  # it computes what the reference config does, and the graph with that is wrong
+        return Check(
+            status="mismatch", error=f"as the reference config, whose graph does not match eager: {graph.error}"
+        )
+    return Check(status=NOT_CHECKED, reason="the graph with the reference configs does not match eager and this "
+                 f"config differs from them: {found.error}")  # fmt: skip
 
 
 class _HostError(Exception):
@@ -150,20 +187,22 @@ def _prepared(
 
     gm, inner = graph
     examples = [n.meta.get("example_value") for n in _placeholders(gm)]
-    if sum(int(getattr(e, "numel", lambda: 0)()) for e in examples) > MAX_ELEMENTS:  # before anything is made
-        raise _HostError(f"inputs and weights over {MAX_ELEMENTS} elements: too large for Triton's interpreter")
+    _refuse_over(sum(int(getattr(e, "numel", lambda: 0)()) for e in examples))  # before anything is made
     if given is not None:  # an op's region: the module or function and arguments its host run called it with
         target, real, named = given
     else:
         target, real, named = _entry_call(fn, make_inputs, shape, dtype, factory)
     frame, own = (type(target).forward, (target,)) if isinstance(target, torch.nn.Module) else (target, ())
     try:
-        bound = dict(inspect.signature(frame).bind(*own, *real, **named).arguments)
+        bound = dict(inspect.signature(frame, follow_wrapped=False).bind(*own, *real, **named).arguments)
+        # a function Dynamo cannot trace from its own frame (one of torch's) is compiled through a wrapper that
+        # takes (*args, **kwargs): its graph's inputs name those
+        bound.setdefault("args", tuple(real))
+        bound.setdefault("kwargs", dict(named))
         values = [_source_value(node, bound, getattr(frame, "__globals__", {})) for node in _placeholders(gm)]
     except Exception as exc:  # noqa: BLE001 - a frame this mapping does not know
         raise _HostError(f"the graph's inputs could not be found on the host: {type(exc).__name__}: {exc}") from None
-    if sum(v.numel() for v in values if isinstance(v, torch.Tensor)) > MAX_ELEMENTS:
-        raise _HostError(f"inputs and weights over {MAX_ELEMENTS} elements: too large for Triton's interpreter")
+    _refuse_over(sum(v.numel() for v in values if isinstance(v, torch.Tensor)))
     with torch.no_grad():
         try:
             reference = target(*real, **named)
@@ -171,14 +210,32 @@ def _prepared(
             raise _HostError(f"eager PyTorch on the CPU: {type(exc).__name__}: {str(exc)[:200]}") from None
 
     def run(held: Held) -> Any:
-        from harness.intake import inductor_face, inductor_launches
-        from harness.support.interpreter_patches import as_launcher
+        from harness.intake import inductor_launches
 
         fresh = [v.clone() if isinstance(v, torch.Tensor) else v for v in values]
-        with inductor_launches.holding(held), inductor_face.on_host(), as_launcher(), torch.no_grad():
-            return inductor_face.pop_face_mode(lambda: inner(*fresh))
+        with inductor_launches.holding(held):
+            return on_host(lambda: inner(*fresh))
 
     return run, reference
+
+
+def on_host(call: Callable[[], Any]) -> Any:
+    """``call`` with the compiled wrapper's buffers on the host, the GPU-only attention kernels given CPU ones
+    (:func:`harness.intake.sdpa_dispatch.on_host`), Triton's interpreter patched to run its kernels, and the
+    virtual device's tensor mode set aside."""
+    import torch
+
+    from harness.intake import inductor_face, sdpa_dispatch
+    from harness.support.interpreter_patches import as_launcher
+
+    with inductor_face.on_host(), sdpa_dispatch.on_host(), as_launcher(), torch.no_grad():
+        return inductor_face.pop_face_mode(call)
+
+
+def _refuse_over(elements: int) -> None:
+    if elements > MAX_ELEMENTS:
+        raise _HostError(f"inputs and weights hold {elements:,} elements > {MAX_ELEMENTS:,}, more than the host "
+                         "check copies: list a smaller shape to check it without a GPU")  # fmt: skip
 
 
 def _entry_call(fn: Any, make_inputs: Any, shape: Mapping[str, int], dtype: str, factory: bool) -> Call:
@@ -248,27 +305,36 @@ def until(deadline: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def _one(run: Callable[[Held], Any], reference: Any, held: Held, tolerance: tuple[float, float],
-         deadline: float) -> Check:  # fmt: skip
-    from harness.authoring.correctness import compare, output_items
+def _guarded(call: Callable[[], Any], deadline: float) -> tuple[Any, Check | None]:
+    """``call``'s result, or the check it ends as: past the deadline, a kernel's failure (the interpreter's gap:
+    not checked; else the kernel's error), or the graph around the kernels failing on the host."""
     from harness.intake.inductor_launches import KernelRunError
     from harness.support.interpreter_patches import interpreter_limitation
 
     if time.monotonic() >= deadline:
-        return Check(status=NOT_CHECKED, reason=OVER_BUDGET)
+        return None, Check(status=NOT_CHECKED, reason=OVER_BUDGET)
     try:
         with until(deadline):
-            got = run(held)
+            return call(), None
     except OverBudget:
-        return Check(status=NOT_CHECKED, reason=OVER_BUDGET)
+        return None, Check(status=NOT_CHECKED, reason=OVER_BUDGET)
     except KernelRunError as exc:  # a kernel failed: the interpreter's gap, or the kernel's error
         why = interpreter_limitation(exc.__cause__) if exc.__cause__ is not None else ""
         if why:
-            return Check(status=NOT_CHECKED, reason=f"{exc.kernel}: {why}")
-        return Check(status="error", error=str(exc))
+            return None, Check(status=NOT_CHECKED, reason=f"{exc.kernel}: {why}")
+        return None, Check(status="error", error=str(exc))
     except Exception as exc:  # noqa: BLE001 - the graph around the kernels (an extern call, the wrapper) on the host
         said = " ".join(str(exc).split())[:200]
-        return Check(status=NOT_CHECKED, reason=f"the graph cannot run on the host: {type(exc).__name__}: {said}")
+        return None, Check(status=NOT_CHECKED, reason=f"the graph cannot run on the host: {type(exc).__name__}: {said}")
+
+
+def _one(run: Callable[[Held], Any], reference: Any, held: Held, tolerance: tuple[float, float],
+         deadline: float) -> Check:  # fmt: skip
+    from harness.authoring.correctness import compare, output_items
+
+    got, failed = _guarded(lambda: run(held), deadline)
+    if failed is not None:
+        return failed
     refs = output_items(reference)
     outs = output_items(got[0] if isinstance(got, (list, tuple)) and len(got) == 1 and len(refs) == 1 else got)
     if len(outs) != len(refs):

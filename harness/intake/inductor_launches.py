@@ -76,6 +76,8 @@ def _source_of(autotuner: Any) -> str:
 _INDUCTOR_RUN: list[Callable[..., Any]] = []
 #: while :func:`holding` runs: the config each named kernel is held to
 _HELD: list[Mapping[str, object]] = []
+#: while :func:`observing` runs: called around each held launch as ``observer(autotuner, args, kwargs, launch)``
+_OBSERVERS: list[Callable[[Any, tuple[Any, ...], dict[str, Any], Callable[[], Any]], Any]] = []
 
 
 class KernelRunError(Exception):
@@ -97,11 +99,31 @@ def holding(held: Mapping[str, object]) -> Any:
         _HELD.pop()
 
 
+@contextlib.contextmanager
+def observing(observer: Callable[[Any, tuple[Any, ...], dict[str, Any], Callable[[], Any]], Any]) -> Any:
+    """While :func:`holding`: each launch handed to ``observer(autotuner, args, kwargs, launch)``, which calls
+    ``launch()`` to run it (a check's reference run keeps each launch's arguments before and after)."""
+    _OBSERVERS.append(observer)
+    try:
+        yield
+    finally:
+        _OBSERVERS.pop()
+
+
 def _recording_run(self: Any, *args: Any, stream: Any = None, **kwargs: Any) -> Any:
     if _HELD:
+        if _OBSERVERS:
+            return _OBSERVERS[-1](self, args, {"stream": stream, **kwargs},
+                                  lambda: _held_run(self, *args, stream=stream, **kwargs))  # fmt: skip
         return _held_run(self, *args, stream=stream, **kwargs)
     _record_launch(self, *args)
     return None
+
+
+def run_with(autotuner: Any, config: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any:
+    """One launch of a kernel with ``config``, through Inductor's own launcher (a check's launch on its own)."""
+    with holding({kernel_name(autotuner): config}):
+        return _held_run(autotuner, *args, **kwargs)
 
 
 def _held_run(self: Any, *args: Any, stream: Any = None, **kwargs: Any) -> Any:
@@ -115,20 +137,25 @@ def _held_run(self: Any, *args: Any, stream: Any = None, **kwargs: Any) -> Any:
         self.configs = configs
 
 
-def _record_launch(self: Any, *args: Any) -> None:
-    GridExpr = torchcompat.triton_heuristics().GridExpr
+def _bound(autotuner: Any, args: tuple[Any, ...]) -> dict[str, Any]:
+    return dict(zip([n for n in autotuner.fn.arg_names if n not in _config_names(autotuner)], args))
 
+
+def grid_of(autotuner: Any, config: Any, args: tuple[Any, ...]) -> tuple[int, ...]:
+    """The grid Inductor launches the kernel with under ``config`` for these arguments (its own grid expression)."""
+    extra = autotuner.inductor_meta.get("extra_launcher_args")
+    if extra is not None:  # a template's fixed grid, passed as trailing arguments
+        return tuple(int(a) for a in args[len(args) - len(extra) :])
+    GridExpr = torchcompat.triton_heuristics().GridExpr
+    meta = {**_bound(autotuner, args), **config.kwargs}
+    return tuple(int(g) for g in GridExpr.from_meta(autotuner.inductor_meta, config).eval_slow(meta))
+
+
+def _record_launch(self: Any, *args: Any) -> None:
     name = kernel_name(self)
     kernel = recorder().kernels.setdefault(name, Kernel(self, _source_of(self)))
-    arg_names = [n for n in self.fn.arg_names if n not in _config_names(self)]
-    bound = dict(zip(arg_names, args))
-    grids = []
-    for cfg in candidates(self):
-        meta = {**bound, **cfg.kwargs}
-        if "extra_launcher_args" in self.inductor_meta:  # a template's fixed grid, passed as trailing arguments
-            grids.append(tuple(int(a) for a in args[len(args) - len(self.inductor_meta["extra_launcher_args"]) :]))
-            continue
-        grids.append(tuple(int(g) for g in GridExpr.from_meta(self.inductor_meta, cfg).eval_slow(meta)))
+    bound = _bound(self, args)
+    grids = [grid_of(self, cfg, args) for cfg in candidates(self)]
     if not kernel.launches:
         kernel.first_launch = next(_LAUNCHES)
     kernel.launches.append({"args": {k: _described(v) for k, v in bound.items()}, "grids": grids})

@@ -16,6 +16,8 @@ of ATen's own composite for CUDA tensors in a capture child. Where the inputs fa
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -135,3 +137,54 @@ def wear(face: Face) -> None:
 _KEPT: list[Any] = []
 #: the backend each call chose, in order (the capture's record of it)
 CHOSEN: list[str] = []
+
+
+#: the attention kernels a GPU's graph may call that have no CPU kernel: ATen's own op names
+GPU_ONLY = ("_scaled_dot_product_cudnn_attention", "_scaled_dot_product_flash_attention",
+            "_scaled_dot_product_efficient_attention")  # fmt: skip
+
+
+def _on_cpu(op: str) -> Any:
+    """A CPU kernel for ``op``: the attention computed by ATen's CPU flash attention (what eager SDPA runs on the
+    CPU), each output laid out as the op's meta kernel lays it out (the compiled wrapper checks sizes and strides);
+    the outputs a forward pass reads are the attention and its log-sum-exp, the rest are the meta kernel's."""
+    import torch
+
+    def kernel(query: Any, key: Any, value: Any, *rest: Any, scale: Any = None) -> Any:
+        mask, rest = (rest[0], rest[2:]) if op != "_scaled_dot_product_flash_attention" else (None, rest)
+        is_causal = bool(rest[1]) if len(rest) > 1 else False
+        metas = getattr(torch.ops.aten, op).default(
+            *(torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="meta") if isinstance(t, torch.Tensor)
+              else t for t in (query, key, value)), *([mask if mask is None else mask.to("meta"), True]
+              if op != "_scaled_dot_product_flash_attention" else []), *rest, scale=scale)  # fmt: skip
+        out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+            query, key, value, 0.0, is_causal, attn_mask=mask, scale=scale
+        )
+        made = []
+        for i, meta in enumerate(metas):
+            if not isinstance(meta, torch.Tensor):
+                made.append(meta if meta is not None else torch.empty(0))
+                continue
+            real = torch.empty_strided(meta.shape, meta.stride(), dtype=meta.dtype).zero_()
+            source = out if i == 0 else lse if i == 1 else None
+            if source is not None and source.numel() == real.numel():
+                real.copy_(source.reshape(real.shape))
+            made.append(real)
+        return tuple(made)
+
+    return kernel
+
+
+@contextlib.contextmanager
+def on_host() -> Iterator[None]:
+    """The GPU-only attention ops given CPU kernels for the block (a compiled graph run on the host)."""
+    import torch
+
+    lib = torch.library.Library("aten", "IMPL")
+    try:
+        for op in GPU_ONLY:
+            if hasattr(torch.ops.aten, op):
+                lib.impl(op, _on_cpu(op), "CPU")
+        yield
+    finally:
+        lib._destroy()

@@ -9,13 +9,16 @@ Two gaps that made ordinary kernels fail there for reasons that were not theirs 
   precision. A kernel that imports a libdevice function by name (``from ...libdevice import tanh``) keeps the
   stub; one that calls ``libdevice.tanh`` gets the mapping.
 
+* a helper ``@triton.jit`` function called from a kernel (Inductor's ``triton_helpers``) patched
+  ``triton.language`` again on each call; the launch already did, so here it is called as it is;
+
 * a reduction with a combine function of the kernel's own (``tl.reduce(x, 1, combine)``; every Inductor reduction,
   through ``triton_helpers``) calls that function once per element, each call repatching ``triton.language``
   (about 3 ms): a [1, 1024] row took a second. Here the combine is applied pairwise over whole halves of the
   axis, adjacent elements together and in order (a tree, as a GPU reduces; the combine must be associative, which
   ``tl.reduce`` already asks of it): log2(n) calls over arrays.
 
-All three are patched only inside :func:`as_launcher` and restored after; an interpreter without the internals
+All four are patched only inside :func:`as_launcher` and restored after; an interpreter without the internals
 they need is left as it is (the check then reports ``interpret-unsupported`` where it fails).
 """
 
@@ -163,6 +166,25 @@ def _as_device_function(self: Any, *args: Any, **kwargs: Any) -> Any:
     return _DEVICE_FUNCTIONS[self.fn](*args, **kwargs)
 
 
+def _device_call(self: Any, *args: Any, **kwargs: Any) -> Any:
+    """A helper called from an interpreted kernel, patching ``triton.language`` (or its ``core``, as
+    ``triton.language.standard`` sees it) only where the launch has not patched it yet: each call patched them
+    anew (about 3 ms, which an online softmax's loop paid per iteration)."""
+    import inspect
+
+    import triton.language as tl
+    from triton.runtime.interpreter import InterpreterError, _patch_lang
+
+    langs = [v for v in self.fn.__globals__.values() if inspect.ismodule(v) and v in (tl, tl.core)]
+    if any(tl.core.is_builtin(getattr(lang, "full", None)) for lang in langs):  # one of them not patched yet
+        _patch_lang(self.fn)
+    fn = self.rewrite()
+    try:
+        return fn(*args, **kwargs)
+    except Exception as e:
+        raise InterpreterError(repr(e)) from e
+
+
 @contextmanager
 def as_launcher() -> Iterator[list[str]]:
     """Patch the interpreter for the block; yields what was patched (empty where its internals differ)."""
@@ -196,6 +218,9 @@ def as_launcher() -> Iterator[list[str]]:
 
         patched.append((JITFunction, "__call__", JITFunction.__call__))
         JITFunction.__call__ = _as_device_function  # type: ignore[method-assign]
+        if hasattr(itp.InterpretedFunction, "rewrite"):
+            patched.append((itp.InterpretedFunction, "__call__", itp.InterpretedFunction.__call__))
+            itp.InterpretedFunction.__call__ = _device_call  # type: ignore[method-assign]
         for name, np_fn in table.items():
             if hasattr(libdevice, name):
                 patched.append((libdevice, name, getattr(libdevice, name)))

@@ -1,4 +1,4 @@
-"""Every config of every kernel Inductor generated for a compiled entry, checked on the CPU against eager PyTorch.
+"""Every config of every kernel Inductor generated for a compiled entry, checked on the CPU at the entry's shape.
 
 Runs in the capture child (:mod:`harness.intake.compiled`), right after the capture, on the graph it compiled: the
 child runs with ``TRITON_INTERPRET=1`` from its start, so each kernel module Inductor wrote holds an interpreted
@@ -6,13 +6,16 @@ function, and Inductor's own launcher (``CachingAutotuner.run``) takes its inter
 the config, the config's constexprs, the kernel run by Triton's CPU interpreter. What is real: the entry's inputs
 made on the CPU with its seed, the module's weights (a factory's module built again on the CPU, seeded as the
 capture's), the compiled wrapper Inductor generated for the target (its allocations made on the host, its extern
-calls run by the CPU's aten), and the eager reference. A kernel's config under test is held in that wrapper while
-every other kernel keeps its first config; the graph's outputs are compared with eager's at the dtype's tolerance.
+calls run by the CPU's aten, the GPU-only attention kernels by ATen's CPU attention), and the eager reference.
 
-The interpreter runs a program at a time in numpy: warps and stages do not change what it computes, so configs that
-differ only there share one check (each still says it was checked). Where the graph cannot run on the host (a
-CUDA-only extern kernel such as SDPA's, an op the interpreter lacks) or the work is over :data:`BUDGET_S`, every
-config it could not reach says ``not checked`` with the reason: never passed.
+The graph runs once with every kernel at a wide config (:func:`harness.intake.sampled_check.wide`), every program,
+and its outputs are compared with eager's at the dtype's tolerance; each of Inductor's configs is then compared with
+its kernel's wide config on windows of the kernel's grid (:mod:`harness.intake.sampled_check`). Where the wide
+configs' graph does not match eager, the first configs' graph is tried: if it matches, it is the reference. Warps
+and stages do not change what the interpreter computes, so configs that differ only there share one check (each
+still says it was checked). Where the graph cannot run on the host (an op the interpreter lacks, an extern kernel
+without a CPU kernel) or the work is over its budget (:data:`BUDGET_ENV`), every config it could not reach says
+``not checked`` with the reason: never passed.
 """
 
 from __future__ import annotations
@@ -23,14 +26,15 @@ import inspect
 import time
 from typing import Any, Callable, Iterator, Mapping
 
-from harness.intake import sampled_check
+from harness.intake import graph_reference, sampled_check
 from harness.intake.inductor_launches import candidates
 from harness.model.runtime import Check
 from harness.support import torchcompat
 
-#: seconds of interpreter work one graph may take at most; a capture's call limit may leave it less (its share
-#: :data:`SHARE` of ``HARNESS_CALLBACK_TIMEOUT_S`` from the call's start: the check never costs the capture)
-BUDGET_S = 50.0
+#: the variable that sets the seconds of host work one graph's check may take (50 unless set,
+#: :mod:`harness.support.settings`); a capture's call limit may leave it less (its share :data:`SHARE` of
+#: ``HARNESS_CALLBACK_TIMEOUT_S`` from the call's start: the check never costs the capture)
+BUDGET_ENV = "HARNESS_CHECK_BUDGET_S"
 SHARE = 0.7
 #: an entry whose inputs and weights hold more elements than this is not run on the host (its copies for the
 #: check would not fit a CI machine's memory; the interpreter itself runs a sample of each kernel's programs)
@@ -43,7 +47,18 @@ Held = Mapping[str, object]
 Call = tuple[Any, tuple[Any, ...], dict[str, Any]]
 
 NOT_CHECKED = "skipped"
-OVER_BUDGET = "over the interpreter's time budget for this graph"  # a Check's status for a config the interpreter did not run ("not checked" in reports)
+#: the narrowest config's check where a wide one wrote other values on the same programs: the kernel's result
+#: depends on its block, and its configs are held to the narrowest (Inductor's simplest program) as the reference
+BLOCK_DEPENDENT = Check(status="ok", reason="at the entry's shape: the reference where the kernel's result depends on "
+                        "its block (a wider block wrote other values on the same programs)")  # fmt: skip
+
+
+def over_budget() -> str:
+    """Why a config the check did not reach is not checked: the budget with its number and what to do."""
+    from harness.support.settings import timeout_s
+
+    return (f"over the host check's budget of {timeout_s(BUDGET_ENV):g} s for this graph ({BUDGET_ENV}): "
+            "raise it, or list a smaller shape")  # fmt: skip
 
 
 @contextlib.contextmanager
@@ -110,7 +125,8 @@ def check_graph(
 
 
 def _checked(autotuners: Mapping[str, Autotuner], configs: Mapping[str, list[Any]], kept: list[tuple[Any, Any]],
-             fn: Any, make_inputs: Any, shape: Mapping[str, int], dtype: str, factory: bool, tolerance: tuple[float, float], deadline: float,
+             fn: Any, make_inputs: Any, shape: Mapping[str, int], dtype: str, factory: bool,
+             tolerance: tuple[float, float], deadline: float,
              everyone: Callable[[str], dict[str, list[Check]]], given: Call | None) -> dict[str, list[Check]]:  # fmt: skip
     if not interpreting() and given is None:  # an op's region: its kernels made interpreted on their own
         return everyone("the capture ran without Triton's interpreter")
@@ -121,30 +137,56 @@ def _checked(autotuners: Mapping[str, Autotuner], configs: Mapping[str, list[Any
     except _HostError as exc:
         return everyone(str(exc))
 
-    def key(cfg: Any) -> str:
-        return repr(sorted(cfg.kwargs.items()))
-
-    reference = {n: sampled_check.wide(autotuners[n]) for n in configs}
-    kept: dict[str, sampled_check.Launch] = {}
-    with sampled_check.recording(set(configs), kept):  # the graph with every kernel's wide config, whole
-        graph = _one(run, eager, reference, tolerance, deadline)
-    if graph.status not in ("ok", NOT_CHECKED) and any(key(r) != key(configs[n][0]) for n, r in reference.items()):
-        # the wide configs' graph is wrong: the first configs' decides whether a widened block did it
-        reference, again = {n: cs[0] for n, cs in configs.items()}, {}
-        with sampled_check.recording(set(configs), again):
-            first = _one(run, eager, reference, tolerance, deadline)
-        if first.status == "ok":
-            graph, kept = first, again
-    if graph.status == "ok":
-        graph = dataclasses.replace(graph, reason="at the entry's shape: every program, the graph against eager")
+    graph, reference, launches, switched = _reference_run(autotuners, configs, run, eager, tolerance, deadline)
     out: dict[str, list[Check]] = {}
     for name, cs in configs.items():
-        done: dict[str, Check] = {key(reference[name]): graph}
+        done: dict[str, Check] = {_key(reference[name]): graph if name not in switched else BLOCK_DEPENDENT}
         for cfg in cs:
-            if key(cfg) not in done:
-                done[key(cfg)] = _against(graph, kept.get(name), reference[name], cfg, tolerance, deadline)
-        out[name] = [done[key(c)] for c in cs]
+            if _key(cfg) not in done:
+                done[_key(cfg)] = _against(graph, launches.get(name), reference[name], cfg, tolerance, deadline)
+        out[name] = [done[_key(c)] for c in cs]
     return out
+
+
+def _key(cfg: Any) -> str:
+    return repr(sorted(cfg.kwargs.items()))
+
+
+def _reference_run(autotuners: Mapping[str, Autotuner], configs: Mapping[str, list[Any]], run: Callable[[Held], Any],
+                   eager: graph_reference.Reference, tolerance: tuple[float, float], deadline: float,
+                   ) -> tuple[Check, dict[str, Any], dict[str, sampled_check.Launch], set[str]]:  # fmt: skip
+    """The graph run whole with a reference config per kernel, against eager: (its check, the reference config
+    per kernel, each kernel's launch as it was before it ran, the kernels held to their narrowest config).
+
+    The wide configs first (:func:`harness.intake.sampled_check.wide`); where their graph does not match eager,
+    the first configs' graph decides whether a widened block did it. A wide config stands for its kernel only
+    where the narrowest blocks agree with it on the same programs: else the narrowest is the reference."""
+    reference: dict[str, Any] = {n: sampled_check.wide(autotuners[n]) for n in configs}
+    launches: dict[str, sampled_check.Launch] = {}
+    with sampled_check.recording(set(configs), launches):
+        graph = _one(run, eager, reference, tolerance, deadline)
+    if graph.status not in ("ok", NOT_CHECKED) and any(_key(r) != _key(configs[n][0]) for n, r in reference.items()):
+        firsts: dict[str, Any] = {n: cs[0] for n, cs in configs.items()}
+        again: dict[str, sampled_check.Launch] = {}
+        with sampled_check.recording(set(configs), again):
+            first = _one(run, eager, firsts, tolerance, deadline)
+        if first.status == "ok":
+            graph, reference, launches = first, firsts, again
+    switched: set[str] = set()
+    if graph.status != "ok":
+        return graph, reference, launches, switched
+    graph = dataclasses.replace(graph, reason="at the entry's shape: every program, the graph against eager")
+    for name in configs:
+        narrowed = sampled_check.narrow(autotuners[name], reference[name])
+        if name not in launches or _key(narrowed) == _key(reference[name]):
+            continue
+        launch, wide = launches[name], reference[name]
+        held, failed = _guarded(lambda: on_host(lambda: sampled_check.check(launch, wide, narrowed, tolerance)),
+                                deadline)  # fmt: skip
+        if failed is None and held.status == "mismatch":
+            reference[name] = narrowed
+            switched.add(name)
+    return graph, reference, launches, switched
 
 
 def _against(graph: Check, launch: sampled_check.Launch | None, reference: Any, config: Any,
@@ -181,7 +223,7 @@ def _prepared(
     dtype: str,
     factory: bool,
     given: Call | None = None,
-) -> tuple[Callable[[Held], Any], Any]:
+) -> tuple[Callable[[Held], Any], graph_reference.Reference]:
     """(a call of the compiled graph on real host values with some kernels held to a config, eager's outputs)."""
     import torch
 
@@ -203,11 +245,10 @@ def _prepared(
     except Exception as exc:  # noqa: BLE001 - a frame this mapping does not know
         raise _HostError(f"the graph's inputs could not be found on the host: {type(exc).__name__}: {exc}") from None
     _refuse_over(sum(v.numel() for v in values if isinstance(v, torch.Tensor)))
-    with torch.no_grad():
-        try:
-            reference = target(*real, **named)
-        except Exception as exc:  # noqa: BLE001 - the user's function, eagerly on the CPU
-            raise _HostError(f"eager PyTorch on the CPU: {type(exc).__name__}: {str(exc)[:200]}") from None
+    try:
+        reference = graph_reference.made(target, real, named, dtype)
+    except Exception as exc:  # noqa: BLE001 - the user's function, eagerly on the CPU
+        raise _HostError(f"eager PyTorch on the CPU: {type(exc).__name__}: {str(exc)[:200]}") from None
 
     def run(held: Held) -> Any:
         from harness.intake import inductor_launches
@@ -276,11 +317,11 @@ def _source_value(node: Any, frame_locals: Mapping[str, object], frame_globals: 
 
 
 def deadline_of(started: float) -> float:
-    """When host work that began with a capture call at ``started`` must end: :data:`BUDGET_S` from now at most,
+    """When host work that began with a capture call at ``started`` must end: :data:`BUDGET_ENV` from now at most,
     and never past the share :data:`SHARE` of that call's limit (the check never costs the capture)."""
     from harness.support.settings import timeout_s
 
-    return min(started + SHARE * timeout_s("HARNESS_CALLBACK_TIMEOUT_S"), time.monotonic() + BUDGET_S)
+    return min(started + SHARE * timeout_s("HARNESS_CALLBACK_TIMEOUT_S"), time.monotonic() + timeout_s(BUDGET_ENV))
 
 
 class OverBudget(BaseException):
@@ -312,12 +353,12 @@ def _guarded(call: Callable[[], Any], deadline: float) -> tuple[Any, Check | Non
     from harness.support.interpreter_patches import interpreter_limitation
 
     if time.monotonic() >= deadline:
-        return None, Check(status=NOT_CHECKED, reason=OVER_BUDGET)
+        return None, Check(status=NOT_CHECKED, reason=over_budget())
     try:
         with until(deadline):
             return call(), None
     except OverBudget:
-        return None, Check(status=NOT_CHECKED, reason=OVER_BUDGET)
+        return None, Check(status=NOT_CHECKED, reason=over_budget())
     except KernelRunError as exc:  # a kernel failed: the interpreter's gap, or the kernel's error
         why = interpreter_limitation(exc.__cause__) if exc.__cause__ is not None else ""
         if why:
@@ -328,22 +369,9 @@ def _guarded(call: Callable[[], Any], deadline: float) -> tuple[Any, Check | Non
         return None, Check(status=NOT_CHECKED, reason=f"the graph cannot run on the host: {type(exc).__name__}: {said}")
 
 
-def _one(run: Callable[[Held], Any], reference: Any, held: Held, tolerance: tuple[float, float],
-         deadline: float) -> Check:  # fmt: skip
-    from harness.authoring.correctness import compare, output_items
-
+def _one(run: Callable[[Held], Any], reference: graph_reference.Reference, held: Held,
+         tolerance: tuple[float, float], deadline: float) -> Check:  # fmt: skip
     got, failed = _guarded(lambda: run(held), deadline)
     if failed is not None:
         return failed
-    refs = output_items(reference)
-    outs = output_items(got[0] if isinstance(got, (list, tuple)) and len(got) == 1 and len(refs) == 1 else got)
-    if len(outs) != len(refs):
-        return Check(status="mismatch", error=f"{len(outs)} outputs, eager gives {len(refs)}")
-    tensors = [(o, r) for (_, o), (_, r) in zip(outs, refs) if hasattr(r, "detach")]
-    if any(not hasattr(o, "detach") or type(o).__name__ == "FaceTensor" or o.is_meta for o, _ in tensors):
-        return Check(status=NOT_CHECKED, reason="the graph allocated an output on the virtual device, not the host")
-    checks = [compare(o, r, *tolerance) for o, r in tensors]
-    bad = [c for c in checks if c.status != "ok"]
-    worst = max((c.max_abs_err or 0.0 for c in checks), default=0.0)
-    return Check(status="mismatch" if bad else "ok", error="; ".join(c.error or "" for c in bad) or None,
-                 max_abs_err=worst)  # fmt: skip
+    return graph_reference.judge(got, reference, tolerance)

@@ -48,7 +48,7 @@ def checks(op: Callable[..., Any], make_inputs: Callable[..., Any], shape: Mappi
             with compiled_regions.on_host() as host, torch.no_grad():
                 op(*inputs)
     except compiled_check.OverBudget:
-        return everyone(f"the op's host run: {compiled_check.OVER_BUDGET}")
+        return everyone(f"the op's host run: {compiled_check.over_budget()}")
     except Exception as exc:  # noqa: BLE001 - the library's op, run on the host
         return everyone(f"the op on the host raised {type(exc).__name__}: {' '.join(str(exc).split())[:160]}")
     if len(host) != len(calls):

@@ -65,6 +65,20 @@ def wide(autotuner: Any) -> Any:
     return made
 
 
+def narrow(autotuner: Any, reference: Any) -> Any:
+    """``reference`` with each grid axis's block the narrowest Inductor lists (its reduction block kept): what a
+    wide config is held to on the same windows before the kernel's configs are compared with it (a kernel whose
+    result depends on its block, such as a mask wrong only for wide blocks, must not be judged by a wide one)."""
+    import copy
+
+    axes = AXES.get(str(autotuner.inductor_meta.get("grid_type")), ())
+    made = copy.deepcopy(reference)
+    for axis in axes:
+        if axis in made.kwargs:
+            made.kwargs[axis] = min(int(c.kwargs.get(axis, 1)) for c in autotuner.configs)
+    return made
+
+
 def _pow2(n: int) -> int:
     return 1 << max(int(n) - 1, 0).bit_length()
 
@@ -86,7 +100,7 @@ def recording(names: set[str], kept: dict[str, Launch]) -> Iterator[None]:
     def observer(autotuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any], launch: Any) -> Any:
         name = inductor_launches.kernel_name(autotuner)
         if name in names and name not in kept:
-            kept[name] = Launch(autotuner, copied(args), kwargs)
+            kept[name] = Launch(autotuner, unwritten(autotuner, copied(args)), kwargs)
         return launch()
 
     with inductor_launches.observing(observer):
@@ -110,6 +124,18 @@ def copied(args: tuple[Any, ...]) -> tuple[Any, ...]:
         view.set_(copy, a.storage_offset(), a.size(), a.stride())
         out.append(view)
     return tuple(out)
+
+
+def unwritten(autotuner: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The arguments with each output Inductor only writes (``out_ptr``; an ``in_out_ptr`` is read too) filled with
+    NaN where it is floating point: an element a config leaves unwritten then differs from one it writes."""
+    import torch
+
+    names = [n for n in autotuner.fn.arg_names if n not in {k for c in autotuner.configs for k in c.kwargs}]
+    for name, a in zip(names, args):
+        if name.startswith("out_ptr") and isinstance(a, torch.Tensor) and a.dtype.is_floating_point:
+            a.fill_(float("nan"))
+    return args
 
 
 def blocks(autotuner: Any, config: Any) -> tuple[int, ...] | None:

@@ -157,6 +157,10 @@ def _on_cpu(op: str) -> Any:
             *(torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="meta") if isinstance(t, torch.Tensor)
               else t for t in (query, key, value)), *([mask if mask is None else mask.to("meta"), True]
               if op != "_scaled_dot_product_flash_attention" else []), *rest, scale=scale)  # fmt: skip
+        if mask is not None and mask.dtype == torch.bool:  # the CPU kernel takes a bias of the query's dtype
+            mask = torch.zeros(mask.shape, dtype=query.dtype).masked_fill(~mask, float("-inf"))
+        elif mask is not None and mask.dtype != query.dtype:
+            mask = mask.to(query.dtype)
         out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
             query, key, value, 0.0, is_causal, attn_mask=mask, scale=scale
         )

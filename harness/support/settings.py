@@ -14,6 +14,7 @@ import os
 TIMEOUTS = {
     "HARNESS_IMPORT_TIMEOUT_S": (120.0, 1.0, "seconds a user module's import may take"),
     "HARNESS_CALLBACK_TIMEOUT_S": (120.0, 1.0, "seconds one spec callback may take while the matrix is read"),
+    "HARNESS_CHECK_BUDGET_S": (50.0, 0.0, "seconds the host check of one compiled graph may take"),
 }
 MAX_S = 86_400.0
 

@@ -47,10 +47,6 @@ Held = Mapping[str, object]
 Call = tuple[Any, tuple[Any, ...], dict[str, Any]]
 
 NOT_CHECKED = "skipped"
-#: the narrowest config's check where a wide one wrote other values on the same programs: the kernel's result
-#: depends on its block, and its configs are held to the narrowest (Inductor's simplest program) as the reference
-BLOCK_DEPENDENT = Check(status="ok", reason="at the entry's shape: the reference where the kernel's result depends on "
-                        "its block (a wider block wrote other values on the same programs)")  # fmt: skip
 
 
 def over_budget() -> str:
@@ -117,6 +113,10 @@ def check_graph(
     def everyone(reason: str) -> dict[str, list[Check]]:
         return {n: [Check(status=NOT_CHECKED, reason=reason) for _ in cs] for n, cs in configs.items()}
 
+    from harness.support.settings import timeout_s
+
+    if timeout_s(BUDGET_ENV) == 0:
+        return everyone(f"the host check's budget is 0 s ({BUDGET_ENV}=0)")
     try:
         return _checked(autotuners, configs, kept, fn, make_inputs, shape, dtype, factory, tolerance, deadline,
                         everyone, given)  # fmt: skip
@@ -137,15 +137,39 @@ def _checked(autotuners: Mapping[str, Autotuner], configs: Mapping[str, list[Any
     except _HostError as exc:
         return everyone(str(exc))
 
-    graph, reference, launches, switched = _reference_run(autotuners, configs, run, eager, tolerance, deadline)
+    graph, reference, launches, own = _reference_run(autotuners, configs, run, eager, tolerance, deadline)
     out: dict[str, list[Check]] = {}
     for name, cs in configs.items():
-        done: dict[str, Check] = {_key(reference[name]): graph if name not in switched else BLOCK_DEPENDENT}
+        done: dict[str, Check] = {_key(reference[name]): own[name]}
         for cfg in cs:
             if _key(cfg) not in done:
                 done[_key(cfg)] = _against(graph, launches.get(name), reference[name], cfg, tolerance, deadline)
         out[name] = [done[_key(c)] for c in cs]
     return out
+
+
+def _expected_s(autotuners: Mapping[str, Autotuner], wide: Mapping[str, Any]) -> float:
+    """The graph's whole run at the wide configs, estimated from the capture's recorded launches (0 where a
+    kernel's launch was not recorded: an op's region)."""
+    from harness.intake import inductor_launches
+
+    total = 0.0
+    for name, config in wide.items():
+        kernel = inductor_launches.recorded(name)
+        if kernel is None or not kernel.launches:
+            continue
+        args = tuple(kernel.launches[0]["args"].values())
+        total += len(kernel.launches) * sampled_check.estimate_s(autotuners[name], config, args)
+    return total
+
+
+def _narrowest(graph: Check) -> Check:
+    """The check of a kernel's narrowest config where the graph ran it wide: the graph's, on the ground that the
+    narrowest agreed with the wide config on the same programs."""
+    if graph.status != "ok":
+        return graph
+    return dataclasses.replace(graph, reason="at the entry's shape: the graph against eager with this kernel at a "
+                               "wide config, which this one agrees with on the same programs")  # fmt: skip
 
 
 def _key(cfg: Any) -> str:
@@ -154,39 +178,47 @@ def _key(cfg: Any) -> str:
 
 def _reference_run(autotuners: Mapping[str, Autotuner], configs: Mapping[str, list[Any]], run: Callable[[Held], Any],
                    eager: graph_reference.Reference, tolerance: tuple[float, float], deadline: float,
-                   ) -> tuple[Check, dict[str, Any], dict[str, sampled_check.Launch], set[str]]:  # fmt: skip
-    """The graph run whole with a reference config per kernel, against eager: (its check, the reference config
-    per kernel, each kernel's launch as it was before it ran, the kernels held to their narrowest config).
+                   ) -> tuple[Check, dict[str, Any], dict[str, sampled_check.Launch], dict[str, Check]]:  # fmt: skip
+    """The graph run whole against eager, and the config each kernel's configs are compared with: (the graph's
+    check, that config per kernel, each kernel's launch as it was before it ran, that config's own check).
 
-    The wide configs first (:func:`harness.intake.sampled_check.wide`); where their graph does not match eager,
-    the first configs' graph decides whether a widened block did it. A wide config stands for its kernel only
-    where the narrowest blocks agree with it on the same programs: else the narrowest is the reference."""
-    reference: dict[str, Any] = {n: sampled_check.wide(autotuners[n]) for n in configs}
+    The graph runs with each kernel's wide config (:func:`harness.intake.sampled_check.wide`: fast on the host).
+    Each kernel's narrowest config (:func:`harness.intake.sampled_check.narrow`) is then held to its wide one on
+    the same programs: where they agree, the narrowest stands for the kernel (its windows are the configs' own
+    blocks: cheap); where they do not, the kernel's result depends on its block, and the graph runs again with
+    those kernels at their narrowest, which is then what decides against eager."""
+    wide: dict[str, Any] = {n: sampled_check.wide(autotuners[n]) for n in configs}
+    expected = _expected_s(autotuners, wide)
+    if time.monotonic() + expected > deadline:
+        over = Check(status=NOT_CHECKED, reason=f"about {expected:,.0f} s of interpreter work; {over_budget()}")
+        return over, wide, {}, {n: over for n in configs}
     launches: dict[str, sampled_check.Launch] = {}
     with sampled_check.recording(set(configs), launches):
-        graph = _one(run, eager, reference, tolerance, deadline)
-    if graph.status not in ("ok", NOT_CHECKED) and any(_key(r) != _key(configs[n][0]) for n, r in reference.items()):
-        firsts: dict[str, Any] = {n: cs[0] for n, cs in configs.items()}
-        again: dict[str, sampled_check.Launch] = {}
-        with sampled_check.recording(set(configs), again):
-            first = _one(run, eager, firsts, tolerance, deadline)
-        if first.status == "ok":
-            graph, reference, launches = first, firsts, again
-    switched: set[str] = set()
-    if graph.status != "ok":
-        return graph, reference, launches, switched
-    graph = dataclasses.replace(graph, reason="at the entry's shape: every program, the graph against eager")
+        graph = _one(run, eager, wide, tolerance, deadline)
+    if graph.status == NOT_CHECKED:
+        return graph, wide, launches, {n: graph for n in configs}
+    reference = {n: sampled_check.narrow(autotuners[n], wide[n]) for n in configs}
+    depends: set[str] = set()
     for name in configs:
-        narrowed = sampled_check.narrow(autotuners[name], reference[name])
-        if name not in launches or _key(narrowed) == _key(reference[name]):
+        if name not in launches or _key(reference[name]) == _key(wide[name]):
             continue
-        launch, wide = launches[name], reference[name]
-        held, failed = _guarded(lambda: on_host(lambda: sampled_check.check(launch, wide, narrowed, tolerance)),
-                                deadline)  # fmt: skip
-        if failed is None and held.status == "mismatch":
-            reference[name] = narrowed
-            switched.add(name)
-    return graph, reference, launches, switched
+        launch, held, narrowed = launches[name], wide[name], reference[name]
+        found, failed = _guarded(lambda: on_host(lambda: sampled_check.check(launch, held, narrowed, tolerance)),
+                                 deadline)  # fmt: skip
+        if failed is not None:
+            return failed, wide, launches, {n: failed for n in configs}
+        if found.status == "mismatch":
+            depends.add(name)
+    if depends:  # the graph again, each kernel whose result depends on its block at its narrowest
+        again: dict[str, sampled_check.Launch] = {}
+        with sampled_check.recording(depends, again):
+            graph = _one(run, eager, {n: reference[n] if n in depends else wide[n] for n in configs}, tolerance,
+                         deadline)  # fmt: skip
+        launches.update(again)
+    if graph.status == "ok":
+        graph = dataclasses.replace(graph, reason="at the entry's shape: every program, the graph against eager")
+    ran_whole = {n for n in configs if n in depends or _key(reference[n]) == _key(wide[n])}
+    return graph, reference, launches, {n: graph if n in ran_whole else _narrowest(graph) for n in configs}
 
 
 def _against(graph: Check, launch: sampled_check.Launch | None, reference: Any, config: Any,

@@ -44,6 +44,11 @@ def recorder() -> Recorder:
     return _RECORDER[-1]
 
 
+def recorded(name: str) -> Kernel | None:
+    """The kernel of that name this process's last compile recorded (None where none was recorded)."""
+    return _RECORDER[-1].kernels.get(name) if _RECORDER else None
+
+
 def fresh() -> Recorder:
     _RECORDER.append(Recorder())
     return _RECORDER[-1]

@@ -20,6 +20,7 @@ first config as its reference and has its whole grid run, which the time budget 
 from __future__ import annotations
 
 import contextlib
+import math
 import random
 from dataclasses import dataclass
 from typing import Any, Iterator
@@ -35,11 +36,32 @@ DRAWN = 2
 TILE = 1 << 17
 #: the widest reduction block a wide config takes (a looped reduction's R0_BLOCK)
 R_BLOCK = 1 << 15
+#: the interpreter's cost on this kind of host (measured on 2 cores: Inductor's pointwise and reduction kernels at
+#: real shapes): seconds per program (its ops' fixed cost), seconds per element of a tile per op, ops per kernel
+PER_PROGRAM_S = 2.5e-3
+PER_ELEMENT_S = 6e-9
+OPS = 15
+TEMPLATE_FACTOR = 16
+
+
+def estimate_s(autotuner: Any, config: Any, args: tuple[Any, ...]) -> float:
+    """About how long the interpreter takes to run the whole launch under ``config``: its programs' trips over a
+    tile (each trip pays every op's fixed cost) and its elements (each op's numpy work). A kernel launched on
+    another grid (a template) loops over more than its size hints say: it counts :data:`TEMPLATE_FACTOR` times."""
+    grid = inductor_launches.grid_of(autotuner, config, args)
+    programs = _count(grid)
+    hints = {str(k): int(v) for k, v in (getattr(autotuner, "size_hints", None) or {}).items()}
+    # a block Inductor fixed in the kernel (a persistent reduction's R0_BLOCK) spans its whole hint
+    tile = _count(int(config.kwargs.get(f"{k.rstrip('_').upper()}BLOCK", n)) for k, n in hints.items())
+    work = _count(hints.values())
+    trips = max(1.0, work / max(programs * tile, 1))
+    seconds = programs * trips * PER_PROGRAM_S + work * OPS * PER_ELEMENT_S
+    return seconds * (1 if blocks(autotuner, config) is not None else TEMPLATE_FACTOR)
 
 
 def wide(autotuner: Any) -> Any:
-    """The kernel's first config with its blocks widened (:data:`TILE`, :data:`R_BLOCK`, never narrower than any
-    config Inductor lists, never past the work), or the first config itself where its programs are not one block
+    """The kernel's first config with its blocks widened (:data:`TILE`, :data:`R_BLOCK`, never narrower than the
+    narrowest config Inductor lists, never past the work), or the first config itself where its programs are not one block
     each (:func:`blocks`) or Inductor fixed a block (a persistent reduction's R0_BLOCK, ``no_x_dim``'s XBLOCK)."""
     import copy
 
@@ -58,10 +80,13 @@ def wide(autotuner: Any) -> Any:
     for axis in axes:
         if axis not in kw or axis in fixed:
             continue
-        widest = max(int(c.kwargs.get(axis, 1)) for c in configs)
+        narrowest = min(int(c.kwargs.get(axis, 1)) for c in configs)
         tile = _count(int(v) for k, v in kw.items() if k.endswith("BLOCK") and k != axis)
         room = max(1, TILE // max(tile, 1))
-        kw[axis] = max(widest, min(_pow2(hints.get(axis[0].lower(), 1)), 1 << (room.bit_length() - 1)))
+        # wide enough that the whole run is numpy's work, narrow enough that holding the narrowest config to it
+        # on its windows stays cheap: about sqrt(work x narrowest / windows)
+        balance = _pow2(int(math.sqrt(hints.get(axis[0].lower(), 1) * narrowest / (DRAWN + 3))))
+        kw[axis] = max(narrowest, min(_pow2(hints.get(axis[0].lower(), 1)), 1 << (room.bit_length() - 1), balance))
     return made
 
 

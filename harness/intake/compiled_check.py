@@ -50,11 +50,12 @@ NOT_CHECKED = "skipped"
 
 
 def over_budget() -> str:
-    """Why a config the check did not reach is not checked: the budget with its number and what to do."""
+    """Why a config the check did not reach is not checked: the budget with its numbers and what to do."""
     from harness.support.settings import timeout_s
 
-    return (f"over the host check's budget of {timeout_s(BUDGET_ENV):g} s for this graph ({BUDGET_ENV}): "
-            "raise it, or list a smaller shape")  # fmt: skip
+    return (f"over the host check's time for this graph ({BUDGET_ENV}={timeout_s(BUDGET_ENV):g} s, and at most "
+            f"{SHARE:.0%} of HARNESS_CALLBACK_TIMEOUT_S={timeout_s('HARNESS_CALLBACK_TIMEOUT_S'):g} s from the "
+            "capture's start): raise them, or list a smaller shape")  # fmt: skip
 
 
 @contextlib.contextmanager
@@ -190,7 +191,9 @@ def _reference_run(autotuners: Mapping[str, Autotuner], configs: Mapping[str, li
     wide: dict[str, Any] = {n: sampled_check.wide(autotuners[n]) for n in configs}
     expected = _expected_s(autotuners, wide)
     if time.monotonic() + expected > deadline:
-        over = Check(status=NOT_CHECKED, reason=f"about {expected:,.0f} s of interpreter work; {over_budget()}")
+        left = max(deadline - time.monotonic(), 0.0)
+        over = Check(status=NOT_CHECKED, reason=f"about {expected:,.0f} s of interpreter work, {left:.0f} s left: "
+                     f"{over_budget()}")  # fmt: skip
         return over, wide, {}, {n: over for n in configs}
     launches: dict[str, sampled_check.Launch] = {}
     with sampled_check.recording(set(configs), launches):

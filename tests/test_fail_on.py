@@ -50,9 +50,10 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp / "run"
     proc = run_cli("run", str(write_matrix(tmp / "m.yaml", MATRIX)), "--out", str(out), "-n", "0", "--static-only")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]  # findings are not failures
-    assert _last(proc) == (
-        "harness: 3 configs: 1 exceeds, 1 one-vendor, 1 at-risk, 3 not-checked · exit 0"
-    ), proc.stdout[-2000:]
+    assert f"harness: 3 config(s) not checked: {NONE_ASKED}" in " ".join(proc.stdout.split()), proc.stdout[-2000:]
+    assert _last(proc) == ("harness: 3 configs: 1 exceeds, 1 one-vendor, 1 at-risk, 3 not-checked · exit 0"), (
+        proc.stdout[-2000:]
+    )
     return out
 
 

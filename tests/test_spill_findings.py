@@ -43,7 +43,9 @@ def test_a_spilling_config_is_a_finding_on_every_surface(ran) -> None:
 
     proc, out = ran
     assert proc.returncode == 5, proc.stdout[-2000:] + proc.stderr[-2000:]  # the gate named it
-    assert "harness: 2 configs: 1 spills, 2 not-checked · --fail-on spills: spills found · exit 5" in proc.stdout, proc.stdout[-800:]
+    assert "harness: 2 configs: 1 spills, 2 not-checked · --fail-on spills: spills found · exit 5" in proc.stdout, (
+        proc.stdout[-800:]
+    )
     records = json.loads((out / "results.json").read_text())["records"]
     spilled = [r for r in records if any(f["resource"] == "spills" for f in r["flags"])]
     assert len(spilled) == 1 and spilled[0]["config"]["BLOCK_M"] == 128 and spilled[0]["fits"] is True

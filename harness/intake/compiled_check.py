@@ -133,6 +133,10 @@ def _checked(autotuners: Mapping[str, Autotuner], configs: Mapping[str, list[Any
         return everyone("the capture ran without Triton's interpreter")
     if len(kept) != 1:
         return everyone(f"Dynamo made {len(kept)} graphs of the function; the check runs one")
+    expected = _expected_s(autotuners, {n: sampled_check.wide(autotuners[n]) for n in configs})
+    if time.monotonic() + expected > deadline:  # before inputs, weights and eager are made at the entry's shape
+        left = max(deadline - time.monotonic(), 0.0)
+        return everyone(f"about {expected:,.0f} s of interpreter work, {left:.0f} s left: {over_budget()}")
     try:
         run, eager = _prepared(kept[0], fn, make_inputs, shape, dtype, factory, given)
     except _HostError as exc:
@@ -189,12 +193,6 @@ def _reference_run(autotuners: Mapping[str, Autotuner], configs: Mapping[str, li
     blocks: cheap); where they do not, the kernel's result depends on its block, and the graph runs again with
     those kernels at their narrowest, which is then what decides against eager."""
     wide: dict[str, Any] = {n: sampled_check.wide(autotuners[n]) for n in configs}
-    expected = _expected_s(autotuners, wide)
-    if time.monotonic() + expected > deadline:
-        left = max(deadline - time.monotonic(), 0.0)
-        over = Check(status=NOT_CHECKED, reason=f"about {expected:,.0f} s of interpreter work, {left:.0f} s left: "
-                     f"{over_budget()}")  # fmt: skip
-        return over, wide, {}, {n: over for n in configs}
     launches: dict[str, sampled_check.Launch] = {}
     with sampled_check.recording(set(configs), launches):
         graph = _one(run, eager, wide, tolerance, deadline)

@@ -60,6 +60,11 @@ BAD = """\
     inputs: models.py:planted_pass_failure_inputs
     shapes: [{M: 64, N: 64}]
     dtypes: [fp32]
+  badinputs:
+    fn: models.py:activation
+    inputs: models.py:keyerror_inputs
+    shapes: [{M: 64, N: 64}]
+    dtypes: [fp32]
 """
 
 
@@ -85,8 +90,13 @@ CHECKED = """\
     inputs: planted.py:wrong_inputs
     shapes: [{M: 16, N: 64}]
     dtypes: [fp32]
+  oncuda:
+    fn: models.py:softmax
+    inputs: models.py:cuda_inputs
+    shapes: [{M: 16, N: 64}]
+    dtypes: [fp32]
 """
-CHECKED_NAMES = ("small_mlp", "act_cd", "wrong")
+CHECKED_NAMES = ("small_mlp", "act_cd", "wrong", "oncuda")
 
 
 @pytest.fixture(scope="module")
@@ -151,6 +161,10 @@ def test_a_graph_break_a_hang_a_crash_and_a_wrong_dtype_are_one_line_each_and_th
         assert len(planted) == 1 and "ValueError: a pass failed here (planted)" in planted[0], said
         kept = Path(planted[0].split("(traceback: ")[1].rstrip(")"))
         assert kept.parent == root / "out" / "tracebacks" and "constant_fold_uniform_value" in kept.read_text()
+        # an exception in the inputs function is the inputs function's, with its kept traceback
+        (bad,) = [ln for ln in mine if "compiled entry badinputs" in ln]
+        assert "the inputs function models.py:keyerror_inputs raised KeyError: 'rows' (traceback: " in bad, bad
+        assert "keyerror_inputs" in Path(bad.split("(traceback: ")[1].rstrip(")")).read_text()
         ran = {r.inductor.entry for r in records if r.target == target}
         assert ran == set(GOOD_NAMES + CHECKED_NAMES), (target, ran)
     assert all(r.status == "ok" for r in records), [(r.kernel, r.error) for r in records if r.status != "ok"]
@@ -158,7 +172,7 @@ def test_a_graph_break_a_hang_a_crash_and_a_wrong_dtype_are_one_line_each_and_th
     page = (root / "out" / "compiled.md").read_text()
     assert "**Not captured**" in page and all(
         f"compiled entry {n} " in page or f"compiling {n} " in page
-        for n in ("breaks", "hangs", "crashes", "careless", "planted")
+        for n in ("breaks", "hangs", "crashes", "careless", "planted", "badinputs")
     ), page[:3000]
 
 
@@ -198,6 +212,12 @@ def test_every_config_is_checked_on_the_cpu_and_the_planted_wrong_kernel_fails(c
     gaps = report.split("## Not checked by the interpreter")[1]
     assert re.search(r"about \d+ s of interpreter work, \d+ s left: over the host check's time", gaps), gaps[:2000]
     assert "raise them, or list a smaller shape" in gaps
+    # inputs made on "cuda" whatever device they are given: the check says so, naming the inputs function
+    oncuda = [r for r in records if r.inductor.entry == "oncuda"]
+    assert oncuda and all(r.correctness.checks[0].status == "skipped" for r in oncuda)
+    assert all("the inputs function cuda_inputs made input 0 on cuda" in r.correctness.checks[0].reason
+               and "make each tensor on the device it is given" in r.correctness.checks[0].reason
+               for r in oncuda), [r.correctness.checks[0].reason for r in oncuda]  # fmt: skip
     assert "| not checked " in report and re.search(r"h100 0 pass, \d+ not checked", compiled_md)
 
 
@@ -483,3 +503,17 @@ def test_harness_repro_writes_a_script_that_rebuilds_a_compiled_kernels_config(c
     assert "import harness" not in text and "torch._inductor.runtime" in text
     ran = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert ran.returncode == 0 and "reproduced" in ran.stdout, ran.stdout[-2000:] + ran.stderr[-2000:]
+
+
+def test_the_targets_a_run_names_are_the_ones_its_compiled_entries_are_captured_for(tmp_path: Path) -> None:
+    """``--targets`` replaces the matrix's targets for its compiled entries too: captured under that target's face
+    and listed there (an h100 matrix run with ``--targets h200`` had no compiled case, without a word)."""
+    matrix = tmp_path / "m.yaml"
+    matrix.write_text(
+        f"name: m\ntargets: [h100]\ncompiled:\n  act:\n    fn: {MODELS}:activation\n    inputs: {MODELS}:act_inputs\n"
+        "    shapes: [{M: 16, N: 64}]\n    dtypes: [fp32]\n"
+    )
+    proc = run_cli("list", str(matrix), "--targets", "mi300x")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    ids = [ln for ln in proc.stdout.splitlines() if ln.startswith("act.")]
+    assert ids and all("-mi300x-" in i for i in ids), proc.stdout[-2000:]

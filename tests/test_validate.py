@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -96,6 +97,27 @@ def test_targets_command_prints_the_catalogue_with_sources() -> None:
     assert (
         "captures (ops: and compiled: entries) take h100, h200, a100, mi300x, mi355x, mi250x; not b200" in proc.stdout
     )
+
+
+def test_a_misspelled_function_is_said_at_its_line_with_the_name_meant(tmp_path: Path) -> None:
+    """A compiled entry's ``fn:`` naming what its file does not define: one line at the ``fn:`` line with the
+    nearest name the file defines, read from the file (its import, torch's and a capture child's are not waited
+    for: the inputs function would sleep for ten minutes if it ran), exit 2; ``harness run`` makes no folder."""
+    (tmp_path / "m.py").write_text(
+        "import time\n\ndef cross_entropy(x):\n    return x\n\ndef inputs(*a):\n    time.sleep(600)\n"
+    )
+    (tmp_path / "m.yaml").write_text(
+        "name: m\ntargets: [h100]\ncompiled:\n  e:\n    inputs: m.py:inputs\n    fn: m.py:cross_entropi\n"
+        "    shapes: [{N: 8}]\n    dtypes: [fp32]\n"
+    )
+    started = time.perf_counter()
+    proc = run_cli("run", str(tmp_path / "m.yaml"), "--out", str(tmp_path / "run"), "-n", "0")
+    elapsed = time.perf_counter() - started
+    assert proc.returncode == 2 and "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    assert f"{tmp_path / 'm.yaml'}:6: fn: m.py defines no 'cross_entropi'; did you mean 'cross_entropy'?" in (
+        proc.stdout + proc.stderr
+    )
+    assert not (tmp_path / "run").exists() and elapsed < 60, elapsed  # said at once (0.6 s here: performance.md)
 
 
 def test_a_compiled_entry_for_a_target_without_a_face_is_one_line_before_any_capture(tmp_path: Path) -> None:

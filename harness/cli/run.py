@@ -62,15 +62,8 @@ def _waiting(what: str) -> Iterator[None]:
 def read_matrix(matrix_path: Path, targets: str | None, say: bool = False) -> Matrix | None:
     """The matrix a command names, and its ``--targets`` checked; None after printing each problem on a line.
     ``say``: the read is announced at once and its clock kept on a terminal (:func:`_waiting`)."""
-    try:
-        with _waiting(f"reading {matrix_path}") if say else nullcontext():
-            matrix = parse(matrix_path)
-    except MatrixError as exc:
-        for problem in exc.problems:
-            print(problem, file=sys.stderr)
-        return None
-    if targets is not None:
-        named = [t.strip() for t in targets.split(",")]
+    named = [t.strip() for t in targets.split(",")] if targets is not None else None
+    if named is not None:
         unknown = [t for t in named if t not in catalogue()]
         if unknown:
             err(f"--targets: unknown target(s) {', '.join(repr(t) for t in unknown)} (known: {', '.join(catalogue())})")
@@ -78,7 +71,13 @@ def read_matrix(matrix_path: Path, targets: str | None, say: bool = False) -> Ma
         if len(set(named)) != len(named):
             err(f"--targets: a target is named twice in {targets!r}")
             return None
-    return matrix
+    try:
+        with _waiting(f"reading {matrix_path}") if say else nullcontext():
+            return parse(matrix_path, targets=named)
+    except MatrixError as exc:
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        return None
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -41,7 +41,14 @@ def capture_table(ref: str, inputs_ref: str, shape: Mapping[str, Any], options: 
     fn: Any = import_attr(ref)
     make_inputs: Any = import_attr(inputs_ref)
     generator = torch.Generator(device="cpu").manual_seed(0)
-    faced = tuple(make_inputs(dict(shape), dtype, "cuda", generator))
+    where = "x".join(f"{k}{v}" for k, v in shape.items())
+    try:
+        faced = tuple(make_inputs(dict(shape), dtype, "cuda", generator))
+    except Exception as exc:  # noqa: BLE001 - the user's inputs function: its own failure, named as such
+        worn = face.worn()
+        label = f"{name or ref.rpartition(':')[2]}-inputs-{worn.target if worn else 'host'}-{where}-{dtype}"
+        raise CompiledCaptureError(f"the inputs function {inputs_ref.rpartition('/')[2]} raised "
+                                   f"{_one_line(exc, label)}") from None  # fmt: skip
     torch_dtype = torchutil.torch_dtype(dtype)
     floats = [x.dtype for x in faced if isinstance(x, torch.Tensor) and x.dtype.is_floating_point]
     if floats and torch_dtype not in floats:  # mixed precision is the user's choice; none of the entry's is a slip
@@ -80,7 +87,6 @@ def capture_table(ref: str, inputs_ref: str, shape: Mapping[str, Any], options: 
         inductor_face.pop_face_mode(compile_and_call)
     except Exception as exc:  # noqa: BLE001 - Dynamo, Inductor and the user's code may raise anything
         worn = face.worn()
-        where = "x".join(f"{k}{v}" for k, v in shape.items())
         label = f"{name or ref.rpartition(':')[2]}-{worn.target if worn else 'host'}-{where}-{dtype}"
         raise CompiledCaptureError(_one_line(exc, label)) from None
     if not recorder.kernels:

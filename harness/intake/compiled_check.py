@@ -320,10 +320,16 @@ def _entry_call(fn: Any, make_inputs: Any, shape: Mapping[str, int], dtype: str,
     from harness.authoring import torchutil
 
     generator = torch.Generator(device="cpu").manual_seed(0)
+    named = getattr(make_inputs, "__qualname__", "the inputs function")
     try:
         real = tuple(make_inputs(dict(shape), dtype, "cpu", generator))
     except Exception as exc:  # noqa: BLE001 - the user's inputs function
-        raise _HostError(f"the inputs function on the CPU: {type(exc).__name__}: {exc}") from None
+        raise _HostError(f"the inputs function {named} raised on the CPU: {type(exc).__name__}: {exc}") from None
+    elsewhere = [f"input {i} on {x.device}" for i, x in enumerate(real) if isinstance(x, torch.Tensor)
+                 and x.device.type != "cpu"]  # fmt: skip
+    if elsewhere:
+        raise _HostError(f"the inputs function {named} made {', '.join(elsewhere)} when asked for device 'cpu': "
+                         "make each tensor on the device it is given")  # fmt: skip
     if not factory:
         return fn, real, {}
     torch_dtype = torchutil.torch_dtype(dtype)

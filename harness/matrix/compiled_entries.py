@@ -105,7 +105,47 @@ def _ref(chk: Checker, name: str, entry: dict[str, Any], key: str, path: tuple[A
     elif ref.rpartition(":")[0].endswith(".py") and not Path(ref.rpartition(":")[0]).is_file():
         chk.add(path + (key,), f"{key}: no file {ref.rpartition(':')[0]}")
         return ""
+    elif ref.rpartition(":")[0].endswith(".py"):
+        file, _, attr = ref.rpartition(":")
+        missing = _undefined(Path(file), attr)
+        if missing:
+            chk.add(path + (key,), f"{key}: {missing}")
+            return ""
     return ref
+
+
+def _undefined(file: Path, attr: str) -> str:
+    """Why ``attr`` is not a name ``file`` defines at its top level, with the nearest one it does ('' where it is,
+    or where the file alone cannot say: a module ``__getattr__``, a star import, a file Python cannot parse, left
+    to its import to report). Read, not imported: a misspelled name is said at once, not after torch loads."""
+    import ast
+    import difflib
+
+    try:
+        tree = ast.parse(file.read_text(encoding="utf-8"))
+    except (SyntaxError, OSError, UnicodeDecodeError, ValueError):
+        return ""
+    names: set[str] = set()
+    todo: list[ast.stmt] = list(tree.body)
+    while todo:  # top-level statements, and those inside top-level if / try / with blocks
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            if any(a.name == "*" for a in node.names):
+                return ""
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                todo.extend(getattr(node, field, []) or [])
+    head = attr.split(".")[0]
+    if head in names or "__getattr__" in names:
+        return ""
+    close = difflib.get_close_matches(head, sorted(names), n=1)
+    return f"{file.name} defines no {head!r}" + (f"; did you mean {close[0]!r}?" if close else "")
 
 
 def kernel_entries(

@@ -13,6 +13,7 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -154,8 +155,9 @@ def _check_callbacks(
                     return
 
 
-def parse(path: str | Path, text: str | None = None) -> Matrix:
-    """Read and validate a matrix file; raises :class:`MatrixError` listing every problem."""
+def parse(path: str | Path, text: str | None = None, targets: Sequence[str] | None = None) -> Matrix:
+    """Read and validate a matrix file; raises :class:`MatrixError` listing every problem. ``targets`` (a run's
+    ``--targets``): the targets its ``compiled:`` and ``op:`` entries are captured for, in place of the matrix's."""
     file = str(path)
     if text is None and Path(path).suffix == ".py":
         raise MatrixError(
@@ -173,7 +175,7 @@ def parse(path: str | Path, text: str | None = None) -> Matrix:
     except yamlpos.YamlError as exc:
         raise MatrixError([Problem(file, exc.line, exc.message)]) from None
     try:
-        return _validate(file, text, doc)
+        return _validate(file, text, doc, tuple(targets) if targets else None)
     except MatrixError:
         raise
     except Exception as exc:  # noqa: BLE001 - a safety net: bad input is an error line, never a traceback
@@ -182,7 +184,7 @@ def parse(path: str | Path, text: str | None = None) -> Matrix:
         ) from None
 
 
-def _validate(file: str, text: str, doc: yamlpos.Located) -> Matrix:
+def _validate(file: str, text: str, doc: yamlpos.Located, run_targets: tuple[str, ...] | None = None) -> Matrix:
     chk = Checker(file, doc)
     data = doc.value
     if not isinstance(data, dict):
@@ -235,6 +237,8 @@ def _validate(file: str, text: str, doc: yamlpos.Located) -> Matrix:
     entries = []
     yaml_names: dict[str, str] = {}  # entry name -> the kernels: key it came from (an op gives several)
     known_targets = tuple(t for t in target_names if isinstance(t, str) and t in cat)
+    if run_targets:  # the run's own targets: its captures are made for them, or it would have no case there
+        known_targets = tuple(t for t in run_targets if t in cat)
     if isinstance(data.get("kernels"), dict):
         if not data["kernels"]:
             chk.add(("kernels",), "matrix has no kernels")

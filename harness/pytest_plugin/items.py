@@ -40,7 +40,8 @@ def _session(config: pytest.Config) -> Any:
 class MatrixFile(pytest.File):
     def collect(self) -> Any:
         try:
-            matrix = parse(self.path)
+            option = self.config.getoption("harness_targets")
+            matrix = parse(self.path, targets=[t.strip() for t in option.split(",") if t.strip()] if option else None)
         except MatrixError as exc:
             raise self.CollectError(str(exc)) from None
         matrix = with_targets_option(matrix, self.config.getoption("harness_targets"))

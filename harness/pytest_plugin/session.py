@@ -132,7 +132,9 @@ class HarnessSession:
             self._parsed = []
             for path in self._matrix_paths():
                 try:
-                    self._parsed.append(parse(path))
+                    option = self.config.getoption("harness_targets")
+                    named = [t.strip() for t in option.split(",") if t.strip()] if option else None
+                    self._parsed.append(parse(path, targets=named))
                 except MatrixError:
                     continue
         return self._parsed

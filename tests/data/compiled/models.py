@@ -210,3 +210,14 @@ def float64_inputs(shape, dtype, device, generator):
     """A careless inputs function: float64 whatever dtype it is asked for."""
     return (torch.randn((shape["M"], shape["N"]), dtype=torch.float64, device=device),
             torch.randn((shape["N"],), dtype=torch.float64, device=device))
+
+
+# Mistakes in the user's own code (tests/test_compiled_capture.py): said as the inputs function's, not the kernels'
+
+
+def keyerror_inputs(shape, dtype, device, generator):
+    return (randn((shape["M"], shape["rows"]), dtype, device, generator),)  # "rows" is no key of the shape
+
+
+def cuda_inputs(shape, dtype, device, generator):
+    return (randn((shape["M"], shape["N"]), dtype, "cuda", generator),)  # the device it is given, ignored

@@ -46,7 +46,7 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "compiling/compiled_build.py": (4, "config"),
     "intake/compiled.py": (2, "edge"),
     "intake/compiled_probe.py": (3, "edge"),
-    "intake/compiled_check.py": (1, "edge"),  # a host call's keyword arguments (the user's function's, as given)
+    "intake/host_graph.py": (1, "edge"),  # a host call's keyword arguments (the user's function's, as given)
     "intake/region_check.py": (1, "edge"),  # the regions' kernels as the capture's JSON table
     "intake/compiled_regions.py": (3, "edge"),  # the op's own call arguments; the kernels as JSON
     "intake/inductor_face.py": (3, "edge"),

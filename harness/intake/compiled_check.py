@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import inspect
 import time
 from typing import Any, Callable, Iterator, Mapping
 
-from harness.intake import graph_reference, sampled_check
+from harness.intake import graph_reference, host_graph, sampled_check
 from harness.intake.inductor_launches import candidates
 from harness.model.runtime import Check
 from harness.support import torchcompat
@@ -36,15 +35,10 @@ from harness.support import torchcompat
 #: ``HARNESS_CALLBACK_TIMEOUT_S`` from the call's start: the check never costs the capture)
 BUDGET_ENV = "HARNESS_CHECK_BUDGET_S"
 SHARE = 0.7
-#: an entry whose inputs and weights hold more elements than this is not run on the host (its copies for the
-#: check would not fit a CI machine's memory; the interpreter itself runs a sample of each kernel's programs)
-MAX_ELEMENTS = 1 << 28
 
 #: a kernel's autotuner (Inductor's ``CachingAutotuner``), and the configs (``triton.Config``) kernels are held to
 Autotuner = Any
 Held = Mapping[str, object]
-#: a call made on the host: (the function or ``nn.Module``, its positional arguments, its keyword arguments)
-Call = tuple[Any, tuple[Any, ...], dict[str, Any]]
 
 NOT_CHECKED = "skipped"
 
@@ -101,7 +95,7 @@ def check_graph(
     autotuners: Mapping[str, Autotuner],
     tolerance: tuple[float, float],
     started: float,
-    given: Call | None = None,
+    given: host_graph.Call | None = None,
 ) -> dict[str, list[Check]]:
     """A check per config of each kernel (by kernel name, in its configs' order). ``started``: when the capture's
     call began (``time.monotonic()``), which with its limit sets the check's deadline. ``given``: the host call to
@@ -128,7 +122,7 @@ def check_graph(
 def _checked(autotuners: Mapping[str, Autotuner], configs: Mapping[str, list[Any]], kept: list[tuple[Any, Any]],
              fn: Any, make_inputs: Any, shape: Mapping[str, int], dtype: str, factory: bool,
              tolerance: tuple[float, float], deadline: float,
-             everyone: Callable[[str], dict[str, list[Check]]], given: Call | None) -> dict[str, list[Check]]:  # fmt: skip
+             everyone: Callable[[str], dict[str, list[Check]]], given: host_graph.Call | None) -> dict[str, list[Check]]:  # fmt: skip
     if not interpreting() and given is None:  # an op's region: its kernels made interpreted on their own
         return everyone("the capture ran without Triton's interpreter")
     if len(kept) != 1:
@@ -138,8 +132,8 @@ def _checked(autotuners: Mapping[str, Autotuner], configs: Mapping[str, list[Any
         left = max(deadline - time.monotonic(), 0.0)
         return everyone(f"about {expected:,.0f} s of interpreter work, {left:.0f} s left: {over_budget()}")
     try:
-        run, eager = _prepared(kept[0], fn, make_inputs, shape, dtype, factory, given)
-    except _HostError as exc:
+        run, eager = host_graph.prepared(kept[0], fn, make_inputs, shape, dtype, factory, given)
+    except host_graph.HostError as exc:
         return everyone(str(exc))
 
     graph, reference, launches, own = _reference_run(autotuners, configs, run, eager, tolerance, deadline)
@@ -153,7 +147,7 @@ def _checked(autotuners: Mapping[str, Autotuner], configs: Mapping[str, list[Any
     return out
 
 
-def _expected_s(autotuners: Mapping[str, Autotuner], wide: Mapping[str, Any]) -> float:
+def _expected_s(autotuners: Mapping[str, Autotuner], wide: Mapping[str, sampled_check.Config]) -> float:
     """The graph's whole run at the wide configs, estimated from the capture's recorded launches (0 where a
     kernel's launch was not recorded: an op's region)."""
     from harness.intake import inductor_launches
@@ -183,7 +177,7 @@ def _key(cfg: Any) -> str:
 
 def _reference_run(autotuners: Mapping[str, Autotuner], configs: Mapping[str, list[Any]], run: Callable[[Held], Any],
                    eager: graph_reference.Reference, tolerance: tuple[float, float], deadline: float,
-                   ) -> tuple[Check, dict[str, Any], dict[str, sampled_check.Launch], dict[str, Check]]:  # fmt: skip
+                   ) -> tuple[Check, dict[str, sampled_check.Config], dict[str, sampled_check.Launch], dict[str, Check]]:  # fmt: skip
     """The graph run whole against eager, and the config each kernel's configs are compared with: (the graph's
     check, that config per kernel, each kernel's launch as it was before it ran, that config's own check).
 
@@ -192,7 +186,7 @@ def _reference_run(autotuners: Mapping[str, Autotuner], configs: Mapping[str, li
     the same programs: where they agree, the narrowest stands for the kernel (its windows are the configs' own
     blocks: cheap); where they do not, the kernel's result depends on its block, and the graph runs again with
     those kernels at their narrowest, which is then what decides against eager."""
-    wide: dict[str, Any] = {n: sampled_check.wide(autotuners[n]) for n in configs}
+    wide: dict[str, sampled_check.Config] = {n: sampled_check.wide(autotuners[n]) for n in configs}
     launches: dict[str, sampled_check.Launch] = {}
     with sampled_check.recording(set(configs), launches):
         graph = _one(run, eager, wide, tolerance, deadline)
@@ -204,7 +198,7 @@ def _reference_run(autotuners: Mapping[str, Autotuner], configs: Mapping[str, li
         if name not in launches or _key(reference[name]) == _key(wide[name]):
             continue
         launch, held, narrowed = launches[name], wide[name], reference[name]
-        found, failed = _guarded(lambda: on_host(lambda: sampled_check.check(launch, held, narrowed, tolerance)),
+        found, failed = _guarded(lambda: host_graph.on_host(lambda: sampled_check.check(launch, held, narrowed, tolerance)),
                                  deadline)  # fmt: skip
         if failed is not None:
             return failed, wide, launches, {n: failed for n in configs}
@@ -230,7 +224,7 @@ def _against(graph: Check, launch: sampled_check.Launch | None, reference: Any, 
         return graph
     if launch is None:
         return Check(status=NOT_CHECKED, reason="the kernel was not launched in the graph's run on the host")
-    found, failed = _guarded(lambda: on_host(lambda: sampled_check.check(launch, reference, config, tolerance)),
+    found, failed = _guarded(lambda: host_graph.on_host(lambda: sampled_check.check(launch, reference, config, tolerance)),
                              deadline)  # fmt: skip
     if failed is not None:
         return failed
@@ -242,117 +236,6 @@ def _against(graph: Check, launch: sampled_check.Launch | None, reference: Any, 
         )
     return Check(status=NOT_CHECKED, reason="the graph with the reference configs does not match eager and this "
                  f"config differs from them: {found.error}")  # fmt: skip
-
-
-class _HostError(Exception):
-    """The compiled graph cannot be run on the host (one line)."""
-
-
-def _prepared(
-    graph: tuple[Any, Any],
-    fn: Any,
-    make_inputs: Any,
-    shape: Mapping[str, int],
-    dtype: str,
-    factory: bool,
-    given: Call | None = None,
-) -> tuple[Callable[[Held], Any], graph_reference.Reference]:
-    """(a call of the compiled graph on real host values with some kernels held to a config, eager's outputs)."""
-    import torch
-
-    gm, inner = graph
-    examples = [n.meta.get("example_value") for n in _placeholders(gm)]
-    _refuse_over(sum(int(getattr(e, "numel", lambda: 0)()) for e in examples))  # before anything is made
-    if given is not None:  # an op's region: the module or function and arguments its host run called it with
-        target, real, named = given
-    else:
-        target, real, named = _entry_call(fn, make_inputs, shape, dtype, factory)
-    frame, own = (type(target).forward, (target,)) if isinstance(target, torch.nn.Module) else (target, ())
-    try:
-        bound = dict(inspect.signature(frame, follow_wrapped=False).bind(*own, *real, **named).arguments)
-        # a function Dynamo cannot trace from its own frame (one of torch's) is compiled through a wrapper that
-        # takes (*args, **kwargs): its graph's inputs name those
-        bound.setdefault("args", tuple(real))
-        bound.setdefault("kwargs", dict(named))
-        values = [_source_value(node, bound, getattr(frame, "__globals__", {})) for node in _placeholders(gm)]
-    except Exception as exc:  # noqa: BLE001 - a frame this mapping does not know
-        raise _HostError(f"the graph's inputs could not be found on the host: {type(exc).__name__}: {exc}") from None
-    _refuse_over(sum(v.numel() for v in values if isinstance(v, torch.Tensor)))
-    try:
-        reference = graph_reference.made(target, real, named, dtype)
-    except Exception as exc:  # noqa: BLE001 - the user's function, eagerly on the CPU
-        raise _HostError(f"eager PyTorch on the CPU: {type(exc).__name__}: {str(exc)[:200]}") from None
-
-    def run(held: Held) -> Any:
-        from harness.intake import inductor_launches
-
-        fresh = [v.clone() if isinstance(v, torch.Tensor) else v for v in values]
-        with inductor_launches.holding(held):
-            return on_host(lambda: inner(*fresh))
-
-    return run, reference
-
-
-def on_host(call: Callable[[], Any]) -> Any:
-    """``call`` with the compiled wrapper's buffers on the host, the GPU-only attention kernels given CPU ones
-    (:func:`harness.intake.sdpa_dispatch.on_host`), Triton's interpreter patched to run its kernels, and the
-    virtual device's tensor mode set aside."""
-    import torch
-
-    from harness.intake import inductor_face, sdpa_dispatch
-    from harness.support.interpreter_patches import as_launcher
-
-    with inductor_face.on_host(), sdpa_dispatch.on_host(), as_launcher(), torch.no_grad():
-        return inductor_face.pop_face_mode(call)
-
-
-def _refuse_over(elements: int) -> None:
-    if elements > MAX_ELEMENTS:
-        raise _HostError(f"inputs and weights hold {elements:,} elements > {MAX_ELEMENTS:,}, more than the host "
-                         "check copies: list a smaller shape to check it without a GPU")  # fmt: skip
-
-
-def _entry_call(fn: Any, make_inputs: Any, shape: Mapping[str, int], dtype: str, factory: bool) -> Call:
-    """A compiled entry's call on the host: its function (or its factory's module, seeded as the capture's) and
-    its inputs made on the CPU with the entry's seed."""
-    import torch
-
-    from harness.authoring import torchutil
-
-    generator = torch.Generator(device="cpu").manual_seed(0)
-    named = getattr(make_inputs, "__qualname__", "the inputs function")
-    try:
-        real = tuple(make_inputs(dict(shape), dtype, "cpu", generator))
-    except Exception as exc:  # noqa: BLE001 - the user's inputs function
-        raise _HostError(f"the inputs function {named} raised on the CPU: {type(exc).__name__}: {exc}") from None
-    elsewhere = [f"input {i} on {x.device}" for i, x in enumerate(real) if isinstance(x, torch.Tensor)
-                 and x.device.type != "cpu"]  # fmt: skip
-    if elsewhere:
-        raise _HostError(f"the inputs function {named} made {', '.join(elsewhere)} when asked for device 'cpu': "
-                         "make each tensor on the device it is given")  # fmt: skip
-    if not factory:
-        return fn, real, {}
-    torch_dtype = torchutil.torch_dtype(dtype)
-    before = torch.get_default_dtype()
-    torch.manual_seed(0)
-    torch.set_default_dtype(torch_dtype if torch_dtype.is_floating_point else before)
-    try:
-        return fn(dict(shape), dtype), real, {}
-    finally:
-        torch.set_default_dtype(before)
-
-
-def _placeholders(gm: Any) -> list[Any]:
-    return [n for n in gm.graph.nodes if n.op == "placeholder"]
-
-
-def _source_value(node: Any, frame_locals: Mapping[str, object], frame_globals: Mapping[str, object]) -> Any:
-    """The host value behind one of the graph's inputs: Dynamo's source for it, read on the real frame."""
-    source = getattr(node, "_dynamo_source", None)
-    if source is None:
-        raise ValueError(f"no source for the graph input {node.name}")
-    name = source.name if isinstance(source.name, str) else source.name()
-    return eval(name, {"L": frame_locals, "G": frame_globals})  # noqa: S307 - Dynamo's own source expression
 
 
 def deadline_of(started: float) -> float:

@@ -23,7 +23,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-from harness.intake.compiled_check import Call
+from harness.intake.host_graph import Call
 
 _ORIGINAL: list[Callable[..., Any]] = []
 _WORN: list[bool] = []

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from harness.model.runtime import Check
@@ -46,7 +46,7 @@ class Reference:
             return None
 
 
-def made(target: Any, real: tuple[Any, ...], named: dict[str, Any], dtype: str) -> Reference:
+def made(target: Any, real: tuple[Any, ...], named: Mapping[str, object], dtype: str) -> Reference:
     """Eager's outputs for a call (the caller maps its failure); for half-precision entries also a way to them in
     fp32, the module's weights and the floating inputs upcast."""
     import torch

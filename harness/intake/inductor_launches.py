@@ -82,7 +82,8 @@ _INDUCTOR_RUN: list[Callable[..., Any]] = []
 #: while :func:`holding` runs: the config each named kernel is held to
 _HELD: list[Mapping[str, object]] = []
 #: while :func:`observing` runs: called around each held launch as ``observer(autotuner, args, kwargs, launch)``
-_OBSERVERS: list[Callable[[Any, tuple[Any, ...], dict[str, Any], Callable[[], Any]], Any]] = []
+Observer = Callable[[Any, tuple[Any, ...], dict[str, object], Callable[[], Any]], Any]
+_OBSERVERS: list[Observer] = []
 
 
 class KernelRunError(Exception):
@@ -105,7 +106,7 @@ def holding(held: Mapping[str, object]) -> Any:
 
 
 @contextlib.contextmanager
-def observing(observer: Callable[[Any, tuple[Any, ...], dict[str, Any], Callable[[], Any]], Any]) -> Any:
+def observing(observer: Observer) -> Any:
     """While :func:`holding`: each launch handed to ``observer(autotuner, args, kwargs, launch)``, which calls
     ``launch()`` to run it (a check's reference run keeps each launch's arguments before and after)."""
     _OBSERVERS.append(observer)
@@ -125,7 +126,7 @@ def _recording_run(self: Any, *args: Any, stream: Any = None, **kwargs: Any) -> 
     return None
 
 
-def run_with(autotuner: Any, config: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any:
+def run_with(autotuner: Any, config: Any, args: tuple[Any, ...], kwargs: Mapping[str, object]) -> Any:
     """One launch of a kernel with ``config``, through Inductor's own launcher (a check's launch on its own)."""
     with holding({kernel_name(autotuner): config}):
         return _held_run(autotuner, *args, **kwargs)
@@ -142,7 +143,7 @@ def _held_run(self: Any, *args: Any, stream: Any = None, **kwargs: Any) -> Any:
         self.configs = configs
 
 
-def _bound(autotuner: Any, args: tuple[Any, ...]) -> dict[str, Any]:
+def _bound(autotuner: Any, args: tuple[Any, ...]) -> dict[str, object]:
     return dict(zip([n for n in autotuner.fn.arg_names if n not in _config_names(autotuner)], args))
 
 

@@ -28,6 +28,8 @@ from typing import Any, Iterator
 from harness.intake import inductor_launches
 from harness.model.runtime import Check
 
+#: a kernel's config (``triton.Config``: its constexpr kwargs, warps, stages), as Inductor's autotuner holds it
+Config = Any
 #: Inductor's grid expressions whose programs are one block each on each axis, by the config field of that axis
 AXES = {"Grid1D": ("XBLOCK",), "Grid2D": ("XBLOCK", "YBLOCK"), "Grid3D": ("XBLOCK", "YBLOCK", "ZBLOCK")}
 #: windows drawn on each axis besides the first, the middle and the last
@@ -115,14 +117,14 @@ class Launch:
 
     autotuner: Any
     args: tuple[Any, ...]
-    kwargs: dict[str, Any]
+    kwargs: dict[str, object]
 
 
 @contextlib.contextmanager
 def recording(names: set[str], kept: dict[str, Launch]) -> Iterator[None]:
     """While a held run of the compiled graph goes on: the first launch of each kernel in ``names`` kept."""
 
-    def observer(autotuner: Any, args: tuple[Any, ...], kwargs: dict[str, Any], launch: Any) -> Any:
+    def observer(autotuner: Any, args: tuple[Any, ...], kwargs: dict[str, object], launch: Any) -> Any:
         name = inductor_launches.kernel_name(autotuner)
         if name in names and name not in kept:
             kept[name] = Launch(autotuner, unwritten(autotuner, copied(args)), kwargs)

@@ -147,6 +147,12 @@ def _autotune_pruned(
     return tuple(c for c in configs if repr(sorted(c.as_dict().items())) in keys)
 
 
+def targets_named(option: str | None) -> list[str] | None:
+    """``--harness-targets`` as a list (None where it is not given)."""
+    named = [t.strip() for t in (option or "").split(",") if t.strip()]
+    return named or None
+
+
 def with_targets_option(matrix: Matrix, option: str | None) -> Matrix:
     """The matrix with ``--harness-targets`` (comma-separated) applied; unknown names are left to collection."""
     wanted = [t.strip() for t in (option or "").split(",") if t.strip()]

@@ -16,7 +16,7 @@ import pytest
 
 from harness.execution import result_cache
 from harness.intake import facts
-from harness.matrix.cases import Case, compile_job, expand, interpret_job, with_targets_option
+from harness.matrix.cases import Case, compile_job, expand, interpret_job, targets_named, with_targets_option
 from harness.matrix.known import apply_known_failures
 from harness.matrix.reading import MatrixError, parse
 from harness.model.ids import config_id
@@ -40,8 +40,7 @@ def _session(config: pytest.Config) -> Any:
 class MatrixFile(pytest.File):
     def collect(self) -> Any:
         try:
-            option = self.config.getoption("harness_targets")
-            matrix = parse(self.path, targets=[t.strip() for t in option.split(",") if t.strip()] if option else None)
+            matrix = parse(self.path, targets=targets_named(self.config.getoption("harness_targets")))
         except MatrixError as exc:
             raise self.CollectError(str(exc)) from None
         matrix = with_targets_option(matrix, self.config.getoption("harness_targets"))

@@ -15,7 +15,7 @@ import pytest
 from harness.analysis.findings import Findings, analyse
 from harness.execution.provenance import run_info
 from harness.matrix import shards
-from harness.matrix.cases import Case, expand, selection_entry, with_targets_option
+from harness.matrix.cases import Case, expand, selection_entry, targets_named, with_targets_option
 from harness.matrix.reading import MatrixError, parse
 from harness.model.records import Record
 from harness.model.run_info import RunInfo, Selection, ShardRef
@@ -132,9 +132,7 @@ class HarnessSession:
             self._parsed = []
             for path in self._matrix_paths():
                 try:
-                    option = self.config.getoption("harness_targets")
-                    named = [t.strip() for t in option.split(",") if t.strip()] if option else None
-                    self._parsed.append(parse(path, targets=named))
+                    self._parsed.append(parse(path, targets=targets_named(self.config.getoption("harness_targets"))))
                 except MatrixError:
                     continue
         return self._parsed

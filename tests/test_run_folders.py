@@ -179,9 +179,14 @@ def test_an_entry_that_cannot_be_captured_is_one_failed_case_captured_once(tmp_p
                    ("ending", "h100", "ok"), ("ending", "mi300x", "ok")], got  # fmt: skip
     failed = [r.error for r in records if r.status != "ok"]
     assert all("ValueError: these inputs cannot be made (planted)" in e for e in failed), failed
-    assert proc.stdout.strip().splitlines()[-1].endswith("1 failed · exit 1"), proc.stdout[-500:]
+    # "ending" asks for no check (interpret: false, --static-only): counted not-checked, said why
+    assert proc.stdout.strip().splitlines()[-1].endswith("1 failed, 1 not-checked · exit 1"), proc.stdout[-500:]
+    assert "the inputs function ending_inputs.py:witness_inputs raised ValueError" in failed[0], failed
     report = (tmp_path / "out" / "report.md").read_text()
-    assert "not captured: compiling broken" in report and "harness repro" not in report  # nothing to rebuild
+    # the inputs function's own failure, named as such (not "compiling broken (fn)": the function never ran)
+    assert "not captured: compiled entry broken on h100 for {'N': 1024} fp32: the inputs function " in report
+    assert "ending_inputs.py:witness_inputs raised ValueError" in report
+    assert "harness repro" not in report  # nothing to rebuild
     # captured once per target, by the command, and never again by its two workers (each reads the matrix anew,
     # as a --resume does): what they read is the failure remembered on disk
     assert sorted(witness.read_text().splitlines()) == ["h100 {'N': 1024}", "mi300x {'N': 1024}"]

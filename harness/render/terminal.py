@@ -168,7 +168,8 @@ def final_lines(found: Findings, wide: bool = False, width: int = WIDTH) -> list
     out += [(False, "harness: WARNING timings shared a GPU: " + line) for line in device_tables.gpu_overlaps(records)]
     unstable = found.unstable
     out += [(False, f"harness: WARNING unstable timing ({len(unstable)} in all): {line}") for line in unstable[:5]]
-    out += [(False, f"harness: {n} config(s) not checked: {why}") for why, n in found.unchecked]
+    for why, n in found.unchecked:  # each reason whole, wrapped to the terminal
+        out += [(False, part) for part in glance.wrapped(plain(f"harness: {n} config(s) not checked: {why}"), width)]
     flagged = found.unquotable
     out += [(False, f"harness: WARNING not to be quoted ({len(flagged)} in all): {line}") for line in flagged[:5]]
     expected = sum(1 for r in records if r.expected_failure)

@@ -14,6 +14,7 @@ each, exit 2, with the other entries kept.
 from __future__ import annotations
 
 import json
+import os
 import re
 import secrets
 import subprocess
@@ -58,11 +59,6 @@ BAD = """\
   planted:
     fn: models.py:logsumexp
     inputs: models.py:planted_pass_failure_inputs
-    shapes: [{M: 64, N: 64}]
-    dtypes: [fp32]
-  badinputs:
-    fn: models.py:activation
-    inputs: models.py:keyerror_inputs
     shapes: [{M: 64, N: 64}]
     dtypes: [fp32]
 """
@@ -116,10 +112,16 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> tuple[list, subprocess
     )
     (root / "m.yaml").write_text("name: inductor\ntargets: [h100, mi300x]\ncompiled:\n" + body)
     (root / "tmp").mkdir()  # the command's temporary folder: what its children leave there is seen below
-    env = {"HARNESS_CALLBACK_TIMEOUT_S": "8", "TMPDIR": str(root / "tmp")}
+    env = {**LIMITS, "TMPDIR": str(root / "tmp")}
     proc = run_cli("compiled", str(root / "m.yaml"), "--out", str(root / "out"), "-n", "2", env=env, cwd=root)
     _, records = load_results(root / "out" / "results.json")
     return records, proc, root
+
+
+#: the run's limits: a capture call's (the bad entries' hang), and the host check's own time (the small entries'
+#: checks take well under it, the parity entries' are not run). Captures are remembered under the limits they ran
+#: with: :func:`_tables` reads them under the same.
+LIMITS = {"HARNESS_CALLBACK_TIMEOUT_S": "8", "HARNESS_CHECK_BUDGET_S": "2"}
 
 
 def _tables(root: Path, target: str, names: tuple[str, ...] = GOOD_NAMES) -> dict[str, list[dict]]:
@@ -134,7 +136,17 @@ def _tables(root: Path, target: str, names: tuple[str, ...] = GOOD_NAMES) -> dic
     made = compiled_entries.requests(Checker("m.yaml", doc), doc.value["compiled"], root)
     good = [r for r in made if r.name in names]
     out = {}
-    for request, outcome in zip(good, remembered(good, target)):
+    before = {k: os.environ.get(k) for k in LIMITS}
+    os.environ.update(LIMITS)
+    try:
+        found = remembered(good, target)
+    finally:
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    for request, outcome in zip(good, found):
         assert not outcome.why and all(isinstance(t, dict) for _, _, t in outcome.tables), (request.name, target)
         out[request.name] = [{**table, "shape": shape} for shape, _, table in outcome.tables]
     return out
@@ -146,7 +158,7 @@ def test_a_graph_break_a_hang_a_crash_and_a_wrong_dtype_are_one_line_each_and_th
     said = [ln for ln in proc.stderr.splitlines() if ln.startswith("harness:")]
     assert "Traceback" not in proc.stderr
     said_last = proc.stdout.strip().splitlines()[-2:]
-    assert said_last[0] == "harness: 6 of 16 compiled entries not captured (said above), left out", said_last
+    assert said_last[0] == "harness: 5 of 15 compiled entries not captured (said above), left out", said_last
     assert re.fullmatch(r"harness: \d+ configs: .+ · exit 2", said_last[1]), said_last  # one last line, one code
     assert proc.stdout.count(" · exit ") == 1
     for target in ("h100", "mi300x"):
@@ -161,10 +173,6 @@ def test_a_graph_break_a_hang_a_crash_and_a_wrong_dtype_are_one_line_each_and_th
         assert len(planted) == 1 and "ValueError: a pass failed here (planted)" in planted[0], said
         kept = Path(planted[0].split("(traceback: ")[1].rstrip(")"))
         assert kept.parent == root / "out" / "tracebacks" and "constant_fold_uniform_value" in kept.read_text()
-        # an exception in the inputs function is the inputs function's, with its kept traceback
-        (bad,) = [ln for ln in mine if "compiled entry badinputs" in ln]
-        assert "the inputs function models.py:keyerror_inputs raised KeyError: 'rows' (traceback: " in bad, bad
-        assert "keyerror_inputs" in Path(bad.split("(traceback: ")[1].rstrip(")")).read_text()
         ran = {r.inductor.entry for r in records if r.target == target}
         assert ran == set(GOOD_NAMES + CHECKED_NAMES), (target, ran)
     assert all(r.status == "ok" for r in records), [(r.kernel, r.error) for r in records if r.status != "ok"]
@@ -172,7 +180,7 @@ def test_a_graph_break_a_hang_a_crash_and_a_wrong_dtype_are_one_line_each_and_th
     page = (root / "out" / "compiled.md").read_text()
     assert "**Not captured**" in page and all(
         f"compiled entry {n} " in page or f"compiling {n} " in page
-        for n in ("breaks", "hangs", "crashes", "careless", "planted", "badinputs")
+        for n in ("breaks", "hangs", "crashes", "careless", "planted")
     ), page[:3000]
 
 
@@ -401,7 +409,7 @@ def test_the_run_reports_where_inductor_adapts_from_its_records(captured, tmp_pa
     assert again.returncode == 0, again.stderr[-2000:]
     assert "- differs: kernels: h100 2, mi300x 3" in (tmp_path / "again.md").read_text()
     # the run matrix the command ran, its cases selected by id like any other: the sum's kernels only
-    some = call_cli("list", str(root / "out" / "compiled.yaml"), "-k", "sum.")
+    some = call_cli("list", str(root / "out" / "compiled.yaml"), "-k", "sum.", env=LIMITS)  # as captured
     assert some.returncode == 0, some.stdout[-2000:] + some.stderr[-2000:]
     ids = [ln for ln in some.stdout.splitlines() if "[" in ln]
     assert len(ids) == 5 and all(i.startswith("sum.triton_") for i in ids), ids  # h100 2 kernels, mi300x 3

@@ -157,8 +157,12 @@ def _expected_s(autotuners: Mapping[str, Autotuner], wide: Mapping[str, sampled_
         kernel = inductor_launches.recorded(name)
         if kernel is None or not kernel.launches:
             continue
-        args = tuple(kernel.launches[0]["args"].values())
-        total += len(kernel.launches) * sampled_check.estimate_s(autotuners[name], config, args)
+        auto, launch = autotuners[name], kernel.launches[0]
+        if "extra_launcher_args" in auto.inductor_meta:  # a template's own grid, recorded at its launch
+            grid = tuple(int(g) for g in launch["grids"][0])
+        else:
+            grid = inductor_launches.grid_of(auto, config, tuple(launch["args"].values()))
+        total += len(kernel.launches) * sampled_check.estimate_s(auto, config, grid)
     return total
 
 

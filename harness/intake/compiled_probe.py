@@ -89,7 +89,7 @@ class Outcome:
 
 def remembered(requests: list[Request], target: str) -> list[Outcome]:
     """:func:`capture`, with every outcome remembered on disk under what it depends on (the entry, the target,
-    torch, the user's files, the capture's own code): a matrix read again (by each of a run's processes, by
+    torch, the user's files, the capture's own code, the host check's limits): a matrix read again (by each of a run's processes, by
     ``--resume``) does not compile the functions again, nor wait again for one that hangs or crashes. A failure of
     the host (a full disk: :mod:`harness.model.host_failures`) is never kept, and ``HARNESS_RESULT_CACHE=0``
     (``--no-reuse``) reads no failure an earlier run kept: a capture that failed for a passing reason is tried again
@@ -120,7 +120,10 @@ def _key(request: Request, target: str) -> str:
         torch = ""
     stamps = [loader.source_hash(ref) for ref in (request.ref, request.inputs)]
     own = op_probe.code_stamp(Path(__file__).resolve().parent)
-    text = json.dumps([request.entry(), target, torch, stamps, own, sys.executable], sort_keys=True, default=str)
+    # what the host check was given (its budget, the call's limit it shares) decides what it reached
+    budget = [timeout_s(v) for v in ("HARNESS_CHECK_BUDGET_S", "HARNESS_CALLBACK_TIMEOUT_S")]
+    text = json.dumps([request.entry(), target, torch, stamps, own, sys.executable, budget], sort_keys=True,
+                      default=str)  # fmt: skip
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 

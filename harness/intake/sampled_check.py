@@ -46,11 +46,11 @@ OPS = 15
 TEMPLATE_FACTOR = 16
 
 
-def estimate_s(autotuner: Any, config: Any, args: tuple[Any, ...]) -> float:
-    """About how long the interpreter takes to run the whole launch under ``config``: its programs' trips over a
-    tile (each trip pays every op's fixed cost) and its elements (each op's numpy work). A kernel launched on
-    another grid (a template) loops over more than its size hints say: it counts :data:`TEMPLATE_FACTOR` times."""
-    grid = inductor_launches.grid_of(autotuner, config, args)
+def estimate_s(autotuner: Any, config: Any, grid: tuple[int, ...]) -> float:
+    """About how long the interpreter takes to run the whole launch on ``grid`` under ``config``: its programs'
+    trips over a tile (each trip pays every op's fixed cost) and its elements (each op's numpy work). A kernel
+    launched on another grid (a template) loops over more than its size hints say: it counts
+    :data:`TEMPLATE_FACTOR` times."""
     programs = _count(grid)
     hints = {str(k): int(v) for k, v in (getattr(autotuner, "size_hints", None) or {}).items()}
     # a block Inductor fixed in the kernel (a persistent reduction's R0_BLOCK) spans its whole hint

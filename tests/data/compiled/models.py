@@ -212,11 +212,7 @@ def float64_inputs(shape, dtype, device, generator):
             torch.randn((shape["N"],), dtype=torch.float64, device=device))
 
 
-# Mistakes in the user's own code (tests/test_compiled_capture.py): said as the inputs function's, not the kernels'
-
-
-def keyerror_inputs(shape, dtype, device, generator):
-    return (randn((shape["M"], shape["rows"]), dtype, device, generator),)  # "rows" is no key of the shape
+# A mistake in the user's own code (tests/test_compiled_capture.py): said as the inputs function's, not the kernels'
 
 
 def cuda_inputs(shape, dtype, device, generator):

@@ -155,7 +155,7 @@ def _small(doc: dict) -> dict:
 
 def test_exit_codes_on_real_static_records(static_run: Path, tmp_path: Path) -> None:
     same = call_cli("compare", str(static_run), str(static_run))
-    assert same.returncode == 0 and "no changes" in same.stdout
+    assert same.returncode == 0 and "no change among the" in same.stdout and "kernels: none added" in same.stdout
 
     def exceeds(doc: dict) -> None:
         rec = _small(doc)
@@ -172,6 +172,9 @@ def test_exit_codes_on_real_static_records(static_run: Path, tmp_path: Path) -> 
         str(tmp_path / "diff.md"),
     )
     assert worse.returncode == 2 and "WORSE: verdict h100" in worse.stdout and "fits -> exceeds" in worse.stdout
+    first = worse.stdout.splitlines()[:4]  # what changed, first: the new finding named, then the verdict
+    assert first[2].startswith("new findings: 1 exceeds (") and "h100" in first[2], first
+    assert first[3].startswith("exit 2: worse"), first
     diff = json.loads((tmp_path / "diff.json").read_text())
     assert diff["exit_code"] == 2 and any(c["kind"] == "verdict" and c["worse"] for c in diff["changes"])
     assert "| verdict" in (tmp_path / "diff.md").read_text()

@@ -59,6 +59,35 @@ def test_two_captures_compare_kernel_for_kernel_with_the_source_diff(tmp_path: P
     assert "no kernel added, removed or changed" in said and "only in" not in said, said
 
 
+@pytest.mark.skipif(not torch.__version__.startswith("2.13"), reason="compiled capture is checked on torch 2.13")
+def test_default_against_max_autotune_says_the_mode_and_the_new_spills_first(tmp_path: Path) -> None:
+    """One function captured as ``torch.compile`` makes it by default and under ``mode: max-autotune``: the
+    compare's first lines name the mode change, the kernels that came and went, and the config that spills now
+    (MI300X's mm template at 1 warp: the compiler's own spill count), then the verdict."""
+    runs = {}
+    for mode in ("default", "max-autotune"):
+        root = tmp_path / mode
+        root.mkdir()
+        shutil.copy(DATA / "compiled" / "models.py", root / "models.py")
+        (root / "c.yaml").write_text(
+            "name: c\ntargets: [h100, mi300x]\ncompiled:\n  mm:\n    fn: models.py:mm_bias_gelu\n"
+            "    inputs: models.py:mm_inputs\n    shapes: [{M: 256, N: 256, K: 256}]\n    dtypes: [fp32]\n"
+            f"    mode: {mode}\n"
+        )
+        proc = run_cli("compiled", str(root / "c.yaml"), "--out", str(root / "out"), "-n", "0",
+                       env={"HARNESS_CHECK_BUDGET_S": "0"})  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        runs[mode] = root / "out"
+    said = call_cli("compare", str(runs["default"]), str(runs["max-autotune"]))
+    assert said.returncode == 0, said.stdout + said.stderr  # new kernels are news, not a regression
+    first = said.stdout.splitlines()[:5]
+    assert first[0] == "changed: mode of mm default -> max-autotune", first
+    assert first[1].startswith("kernels: 1 added (mm.triton_tem_fused_add_gelu_mm_0); 1 removed (mm.triton_poi"), first
+    assert first[2].startswith("new findings: 1 spills (mm.triton_tem_fused_add_gelu_mm_0 M256xN256xK256 fp32 "), first
+    assert first[2].endswith(": mi300x)") and first[3] == "exit 0: nothing worse", first
+    assert "no changes" not in said.stdout and "cannot be compared" not in said.stdout, said.stdout
+
+
 def _graph(torch_version: str, *kernels: GraphKernel) -> dict[Key, KernelGraph]:
     key = ("e", "h100", "N8", "fp32")
     return {key: KernelGraph(key, torch_version, kernels)}

@@ -145,15 +145,17 @@ def moved_graphs(base: Iterable[Record], new: Iterable[Record]) -> list[tuple[Ke
     :func:`compare` pairs kernel for kernel): from the records' keys alone, for the record-level comparison, which
     leaves these records to the graphs' comparison instead of listing them as removed and added."""
 
-    def keys(records: Iterable[Record]) -> set[Key]:
-        return {
-            (r.inductor.entry, r.target, r.shape_id, r.dtype)
-            for r in records
-            if r.inductor.entry is not None and r.mode == "compile" and r.environment == "default"
-        }
-
-    before, after = keys(base), keys(new)
+    before, after = graph_keys(base), graph_keys(new)
     return _across_shapes(before - after, after - before)
+
+
+def graph_keys(records: Iterable[Record]) -> set[Key]:
+    """The (entry, target, shape, dtype) of each compiled graph the records hold."""
+    return {
+        (r.inductor.entry, r.target, r.shape_id, r.dtype)
+        for r in records
+        if r.inductor.entry is not None and r.mode == "compile" and r.environment == "default"
+    }
 
 
 def _across_shapes(only_base: set[Key], only_new: set[Key]) -> list[tuple[Key, Key]]:
@@ -214,7 +216,7 @@ def _source_detail(before: str, after: str) -> list[str]:
     body = [ln for ln in diff if ln[:1] in "+-" and not ln.startswith(("+++", "---"))]
     added, removed = sum(ln.startswith("+") for ln in body), sum(ln.startswith("-") for ln in body)
     shown = [ln for ln in body if ln.startswith("-")][:4] + [ln for ln in body if ln.startswith("+")][:4]
-    return [f"source: +{added} -{removed} lines"] + [f"  {ln[:160]}" for ln in shown]
+    return [f"source: +{added} -{removed} lines"] + [f"  {ln}" for ln in shown]  # whole: a renderer wraps them
 
 
 def _worse_builds(key: Key, before: tuple[GraphKernel, ...], after: tuple[GraphKernel, ...]) -> list[str]:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.analysis.compare import Comparison
+from harness.analysis.compiled_compare import CompiledComparison
 from harness.cli.common import err, load_night, shard_dirs, write_output
 
 
@@ -32,7 +33,9 @@ def _roots(given: str) -> list[Path]:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from harness.analysis.compare import CompareInputError, compare_runs
+    from harness.analysis.compare.headline import headline
     from harness.render import compare as render
+    from harness.render.compiled import comparison
 
     try:
         import scipy.stats  # noqa: F401 - the timing family is judged with it
@@ -80,9 +83,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
         for line in str(exc).splitlines():
             err(line)
         return 3
-    print(render.summary(cmp))
-    for line in _compiled_kernels(base, new, _roots(args.base), _roots(args.new)):
+    compiled = _compiled_kernels(base, new, _roots(args.base), _roots(args.new))
+    said = headline(base, new, base_run, new_run, compiled)
+    for line in render.headline_lines(said, cmp.exit_code):
         print(line)
+    print(render.summary(cmp))
+    if compiled is not None:
+        for line in comparison(compiled):
+            print(line)
     linked = None
     if args.diffs:
         linked = _write_diffs(args, cmp)
@@ -90,7 +98,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             return 3
     if args.markdown:
         rel = os.path.relpath(args.diffs, Path(args.markdown).parent) if args.diffs else None
-        if not write_output(Path(args.markdown), render.markdown(cmp, rel, linked), "--markdown"):
+        if not write_output(Path(args.markdown), render.markdown(cmp, rel, linked, said), "--markdown"):
             return 3
     if args.json:
         import json
@@ -100,11 +108,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return cmp.exit_code
 
 
-def _compiled_kernels(base: list[Any], new: list[Any], base_roots: list[Path], new_roots: list[Path]) -> list[str]:
+def _compiled_kernels(
+    base: list[Any], new: list[Any], base_roots: list[Path], new_roots: list[Path]
+) -> CompiledComparison | None:
     """Two runs with compiled entries: their kernels as Inductor wrote them, compared (kernels added, removed,
-    rewritten: the torch bump's question). Words only: the records' comparison above decides the exit code."""
+    rewritten: the torch bump's question). Words only: the records' comparison decides the exit code."""
     from harness.analysis.compiled_compare import compare, graphs_of
-    from harness.render.compiled import comparison
 
     def source_in(roots: list[Path]) -> Any:
         def source(record: Any) -> str:
@@ -119,5 +128,5 @@ def _compiled_kernels(base: list[Any], new: list[Any], base_roots: list[Path], n
         return source
 
     if not any(r.inductor.entry for r in new) or not any(r.inductor.entry for r in base):
-        return []
-    return comparison(compare(graphs_of(base, source_in(base_roots)), graphs_of(new, source_in(new_roots))))
+        return None
+    return compare(graphs_of(base, source_in(base_roots)), graphs_of(new, source_in(new_roots)))

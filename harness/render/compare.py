@@ -12,6 +12,7 @@ from tabulate import tabulate
 
 from harness.analysis.compare import ir_diff
 from harness.analysis.compare.diff import Change, Comparison
+from harness.analysis.compare.headline import Headline
 from harness.analysis.compare.timings import JudgedTiming
 from harness.render.escaping import md, plain
 
@@ -60,6 +61,37 @@ def judged_lines(cmp: Comparison) -> list[str]:
     return out
 
 
+def _names(items: Sequence[str], limit: int = 3) -> str:
+    shown = ", ".join(plain(i) for i in items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def headline_lines(h: Headline, exit_code: int, limit: int = 3) -> list[str]:
+    """What changed, first: how the runs were made differently, the kernels added, removed and rewritten, the
+    findings that are new (and those gone), then the verdict; one line each, the names cut to ``limit``."""
+    made = "; ".join(f"{s.what} {s.base} -> {s.new}" for s in h.settings)
+    lines = [
+        f"changed: {made}" if made else "changed: nothing in how the runs were made (torch, Triton, modes, targets)"
+    ]
+    kernels = [
+        f"{len(items)} {word} ({_names(items, limit)})"
+        for items, word in (
+            (h.kernels_added, "added"),
+            (h.kernels_removed, "removed"),
+            (h.kernels_changed, "rewritten"),
+        )  # fmt: skip
+        if items
+    ]
+    lines.append("kernels: " + ("; ".join(kernels) if kernels else "none added, removed or rewritten"))
+    news = [f"{len(f.configs)} {f.kind} ({_names(f.configs, limit)})" for f in h.new_findings]
+    lines.append("new findings: " + ("; ".join(news) if news else "none"))
+    gone = [f"{len(f.configs)} {f.kind} ({_names(f.configs, limit)})" for f in h.gone_findings]
+    if gone:
+        lines.append("findings gone: " + "; ".join(gone))
+    lines.append(f"exit {exit_code}: {EXIT_MEANING[exit_code]}")
+    return lines
+
+
 def summary(cmp: Comparison, worst: int = 8) -> str:
     if cmp.reason:
         return "\n".join([f"harness compare: {cmp.reason} (exit 3)"] + _listed("not compared", cmp.not_compared, worst))
@@ -82,7 +114,7 @@ def summary(cmp: Comparison, worst: int = 8) -> str:
             for k in KINDS
             if counts[k]
         )
-        or "no changes"
+        or f"no change among the {cmp.matched} matched records"
     )
     parts += [
         f"  WORSE: missing in new (selected by its matrix, not built): {plain(m)}" for m in cmp.missing_in_new[:worst]
@@ -116,7 +148,6 @@ def summary(cmp: Comparison, worst: int = 8) -> str:
             f"timings judged ({cmp.timings_judged}; the change, the noise it was judged against, the decision):"
         )
         parts += judged_lines(cmp)
-    parts.append(f"exit {cmp.exit_code}: {EXIT_MEANING[cmp.exit_code]}")
     return "\n".join(parts)
 
 
@@ -136,10 +167,15 @@ def _links(c: Change, diffs: str | None, written: set[str] | None) -> str:
     return " ".join(f"[{k}]({quote(diffs + '/' + ir_diff.diff_name(c.label, k))})" for k in found)
 
 
-def markdown(cmp: Comparison, diffs: str | None = None, written: set[str] | None = None) -> str:
+def markdown(
+    cmp: Comparison, diffs: str | None = None, written: set[str] | None = None, head: Headline | None = None
+) -> str:
     """The full comparison; ``diffs``: where ``--diffs`` wrote the IR diffs, relative to the markdown, and
-    ``written``: which (label NUL kind) it wrote, each linked from its build's row."""
-    lines = ["# Run comparison", "", md(summary(cmp).splitlines()[0]), ""]
+    ``written``: which (label NUL kind) it wrote, each linked from its build's row; ``head``: what changed, first."""
+    lines = ["# Run comparison", ""]
+    if head is not None:
+        lines += [f"- {md(line)}" for line in headline_lines(head, cmp.exit_code, limit=12)] + [""]
+    lines += [md(summary(cmp).splitlines()[0]), ""]
     if cmp.groups:
         lines += ["## Changes by kind", ""] + [f"- {md(g.line())}" for g in cmp.groups] + [""]
     commands = repro_lines(cmp)

@@ -28,7 +28,8 @@ def terminal(found: list[Adaptation]) -> list[str]:
 
 
 def checked(a: Adaptation) -> str:
-    """The interpreter's word per target on the entry's configs (each in its graph, against eager)."""
+    """The checks' word per target on the entry's configs (each in its graph, against eager): the GPU's where it
+    ran them, the interpreter's on the host otherwise."""
     parts = []
     for g in a.graphs:
         passed, failed, unchecked = g.checked
@@ -37,7 +38,8 @@ def checked(a: Adaptation) -> str:
             + ([f"{failed} FAIL"] if failed else [])
             + ([f"{unchecked} not checked"] if unchecked else [])
         )
-        parts.append(f"{g.target} " + ", ".join(said))
+        where = f" ({g.on_gpu} on the GPU)" if g.on_gpu else ""
+        parts.append(f"{g.target} " + ", ".join(said) + where)
     return "; ".join(parts)
 
 
@@ -99,9 +101,22 @@ def _graphs(found: list[Adaptation], level: str) -> list[str]:
             kernels = ", ".join(f"{md(n)} ({md(h)}, {c})" for n, h, c in g.kernels)
             choices = f"; {g.choices} max-autotune choices" if g.choices else ""
             lines.append(f"| {g.target} | {kernels}{choices} |")
-        lines += ["", f"- checked on the CPU (Triton's interpreter, the graph against eager): {md(checked(a))}"]
+        lines += [
+            "",
+            f"- checked in the graph against eager (on the GPU where it ran, else Triton's interpreter): {md(checked(a))}",
+        ]
         lines += [f"- differs: {md(d)}" for d in a.differences] + [f"- finding: {md(f)}" for f in a.findings]
     return lines
+
+
+def _wrapped(text: str, indent: str, width: int = 118) -> list[str]:
+    """A detail line whole, folded at ``width`` with its continuation indented under it (a source line's ``-`` and
+    ``+`` versions differ somewhere along it, often past any cut)."""
+    import textwrap
+
+    lead = indent + text[: len(text) - len(text.lstrip())]
+    return textwrap.wrap(text.strip(), width, initial_indent=lead, subsequent_indent=lead + "    ",
+                         break_long_words=True, break_on_hyphens=False) or [indent]  # fmt: skip
 
 
 def comparison(cmp: CompiledComparison) -> list[str]:
@@ -111,7 +126,7 @@ def comparison(cmp: CompiledComparison) -> list[str]:
         lines.append("  no kernel added, removed or changed")
     for c in cmp.changes:
         lines.append(f"  {' '.join(c.key)}: {c.kernel} {c.kind}")
-        lines += [f"    {d}" for d in c.detail]
+        lines += [part for d in c.detail for part in _wrapped(d, "    ")]
     lines += [f"  worse: {w}" for w in cmp.worse]
     lines += [f"  only in base (not compared): {k}" for k in cmp.only_in_base]
     lines += [f"  only in new: {k}" for k in cmp.only_in_new]

@@ -171,6 +171,10 @@ def compare_runs(
         return dataclasses.replace(head, reason=reason)
     if not matched and moved and not (only_base or only_new):  # graphs rerun at other shapes, nothing else
         return dataclasses.replace(head, not_compared=tuple(not_compared))
+    if not matched and compiled_compare.graph_keys(base) & compiled_compare.graph_keys(new):
+        # the same compiled graphs made otherwise (another mode or torch rewrote every kernel): no build matches,
+        # the graphs' comparison answers kernel for kernel
+        return dataclasses.replace(head, not_compared=tuple(not_compared))
     if not matched:
         reason = "no record of one run matches a record of the other (different matrices or targets?)"
         return dataclasses.replace(head, reason=reason)

@@ -24,7 +24,7 @@ from harness.analysis.trends import Trend
 from harness.analysis.vendor_eval import CaseEval, evaluate
 from harness.model.records import Record
 from harness.model.run_info import RunInfo
-from harness.model.runtime import PortabilityEntry
+from harness.model.runtime import NOT_THIS_MODEL, PortabilityEntry
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,9 @@ class Findings:
     policies: tuple[str, ...] = ()  # what stood in for a GPU's timing in those graphs (harness.model.inductor_policies)
     unquotable: tuple[str, ...] = ()  # winner figures and speed-ups flagged, with why (harness.analysis.quotable)
     unchecked: tuple[tuple[str, int], ...] = ()  # why configs went unchecked, with how many (harness.analysis.gate)
+    #: why a target's cases did not run on this host's GPU (another model of the same architecture: what
+    #: ``--device-as`` would do), with how many builds each
+    not_on_this_gpu: tuple[tuple[str, int], ...] = ()
 
     def penalty(self, r: Record) -> dict[str, PortabilityEntry]:
         """The tuning-portability entries of a tune record (:func:`harness.analysis.portability.of`)."""
@@ -82,4 +85,15 @@ def analyse(runs: Sequence[RunInfo], records: Sequence[Record], trends: Sequence
         policies=inductor_graphs.policies_of(held),
         unquotable=tuple(quotable.unquotable(held)),
         unchecked=gate.unchecked(rows),
+        not_on_this_gpu=_not_on_this_gpu(held),
     )
+
+
+def _not_on_this_gpu(records: Sequence[Record]) -> tuple[tuple[str, int], ...]:
+    """The reasons builds were not launched because the local GPU is another model than their target's."""
+    said: dict[str, int] = {}
+    for r in records:
+        reason = r.runtime.reason if r.runtime is not None and r.runtime.status == "not_launched" else None
+        if reason and reason.startswith(NOT_THIS_MODEL):
+            said[reason] = said.get(reason, 0) + 1
+    return tuple(said.items())

@@ -28,10 +28,12 @@ class Graph:
     choices: int  # template choices max-autotune listed (0 without it)
     #: per kernel, each config's settings as (name, value) pairs: what the named differences compare
     settings: tuple[tuple[str, tuple[tuple[tuple[str, str], ...], ...]], ...] = ()
-    #: its configs by the interpreter's check in the graph against eager: (passed, failed, not checked)
+    #: its configs by their check in the graph against eager, the GPU's where the target's GPU ran it, else the
+    #: interpreter's on the host: (passed, failed, not checked)
     checked: tuple[int, int, int] = (0, 0, 0)
     #: per kernel, the sizes the wrapper launched it with (``xnumel``, ``r0_numel``): where a split differs
     numels: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()
+    on_gpu: int = 0  # of ``checked``'s passed and failed, how many the GPU decided
 
 
 @dataclass(frozen=True)
@@ -75,9 +77,14 @@ def of_records(records: Iterable[Record]) -> list[Adaptation]:
         pairs = tuple(sorted((k, str(v)) for k, v in r.config.items()))
         settings.setdefault(key + (r.target,), {}).setdefault(name, []).append(pairs)
         where = f"{r.target} {name} {config_id(r.config)}"
-        tally = checked.setdefault(key + (r.target,), [0, 0, 0])
-        check = r.correctness
-        if check is not None and check.failed:
+        tally = checked.setdefault(key + (r.target,), [0, 0, 0, 0])
+        check, ran = r.correctness, r.runtime
+        if ran is not None and ran.status in ("ok", "mismatch"):  # the GPU's check decides where it ran
+            tally[0 if ran.status == "ok" else 1] += 1
+            tally[3] += 1
+            if ran.status == "mismatch":
+                findings.setdefault(key, []).append(f"{where}: mismatch on the GPU against eager")
+        elif check is not None and check.failed:
             tally[1] += 1
             said = " ".join((check.failed[0].error or check.failed[0].status or "").split())[:200]
             findings.setdefault(key, []).append(f"{where}: interpreter {check.failed[0].status}: {said}")
@@ -101,8 +108,9 @@ def of_records(records: Iterable[Record]) -> list[Adaptation]:
                 tuple(_kernel(n, kernels[key + (target,)]) for n in graph),
                 choices[key + (target,)],
                 tuple((n, tuple(c)) for n, c in settings.get(key + (target,), {}).items()),
-                tuple(checked.get(key + (target,), (0, 0, 0))),  # type: ignore[arg-type]
+                tuple(checked.get(key + (target,), (0, 0, 0, 0))[:3]),  # type: ignore[arg-type]
                 tuple(numels.get(key + (target,), {}).items()),
+                checked.get(key + (target,), (0, 0, 0, 0))[3],
             )
             for target, graph in sorted(graphs[key].items())
         )

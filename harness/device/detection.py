@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from harness.model.runtime import GpuSlot
+from harness.model.runtime import NOT_THIS_MODEL, GpuSlot
 
 
 def _run(argv: list[str]) -> str:
@@ -79,7 +79,7 @@ def match(target: Any, gpu: GpuSlot | None, device_as: tuple[str, ...] = ()) -> 
     if any(re.search(pattern, gpu.name or "", re.I) for pattern in target.models):
         return True, ""
     return False, (
-        f"static only: no {target.name} here — the local GPU is {gpu.name or '?'} (the same "
+        f"{NOT_THIS_MODEL} no {target.name} here — the local GPU is {gpu.name or '?'} (the same "
         f"{target.arch}, another model: other peaks, limits and winners); --device-as {target.name} "
         "runs these cases on it"
     )

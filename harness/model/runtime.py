@@ -268,5 +268,10 @@ class Runtime(ConfigFigures, CaseFigures):
         return self.timing.median if self.timing is not None else math.nan
 
 
+#: how a build's not-launched reason begins where this host's GPU is another model than its target (the terminal
+#: says each such reason once: ``harness.analysis.findings``)
+NOT_THIS_MODEL = "static only:"
+
+
 def not_launched(reason: str) -> Runtime:
     return Runtime(status="not_launched", reason=reason)

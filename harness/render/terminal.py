@@ -63,24 +63,45 @@ def kernel_lines(found: Findings, width: int = WIDTH) -> list[str]:
     return out
 
 
+def _first_speedup(t: Record) -> tuple[float, str] | None:
+    first = next(iter((t.runtime.baselines if t.runtime and t.runtime.baselines else {}).items()), None)
+    return (first[1].speedup, first[0]) if first and first[1].speedup else None
+
+
+def _span(speedups: list[tuple[float, str]]) -> str:
+    lo, hi = min(speedups)[0], max(speedups)[0]
+    return f"{lo:.2f}–{hi:.2f}× {speedups[0][1]}" if lo != hi else f"{lo:.2f}× {speedups[0][1]}"
+
+
 def device_lines(found: Findings) -> list[str]:
-    """One line per kernel tuned on a GPU: cases, and the range of speedups over the primary baseline."""
+    """One line per kernel tuned on a GPU: cases, and the range of speedups over the primary baseline. A compiled
+    function's kernels are timed through the whole function (one held at a time), so its speed-up over eager is the
+    function's: said once per entry, shape and dtype, never under each kernel's name."""
     by_kernel: dict[str, list[Record]] = defaultdict(list)
+    by_entry: dict[tuple[str, str, str, str], list[Record]] = defaultdict(list)
+    # a tune record is its case's: the case's builds say which compiled entry the kernel is of
+    entry_of = {(r.kernel, r.target, r.shape_id, r.dtype): r.inductor.entry
+                for r in found.records if r.mode == "compile" and r.inductor.entry is not None}  # fmt: skip
     for r in found.records:
-        if r.mode == "tune":
+        entry = r.inductor.entry or entry_of.get((r.kernel, r.target, r.shape_id, r.dtype))
+        if r.mode == "tune" and entry is not None:
+            by_entry[(entry, r.target, r.shape_id, r.dtype)].append(r)
+        elif r.mode == "tune":
             by_kernel[r.kernel].append(r)
     out = []
+    for (entry, target, shape, dtype), tunes in sorted(by_entry.items()):
+        ok = [t for t in tunes if t.status == "ok" and t.runtime]
+        speedups = [s for s in (_first_speedup(t) for t in ok) if s]
+        text = f"{plain(entry)} {shape} {dtype} on {target}: compiled {_span(speedups) if speedups else 'not timed'}"
+        if len(ok) < len(tunes):
+            text += f" ({len(ok)} of {len(tunes)} kernels tuned)"
+        out.append(_fit(text))
     for kernel, tunes in sorted(by_kernel.items()):
         ok = [t for t in tunes if t.status == "ok" and t.runtime]
-        speedups = []
-        for t in ok:
-            first = next(iter((t.runtime.baselines if t.runtime and t.runtime.baselines else {}).items()), None)
-            if first and first[1].speedup:
-                speedups.append((first[1].speedup, first[0]))
+        speedups = [s for s in (_first_speedup(t) for t in ok) if s]
         text = f"{plain(kernel)}: {len(ok)} of {len(tunes)} case(s) tuned on {tunes[0].target}"
         if speedups:
-            lo, hi = min(speedups)[0], max(speedups)[0]
-            text += f", {lo:.2f}–{hi:.2f}× {speedups[0][1]}" if lo != hi else f", {lo:.2f}× {speedups[0][1]}"
+            text += f", {_span(speedups)}"
         roofs = [roof for roof in (found.roof(t) for t in ok) if roof is not None and roof.pct is not None]
         for bound in ("memory", "compute"):
             shares = [x.pct for x in roofs if x.bound == bound and x.pct is not None]
@@ -97,6 +118,8 @@ def summary(found: Findings, width: int = WIDTH) -> list[str]:
     columns (a terminal narrower than :data:`WIDTH` gets its own width)."""
     parts = glance.wrapped("portability (configs per target, Triton's defaults; at risk: a swept environment):", width)
     parts += [part for line in kernel_lines(found, width=1 << 16) for part in glance.wrap_parts("  " + line, width)]
+    for reason, builds in found.not_on_this_gpu:
+        parts += glance.wrapped(f"not run on this GPU ({builds} builds): {plain(reason)}", width)
     device = device_lines(found)
     if device:
         parts += ["on the device (winner vs the first baseline; share of its roof's peak, HBM or the dtype's FLOP/s):"]

@@ -1,0 +1,45 @@
+"""What a run with compiled entries says of its GPU work, read from a real run on an H100 (tests/data/compiled/
+run-torch211-h100: ``harness run tests/data/compiled/run.yaml --targets h100`` there, docs/performance.md run CF):
+each compiled function's speed-up over eager once per entry, shape and dtype (its kernels are timed through the
+whole function, so the figure is the function's, never a kernel's); the configs the GPU checked counted as checked;
+and a target the local GPU does not run named once in the terminal with what to do."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from helpers import DATA
+
+from harness.analysis.findings import analyse
+from harness.device.detection import match
+from harness.model.runtime import GpuSlot, not_launched
+from harness.model.targets import catalogue
+from harness.render import terminal
+from harness.results.store import load_results
+
+RUN = DATA / "compiled" / "run-torch211-h100"
+
+
+def test_a_compiled_function_s_speed_up_is_said_once_per_entry_and_gpu_checks_count() -> None:
+    _, records = load_results(RUN)
+    said = "\n".join(terminal.summary(analyse([], records)))
+    device = said.split("on the device")[1].split("compiled functions")[0]
+    # the MLP's three kernels each timed the whole function: one line for the function, none per kernel
+    assert device.count("mlp T512xD1024 bf16 on h100: compiled ") == 1, device
+    assert "sum M8192xN8192 bf16 on h100: compiled 10.38–10.41× eager" in device, device
+    assert "mlp.triton" not in device and "tuned on h100" not in device, device
+    # every config was checked on the H100 against eager: counted as checked, not as "0 pass"
+    assert "checked: h100 5 pass (5 on the GPU)" in said and "not checked" not in said, said
+
+
+def test_targets_the_local_gpu_does_not_run_are_said_once_with_device_as(tmp_path: Path) -> None:
+    """An h100 run's builds on an H200 host: Hopper both, another model; the reason is the detector's own."""
+    _, records = load_results(RUN)
+    runs, reason = match(catalogue()["h100"], GpuSlot(index="0", arch="sm_90", name="NVIDIA H200", uuid=""))
+    assert not runs and reason
+    away = [dataclasses.replace(r, runtime=not_launched(reason)) for r in records if r.mode == "compile"]
+    said = "\n".join(terminal.summary(analyse([], away)))
+    assert said.count("not run on this GPU") == 1, said
+    assert f"not run on this GPU ({len(away)} builds): static only: no h100 here" in said.replace("\n", " ")
+    assert "--device-as h100" in said.replace("\n", " "), said

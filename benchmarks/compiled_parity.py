@@ -178,21 +178,33 @@ def main() -> int:
     doc = yamlpos.load(file.read_text())
     chk = Checker(str(file), doc)
     requests = compiled_entries.requests(chk, doc.value["compiled"], file.resolve().parent)
-    rows = []
+    rows, reals = [], []
     # the capture under this GPU's face, each entry in a child of its own as a run takes it, held against the
     # real compile on the GPU
     for request, outcome in zip(requests, capture(requests, face)):
         mine = {(json.dumps(shape), dtype): table for shape, dtype, table in outcome.tables}
         for got in real(request.entry()):
+            reals.append({"entry": request.name, "shape": got["shape"], "dtype": got["dtype"],
+                          "kernels": [{k: v for k, v in kernel.items() if k in ("name", "configs", "source_sha256")}
+                                      for kernel in got["kernels"]]})  # fmt: skip
             table = mine.get((json.dumps(got["shape"]), got["dtype"]), outcome.why)
             rows.append(_compare(request.name, got, table))
     import torch
 
     result = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "face": face, "rows": rows}
     (out / "parity.json").write_text(json.dumps(result, indent=1))
+    # what Inductor made on this GPU, kept as a reference a CPU test can hold a capture to (tests/data/gpu/)
+    real_made = {k: v for k, v in result.items() if k != "rows"} | {"triton": _triton_version(), "cases": reals}
+    (out / "real.json").write_text(json.dumps(real_made, indent=1))
     for r in rows:
         print(json.dumps({k: v for k, v in r.items() if k not in ("real_sources", "capture_sources")}))
     return 0
+
+
+def _triton_version() -> str:
+    import triton
+
+    return str(triton.__version__)
 
 
 def _compare(name: str, got: dict[str, Any], table: Any) -> dict[str, Any]:

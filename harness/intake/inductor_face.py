@@ -25,7 +25,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from harness.intake import device_values, sdpa_dispatch
+from harness.intake import conv_layout, device_values, sdpa_dispatch
 from harness.intake.inductor_launches import (  # re-exported: the capture's names for them
     _INDUCTOR_RUN,
     _recording_precompile,
@@ -79,6 +79,7 @@ def wear(cache_dir: str, face: Any) -> None:
     _register_cuda_guard(torch)
     device_values.wear()  # the passes that compute on the device itself (constant folding, flex attention's masks)
     sdpa_dispatch.wear(face)  # the attention backend the target's torch would run
+    conv_layout.wear(face.vendor)  # a convolution's output layout as the target's conv library gives it
     _wear_runtime(torch)
     _wear_fake_tensors()
     _wear_inductor()

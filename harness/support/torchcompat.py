@@ -122,8 +122,23 @@ def triton_hash_to_path_key(key: str) -> str:
     return str(fn(key))
 
 
+def suggest_memory_format() -> Callable[[Any], Any]:
+    """``torch._prims_common.suggest_memory_format``: ATen's ``Tensor.suggest_memory_format`` in Python."""
+    from torch._prims_common import suggest_memory_format as fn
+
+    return fn
+
+
+def replace_conv_memory_format(make: Callable[[Callable[..., Any]], Callable[..., Any]]) -> None:
+    """``torch._C._conv_determine_backend_memory_format`` (what FakeTensor's convolution asks for its output's
+    layout) replaced by ``make(original)``, for the rest of this process."""
+    import torch
+
+    torch._C._conv_determine_backend_memory_format = make(torch._C._conv_determine_backend_memory_format)
+
+
 #: every accessor above that takes no argument (tests/test_torchcompat.py calls each on the installed torch)
 ACCESSORS: tuple[Callable[[], Any], ...] = (
     fake_tensor, fake_tensor_mode, tree_map, dynamo, dynamo_guards, inductor_config, triton_heuristics,
-    triton_helpers, inductor_runtime_hints, select_algorithm,
+    triton_helpers, inductor_runtime_hints, select_algorithm, suggest_memory_format,
 )  # fmt: skip

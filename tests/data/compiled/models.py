@@ -189,9 +189,9 @@ class ConvBnRelu(torch.nn.Module):
     """A convolution, batch norm (eval) and ReLU: where cuDNN's channels-last preference and Inductor's layout
     optimisation (off on ROCm) decide whether layout kernels and a 2-D tiled epilogue appear."""
 
-    def __init__(self, c):
+    def __init__(self, c, groups=1):
         super().__init__()
-        self.conv = torch.nn.Conv2d(c, c, 3, padding=1)
+        self.conv = torch.nn.Conv2d(c, c, 3, padding=1, groups=groups)
         self.bn = torch.nn.BatchNorm2d(c)
 
     def forward(self, x):
@@ -200,6 +200,11 @@ class ConvBnRelu(torch.nn.Module):
 
 def conv_bn_relu(shape, dtype):
     return ConvBnRelu(shape["C"]).eval()
+
+
+def depthwise_bn_relu(shape, dtype):
+    """The same with a depthwise convolution (one group per channel): cuDNN's depthwise path on an H100."""
+    return ConvBnRelu(shape["C"], groups=shape["C"]).eval()
 
 
 def image_inputs(shape, dtype, device, generator):

@@ -209,11 +209,10 @@ def test_every_config_is_checked_on_the_cpu_and_the_planted_wrong_kernel_fails(c
     failed_rows = len({(r.kernel, r.config_id) for r in wrong})
     assert re.search(rf"harness: \d+ configs: {failed_rows} failed[ ,]", proc.stdout), proc.stdout[-600:]
     compiled_md = (root / "out" / "compiled.md").read_text()
-    assert (
-        "checked in the graph against eager (on the GPU where it ran, else Triton's interpreter): h100 5 pass; mi300x 9 pass"
-        in compiled_md
-    )
-    assert "h100 0 pass, 2 FAIL" in compiled_md
+    # act_cd's answer, per target: its configs, their findings and checks (the coordinate-descent candidates too)
+    assert "- h100: 1 kernel(s), 5 config(s): no findings · checked 5 pass\n" in compiled_md, compiled_md
+    assert "- mi300x: 1 kernel(s), 9 config(s): no findings · checked 9 pass\n" in compiled_md, compiled_md
+    assert "- h100: 1 kernel(s), 2 config(s): 2 failed · checked 0 pass, 2 FAIL" in compiled_md
     # more interpreter work than the check's time (8 s of capture here): never a pass, not run at all, and the
     # reason, with its numbers and what to do, in the report's own section
     big = [r for r in records if r.inductor.entry == "softmax"]
@@ -267,6 +266,9 @@ def test_report_html_of_a_compiled_run_opens_with_each_targets_graph_in_chromium
     assert found, proc.stderr[-2000:]
     tops = json.loads(found.group(1).replace("&quot;", '"'))
     assert 0 <= tops["compiled"] < 800, tops  # on the first screen
+    # the first entry's answer, a line per vendor, is on it too, above Inductor's policy notes
+    assert 0 < tops["answer"] < 800 and tops["answer"] < tops["policies"], tops
+    assert "h100: " in tops["said"] and "mi300x: " in tops["said"] and "checked " in tops["said"], tops
     assert tops["compiled"] < tops["heat"] < tops["portability"], tops
     assert tops["errors"] == []
 
@@ -278,7 +280,11 @@ window.addEventListener('load', () => {
   const top = q => { const el = document.querySelector(q); return el ? Math.round(el.getBoundingClientRect().top) : -1; };
   const heads = [...document.querySelectorAll('h2')];
   const at = text => { const h = heads.find(x => x.textContent === text); return h ? Math.round(h.getBoundingClientRect().top) : -1; };
-  const out = {compiled: top('#compiled'), heat: top('table.heat'), portability: at('Portability'), errors: window.__errors};
+  const answer = document.querySelector('ul.answer');
+  const notes = [...document.querySelectorAll('p.note')].find(p => p.textContent.includes('named policy'));
+  const out = {compiled: top('#compiled'), heat: top('table.heat'), portability: at('Portability'),
+               answer: top('ul.answer'), said: answer ? answer.textContent : '',
+               policies: notes ? Math.round(notes.getBoundingClientRect().top) : -1, errors: window.__errors};
   const pre = document.createElement('pre'); pre.id = 'measured'; pre.textContent = JSON.stringify(out);
   document.body.appendChild(pre);
 });
@@ -350,12 +356,15 @@ def test_the_kernel_graph_and_configs_differ_by_vendor_where_inductor_adapts(cap
     assert "sum M8192xN8192 bf16" in md and "kernels: h100 2, mi300x 3" in md
     # the named differences, each from the configs Inductor listed per target (held against Inductor above)
     waves = sorted({c["waves_per_eu"] for c in amd["configs"] if "waves_per_eu" in c})
-    assert f"{nv['name']}: waves_per_eu h100 none; mi300x {', '.join(map(str, waves))}" in md
+    assert f"{nv['name']}: waves_per_eu (mi300x only) mi300x {', '.join(map(str, waves))}" in md
+    # warps said with the threads they make at each vendor's wave width (32 on NVIDIA, 64 on AMD)
     for mine, theirs in zip(h100["sum"][0]["kernels"], mi300x["sum"][0]["kernels"]):
         if mine["name"] == theirs["name"]:
             warps = [sorted({c["num_warps"] for c in k["configs"]}) for k in (mine, theirs)]
-            said = f"{mine['name']}: num_warps h100 {', '.join(map(str, warps[0]))}; mi300x "
-            assert (said + ", ".join(map(str, warps[1])) in md) is (warps[0] != warps[1]), (said, warps)
+            threads = [", ".join(str(w * width) for w in ws) for ws, width in zip(warps, (32, 64))]
+            said = (f"{mine['name']}: num_warps h100 {', '.join(map(str, warps[0]))} ({threads[0]} threads); "
+                    f"mi300x {', '.join(map(str, warps[1]))} ({threads[1]} threads)")  # fmt: skip
+            assert (said in md) is (warps[0] != warps[1]), (said, warps)
     # the split, named: a kernel of both graphs launched over other parts (the split held against Inductor's
     # reduction_split_factor above) and their length, each as the compiled wrapper launched it on that target
     split = 0
@@ -399,10 +408,13 @@ def test_each_candidate_is_built_with_the_options_inductor_gives_it(captured) ->
 
 def test_the_run_reports_where_inductor_adapts_from_its_records(captured, tmp_path) -> None:
     _, proc, root = captured
-    assert "compiled functions (each target's Inductor kernel graph in report.md):" in proc.stdout
-    assert "sum M8192xN8192 bf16: h100 2 kernel(s); mi300x 3 kernel(s)" in proc.stdout
+    said = proc.stdout.split("compiled functions: what each target gets (graphs in report.md):\n")[1]
+    # the answer first: each entry, then what each target gets, before the per-kernel portability counts
+    assert said.index("  sum M8192xN8192 bf16\n    h100: 2 kernel(s), ") < said.index("portability ("), said
+    assert "\n    mi300x: 3 kernel(s), " in said, said
     md = (root / "out" / "report.md").read_text()
-    assert "## Compiled functions: each target's kernel graph" in md and "### sum M8192xN8192 bf16" in md
+    assert "## Compiled functions: what each target gets" in md and "### sum M8192xN8192 bf16" in md
+    assert md.index("- h100: 2 kernel(s), ") < md.index("- max_autotune_choice: "), md  # policies after
     assert "- differs: kernels: h100 2, mi300x 3" in md and "- max_autotune_choice: " in md
     assert "<h3>sum · M8192xN8192 · bf16</h3>" in (root / "out" / "report.html").read_text()
     # the section comes from the records alone: a report re-rendered (or merged) from the run directory has it

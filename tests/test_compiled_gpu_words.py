@@ -24,13 +24,16 @@ RUN = DATA / "compiled" / "run-torch211-h100"
 def test_a_compiled_function_s_speed_up_is_said_once_per_entry_and_gpu_checks_count() -> None:
     _, records = load_results(RUN)
     said = "\n".join(terminal.summary(analyse([], records)))
-    device = said.split("on the device")[1].split("compiled functions")[0]
+    # the answer first: each compiled function, what each target gets; the device's figures after
+    assert said.startswith("compiled functions: what each target gets (graphs in report.md):"), said[:300]
+    device = said.split("\non the device")[1].split("\ncaptured ops")[0]
     # the MLP's three kernels each timed the whole function: one line for the function, none per kernel
     assert device.count("mlp T512xD1024 bf16 on h100: compiled ") == 1, device
     assert "sum M8192xN8192 bf16 on h100: compiled 10.38–10.41× eager" in device, device
     assert "mlp.triton" not in device and "tuned on h100" not in device, device
     # every config was checked on the H100 against eager: counted as checked, not as "0 pass"
-    assert "checked: h100 5 pass (5 on the GPU)" in said and "not checked" not in said, said
+    assert "h100: 3 kernel(s), 5 config(s): no findings · checked 5 pass (5 on the GPU)" in said, said
+    assert "not checked" not in said, said
 
 
 def test_targets_the_local_gpu_does_not_run_are_said_once_with_device_as(tmp_path: Path) -> None:

@@ -34,6 +34,9 @@ class Graph:
     #: per kernel, the sizes the wrapper launched it with (``xnumel``, ``r0_numel``): where a split differs
     numels: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()
     on_gpu: int = 0  # of ``checked``'s passed and failed, how many the GPU decided
+    attention: tuple[str, ...] = ()  # the SDPA backends the graph ran on this target (cudnn, flash, ...)
+    conv_layout: tuple[str, ...] = ()  # its convolutions' output layouts on this target
+    counts: FindingCounts | None = None  # this target's configs by finding kind
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,7 @@ class Adaptation:
     differences: tuple[str, ...]
     findings: tuple[str, ...]
     counts: FindingCounts | None = None  # its configs by finding kind, counted as the run's last line counts them
+    unchecked: tuple[tuple[str, int], ...] = ()  # why its configs went unchecked, with how many (gate.unchecked)
 
 
 def of_records(records: Iterable[Record]) -> list[Adaptation]:
@@ -62,6 +66,7 @@ def of_records(records: Iterable[Record]) -> list[Adaptation]:
     checked: dict[tuple[str, ...], list[int]] = {}
     numels: dict[tuple[str, ...], dict[str, tuple[tuple[str, int], ...]]] = {}
     grouped: dict[Key, list[Record]] = {}
+    decided: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {}
     for r in records:
         if r.inductor.entry is None or r.mode != "compile" or r.environment != "default":
             continue
@@ -74,6 +79,7 @@ def of_records(records: Iterable[Record]) -> list[Adaptation]:
         heuristic, seen = per.get(name, (r.inductor.heuristic or "?", 0))
         per[name] = (heuristic, seen + 1)
         numels.setdefault(key + (r.target,), {}).setdefault(name, tuple(sorted((r.inductor.numels or {}).items())))
+        decided.setdefault(key + (r.target,), (tuple(r.inductor.attention or ()), tuple(r.inductor.conv_layout or ())))
         pairs = tuple(sorted((k, str(v)) for k, v in r.config.items()))
         settings.setdefault(key + (r.target,), {}).setdefault(name, []).append(pairs)
         where = f"{r.target} {name} {config_id(r.config)}"
@@ -111,13 +117,24 @@ def of_records(records: Iterable[Record]) -> list[Adaptation]:
                 tuple(checked.get(key + (target,), (0, 0, 0, 0))[:3]),  # type: ignore[arg-type]
                 tuple(numels.get(key + (target,), {}).items()),
                 checked.get(key + (target,), (0, 0, 0, 0))[3],
+                *decided.get(key + (target,), ((), ())),
+                gate.count(build_rows([r for r in grouped[key] if r.target == target])),
             )
             for target, graph in sorted(graphs[key].items())
         )
         label = shape if len(versions) == 1 else f"{shape} triton{triton} torch{torch}"
-        counts = gate.count(build_rows(grouped[key]))
+        rows = build_rows(grouped[key])
         out.append(
-            Adaptation(entry, label, dtype, made, tuple(_differences(made)), tuple(findings.get(key, ())), counts)
+            Adaptation(
+                entry,
+                label,
+                dtype,
+                made,
+                tuple(_differences(made)),
+                tuple(findings.get(key, ())),
+                gate.count(rows),
+                gate.unchecked(rows),
+            )  # fmt: skip
         )
     return out
 
@@ -142,6 +159,11 @@ def _differences(graphs: tuple[Graph, ...]) -> list[str]:
                 said.append(f"{name}: configs {first.target} {n}, {g.target} {m}")
     said += _sizes_differ(graphs, [n for n in names[first.target] if n in everywhere])
     said += _settings_differ(graphs, [n for n in names[first.target] if n in everywhere])
+    for what, of in (("attention", lambda g: g.attention), ("convolution output", lambda g: g.conv_layout)):
+        seen = {g.target: of(g) for g in graphs}
+        if len(set(seen.values())) > 1:
+            said.append(f"{what}: " + "; ".join(f"{t} {', '.join(LAYOUT.get(v, v) for v in vs) or 'none'}"
+                                                for t, vs in seen.items()))  # fmt: skip
     choices = {g.target: g.choices for g in graphs}
     if len(set(choices.values())) > 1:
         said.append("max-autotune choices: " + ", ".join(f"{t} {n}" for t, n in choices.items()))
@@ -169,9 +191,33 @@ def _settings_differ(graphs: tuple[Graph, ...], kernels: list[str]) -> list[str]
         for setting in (s for s in order if s in values):
             seen = {t: values[setting].get(t, set()) for t in per_target}
             if len({frozenset(v) for v in seen.values()}) > 1:
-                shown = "; ".join(f"{t} {', '.join(sorted(v, key=_number)) or 'none'}" for t, v in seen.items())
-                said.append(f"{name}: {setting} {shown}")
+                said.append(f"{name}: {_setting_said(setting, seen)}")
     return said
+
+
+#: a convolution output's layout in words
+LAYOUT = {"contiguous": "NCHW (contiguous)", "channels_last": "NHWC (channels-last)",
+          "channels_last_3d": "NDHWC (channels-last 3-D)"}  # fmt: skip
+
+
+def _setting_said(setting: str, seen: Mapping[str, set[str]]) -> str:
+    """A setting's values per target in the user's terms: warps with the threads they make at each target's wave
+    width (16 warps of 32 and 8 of 64 are both 512 threads), an option one backend alone has named as its."""
+    if setting in _BACKEND_ONLY:
+        having = {t: v for t, v in seen.items() if v}
+        shown = "; ".join(f"{t} {', '.join(sorted(v, key=_number))}" for t, v in having.items())
+        return f"{setting} ({'/'.join(having)} only) {shown}"
+    if setting == "num_warps":
+        from harness.model.targets import catalogue
+
+        widths = {t: catalogue()[t].warp_size if t in catalogue() else 0 for t in seen}
+        parts = []
+        for t, v in seen.items():
+            warps = sorted(v, key=_number)
+            threads = [str(int(w) * widths[t]) for w in warps if w.isdigit() and widths[t]]
+            parts.append(f"{t} {', '.join(warps)}" + (f" ({', '.join(threads)} threads)" if threads else ""))
+        return "num_warps " + "; ".join(parts)
+    return f"{setting} " + "; ".join(f"{t} {', '.join(sorted(v, key=_number)) or 'none'}" for t, v in seen.items())
 
 
 def _sizes_differ(graphs: tuple[Graph, ...], kernels: list[str]) -> list[str]:

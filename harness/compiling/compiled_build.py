@@ -149,6 +149,8 @@ def compile_job(job: CompileJob) -> CompileReply:
             numels=dict(slot.numels) or None,
             options=_plain(options),
             policies=tuple(POLICIES),
+            attention=slot.attention or None,
+            conv_layout=slot.conv_layout or None,
         ),
         triton=triton.__version__,
         correctness=inductor_ref.check_of(slot, job.config, job.shape),

@@ -18,7 +18,15 @@ import time
 from typing import Any, Mapping
 
 from harness.authoring import torchutil
-from harness.intake import compiled_check, compiled_regions, face, inductor_face, inductor_launches, sdpa_dispatch
+from harness.intake import (
+    compiled_check,
+    compiled_regions,
+    conv_layout,
+    face,
+    inductor_face,
+    inductor_launches,
+    sdpa_dispatch,
+)
 from harness.intake.importing import import_attr
 
 
@@ -60,6 +68,7 @@ def capture_table(ref: str, inputs_ref: str, shape: Mapping[str, Any], options: 
     started = time.monotonic()
     recorder = inductor_launches.fresh()
     sdpa_dispatch.CHOSEN.clear()
+    conv_layout.CHOSEN.clear()
     kept: list[tuple[Any, Any]] = []
 
     def compile_and_call() -> None:
@@ -106,6 +115,8 @@ def capture_table(ref: str, inputs_ref: str, shape: Mapping[str, Any], options: 
         "choices": recorder.choices,
         # the SDPA backends this target's torch runs here (each traced call, once; Dynamo and AOT both trace it)
         "attention": list(dict.fromkeys(sdpa_dispatch.CHOSEN)),
+        # the memory formats its convolutions' outputs take on this target (cuDNN's or MIOpen's rule)
+        "conv_layout": list(dict.fromkeys(conv_layout.CHOSEN)),
         "policies": dict(inductor_face.POLICIES),
     }
 

@@ -30,6 +30,10 @@ from typing import Any, Callable
 
 from harness.support import torchcompat
 
+#: each convolution output's memory format decided here since the capture began (the capture's table keeps each
+#: once, in order: a graph's convolutions are traced by Dynamo, AOT and Inductor alike)
+CHOSEN: list[str] = []
+
 #: the environment variable ROCm torch reads to let MIOpen give channels-last outputs
 MIOPEN_NHWC = "PYTORCH_MIOPEN_SUGGEST_NHWC"
 
@@ -63,6 +67,7 @@ def wear(vendor: str) -> None:
             chosen = output_format(vendor, names.get(suggest(input_), "contiguous"),
                                    names.get(suggest(weight), "contiguous"), weight.dim(),
                                    torch.float64 in (input_.dtype, weight.dtype))  # fmt: skip
+            CHOSEN.append(chosen)
             return formats[chosen]
 
         return determine

@@ -307,7 +307,17 @@ def entries_of(
             )  # fmt: skip
             slots.setdefault(name, []).append(
                 inductor_ref.Slot(
-                    *key, source, position, graph, str(kernel["heuristic"]), grids, choices, checks, numels
+                    *key,
+                    source,
+                    position,
+                    graph,
+                    str(kernel["heuristic"]),
+                    grids,
+                    choices,
+                    checks,
+                    numels,
+                    tuple(str(a) for a in table.get("attention") or ()),
+                    tuple(str(c) for c in table.get("conv_layout") or ()),
                 )
             )
             entries = [ConfigEntry(tuple(c.items()), vendor) for c in listed]

@@ -75,6 +75,10 @@ class Inductor(Payload):
     options: Mapping[str, Any] | None = None  # the compile options Inductor passed (waves_per_eu, debug, ...)
     #: what a GPU would have decided by timing, decided by a named policy instead (harness.model.inductor_policies)
     policies: tuple[str, ...] | None = None
+    #: the attention backends the graph's SDPA calls ran on this target (cudnn, flash, efficient, math), in order
+    attention: tuple[str, ...] | None = None
+    #: its convolutions' output layouts on this target (contiguous: NCHW; channels_last: NHWC), in order
+    conv_layout: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

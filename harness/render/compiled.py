@@ -9,38 +9,49 @@ from dataclasses import dataclass
 
 from harness.analysis import gate
 from harness.analysis.compiled_compare import CompiledComparison
-from harness.analysis.inductor_graphs import Adaptation
+from harness.analysis.inductor_graphs import LAYOUT, Adaptation, Graph
 from harness.render.escaping import md
 
 
+def vendor_line(g: Graph) -> str:
+    """What one target gets for an entry, in a line: its kernels and configs, their findings, how many were checked
+    and how, and what the target's libraries decided around them (attention backend, convolution layout)."""
+    configs = sum(n for _, _, n in g.kernels)
+    found = gate.said(g.counts) if g.counts is not None else "no findings"
+    parts = [f"{g.target}: {len(g.kernels)} kernel(s), {configs} config(s): {found}", f"checked {_checked(g)}"]
+    if g.attention:
+        parts.append(f"attention {', '.join(g.attention)}")
+    if g.conv_layout:
+        parts.append(f"convolution output {', '.join(LAYOUT.get(v, v) for v in g.conv_layout)}")
+    return " · ".join(parts)
+
+
+def answer(a: Adaptation) -> list[str]:
+    """An entry's answer, first: a line per target (:func:`vendor_line`), why configs went unchecked with how many,
+    then what differs between the targets."""
+    lines = [vendor_line(g) for g in a.graphs]
+    lines += [f"not checked ({n}): {why}" for why, n in a.unchecked]
+    return lines + [f"differs: {d}" for d in a.differences]
+
+
 def terminal(found: list[Adaptation]) -> list[str]:
-    """A line per entry, shape and dtype, then what differs and the count of its findings (the run's worst-findings
-    lines and report.md give them)."""
+    """A title line per entry, shape and dtype, then its answer indented under it (the findings themselves are in
+    the run's worst-findings lines and report.md)."""
     lines = []
     for a in found:
-        graphs = "; ".join(f"{g.target} {len(g.kernels)} kernel(s)" for g in a.graphs)
-        lines.append(f"{a.entry} {a.shape} {a.dtype}: {graphs}")
-        lines.append(f"  checked: {checked(a)}")
-        lines += [f"  differs: {d}" for d in a.differences]
-        if a.counts is not None and gate.said(a.counts) != "no findings":
-            lines.append(f"  {a.counts.configs} configs: {gate.said(a.counts)} (report.md)")
+        lines.append(f"{a.entry} {a.shape} {a.dtype}")
+        lines += [f"  {line}" for line in answer(a)]
     return lines
 
 
-def checked(a: Adaptation) -> str:
-    """The checks' word per target on the entry's configs (each in its graph, against eager): the GPU's where it
-    ran them, the interpreter's on the host otherwise."""
-    parts = []
-    for g in a.graphs:
-        passed, failed, unchecked = g.checked
-        said = (
-            [f"{passed} pass"]
-            + ([f"{failed} FAIL"] if failed else [])
-            + ([f"{unchecked} not checked"] if unchecked else [])
-        )
-        where = f" ({g.on_gpu} on the GPU)" if g.on_gpu else ""
-        parts.append(f"{g.target} " + ", ".join(said) + where)
-    return "; ".join(parts)
+def _checked(g: Graph) -> str:
+    passed, failed, unchecked = g.checked
+    said = (
+        [f"{passed} pass"]
+        + ([f"{failed} FAIL"] if failed else [])
+        + ([f"{unchecked} not checked"] if unchecked else [])
+    )
+    return ", ".join(said) + (f" ({g.on_gpu} on the GPU)" if g.on_gpu else "")
 
 
 #: what compiled.md and compiled.html say first of a run that did not finish
@@ -68,9 +79,11 @@ def markdown(page: Page) -> str:
     if page.left_out:
         lines += ["**Not captured** (left out of this run; fix the entry and run again):", ""]
         lines += [f"- {md(line)}" for line in page.left_out] + [""]
-    lines += ["What Inductor decides by timing on a device is a policy here:"]
+    # each entry's answer first; how Inductor's device-timed decisions were made here after them
+    lines += _graphs(found, "##")
+    lines += ["", "What Inductor decides by timing on a device is a policy here:", ""]
     lines += [f"- {k}: {v}" for k, v in policies.items()]
-    return "\n".join(lines + _graphs(found, "##")) + "\n"
+    return "\n".join(lines) + "\n"
 
 
 def report_section(policies: tuple[str, ...], found: list[Adaptation]) -> list[str]:
@@ -79,33 +92,27 @@ def report_section(policies: tuple[str, ...], found: list[Adaptation]) -> list[s
         return []
     from harness.model.inductor_policies import POLICIES
 
-    lines = ["## Compiled functions: each target's kernel graph", "",
-             "Each target's kernel graph as TorchInductor generated it under that target's virtual device, every "
-             "config its heuristics list built, checked on the CPU in its graph against eager, and judged below. What Inductor decides by timing on a device is a "
-             "named policy here, never a measurement:", ""]  # fmt: skip
+    lines = ["## Compiled functions: what each target gets", "",
+             "Per entry, shape and dtype, each target's kernel graph as TorchInductor generated it under that "
+             "target's virtual device, every config its heuristics list built, checked in its graph against eager "
+             "and judged below."]  # fmt: skip
+    lines += _graphs(found, "###")
+    lines += ["", "What Inductor decides by timing on a device is a named policy here, never a measurement:", ""]
     lines += [f"- {name}: {md(POLICIES.get(name, '?'))}" for name in policies]
-    return lines + _graphs(found, "###") + [""]
+    return lines + [""]
 
 
 def _graphs(found: list[Adaptation], level: str) -> list[str]:
     lines: list[str] = []
     for a in found:
-        lines += [
-            "",
-            f"{level} {md(a.entry)} {md(a.shape)} {md(a.dtype)}",
-            "",
-            "| target | kernels (heuristic, configs) |",
-            "| --- | --- |",
-        ]
+        lines += ["", f"{level} {md(a.entry)} {md(a.shape)} {md(a.dtype)}", ""]
+        lines += [f"- {md(line)}" for line in answer(a)]
+        lines += ["", "| target | kernels (heuristic, configs) |", "| --- | --- |"]
         for g in a.graphs:
             kernels = ", ".join(f"{md(n)} ({md(h)}, {c})" for n, h, c in g.kernels)
             choices = f"; {g.choices} max-autotune choices" if g.choices else ""
             lines.append(f"| {g.target} | {kernels}{choices} |")
-        lines += [
-            "",
-            f"- checked in the graph against eager (on the GPU where it ran, else Triton's interpreter): {md(checked(a))}",
-        ]
-        lines += [f"- differs: {md(d)}" for d in a.differences] + [f"- finding: {md(f)}" for f in a.findings]
+        lines += [""] + [f"- finding: {md(f)}" for f in a.findings]
     return lines
 
 
@@ -147,6 +154,6 @@ def html(page: Page) -> str:
         undefined=jinja2.StrictUndefined,
     )
     return env.get_template("compiled.html.j2").render(
-        name=page.name, policies=list(page.policies.items()), found=page.found,
+        name=page.name, policies=list(page.policies.items()), found=[(a, answer(a)) for a in page.found],
         incomplete=INCOMPLETE if page.incomplete else "", left_out=list(page.left_out),
     )  # fmt: skip

@@ -32,7 +32,7 @@ from harness.analysis.trends import Trend
 from harness.model.inductor_policies import POLICIES
 from harness.model.run_info import RunInfo
 from harness.model.timings import STABLE_IQR
-from harness.render import html_matrix, html_night, html_overview, run_lines, svg, tables
+from harness.render import compiled, html_matrix, html_night, html_overview, run_lines, svg, tables
 from harness.render.compare import EXIT_MEANING
 from harness.render.escaping import CONTROL
 
@@ -256,7 +256,7 @@ def html_report(found: Findings, night: NightVerdict | None = None) -> str:
         runs=_runs(runs),
         night_lines=[line for info in runs for line in run_lines.night_lines(info)],
         portability=html_matrix.tables(list(found.rows)),
-        compiled=list(found.compiled),
+        compiled=[(a, compiled.answer(a)) for a in found.compiled],
         compiled_policies=[(name, POLICIES.get(name, "?")) for name in found.policies],
         device_charts=_device_charts(found),
         unstable=list(found.unstable),

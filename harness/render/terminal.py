@@ -116,7 +116,14 @@ def device_lines(found: Findings) -> list[str]:
 def summary(found: Findings, width: int = WIDTH) -> list[str]:
     """The lines `harness run` ends with (before the paths of results.json and report.md), at most ``width``
     columns (a terminal narrower than :data:`WIDTH` gets its own width)."""
-    parts = glance.wrapped("portability (configs per target, Triton's defaults; at risk: a swept environment):", width)
+    parts: list[str] = []
+    if found.compiled:  # a compiled function's answer first: what each vendor gets, then the per-kernel counts
+        parts += ["compiled functions: what each target gets (graphs in report.md):"]
+        # wrapped, never cut: a named difference lists every target's values
+        for line in compiled.terminal(list(found.compiled)):
+            indent = "  " + " " * (len(line) - len(line.lstrip()))
+            parts += [indent + w for w in glance.wrapped(plain(line.lstrip()), width - len(indent))]
+    parts += glance.wrapped("portability (configs per target, Triton's defaults; at risk: a swept environment):", width)
     parts += [part for line in kernel_lines(found, width=1 << 16) for part in glance.wrap_parts("  " + line, width)]
     for reason, builds in found.not_on_this_gpu:
         parts += glance.wrapped(f"not run on this GPU ({builds} builds): {plain(reason)}", width)
@@ -127,11 +134,6 @@ def summary(found: Findings, width: int = WIDTH) -> list[str]:
     adapted = [la.short() for la in found.launches if la.adapts or not la.own_faces]
     if adapted:
         parts += ["captured ops (each target's launches in report.md):"] + ["  " + a for a in adapted]
-    if found.compiled:
-        parts += ["compiled functions (each target's Inductor kernel graph in report.md):"]
-        # wrapped, never cut: a named difference lists every target's values
-        for line in compiled.terminal(list(found.compiled)):
-            parts += ["  " + w for w in glance.wrapped(plain(line), width - 2)]
     bad = glance.worst_terminal(found, width)
     if bad:
         parts += ["worst findings (as report.html and report.md list them):", *bad]

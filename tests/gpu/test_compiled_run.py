@@ -48,7 +48,7 @@ def test_each_compiled_config_is_checked_and_timed_against_eager(tmp_path: Path)
         assert t["runtime"]["timing"]["median_us"] > 0  # the figures stay in the records (docs/performance.md)
     # the terminal says each function's speed-up over eager once per entry, shape and dtype, never per kernel
     (out / "terminal.txt").write_text(proc.stdout)
-    device = proc.stdout.split("on the device")[1].split("compiled functions")[0]
+    device = proc.stdout.split("\non the device")[1].split("\nworst findings")[0]
     assert device.count(f"mlp T512xD1024 bf16 on {_target()}: compiled ") == 1, device
     assert "× eager" in device and "tuned on" not in device, device
 

@@ -24,7 +24,7 @@ def _children_cpu() -> float:
 
 
 def main() -> int:
-    from harness.intake.compiled_probe import capture
+    from harness.intake.inductor.compiled_probe import capture
     from harness.matrix import compiled_entries
     from harness.support import yamlpos
     from harness.support.checking import Checker

@@ -3,7 +3,7 @@
     PYTHONPATH=. python3 benchmarks/compiled_parity.py FILE.yaml OUT_DIR
 
 1. The capture under the virtual device of this GPU's target (h100 or h200, from the device name), as on any
-   machine: each entry in a child of its own (``harness.intake.compiled_probe.capture``, what a run reads).
+   machine: each entry in a child of its own (``harness.intake.inductor.compiled_probe.capture``, what a run reads).
 2. A process of its own, wearing nothing: each entry, shape and dtype compiled by ``torch.compile`` for real on the
    GPU and run once, with Inductor's precompile and its template benchmark observed (not replaced): each kernel's
    name, source and configs as Inductor listed them, the compiled wrapper's launch order (a second call's: the
@@ -173,7 +173,7 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     face = face_of_this_gpu()
     os.environ["HARNESS_COMPILED_UNCHECKED_TORCH"] = "1"
-    from harness.intake.compiled_probe import capture
+    from harness.intake.inductor.compiled_probe import capture
 
     doc = yamlpos.load(file.read_text())
     chk = Checker(str(file), doc)

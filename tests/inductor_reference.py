@@ -18,7 +18,7 @@ def reference_child(target: str, kernels: list[dict], root: Path) -> dict:
     (root / f"kernels-{target}.json").write_text(json.dumps([[k["name"], k["source"]] for k in kernels]))
     code = f"""
 import importlib.util, json, sys, pathlib
-from harness.intake import face
+from harness.intake.virtual_device import face
 face.wear(face.of({target!r}))
 import torch
 from torch._inductor.runtime import triton_helpers

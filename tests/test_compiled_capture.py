@@ -127,7 +127,7 @@ LIMITS = {"HARNESS_CALLBACK_TIMEOUT_S": "8", "HARNESS_CHECK_BUDGET_S": "2"}
 def _tables(root: Path, target: str, names: tuple[str, ...] = GOOD_NAMES) -> dict[str, list[dict]]:
     """Per good entry, the capture's tables on ``target`` the run was built from (remembered on disk by the
     capture: read here, not captured again), each with its ``shape``."""
-    from harness.intake.compiled_probe import remembered
+    from harness.intake.inductor.compiled_probe import remembered
     from harness.matrix import compiled_entries
     from harness.support import yamlpos
     from harness.support.checking import Checker
@@ -448,7 +448,7 @@ def test_two_runs_under_different_torch_pins_compare_kernel_for_kernel(captured)
 
 
 def test_the_inductor_internals_a_gpu_worker_holds_exist_on_this_torch(captured, tmp_path) -> None:
-    """What harness/intake/inductor_spec.py reads and patches on a GPU worker, held against this torch's Inductor
+    """What harness/intake/inductor/inductor_spec.py reads and patches on a GPU worker, held against this torch's Inductor
     (it ran on an H100 with torch 2.11, docs/performance.md run CF): a release that moves one of these fails here."""
     import inspect
 
@@ -468,7 +468,7 @@ def test_the_inductor_internals_a_gpu_worker_holds_exist_on_this_torch(captured,
     from torch.nn.utils import stateless
 
     assert callable(stateless._reparametrize_module)
-    # the CPU check and the coordinate-descent candidates (harness/intake/compiled_check.py, inductor_launches.py)
+    # the CPU check and the coordinate-descent candidates (harness/intake/inductor/compiled_check.py, inductor_launches.py)
     from torch._inductor.runtime import coordinate_descent_tuner as coordesc
 
     assert callable(CachingAutotuner._interpret_args_grid) and callable(CachingAutotuner._precompile_config)

@@ -119,7 +119,7 @@ def test_a_graph_the_new_run_lacks_is_listed_not_judged() -> None:
 
 
 def test_an_unsupported_torch_is_refused_in_one_line_naming_the_supported_ones(monkeypatch) -> None:
-    from harness.intake import inductor_face
+    from harness.intake.inductor import inductor_face
 
     inductor_face.check_torch("2.13.0+cpu")
     inductor_face.check_torch("2.11.0+cu130")

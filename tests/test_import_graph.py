@@ -259,3 +259,40 @@ def test_the_zygote_roles_name_only_modules_and_functions_that_exist() -> None:
     readers = sorted(m for m, imported in _graph(_modules()).items() if "harness.support.zygote_roles" in imported)
     assert readers == ["harness.support.zygote"], readers
     assert not problems, "\n".join(problems)
+
+
+#: harness.intake's rooms: the virtual device (faces, fake tensors, device values, the attention and convolution
+#: decisions), under both captures; a library's launches, whose ops may call torch.compile regions (Inductor's
+#: room); Inductor's capture and its checks. The face installs the launch capture's benchmarker and the regions'
+#: recorder into the libraries it fronts (lazily, at wear time): those edges are named below, so that no other
+#: crosses a room's wall unseen.
+ROOMS = ("harness.intake.virtual_device", "harness.intake.launches", "harness.intake.inductor")
+#: the modules every room shares, at harness.intake's top: running user code in a child, importing and loading it
+SHARED = {"callback_probe", "child_probe", "facts", "importing", "loader"}
+#: the edges between rooms as they are, module to module (a new one is a decision: add it here, said why)
+CROSSING = {
+    ("harness.intake.virtual_device.face", "harness.intake.inductor.compiled_regions"),
+    ("harness.intake.virtual_device.face", "harness.intake.launches.capture"),
+    ("harness.intake.launches.capture", "harness.intake.inductor.compiled_regions"),
+    ("harness.intake.launches.ops", "harness.intake.inductor.compiled_regions"),
+    ("harness.intake.launches.ops", "harness.intake.inductor.region_check"),
+    ("harness.intake.inductor.compiled_probe", "harness.intake.launches.op_probe"),
+}
+
+
+def test_intake_is_in_rooms_and_only_the_named_edges_cross_their_walls() -> None:
+    modules = _modules()
+    intake = [m for m in modules if m.startswith("harness.intake.")]
+    loose = sorted(
+        m for m in intake if m.count(".") == 2 and m.split(".")[2] not in SHARED | {r.split(".")[2] for r in ROOMS}
+    )
+    assert loose == [], "a module of harness.intake in no room (put it in one, or name it shared)"
+    room_of = {m: next((r for r in ROOMS if m == r or m.startswith(r + ".")), None) for m in intake}
+    crossing = {
+        (a, b)
+        for a, targets in _graph(modules).items()
+        if room_of.get(a)
+        for b in targets
+        if room_of.get(b) and room_of[b] != room_of[a] and room_of[b] != "harness.intake.virtual_device"
+    }
+    assert crossing == CROSSING  # the virtual device is under both captures: their imports of it are its use

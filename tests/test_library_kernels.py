@@ -199,7 +199,7 @@ OWN_QUESTIONS = {
     ),
     "conch": (
         "import torch\nfrom conch.platforms import detect_current_platform\n"
-        "from conch.ops.quantization.fp8 import scaled_fp8_quant\nfrom harness.intake.capture import launches\n"
+        "from conch.ops.quantization.fp8 import scaled_fp8_quant\nfrom harness.intake.launches.capture import launches\n"
         "x = torch.empty(4, 64, dtype=torch.float16, device='cuda')\n"
         "with launches():  # the format is the library's Python's choice, made before its launch\n"
         "    y, _ = scaled_fp8_quant(x, torch.ones(1, device='cuda'))\n"

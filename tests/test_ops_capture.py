@@ -378,7 +378,7 @@ def test_a_capture_is_remembered_against_every_module_of_the_capture_code(tmp_pa
     interpreter checks run with captures again."""
     import shutil
 
-    from harness.intake import op_probe
+    from harness.intake.launches import op_probe
 
     package = Path(op_probe.__file__).resolve().parent
     copy = tmp_path / "harness"

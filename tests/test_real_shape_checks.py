@@ -29,7 +29,7 @@ MATRIX = DATA / "compiled" / "real_shapes.yaml"
 @pytest.fixture(scope="module", params=["h100", "mi300x"])
 def checked(request: pytest.FixtureRequest) -> tuple[str, dict[str, list[dict]]]:
     """Each entry's kernels as its capture under the face recorded them, each config with its check."""
-    from harness.intake.compiled_probe import capture
+    from harness.intake.inductor.compiled_probe import capture
     from harness.matrix import compiled_entries
     from harness.support import yamlpos
     from harness.support.checking import Checker

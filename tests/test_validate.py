@@ -133,7 +133,7 @@ def test_a_compiled_entry_for_a_target_without_a_face_is_one_line_before_any_cap
     assert proc.returncode == 2 and len(said) == 1, proc.stdout + proc.stderr
     assert said[0].startswith(f"{tmp_path / 'm.yaml'}:2: compiled: entries cannot be captured for b200")
     assert "mi250x" in said[0] and "Traceback" not in proc.stderr
-    from harness.intake import face
+    from harness.intake.virtual_device import face
 
     mi250x = face.of("mi250x")  # a GCD of the MI250X, as ROCm torch reports it (faces.yaml cites each value)
     assert (mi250x.gcn_arch, mi250x.capability, mi250x.sm_count, mi250x.warp_size) == (

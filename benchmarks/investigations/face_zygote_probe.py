@@ -20,7 +20,7 @@ os.chdir(sys.argv[2])
 
 
 def _capture() -> None:
-    from harness.intake import ops
+    from harness.intake.launches import ops
 
     table = ops.launch_table("clib.py:square_then_act", "clib.py:inputs", {"M": 1024, "N": 4096}, "fp32")
     assert table["compiled"], table
@@ -32,7 +32,8 @@ def _cpu() -> float:
 
 
 def _wear_face() -> None:
-    from harness.intake import compiled_regions, face
+    from harness.intake.inductor import compiled_regions
+    from harness.intake.virtual_device import face
 
     face.wear_from_env()
     compiled_regions.install()
@@ -47,7 +48,8 @@ def main(mode: str) -> None:
         return
     import torch  # noqa: F401 - the suite's probe zygote has torch imported already
 
-    from harness.intake import face, inductor_face
+    from harness.intake.inductor import inductor_face
+    from harness.intake.virtual_device import face
 
     _wear_face()
     start = _cpu()

@@ -1,5 +1,5 @@
 """What an Inductor launcher exposes on this torch (a GPU host): the attribute that holds its compiled binary, with
-Triton's launcher and with the static CUDA launcher. harness/intake/inductor_spec.py reads ``launcher.bin``."""
+Triton's launcher and with the static CUDA launcher. harness/intake/inductor/inductor_spec.py reads ``launcher.bin``."""
 
 import torch
 from torch._inductor.runtime.triton_heuristics import CachingAutotuner

@@ -1,5 +1,5 @@
 """Where a captured library already adapts to the vendor: per captured kernel, dtype and shape, the launches each
-target's face got (:mod:`harness.intake.face`), and whether they differ between targets.
+target's face got (:mod:`harness.intake.virtual_device.face`), and whether they differ between targets.
 
 So a reader can tell "the library's AMD launch fits" from "the CUDA launch would not fit on AMD": a verdict on a
 captured op is about the launches that vendor gets, and this says when those are not the other vendor's. Under

@@ -159,8 +159,9 @@ def _differences(graphs: tuple[Graph, ...]) -> list[str]:
                 said.append(f"{name}: configs {first.target} {n}, {g.target} {m}")
     said += _sizes_differ(graphs, [n for n in names[first.target] if n in everywhere])
     said += _settings_differ(graphs, [n for n in names[first.target] if n in everywhere])
-    for what, of in (("attention", lambda g: g.attention), ("convolution output", lambda g: g.conv_layout)):
-        seen = {g.target: of(g) for g in graphs}
+    decided = (("attention", {g.target: g.attention for g in graphs}),
+               ("convolution output", {g.target: g.conv_layout for g in graphs}))  # fmt: skip
+    for what, seen in decided:
         if len(set(seen.values())) > 1:
             said.append(f"{what}: " + "; ".join(f"{t} {', '.join(LAYOUT.get(v, v) for v in vs) or 'none'}"
                                                 for t, vs in seen.items()))  # fmt: skip

@@ -209,7 +209,7 @@ class KernelSpec(SpecShapes):
     #: the JITFunction) — see :mod:`harness.authoring.decorated`
     decorated: Any = None
     decorations: Any = None
-    #: set by :mod:`harness.intake.ops` for a kernel captured from an op: the op, the device the capture ran on, the
+    #: set by :mod:`harness.intake.launches.ops` for a kernel captured from an op: the op, the device the capture ran on, the
     #: number of launches, the kernel's position among them (JSON-friendly; kept in each record)
     captured: Mapping[str, Any] | None = None
     #: ``fn`` as given when it is a function of the target (``fn`` is then its NVIDIA kernel): see :meth:`for_target`

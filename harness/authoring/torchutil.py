@@ -38,7 +38,7 @@ def randn(shape: tuple[int, ...], dtype: str, device: Any, generator: Any, scale
 
     A GPU run passes a device generator, so full-size inputs (gigabytes) are
     drawn where they are used instead of on one CPU core. On ``meta`` there is nothing to draw: that includes a
-    GPU device under a capture's virtual device (:mod:`harness.intake.face_tensors` makes it ``meta``), where
+    GPU device under a capture's virtual device (:mod:`harness.intake.virtual_device.face_tensors` makes it ``meta``), where
     drawing on the CPU generator first cost seconds of CPU per large input for values no one reads.
     """
     import torch

@@ -21,13 +21,13 @@ from pathlib import Path
 
 from harness.analysis.gate import FindingCounts
 from harness.cli.common import EXIT_FAILED, EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, err
-from harness.intake.compiled_probe import Request
+from harness.intake.inductor.compiled_probe import Request
 
 TOP = {"name", "targets", "compiled"}
 
 
 def cmd_compiled(args: argparse.Namespace) -> int:
-    from harness.intake import inductor_face
+    from harness.intake.inductor import inductor_face
     from harness.results import rundir
 
     file = Path(args.file)
@@ -56,7 +56,7 @@ def _held_compiled(
     args: argparse.Namespace, out: Path, name: str, targets: list[str], requests: list[Request], file: Path
 ) -> int:
     """The captures, the run and the view, ``out`` held by this command."""
-    from harness.intake.compiled import TRACEBACKS
+    from harness.intake.inductor.compiled import TRACEBACKS
     from harness.results import rundir
 
     os.environ[TRACEBACKS] = str(out / rundir.TRACEBACKS_DIR)  # a failed capture's whole traceback, named in its line
@@ -96,7 +96,7 @@ def _held_compiled(
 
 def _checked_file(file: Path, targets: str | None) -> tuple[str, list[str], list[Request]] | None:
     """The file's name, targets and entries, each problem printed as ``file:line: message`` (None after any)."""
-    from harness.intake import face
+    from harness.intake.virtual_device import face
     from harness.matrix import compiled_entries
     from harness.model import targets as catalogue
     from harness.support import yamlpos

@@ -155,7 +155,7 @@ def _held_run(
 ) -> int:
     """The run, ``out`` held by this command."""
     # a compiled entry's capture that fails keeps its whole traceback in the run directory (its one line says where)
-    from harness.intake.compiled import TRACEBACKS
+    from harness.intake.inductor.compiled import TRACEBACKS
 
     os.environ[TRACEBACKS] = str(out / rundir.TRACEBACKS_DIR)
     matrix = read_matrix(matrix_path, args.targets, say=True)

@@ -93,7 +93,7 @@ def cmd_targets(args: argparse.Namespace) -> int:
             ],
         )
     )
-    from harness.intake import face
+    from harness.intake.virtual_device import face
 
     faceless = [t for t in catalogue() if t not in face.known()]
     print(f"\ncaptures (ops: and compiled: entries) take {', '.join(face.known())}"

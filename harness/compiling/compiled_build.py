@@ -1,8 +1,8 @@
-"""One candidate config of a kernel TorchInductor generated (a run's case, :mod:`harness.intake.inductor_ref`), built
+"""One candidate config of a kernel TorchInductor generated (a run's case, :mod:`harness.intake.inductor.inductor_ref`), built
 exactly as Inductor builds it, then judged like any config: artifacts, resources read from them with the vendor's
 tools, flags against the target's limits, answered as any build is.
 
-The kernel's module (the source :mod:`harness.intake.compiled` recorded under the target's face) is imported here
+The kernel's module (the source :mod:`harness.intake.inductor.compiled` recorded under the target's face) is imported here
 with no face: its decorator builds the ``CachingAutotuner`` from the ``triton_meta`` written into the source (the
 target's ``DeviceProperties``, the signature, the divisibility attributes). The candidate is then compiled by
 Inductor's own steps, minus the launcher: ``_create_compile_meta`` and ``_create_compile_options`` of that
@@ -92,13 +92,13 @@ class InductorModuleError(Exception):
 
 
 def compile_job(job: CompileJob) -> CompileReply:
-    """A run's build of one config of Inductor's kernel (:mod:`harness.intake.inductor_ref`): the same steps as
+    """A run's build of one config of Inductor's kernel (:mod:`harness.intake.inductor.inductor_ref`): the same steps as
     :func:`build`, answered as any build is, so its record is judged, reported, merged and compared like any other.
     A failure raises: the worker makes it the record's error, as for any compile."""
     import triton
 
     from harness.compiling.compile import cpu_seconds
-    from harness.intake import inductor_ref
+    from harness.intake.inductor import inductor_ref
     from harness.model.kernel_refs import InductorRef, decode
 
     target = Target(**job.target)

@@ -124,7 +124,7 @@ def inductor_case(record: Record, made: InductorRef, target: Target) -> tuple[An
     """A kernel Inductor generated: (its JIT function, the case) from the module recorded for this target, shape
     and dtype and the compile meta and options Inductor's own autotuner makes for the config, as the build had them."""
     from harness.compiling.compiled_build import compile_parts
-    from harness.intake import inductor_ref
+    from harness.intake.inductor import inductor_ref
     from harness.support.cache import cache_dir
 
     slot = made.slot(target.name, record.shape, record.dtype)

@@ -5,7 +5,7 @@ same config, on the same inputs, and comparing with the same reference under the
 cannot import the kernel's launcher or reference (they live in the harness's kernel files), so this module runs
 them here instead: the inputs from the matrix's seed (on the GPU when this host has one, as the run made them, else
 on the CPU), the reference, and the launcher's Python with Triton's ``run`` recorded rather than executed
-(:func:`harness.intake.capture.launches`). What comes out is the kernel's arguments by name (tensors saved beside
+(:func:`harness.intake.launches.capture.launches`). What comes out is the kernel's arguments by name (tensors saved beside
 the script with ``torch.save``), the grid as numbers, which arguments are outputs and each output's reference and
 tolerance. The script then calls ``KERNEL[grid](**args)`` as a user would.
 
@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.compiling.repro import ReproError
-from harness.intake import capture, loader
+from harness.intake import loader
+from harness.intake.launches import capture
 from harness.model.records import Record
 from harness.model.targets import Target
 

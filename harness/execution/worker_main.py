@@ -102,7 +102,7 @@ def main() -> None:
 
     watch_parent()  # a worker busy in a hung compile still ends with the harness
     if os.environ.get("HARNESS_FACE"):  # a captured op's builds for one target: its library imported as there
-        from harness.intake import face
+        from harness.intake.virtual_device import face
 
         face.wear_from_env()
     channel = os.fdopen(os.dup(1), "w", buffering=1)

@@ -1,5 +1,5 @@
 """Running user code first in a child that says, before each call, which call it makes: the shared runner of the
-callback probe (:mod:`harness.intake.callback_probe`) and the op-capture probe (:mod:`harness.intake.op_probe`).
+callback probe (:mod:`harness.intake.callback_probe`) and the op-capture probe (:mod:`harness.intake.launches.op_probe`).
 
 The child is ``python -c CODE`` in a session of its own (so whatever user code starts dies with it), with the
 lifeline (:mod:`harness.support.lifeline`) watching the harness. It reads ``{"nonce": ..., "entries": [...]}`` on
@@ -51,7 +51,7 @@ from harness.support.lifeline import adopt_orphans, end_descendants, watch_paren
 watch_parent()
 adopt_orphans()  # what the user's code starts in a session of its own is still ours to end
 if os.environ.get("HARNESS_FACE"):  # a captured op's child: the target's virtual device, before any user import
-    from harness.intake import face as _face
+    from harness.intake.virtual_device import face as _face
     _face.wear_from_env()
 _sent = json.loads(sys.stdin.read())
 NONCE, ENTRIES = _sent["nonce"], _sent["entries"]

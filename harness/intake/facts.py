@@ -145,8 +145,8 @@ def of_spec(ref: str, spec: Any) -> SpecFacts:
 
 
 def _inductor_facts(ref: str, made: InductorRef) -> SpecFacts:
-    """A kernel Inductor generated (:mod:`harness.intake.inductor_ref`); on a GPU each config is checked and timed
-    through the compiled function (:mod:`harness.intake.inductor_spec`)."""
+    """A kernel Inductor generated (:mod:`harness.intake.inductor.inductor_ref`); on a GPU each config is checked and timed
+    through the compiled function (:mod:`harness.intake.inductor.inductor_spec`)."""
     first = dict(json.loads(made.slots[0].shape)) if made.slots else {}
     return SpecFacts(
         ref=ref, name=made.kernel, dims=tuple(first), flags=(), dtypes=tuple(sorted({s.dtype for s in made.slots})),

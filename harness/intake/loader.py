@@ -65,16 +65,16 @@ def resolve(name: str, source: str | None, kernels_dir: Path | None = None, base
 @lru_cache(maxsize=None)
 def load(ref: str) -> KernelSpec:
     """The KernelSpec a reference names: a spec file's or module's attribute, or a kernel captured from an op
-    (:mod:`harness.intake.ops`)."""
+    (:mod:`harness.intake.launches.ops`)."""
     from harness.model.kernel_refs import CaptureFailedRef, InductorRef, OpRef, decode
 
     made = decode(ref)
     if isinstance(made, InductorRef):  # Inductor's kernel, on a GPU worker: its configs through the compiled function
-        from harness.intake import inductor_spec
+        from harness.intake.inductor import inductor_spec
 
         return inductor_spec.spec_for(made)
     if isinstance(made, OpRef):
-        from harness.intake import ops
+        from harness.intake.launches import ops
 
         try:
             return ops.spec_for(made)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.intake import loader
-from harness.intake.compiled_probe import Request
+from harness.intake.inductor.compiled_probe import Request
 from harness.matrix.configs import ConfigEntry
 from harness.matrix.entry import KernelEntry
 from harness.support.checking import Checker
@@ -154,12 +154,13 @@ def kernel_entries(
     """A run matrix's ``compiled:`` section as kernel entries: one per kernel Inductor generates for an entry
     (``entry.kernel_name``), with the configs its heuristics give on each target for each shape and dtype where
     the kernel is part of that target's graph; a kernel that one target's graph lacks has no case there. Each
-    entry is captured under every target's face (remembered on disk, :func:`harness.intake.compiled_probe.
+    entry is captured under every target's face (remembered on disk, :func:`harness.intake.inductor.compiled_probe.
     remembered`); a capture that fails is a failed case on that target, shape and dtype (:func:`failed_entry`),
     never the whole matrix's refusal: one model entry that cannot capture costs no other case its result."""
     from importlib import metadata
 
-    from harness.intake import face, inductor_face
+    from harness.intake.inductor import inductor_face
+    from harness.intake.virtual_device import face
 
     made = requests(chk, section, base_dir)
     if not made or not targets:
@@ -243,9 +244,9 @@ Tables = dict[str, list[tuple[str, dict[str, int], str, dict[str, Any]]]]
 
 def captures(requests: list[Request], targets: list[str] | tuple[str, ...]) -> tuple[Tables, list[CaptureFailure]]:
     """Each entry's capture tables (target, shape, dtype, table) on every target, each remembered on disk
-    (:func:`harness.intake.compiled_probe.remembered`: the run reads the same captures), and every failure, in
+    (:func:`harness.intake.inductor.compiled_probe.remembered`: the run reads the same captures), and every failure, in
     the order met: what ``harness run`` makes failed cases of and ``harness compiled`` leaves out."""
-    from harness.intake.compiled_probe import remembered
+    from harness.intake.inductor.compiled_probe import remembered
 
     tables: Tables = {r.name: [] for r in requests}
     failures: list[CaptureFailure] = []
@@ -274,7 +275,7 @@ def entries_of(
     """One kernel entry per kernel of the captures' ``tables`` (target, shape, dtype, capture table).
     ``op_reference``: the kernels are an ``op:``'s compiled regions' (:func:`harness.matrix.ops_entries.
     region_entries`), ``request.ref`` the op a GPU calls as is, this its reference ("" where the op has none)."""
-    from harness.intake import inductor_ref
+    from harness.intake.inductor import inductor_ref
     from harness.matrix.entry import shape_key
     from harness.model import targets as catalogue
 

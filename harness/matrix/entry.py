@@ -45,6 +45,6 @@ class KernelEntry:
         """``import_env`` with the face a captured op's processes wear for ``target``'s builds."""
         if not self.launched:
             return self.import_env
-        from harness.intake.face import ENV
+        from harness.intake.virtual_device.face import ENV
 
         return tuple(sorted(dict(self.import_env, **{ENV: self.launches_from or target}).items()))

@@ -1,6 +1,6 @@
 """Matrix entries with ``op:``: validated, captured per target, shape and dtype, one kernel entry per distinct launch.
 
-Each target's capture runs in a child that wears that target's virtual device (:mod:`harness.intake.op_probe`),
+Each target's capture runs in a child that wears that target's virtual device (:mod:`harness.intake.launches.op_probe`),
 so each target's configs are the ones the library launches there. ``launches_from: h100`` asks the cross-vendor
 question on purpose: every target builds the launches the library makes on that one target (the records say
 so). A launch of a kernel that the op makes twice with other constexprs is an entry of its own
@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.intake import loader, op_probe, ops
+from harness.intake import loader
+from harness.intake.launches import op_probe, ops
 from harness.matrix.configs import ConfigEntry
 from harness.matrix.entry import KernelEntry, shape_key
 from harness.support.checking import Checker, is_a
@@ -109,7 +110,7 @@ def op_request(
 
 def capture_together(requests: list[tuple[OpRequest, tuple[tuple[str, str], ...]]]) -> None:
     """Capture every op of a matrix (each with its ``import_env``) before its entries are read: one child per target
-    face and variables (:func:`harness.intake.op_probe.prefetch`), the faces in each entry's order; an entry whose
+    face and variables (:func:`harness.intake.launches.op_probe.prefetch`), the faces in each entry's order; an entry whose
     capture failed on one face is not captured on the next (its error names the first)."""
     failed: set[int] = set()
     for round_ in range(max((len(r.faces) for r, _ in requests), default=0)):
@@ -211,7 +212,7 @@ def region_entries(
     same children, remembered); after a problem there, none."""
     from importlib import metadata
 
-    from harness.intake.compiled_probe import Request
+    from harness.intake.inductor.compiled_probe import Request
     from harness.matrix import compiled_entries
 
     request = op_request(chk, name, entry, path, base_dir, targets)

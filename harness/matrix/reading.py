@@ -73,7 +73,7 @@ def _probe_together(kernels: dict[str, Any], kernels_dir: Path | None, base_dir:
     refs = []
     for name, entry in kernels.items():
         if not isinstance(entry, dict) or entry.get("import_env") or "op" in entry or "inputs" in entry:
-            continue  # fetched with its own variables, or captured (harness.intake.op_probe)
+            continue  # fetched with its own variables, or captured (harness.intake.launches.op_probe)
         source = entry.get("source")
         try:
             refs.append(loader.resolve(str(name), source if isinstance(source, str) else None, kernels_dir, base_dir))

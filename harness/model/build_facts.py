@@ -36,7 +36,7 @@ class AutotuneFacts(Payload):
 
 @dataclass(frozen=True)
 class Captured(Payload):
-    """An op's kernel, captured from the library's own call (harness.intake.capture)."""
+    """An op's kernel, captured from the library's own call (harness.intake.launches.capture)."""
 
     op: str | None = None
     device: str | None = None  # the tensors that served: "cuda (virtual)", "cuda", "meta" or "cpu"
@@ -56,7 +56,7 @@ class Captured(Payload):
 @dataclass(frozen=True)
 class Inductor(Payload):
     """A kernel TorchInductor generated for a matrix's ``compiled:`` entry (or an ``op:``'s ``torch.compile``
-    regions), as captured under the target's face (harness.intake.compiled, harness.intake.compiled_regions) and
+    regions), as captured under the target's face (harness.intake.inductor.compiled, harness.intake.inductor.compiled_regions) and
     built with Inductor's own compile options (harness.compiling.compiled_build)."""
 
     entry: str | None = None  # the matrix's compiled entry (or the op's kernels: entry)

@@ -1,6 +1,6 @@
 """What TorchInductor decides by running on a device, and what a capture under a virtual device decides instead:
 each a named policy, written into every compiled kernel's record and stated in the reports, never presented as a
-measurement (the capture: :mod:`harness.intake.inductor_face`)."""
+measurement (the capture: :mod:`harness.intake.inductor.inductor_face`)."""
 
 from __future__ import annotations
 

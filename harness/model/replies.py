@@ -60,7 +60,7 @@ class CompileReply(BuildFigures, Reply):
 
     triton: str | None = None
     # a kernel Inductor generated: the interpreter's check of this config in its graph, made at capture
-    # (harness.intake.compiled_check); the record keeps it as an interpreter record keeps its own
+    # (harness.intake.inductor.compiled_check); the record keeps it as an interpreter record keeps its own
     correctness: InterpretCorrectness | None = None
 
 

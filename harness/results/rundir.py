@@ -36,7 +36,7 @@ from harness.results.store import complete_cases, load_results
 from harness.support import safe_files
 
 LOCK_NAME = ".harness.lock"
-#: a failed capture's whole traceback (harness.intake.compiled), kept before the run has claimed the directory
+#: a failed capture's whole traceback (harness.intake.inductor.compiled), kept before the run has claimed the directory
 TRACEBACKS_DIR = "tracebacks"
 #: the entries ``harness compiled`` captured, as the run matrix it then runs (written before the run claims the folder)
 COMPILED_MATRIX = "compiled.yaml"

@@ -1,7 +1,7 @@
 """Triton's CPU interpreter made to run some of a launch's programs, not all (``TRITON_INTERPRET=1`` only).
 
 A kernel at a model's real shape has tens of thousands of programs; run one at a time in numpy, every config of
-every kernel would take hours. The check of a config at that shape (:mod:`harness.intake.sampled_check`) runs the
+every kernel would take hours. The check of a config at that shape (:mod:`harness.intake.inductor.sampled_check`) runs the
 programs that cover a few windows of the output (the first, the last, the middle and two drawn ones, on each grid
 axis) for the config under test and for the reference config, and compares what the two wrote.
 

@@ -2,7 +2,7 @@
 Triton: Inductor's runtime (its autotuner, heuristics and helpers), its config and template selection, Dynamo,
 FakeTensorMode, the pytree helpers and the torch-function mode stack.
 
-These move between torch releases (``harness.intake.inductor_face.SUPPORTED`` lists the checked ones); the rest of
+These move between torch releases (``harness.intake.inductor.inductor_face.SUPPORTED`` lists the checked ones); the rest of
 the harness reaches them only through the functions here, each a lazy import (this module imports nothing of torch
 when it is imported: a run's main process never loads torch), so a release that moves one fails in one place, and
 tests/test_torchcompat.py calls every one on the installed torch.

@@ -38,13 +38,13 @@ ROLES = {
                  "_pytest.helpconfig", "_pytest.junitxml", "_pytest.pastebin", "_pytest.setuponly", "_pytest.setupplan",
                  "_pytest.skipping", "_pytest.threadexception", "_pytest.tracemalloc", "_pytest.unittest",
                  "_pytest.warnings", "_pytest.debugging", "_pytest._argcomplete", "pdb", "faulthandler",
-                 "xdist.looponfail", "platformdirs.pytest_plugin", "harness.spec", "harness.intake.ops",
-                 "harness.matrix.ops_entries", "harness.intake.op_probe", "harness.intake.launch_groups",
+                 "xdist.looponfail", "platformdirs.pytest_plugin", "harness.spec", "harness.intake.launches.ops",
+                 "harness.matrix.ops_entries", "harness.intake.launches.op_probe", "harness.intake.launches.launch_groups",
                  "harness.intake.callback_probe", "harness.device.detection", "harness.execution.placement",
                  "harness.render.terminal", "harness.render.vendor_eval", "harness.authoring.decorated",
                  "harness.torchutil"),
                 "harness.cli:main", ("harness.render.html_page:warm",)),
     # the children that run a user's code first while a matrix is read (harness.intake.child_probe): ``-c CODE``
-    "probe": Role(("torch", "triton", "harness.intake.face", "harness.intake.capture", "harness.intake.ops",
+    "probe": Role(("torch", "triton", "harness.intake.virtual_device.face", "harness.intake.launches.capture", "harness.intake.launches.ops",
                    "harness.intake.facts", "harness.support.lifeline"), "harness.intake.child_probe:forked_main"),
 }  # fmt: skip

@@ -1,6 +1,6 @@
 """Compiled entries of a run matrix on this GPU (tests/data/compiled/run.yaml): every config Inductor lists for each
 kernel, as captured under this GPU's virtual device, is checked against eager PyTorch and timed through the compiled
-function with that kernel held to that config (harness.intake.inductor_spec); the binary it launched is the one the
+function with that kernel held to that config (harness.intake.inductor.inductor_spec); the binary it launched is the one the
 build stage made with Inductor's options (launch parity, by sha256)."""
 
 from __future__ import annotations

@@ -19,13 +19,14 @@ from harness.support.settings import timeout_s
 
 _CHILD = r"""
 import tempfile
-from harness.intake import face, inductor_face  # the face is worn by the prelude (HARNESS_FACE); Inductor's now
+from harness.intake.inductor import inductor_face
+from harness.intake.virtual_device import face  # the face is worn by the prelude (HARNESS_FACE); Inductor's now
 try:
     inductor_face.wear(tempfile.mkdtemp(prefix="harness-inductor-"), face.worn())
     failed = None
 except inductor_face.InductorFaceError as exc:
     failed = str(exc)
-from harness.intake.compiled import CompiledCaptureError, capture_table
+from harness.intake.inductor.compiled import CompiledCaptureError, capture_table
 from harness.intake.importing import KernelLoadError, import_attr
 imported()
 n = 0
@@ -81,7 +82,7 @@ class Request:
 @dataclass(frozen=True)
 class Outcome:
     """One entry's capture on one target: why it failed in one line (then no tables), else per shape and dtype
-    the table (:func:`harness.intake.compiled.capture_table`) or why that one failed."""
+    the table (:func:`harness.intake.inductor.compiled.capture_table`) or why that one failed."""
 
     why: str
     tables: tuple[tuple[dict[str, int], str, dict[str, Any] | str], ...]
@@ -112,14 +113,15 @@ def _key(request: Request, target: str) -> str:
     from importlib import metadata
     from pathlib import Path
 
-    from harness.intake import loader, op_probe
+    from harness.intake import loader
+    from harness.intake.launches import op_probe
 
     try:
         torch = metadata.version("torch")
     except metadata.PackageNotFoundError:
         torch = ""
     stamps = [loader.source_hash(ref) for ref in (request.ref, request.inputs)]
-    own = op_probe.code_stamp(Path(__file__).resolve().parent)
+    own = op_probe.code_stamp(Path(__file__).resolve().parents[1])
     # what the host check was given (its budget, the call's limit it shares) decides what it reached
     budget = [timeout_s(v) for v in ("HARNESS_CHECK_BUDGET_S", "HARNESS_CALLBACK_TIMEOUT_S")]
     text = json.dumps([request.entry(), target, torch, stamps, own, sys.executable, budget], sort_keys=True,
@@ -169,10 +171,10 @@ def _write(key: str, outcome: Outcome) -> None:
 
 def capture(requests: list[Request], target: str, import_env: tuple[tuple[str, str], ...] = ()) -> list[Outcome]:
     """Each request captured under ``target``'s face, in as few children as it takes."""
-    from harness.intake import face
+    from harness.intake.virtual_device import face
 
     # Triton's interpreter from the child's start: each kernel Inductor writes is then an interpreted function, which
-    # the capture records as it would a compiled one and the check runs on the CPU (harness.intake.compiled_check)
+    # the capture records as it would a compiled one and the check runs on the CPU (harness.intake.inductor.compiled_check)
     env = tuple(sorted(dict(import_env, **{face.ENV: target, "TRITON_INTERPRET": "1"}).items()))
     out: list[Outcome | None] = [None] * len(requests)
     todo = list(range(len(requests)))

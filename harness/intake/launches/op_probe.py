@@ -1,9 +1,9 @@
 """An ``op:`` entry's capture per target: the library imported and the op captured under that target's virtual
-device (:mod:`harness.intake.face`), never in the harness's own process. An op (or its ``inputs`` function) that
+device (:mod:`harness.intake.virtual_device.face`), never in the harness's own process. An op (or its ``inputs`` function) that
 hangs, exits or crashes while it is captured is one line naming the op, the target, the shape and the dtype, never
 a hung or silently ended ``validate``.
 
-The capture (:func:`harness.intake.ops.launch_table`) runs the library's Python for every shape and dtype of the
+The capture (:func:`harness.intake.launches.ops.launch_table`) runs the library's Python for every shape and dtype of the
 entry, with launches recorded and not run, and reports what the op launches there: each kernel's distinct
 launches in order and each launch's configs. The child is :mod:`harness.intake.child_probe`'s (its own session,
 the import and call limits, a nonce on its lines). One child serves every op of a matrix that wears the same face
@@ -30,9 +30,9 @@ from harness.intake import child_probe, loader
 from harness.support.settings import timeout_s
 
 _CHILD = r"""
-from harness.intake import face  # worn by the prelude (HARNESS_FACE), before the library is imported
-from harness.intake import ops
-from harness.intake.capture import CaptureError
+from harness.intake.virtual_device import face  # worn by the prelude (HARNESS_FACE), before the library is imported
+from harness.intake.launches import ops
+from harness.intake.launches.capture import CaptureError
 from harness.intake.importing import KernelLoadError, import_attr
 imported()
 base = 0
@@ -62,7 +62,7 @@ done()
 @dataclass(frozen=True)
 class Captured:
     """What one target's child found: the module that could not be imported (its key and why), else each shape and
-    dtype's launch table (:func:`harness.intake.ops.launch_table`), or why its capture failed."""
+    dtype's launch table (:func:`harness.intake.launches.ops.launch_table`), or why its capture failed."""
 
     import_error: tuple[str, str] | None
     captures: tuple[tuple[dict[str, Any], str, dict[str, Any] | str], ...]
@@ -92,7 +92,7 @@ class Request:
         return {"refs": dict(self.refs), "shapes": list(self.shapes), "dtypes": list(self.dtypes)}
 
     def env(self) -> tuple[tuple[str, str], ...]:
-        from harness.intake import face
+        from harness.intake.virtual_device import face
 
         return tuple(sorted(dict(self.import_env, **{face.ENV: self.target}).items()))
 
@@ -184,7 +184,7 @@ def _captured(reported: Any) -> Captured:
 
 
 def _check_table(table: Any) -> None:
-    """A launch table as :func:`harness.intake.ops.launch_table` writes it, or ValueError."""
+    """A launch table as :func:`harness.intake.launches.ops.launch_table` writes it, or ValueError."""
     if not isinstance(table, dict) or not isinstance(table.get("device"), str):
         raise ValueError("table")
     for la in table.get("launches", None) or []:
@@ -263,20 +263,21 @@ def _why(got: child_probe.Outcome, pairs: list[tuple[Any, str]], op: str) -> str
 @lru_cache(maxsize=1)
 def _own_stamp() -> str:
     """The capture's own code (a capture remembered by an older harness is not this one's)."""
-    return code_stamp(Path(__file__).resolve().parent)
+    return code_stamp(Path(__file__).resolve().parents[1])
 
 
 def code_stamp(package: Path) -> str:
-    """Every module of the intake package, whatever it is called (a hand-kept list once missed one), the
+    """Every module of the intake package and its rooms, whatever it is called (a hand-kept list once missed one), the
     catalogues the faces answer from, and what the captures' interpreter checks run with (the interpreter's
     patches, the correctness rule)."""
     model = package.parent / "model"
     digest = hashlib.sha256()
     checks = [package.parent / "support" / "interpreter_patches.py", package.parent / "authoring" / "correctness.py"]
-    for path in sorted(package.glob("*.py")) + [model / "faces.yaml", model / "targets.yaml"] + checks:
+    for path in sorted(package.rglob("*.py")) + [model / "faces.yaml", model / "targets.yaml"] + checks:
         if path in checks and not path.is_file():
             continue
-        digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+        name = path.relative_to(package.parent).as_posix()
+        digest.update(name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()[:16]
 
 

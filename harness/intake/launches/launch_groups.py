@@ -1,7 +1,7 @@
 """An op's recorded launches grouped as the harness builds them: one *call* per ``kernel[grid](...)`` the op makes
 (an autotuned kernel's candidates, then its final launch), one :class:`KernelLaunch` per distinct launch of a kernel
 (calls that differ in anything but the config), numbered in the op's order. Kept apart from the recording itself
-(:mod:`harness.intake.capture`), which patches Triton while an op runs.
+(:mod:`harness.intake.launches.capture`), which patches Triton while an op runs.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 A matrix entry with ``op:`` (the library's function), ``inputs:`` (``(shape, dtype, device, generator) -> args``)
 and optionally ``reference:`` (same args, the torch result) has no hand-written spec. Per shape and dtype the op
-runs once in capture mode (:mod:`harness.intake.capture`: launches recorded and not run), in a process that wears
-the build target's virtual device (:mod:`harness.intake.face`), so what is recorded is that vendor's launch. Each
+runs once in capture mode (:mod:`harness.intake.launches.capture`: launches recorded and not run), in a process that wears
+the build target's virtual device (:mod:`harness.intake.virtual_device.face`), so what is recorded is that vendor's launch. Each
 distinct launch of a kernel becomes a :class:`~harness.authoring.spec.KernelSpec` whose ``fn`` is the JIT function
 and whose every argument is what the op passed for that shape and config — tensors as pointers of their dtype and
 storage size, scalars by value, constexprs (the op's, its heuristics') fixed — and whose space is what the op
@@ -22,8 +22,8 @@ from functools import lru_cache
 from typing import Any, Callable, Mapping, cast
 
 from harness.authoring.spec import TRITON_DTYPES, KernelSpec, Pointer, Scalar, TensorDesc
-from harness.intake import compiled_regions
-from harness.intake.capture import CaptureError, KernelLaunch, capture
+from harness.intake.inductor import compiled_regions
+from harness.intake.launches.capture import CaptureError, KernelLaunch, capture
 from harness.model.kernel_refs import OpRef
 
 _TORCH_NAMES = {
@@ -58,7 +58,8 @@ def _captured(
     launched, as a compiled entry's capture gives them: with ``check``, each config checked on the host)."""
     import time
 
-    from harness.intake import face, region_check
+    from harness.intake.inductor import region_check
+    from harness.intake.virtual_device import face
 
     faced = face.worn() is not None
     started = time.monotonic()
@@ -141,7 +142,7 @@ def describe(value: Any) -> Pointer | Scalar | TensorDesc | None:
 def spec_for(ref: OpRef) -> KernelSpec:
     """The spec of one captured launch (cached per reference by :func:`harness.intake.loader.load`)."""
     from harness.authoring.decorated import forced
-    from harness.intake import face
+    from harness.intake.virtual_device import face
 
     op = _attr(ref.op)
     first = _kernel_launch(ref, dict(ref.shape), ref.dtype)

@@ -1,6 +1,6 @@
 """Tensors with a CUDA face: ``meta`` tensors (no memory, any size, no values) that say they are on ``cuda:0``.
 
-Entered by :mod:`harness.intake.face` for the rest of a capture process. A torch-function mode turns every
+Entered by :mod:`harness.intake.virtual_device.face` for the rest of a capture process. A torch-function mode turns every
 request for a CUDA tensor (a factory's ``device=``, ``.to("cuda")``, ``.cuda()``) into a ``meta`` one and wraps
 what an op on such tensors returns, so the library's own Python (shape checks, ``x.is_cuda``, ``x.device.type``,
 allocations, strides) runs as it does on a GPU. Chosen over torch's ``FakeTensorMode``, which on a CPU-only torch

@@ -5,7 +5,7 @@ its own options), against its entry's reference or, without one, the op with its
 
 Only a GPU worker loads this (:func:`harness.intake.loader.load`); the build stage never does. The function (or
 the ``nn.Module`` its factory makes, once per shape and dtype, its weights seeded) is compiled for real with
-``torch.compile`` on this GPU, with the options the capture used (:func:`harness.intake.inductor_face.
+``torch.compile`` on this GPU, with the options the capture used (:func:`harness.intake.inductor.inductor_face.
 compile_options`: the named policies that a capture can follow on a device too) and Inductor's compile threads at
 one, so every kernel's autotuner lives in this process. ``CachingAutotuner.run`` is wrapped once per process:
 for the kernel a check or timing holds (by Inductor's ``kernel_name``), the launcher of the wanted config is the
@@ -27,9 +27,9 @@ from typing import Any, Callable, Mapping, cast
 
 from harness.authoring.decorated import config_dict
 from harness.authoring.spec import KernelSpec
-from harness.intake import inductor_face
 from harness.intake.importing import import_attr
-from harness.intake.inductor_ref import InductorRef
+from harness.intake.inductor import inductor_face
+from harness.intake.inductor.inductor_ref import InductorRef
 
 _LOCK = threading.Lock()
 _HELD: dict[str, dict[str, Any]] = {}  # kernel name -> the config its launches are held to

@@ -1,7 +1,7 @@
 """Compiled capture: what TorchInductor generates for a function (or an ``nn.Module``) under one target's virtual
 device, for one shape and dtype, as JSON the parent checks field by field.
 
-Runs in a capture child that wears the target's face and Inductor's answers (:mod:`harness.intake.inductor_face`),
+Runs in a capture child that wears the target's face and Inductor's answers (:mod:`harness.intake.inductor.inductor_face`),
 both put on before ``torch._dynamo`` is imported. The user's inputs function makes CUDA-faced tensors (as for an
 ``op:``); each becomes a FakeTensor on ``cuda`` of the same size, strides and dtype, and ``torch.compile`` (with
 ``fullgraph=True``: a graph break is an error naming it, not half a graph run eagerly) runs Inductor's real lowering,
@@ -18,16 +18,9 @@ import time
 from typing import Any, Mapping
 
 from harness.authoring import torchutil
-from harness.intake import (
-    compiled_check,
-    compiled_regions,
-    conv_layout,
-    face,
-    inductor_face,
-    inductor_launches,
-    sdpa_dispatch,
-)
 from harness.intake.importing import import_attr
+from harness.intake.inductor import compiled_check, compiled_regions, inductor_face, inductor_launches
+from harness.intake.virtual_device import conv_layout, face, sdpa_dispatch
 
 
 class CompiledCaptureError(Exception):

@@ -1,5 +1,5 @@
 """The compiled graph called on the host: its inputs found on the real frame, eager's outputs beside it, and the
-context its kernels run in there (the check's host side, :mod:`harness.intake.compiled_check`).
+context its kernels run in there (the check's host side, :mod:`harness.intake.inductor.compiled_check`).
 
 What is real: the entry's inputs made on the CPU with its seed (an inputs function that makes them elsewhere is
 told so), the module's weights (a factory's module built again on the CPU, seeded as the capture's), each graph
@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable, Mapping
 
-from harness.intake import graph_reference
+from harness.intake.inductor import graph_reference
 
 #: an entry whose inputs and weights hold more elements than this is not run on the host (its copies for the
 #: check would not fit a CI machine's memory; the interpreter itself runs a sample of each kernel's programs)
@@ -61,7 +61,7 @@ def prepared(
         raise HostError(f"eager PyTorch on the CPU: {type(exc).__name__}: {str(exc)[:200]}") from None
 
     def run(held: Mapping[str, object]) -> Any:
-        from harness.intake import inductor_launches
+        from harness.intake.inductor import inductor_launches
 
         fresh = [v.clone() if isinstance(v, torch.Tensor) else v for v in values]
         with inductor_launches.holding(held):
@@ -72,11 +72,12 @@ def prepared(
 
 def on_host(call: Callable[[], Any]) -> Any:
     """``call`` with the compiled wrapper's buffers on the host, the GPU-only attention kernels given CPU ones
-    (:func:`harness.intake.sdpa_dispatch.on_host`), Triton's interpreter patched to run its kernels, and the
+    (:func:`harness.intake.virtual_device.sdpa_dispatch.on_host`), Triton's interpreter patched to run its kernels, and the
     virtual device's tensor mode set aside."""
     import torch
 
-    from harness.intake import inductor_face, sdpa_dispatch
+    from harness.intake.inductor import inductor_face
+    from harness.intake.virtual_device import sdpa_dispatch
     from harness.support.interpreter_patches import as_launcher
 
     with inductor_face.on_host(), sdpa_dispatch.on_host(), as_launcher(), torch.no_grad():

@@ -32,7 +32,7 @@ def grid_of(slot: Slot, config: Mapping[str, Any]) -> list[int] | None:
 
 
 def check_of(slot: Slot, config: Mapping[str, Any], shape: Mapping[str, Any]) -> InterpretCorrectness:
-    """The interpreter's check of this config in the slot's graph (:mod:`harness.intake.compiled_check`), as a
+    """The interpreter's check of this config in the slot's graph (:mod:`harness.intake.inductor.compiled_check`), as a
     record holds it; a capture that made none says so: not checked, never passed."""
     from harness.model.runtime import Check
 

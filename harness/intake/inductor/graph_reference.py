@@ -9,7 +9,7 @@ dtype's tolerance of eager at its dtype, or no further from eager in fp32 than t
 :data:`EAGER_ERROR_FACTOR` times eager's own worst error against fp32 (the two round at different ops, so their
 errors are alike in size, not in place). A wrong kernel (a wrong formula, a stale element) is far from both; a
 config that writes other values than its kernel's reference is caught elementwise by
-:mod:`harness.intake.sampled_check` whatever the model's rounding.
+:mod:`harness.intake.inductor.sampled_check` whatever the model's rounding.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def made(target: Any, real: tuple[Any, ...], named: Mapping[str, object], dtype:
 
 
 def judge(got: Any, reference: Reference, tolerance: tuple[float, float]) -> Check:
-    """The graph's outputs against the reference (:mod:`harness.intake.graph_reference`'s rule)."""
+    """The graph's outputs against the reference (:mod:`harness.intake.inductor.graph_reference`'s rule)."""
     from harness.authoring.correctness import compare, output_items
 
     refs = output_items(reference.eager)

@@ -1,6 +1,6 @@
 """Every config of every kernel Inductor generated for a compiled entry, checked on the CPU at the entry's shape.
 
-Runs in the capture child (:mod:`harness.intake.compiled`), right after the capture, on the graph it compiled: the
+Runs in the capture child (:mod:`harness.intake.inductor.compiled`), right after the capture, on the graph it compiled: the
 child runs with ``TRITON_INTERPRET=1`` from its start, so each kernel module Inductor wrote holds an interpreted
 function, and Inductor's own launcher (``CachingAutotuner.run``) takes its interpreter branch: Inductor's grid for
 the config, the config's constexprs, the kernel run by Triton's CPU interpreter. What is real: the entry's inputs
@@ -8,9 +8,9 @@ made on the CPU with its seed, the module's weights (a factory's module built ag
 capture's), the compiled wrapper Inductor generated for the target (its allocations made on the host, its extern
 calls run by the CPU's aten, the GPU-only attention kernels by ATen's CPU attention), and the eager reference.
 
-The graph runs once with every kernel at a wide config (:func:`harness.intake.sampled_check.wide`), every program,
+The graph runs once with every kernel at a wide config (:func:`harness.intake.inductor.sampled_check.wide`), every program,
 and its outputs are compared with eager's at the dtype's tolerance; each of Inductor's configs is then compared with
-its kernel's wide config on windows of the kernel's grid (:mod:`harness.intake.sampled_check`). Where the wide
+its kernel's wide config on windows of the kernel's grid (:mod:`harness.intake.inductor.sampled_check`). Where the wide
 configs' graph does not match eager, the first configs' graph is tried: if it matches, it is the reference. Warps
 and stages do not change what the interpreter computes, so configs that differ only there share one check (each
 still says it was checked). Where the graph cannot run on the host (an op the interpreter lacks, an extern kernel
@@ -25,8 +25,8 @@ import dataclasses
 import time
 from typing import Any, Callable, Iterator, Mapping
 
-from harness.intake import graph_reference, host_graph, sampled_check
-from harness.intake.inductor_launches import candidates
+from harness.intake.inductor import graph_reference, host_graph, sampled_check
+from harness.intake.inductor.inductor_launches import candidates
 from harness.model.runtime import Check
 from harness.support import torchcompat
 
@@ -150,7 +150,7 @@ def _checked(autotuners: Mapping[str, Autotuner], configs: Mapping[str, list[Any
 def _expected_s(autotuners: Mapping[str, Autotuner], wide: Mapping[str, sampled_check.Config]) -> float:
     """The graph's whole run at the wide configs, estimated from the capture's recorded launches (0 where a
     kernel's launch was not recorded: an op's region)."""
-    from harness.intake import inductor_launches
+    from harness.intake.inductor import inductor_launches
 
     total = 0.0
     for name, config in wide.items():
@@ -185,8 +185,8 @@ def _reference_run(autotuners: Mapping[str, Autotuner], configs: Mapping[str, li
     """The graph run whole against eager, and the config each kernel's configs are compared with: (the graph's
     check, that config per kernel, each kernel's launch as it was before it ran, that config's own check).
 
-    The graph runs with each kernel's wide config (:func:`harness.intake.sampled_check.wide`: fast on the host).
-    Each kernel's narrowest config (:func:`harness.intake.sampled_check.narrow`) is then held to its wide one on
+    The graph runs with each kernel's wide config (:func:`harness.intake.inductor.sampled_check.wide`: fast on the host).
+    Each kernel's narrowest config (:func:`harness.intake.inductor.sampled_check.narrow`) is then held to its wide one on
     the same programs: where they agree, the narrowest stands for the kernel (its windows are the configs' own
     blocks: cheap); where they do not, the kernel's result depends on its block, and the graph runs again with
     those kernels at their narrowest, which is then what decides against eager."""
@@ -223,7 +223,7 @@ def _reference_run(autotuners: Mapping[str, Autotuner], configs: Mapping[str, li
 def _against(graph: Check, launch: sampled_check.Launch | None, reference: Any, config: Any,
              tolerance: tuple[float, float], deadline: float) -> Check:  # fmt: skip
     """One of Inductor's configs, by what the reference configs' graph run found and what the config wrote against
-    the kernel's reference config on the same programs (:mod:`harness.intake.sampled_check`)."""
+    the kernel's reference config on the same programs (:mod:`harness.intake.inductor.sampled_check`)."""
     if graph.status == NOT_CHECKED:
         return graph
     if launch is None:
@@ -275,7 +275,7 @@ def until(deadline: float) -> Iterator[None]:
 def _guarded(call: Callable[[], Any], deadline: float) -> tuple[Any, Check | None]:
     """``call``'s result, or the check it ends as: past the deadline, a kernel's failure (the interpreter's gap:
     not checked; else the kernel's error), or the graph around the kernels failing on the host."""
-    from harness.intake.inductor_launches import KernelRunError
+    from harness.intake.inductor.inductor_launches import KernelRunError
     from harness.support.interpreter_patches import interpreter_limitation
 
     if time.monotonic() >= deadline:

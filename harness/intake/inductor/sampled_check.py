@@ -4,7 +4,7 @@ The interpreter runs a program at a time in numpy: at a model's shape, Inductor'
 elements a program) take minutes a kernel. So the compiled graph runs on the host once with every kernel at its
 *wide* config (:func:`wide`: the kernel's first config with blocks as wide as the work and a tile of
 :data:`TILE` elements allow; Inductor's kernels take any power-of-two block), all of its programs, and its outputs
-are compared with eager PyTorch (:mod:`harness.intake.compiled_check`). That run keeps each launch's arguments
+are compared with eager PyTorch (:mod:`harness.intake.inductor.compiled_check`). That run keeps each launch's arguments
 as they were before it. Each of Inductor's configs is then launched on its own from a copy of those arguments,
 and so is the wide config, each running only the programs that cover the same windows of the kernel's grid (the
 first, the middle, the last and :data:`DRAWN` drawn ones on each axis, in units of the larger block, so both write
@@ -25,7 +25,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from harness.intake import inductor_launches
+from harness.intake.inductor import inductor_launches
 from harness.model.runtime import Check
 
 #: a kernel's config (``triton.Config``: its constexpr kwargs, warps, stages), as Inductor's autotuner holds it

@@ -1,7 +1,7 @@
 """The compiled wrapper's launches under a virtual device: recorded (each kernel module Inductor wrote, its
 autotuner, each launch's arguments and its grid per config), or, while :func:`holding`, run through Inductor's own
-launcher with chosen configs (the interpreter check, :mod:`harness.intake.compiled_check`). Put in place of
-``CachingAutotuner.precompile`` and ``.run`` by :mod:`harness.intake.inductor_face` (its walls 6 and 7).
+launcher with chosen configs (the interpreter check, :mod:`harness.intake.inductor.compiled_check`). Put in place of
+``CachingAutotuner.precompile`` and ``.run`` by :mod:`harness.intake.inductor.inductor_face` (its walls 6 and 7).
 """
 
 from __future__ import annotations
@@ -227,13 +227,13 @@ def _described(value: Any) -> Any:
 
 
 #: where the compiled wrapper's buffers are allocated: on the face's device (fakes), or on the host while
-#: :func:`on_host` runs a compiled graph on real values (:mod:`harness.intake.compiled_check`)
+#: :func:`on_host` runs a compiled graph on real values (:mod:`harness.intake.inductor.compiled_check`)
 
 
 def launch_order(recorder: Recorder) -> list[tuple[str, Kernel]]:
     """The kernels the compiled wrapper launches, in its order. A module Inductor precompiled but the wrapper never
     launches (a max-autotune choice's benchmark module, precompiled before it is timed on torch 2.11) is not part of
-    the graph: :func:`harness.intake.compiled.capture_table` names it under ``not_launched``."""
+    the graph: :func:`harness.intake.inductor.compiled.capture_table` names it under ``not_launched``."""
     launched = [(n, k) for n, k in recorder.kernels.items() if k.launches]
     return sorted(launched, key=lambda item: item[1].first_launch)
 

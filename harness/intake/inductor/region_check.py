@@ -1,8 +1,8 @@
 """An op's ``torch.compile`` regions checked on the host, each config of each kernel they launched, as a
-``compiled:`` entry's kernels are (:mod:`harness.intake.compiled_check`).
+``compiled:`` entry's kernels are (:mod:`harness.intake.inductor.compiled_check`).
 
 After the op is captured under the face (each region compiled by Inductor as on the target, its kernels recorded,
-:mod:`harness.intake.compiled_regions`), the op runs once more on the host: its inputs made on the CPU with the
+:mod:`harness.intake.inductor.compiled_regions`), the op runs once more on the host: its inputs made on the CPU with the
 entry's seed, each region called eagerly, what it was called with kept. The n-th region call of the capture is then
 checked against the n-th of the host run: the graph Inductor compiled in that call, run on those arguments with one
 kernel held to the config under test, against the region run eagerly on the same arguments. What cannot be checked
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from harness.intake import compiled_regions
+from harness.intake.inductor import compiled_regions
 from harness.model.runtime import Check
 
 
@@ -24,7 +24,7 @@ def checks(op: Callable[..., Any], make_inputs: Callable[..., Any], shape: Mappi
     the capture began, by kernel name."""
     import torch
 
-    from harness.intake import compiled, compiled_check, inductor_launches
+    from harness.intake.inductor import compiled, compiled_check, inductor_launches
 
     launched = dict(inductor_launches.launch_order(inductor_launches.recorder()))
     configs = {n: inductor_launches.candidates(k.autotuner) for n, k in launched.items()}

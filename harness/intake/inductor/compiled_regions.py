@@ -1,15 +1,15 @@
 """``torch.compile`` regions inside a library's op, under a virtual device: the op runs, and each compiled function
 it calls is compiled by TorchInductor as on the target's GPU and recorded, instead of failing on the absent device.
 
-Installed with the face (:mod:`harness.intake.face`), before any user module is imported, so that a library that
+Installed with the face (:mod:`harness.intake.virtual_device.face`), before any user module is imported, so that a library that
 compiles a function at import (``f = torch.compile(g)``) or decorates one (``@torch.compile``) gets the wrapper.
 Nothing of Dynamo or Inductor is imported until a compiled function is first called; then Inductor's answers are put
-on (:mod:`harness.intake.inductor_face`), the call's CUDA-faced tensors become FakeTensors on ``cuda`` of the same
+on (:mod:`harness.intake.inductor.inductor_face`), the call's CUDA-faced tensors become FakeTensors on ``cuda`` of the same
 sizes, strides and dtypes, the real compiled function runs on them (Inductor's lowering, heuristics and wrapper, its
 kernels recorded, none run), and its outputs come back as CUDA-faced tensors to the rest of the op.
 
 A compiled ``nn.Module`` is a region too: its parameters and buffers are fakes for each call. Each kernel module
-Inductor writes here holds an interpreted function, so that the region check (:mod:`harness.intake.region_check`)
+Inductor writes here holds an interpreted function, so that the region check (:mod:`harness.intake.inductor.region_check`)
 can run each of its configs on the host after the capture, against the region run eagerly.
 """
 
@@ -23,7 +23,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-from harness.intake.host_graph import Call
+from harness.intake.inductor.host_graph import Call
 
 _ORIGINAL: list[Callable[..., Any]] = []
 _WORN: list[bool] = []
@@ -76,7 +76,7 @@ class _Region:
         return getattr(self.fn, name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from harness.intake import compiled_check, inductor_face, inductor_launches
+        from harness.intake.inductor import compiled_check, inductor_face, inductor_launches
         from harness.support import lifeline
 
         if _ON_HOST:  # the op run on the host for the check: eagerly, each call's arguments kept
@@ -159,7 +159,7 @@ def _on_fakes(compiled: Callable[..., Any], module: Any, args: tuple[Any, ...], 
 def _faced(x: Any) -> Any:
     import torch
 
-    from harness.intake.face_tensors import FaceTensor
+    from harness.intake.virtual_device.face_tensors import FaceTensor
 
     if isinstance(x, torch.Tensor):
         meta = torch.empty_strided(tuple(x.shape), tuple(x.stride()), dtype=x.dtype, device="meta")
@@ -182,10 +182,10 @@ def _fake_weights(module: Any, fake: Callable[[Any], Any]) -> Iterator[None]:
 
 def kernels() -> list[dict[str, Any]]:
     """The kernels the op's compiled regions launched in this process since :func:`reset`, in launch order, each as
-    a ``compiled:`` entry's capture gives it (:func:`harness.intake.inductor_launches.kernel_table`, checks aside)."""
+    a ``compiled:`` entry's capture gives it (:func:`harness.intake.inductor.inductor_launches.kernel_table`, checks aside)."""
     if not _WORN:
         return []
-    from harness.intake import inductor_launches
+    from harness.intake.inductor import inductor_launches
 
     recorded = inductor_launches.launch_order(inductor_launches.recorder())
     return [inductor_launches.kernel_table(name, k) for name, k in recorded]
@@ -212,7 +212,7 @@ def reset() -> None:
     kernels are Inductor's for that shape (as a ``compiled:`` entry's are), not a recompile for dynamic shapes."""
     _CALLS.clear()
     if _WORN:
-        from harness.intake import inductor_launches
+        from harness.intake.inductor import inductor_launches
         from harness.support import torchcompat
 
         inductor_launches.fresh()

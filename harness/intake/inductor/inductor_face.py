@@ -3,14 +3,14 @@
 code (lowering, scheduling, codegen, its per-kernel config heuristics, the compiled wrapper's launches) runs as it
 does on the target's GPU, with nothing allocated and nothing launched.
 
-Put on once per capture child, after the face (:mod:`harness.intake.face`) and before ``torch._dynamo`` or
+Put on once per capture child, after the face (:mod:`harness.intake.virtual_device.face`) and before ``torch._dynamo`` or
 ``torch._inductor`` is imported: Inductor binds ``torch.cuda`` and ``torch.version.hip`` into many choices at
 import (``_dynamo/device_interface.py``, ``runtime/hints.py``, the template-heuristics registry), so a later face
 would be half worn. Each patch names the wall it passes (``shared/notes/inductor-facts.md`` walked them, on torch
 2.13 with Triton 3.6; :data:`SUPPORTED` lists the torch releases this is checked on, and :func:`check_torch`
 refuses any other in one line). Two answers live in modules of their own: what Inductor's passes compute on the
-device itself, computed on the host (:mod:`harness.intake.device_values`), and the attention backend the target's
-torch runs (:mod:`harness.intake.sdpa_dispatch`).
+device itself, computed on the host (:mod:`harness.intake.virtual_device.device_values`), and the attention backend the target's
+torch runs (:mod:`harness.intake.virtual_device.sdpa_dispatch`).
 
 What Inductor decides by running on a device is a named policy here, never a measurement (:data:`POLICIES`): its
 autotuner's winner (the first config), max-autotune's choice (the first template choice it lists), epilogue fusion
@@ -25,14 +25,14 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from harness.intake import conv_layout, device_values, sdpa_dispatch
-from harness.intake.inductor_launches import (  # re-exported: the capture's names for them
+from harness.intake.inductor.inductor_launches import (  # re-exported: the capture's names for them
     _INDUCTOR_RUN,
     _recording_precompile,
     _recording_run,
     fresh,
     recorder,
 )
+from harness.intake.virtual_device import conv_layout, device_values, sdpa_dispatch
 from harness.model import inductor_policies
 from harness.support import torchcompat
 
@@ -255,7 +255,7 @@ def compile_options(mode: str | None, options: Mapping[str, Any]) -> dict[str, A
 
 def pop_face_mode(call: Callable[[], Any]) -> Any:
     """Run ``call`` with the face's tensor mode off (wall 1: Dynamo would trace into it)."""
-    from harness.intake import face_tensors
+    from harness.intake.virtual_device import face_tensors
 
     if not face_tensors._ENTERED:
         return call()

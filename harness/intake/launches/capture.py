@@ -5,7 +5,7 @@ or heuristics layer, Triton's or a library's own) records its arguments, grid an
 Everything above it is Triton's own code: heuristics are evaluated by ``Heuristics.run``, an autotuner prunes with
 its ``early_config_prune`` (called as Triton calls it, named arguments and launch keyword arguments), its
 ``perf_model`` / ``top_k``, and "benchmarks" each config it keeps through the active driver's benchmarker, which
-under a virtual device (:mod:`harness.intake.face`) runs each candidate once with its launch recorded as a
+under a virtual device (:mod:`harness.intake.virtual_device.face`) runs each candidate once with its launch recorded as a
 candidate. So a pruner that rewrites configs has its configs built, and one that reads the device reads the face.
 
 One call of a kernel object by the op (``kernel[grid](...)``) is one *call*: its candidates (an autotuned
@@ -25,8 +25,8 @@ import threading
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Mapping
 
-from harness.intake import compiled_regions
-from harness.intake.launch_groups import CaptureError, KernelLaunch, Launch, _chain, group
+from harness.intake.inductor import compiled_regions
+from harness.intake.launches.launch_groups import CaptureError, KernelLaunch, Launch, _chain, group
 
 __all__ = ["CaptureError", "KernelLaunch", "Launch", "capture", "group", "launches"]
 
@@ -176,7 +176,7 @@ def capture(
     faced: bool = False,
 ) -> tuple[list[KernelLaunch], Any, tuple, str]:
     """(the op's distinct launches, its result, the inputs, the device that served); ``faced``: this process
-    wears a virtual device (:mod:`harness.intake.face`), whose ``cuda`` tensors are CUDA-faced meta ones."""
+    wears a virtual device (:mod:`harness.intake.virtual_device.face`), whose ``cuda`` tensors are CUDA-faced meta ones."""
     import torch
 
     problems = []

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 
 class Face(Protocol):
-    """What the chooser reads of a target's face (:class:`harness.intake.face.Face`)."""
+    """What the chooser reads of a target's face (:class:`harness.intake.virtual_device.face.Face`)."""
 
     vendor: str
     sdpa_order: tuple[str, ...]

@@ -16,7 +16,7 @@ imported under the MI300X face is never reused for the H100). It answers, from t
 - Triton: the active driver (``get_current_target`` -> ``GPUTarget("cuda", 90, 32)`` / ``GPUTarget("hip",
   "gfx942", 64)``, ``get_current_device``, ``utils.get_device_properties``: max_shared_mem, multiprocessor_count,
   warpSize, max_num_regs on NVIDIA, arch on AMD) and the benchmarker (``triton.testing.do_bench`` too), which runs
-  each candidate once with its launches recorded (:mod:`harness.intake.capture`), so an autotuner prunes and
+  each candidate once with its launches recorded (:mod:`harness.intake.launches.capture`), so an autotuner prunes and
   "benchmarks" exactly as Triton's own code does.
 
 What it cannot answer: clocks and memory bus width (no catalogue value to cite: a library reading them gets the
@@ -36,7 +36,7 @@ from typing import Any, Callable
 import yaml
 
 ENV = "HARNESS_FACE"  # the target whose face a process wears (set by the harness in that process's environment)
-FACES = Path(__file__).resolve().parents[1] / "model" / "faces.yaml"
+FACES = Path(__file__).resolve().parents[2] / "model" / "faces.yaml"
 _TOOLKIT = {"cuda": "12.8", "hip": "6.4.0"}  # torch.version.cuda / .hip under a face: the family, not an install
 
 
@@ -63,7 +63,7 @@ class Face:
     regs_per_block: int | None
     max_threads_per_sm: int | None = None
     # scaled_dot_product_attention's backends in the order this target's torch tries them, and the head-dim limits
-    # of its cuDNN and flash kernels (harness/intake/sdpa_dispatch.py)
+    # of its cuDNN and flash kernels (harness/intake/virtual_device/sdpa_dispatch.py)
     sdpa_order: tuple[str, ...] = ("flash", "efficient", "math")
     cudnn_head_dim: int = 0
     flash_head_dim: int = 256
@@ -264,10 +264,10 @@ def _wear_torch(face: Face) -> None:
     torch.version.cuda = (torch.version.cuda or _TOOLKIT["cuda"]) if face.backend == "cuda" else None  # type: ignore[misc]
     torch.version.hip = _TOOLKIT["hip"] if face.backend == "hip" else None  # type: ignore[attr-defined]
     torch.backends.cuda.is_built = lambda: True  # type: ignore[attr-defined]
-    from harness.intake import face_tensors
+    from harness.intake.virtual_device import face_tensors
 
     face_tensors.enter()
-    from harness.intake import compiled_regions
+    from harness.intake.inductor import compiled_regions
 
     compiled_regions.install(face)  # an op's torch.compile regions: compiled by Inductor as on this target, recorded
 
@@ -324,7 +324,7 @@ class FaceDriver:
         return torch.cuda
 
     def get_benchmarker(self) -> Callable[..., Any]:
-        from harness.intake.capture import bench_once
+        from harness.intake.launches.capture import bench_once
 
         return bench_once
 
@@ -341,7 +341,7 @@ def _wear_triton(face: Face) -> None:
     import triton.testing
     from triton.runtime.driver import driver
 
-    from harness.intake.capture import bench_once
+    from harness.intake.launches.capture import bench_once
 
     driver.set_active(FaceDriver(face))  # type: ignore[arg-type]
     triton.testing.do_bench = bench_once  # a library's own autotuner may call it by module

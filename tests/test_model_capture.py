@@ -42,7 +42,7 @@ def _requests() -> list:
 
 @pytest.fixture(scope="module", params=["h100", "mi300x"])
 def captured(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict, Path]:
-    from harness.intake.compiled_probe import capture
+    from harness.intake.inductor.compiled_probe import capture
 
     target = request.param
     root = tmp_path_factory.mktemp(f"models-{target}")
@@ -134,8 +134,8 @@ def test_the_sdpa_chooser_picks_what_aten_picked_on_the_h100() -> None:
     """Every case ATen's own chooser (``torch._fused_sdp_choice``) was asked on the lent H100 under torch 2.11
     (benchmarks/device_decisions.py: fp16, bf16 and fp32; head dims 64 to 512; causal, an additive mask or neither;
     q/k/v contiguous or views of one packed projection), answered by the h100 face's chooser alike."""
-    from harness.intake import face
-    from harness.intake.sdpa_dispatch import Inputs, choose
+    from harness.intake.virtual_device import face
+    from harness.intake.virtual_device.sdpa_dispatch import Inputs, choose
 
     recorded = json.loads((DATA / "compiled" / "sdpa_h100_torch211.json").read_text())
     assert recorded["device"].startswith("NVIDIA H100") and recorded["torch"].startswith("2.11")

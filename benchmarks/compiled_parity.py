@@ -36,10 +36,9 @@ from torch._inductor import select_algorithm, list_mode_options
 from harness.intake.importing import import_attr
 from harness.authoring.torchutil import torch_dtype
 
-config.compile_threads = 1
-config.force_disable_caches = True
-config.benchmark_epilogue_fusion = False
-config.shape_padding = False
+from harness.model.inductor_policies import SETTINGS
+for name, value in SETTINGS.items():  # the capture's settings (one thread, no caches, the policies)
+    setattr(config, name, value)
 kernels, order, choices = {}, [], []
 precompile, run = triton_heuristics.CachingAutotuner.precompile, triton_heuristics.CachingAutotuner.run
 

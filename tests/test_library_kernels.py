@@ -212,7 +212,7 @@ OWN_QUESTIONS = {
 def own_answers() -> dict[str, dict[str, Any]]:
     """What the libraries' own code answers (:data:`OWN_QUESTIONS`) in a fresh process wearing each target's face,
     one process per target for both libraries: target -> library -> answer."""
-    prelude = "import json\nfrom harness.intake import face\nface.wear_from_env()\nanswers = {}\n"
+    prelude = "import json\nfrom harness.intake.virtual_device import face\nface.wear_from_env()\nanswers = {}\n"
     code = prelude + "".join(f"{question}\nanswers[{name!r}] = answer\n" for name, question in OWN_QUESTIONS.items())
     found = {}
     for target in ("h100", "mi300x"):

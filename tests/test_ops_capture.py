@@ -380,7 +380,7 @@ def test_a_capture_is_remembered_against_every_module_of_the_capture_code(tmp_pa
 
     from harness.intake.launches import op_probe
 
-    package = Path(op_probe.__file__).resolve().parent
+    package = Path(op_probe.__file__).resolve().parents[1]  # harness/intake, every room in it
     copy = tmp_path / "harness"
     shutil.copytree(package, copy / "intake", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(package.parent / "model", copy / "model", ignore=shutil.ignore_patterns("__pycache__"))
@@ -390,7 +390,8 @@ def test_a_capture_is_remembered_against_every_module_of_the_capture_code(tmp_pa
     before = op_probe.code_stamp(copy / "intake")
     assert before == op_probe.code_stamp(package)  # the copy is the code
     for changed in (
-        copy / "intake" / "launch_groups.py",
+        copy / "intake" / "launches" / "launch_groups.py",
+        copy / "intake" / "inductor" / "a_new_module.py",
         copy / "intake" / "a_new_module.py",
         copy / "model" / "faces.yaml",
         copy / "support" / "interpreter_patches.py",

@@ -56,8 +56,8 @@ def test_a_spilling_config_is_a_finding_on_every_surface(ran) -> None:
 
 
 def test_a_compiled_entrys_line_counts_its_configs_as_the_last_line_does(ran) -> None:
-    """The compiled section's count of an entry's findings is the gate's count of its rows, in the same words as the
-    run's last line (plumbing: the real records above, put under a compiled entry's name)."""
+    """The compiled section's count of an entry's findings (on its target's line) is the gate's count of its rows, in
+    the same words as the run's last line (plumbing: the real records above, put under a compiled entry's name)."""
     from harness.analysis import gate, inductor_graphs
     from harness.analysis.rows import build_rows
     from harness.model.build_facts import Inductor
@@ -73,5 +73,7 @@ def test_a_compiled_entrys_line_counts_its_configs_as_the_last_line_does(ran) ->
     ]
     (found,) = inductor_graphs.of_records(as_compiled)
     assert found.counts == gate.count(build_rows(as_compiled)) == gate.count(build_rows(records))
-    assert "  2 configs: 1 spills, 2 not-checked (report.md)" in compiled.terminal([found])
+    assert found.graphs[0].counts == found.counts  # one target: its line counts what the last line counts
+    said = "  h100: 1 kernel(s), 2 config(s): 1 spills, 2 not-checked · checked 0 pass, 2 not checked"
+    assert said in compiled.terminal([found]), compiled.terminal([found])
     assert f"2 configs: {gate.said(found.counts)} ·" in proc.stdout

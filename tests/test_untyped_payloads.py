@@ -44,15 +44,18 @@ ALLOWED: dict[str, tuple[int, str]] = {
     # as JSON; typed payloads for the table are the next step, not done yet
     # Inductor's compile meta and options as its autotuner makes them (for the build and for a repro script)
     "compiling/compiled_build.py": (4, "config"),
-    "intake/compiled.py": (2, "edge"),
-    "intake/compiled_probe.py": (3, "edge"),
-    "intake/host_graph.py": (1, "edge"),  # a host call's keyword arguments (the user's function's, as given)
-    "intake/region_check.py": (1, "edge"),  # the regions' kernels as the capture's JSON table
-    "intake/compiled_regions.py": (3, "edge"),  # the op's own call arguments; the kernels as JSON
-    "intake/inductor_face.py": (3, "edge"),
-    "intake/inductor_launches.py": (4, "edge"),  # each launch's arguments and each choice; a kernel as the table's JSON
+    "intake/inductor/compiled.py": (2, "edge"),
+    "intake/inductor/compiled_probe.py": (3, "edge"),
+    "intake/inductor/host_graph.py": (1, "edge"),  # a host call's keyword arguments (the user's function's, as given)
+    "intake/inductor/region_check.py": (1, "edge"),  # the regions' kernels as the capture's JSON table
+    "intake/inductor/compiled_regions.py": (3, "edge"),  # the op's own call arguments; the kernels as JSON
+    "intake/inductor/inductor_face.py": (3, "edge"),
+    "intake/inductor/inductor_launches.py": (
+        4,
+        "edge",
+    ),  # each launch's arguments and each choice; a kernel as the table's JSON
     "matrix/compiled_entries.py": (3, "edge"),  # the YAML entry as given; the capture's JSON tables
-    "intake/inductor_spec.py": (7, "config"),  # the config a kernel is held to; Triton's asm by kind
+    "intake/inductor/inductor_spec.py": (7, "config"),  # the config a kernel is held to; Triton's asm by kind
     "authoring/correctness.py": (1, "config"),  # the poisoned ``out`` the kernel's launch is called with
     "device/detection.py": (3, "edge"),
     "device/operations.py": (1, "config"),
@@ -63,12 +66,12 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "execution/worker_main.py": (1, "edge"),
     "matrix/cases.py": (1, "config"),
     "matrix/configs.py": (2, "config"),
-    "intake/face.py": (5, "edge"),
+    "intake/virtual_device/face.py": (5, "edge"),
     "intake/facts.py": (10, "config"),
     "matrix/kernel_entries.py": (2, "edge"),
-    "intake/launch_groups.py": (7, "config"),
-    "intake/op_probe.py": (1, "edge"),
-    "intake/ops.py": (9, "edge"),  # + the compiled regions' kernels in the launch table
+    "intake/launches/launch_groups.py": (7, "config"),
+    "intake/launches/op_probe.py": (1, "edge"),
+    "intake/launches/ops.py": (9, "edge"),  # + the compiled regions' kernels in the launch table
     "matrix/ops_entries.py": (
         4,
         "edge",
@@ -87,8 +90,8 @@ ALLOWED: dict[str, tuple[int, str]] = {
     # read-only views of the same untyped payloads (``Mapping[str, Any]``), counted since 2026-12-05
     "analysis/compare/diff.py": (1, "config"),  # the configs of a column, for the grouping
     "analysis/compare/groups.py": (3, "config"),
-    "intake/capture.py": (1, "config"),
-    "intake/inductor_ref.py": (2, "config"),  # a config and a shape, looked up by their canonical JSON
+    "intake/launches/capture.py": (1, "config"),
+    "intake/inductor/inductor_ref.py": (2, "config"),  # a config and a shape, looked up by their canonical JSON
     "model/kernel_refs.py": (1, "config"),  # a slot asked for by the shape a case holds
     "model/build_facts.py": (
         4,

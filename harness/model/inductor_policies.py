@@ -15,3 +15,15 @@ POLICIES: dict[str, str] = {
     "dynamic_scale_rblock": "not applied: on a GPU a reduction's configs may gain a smaller R0_BLOCK from the loaded "
     "binary's register count (seen on an H100: softmax 2 configs listed, 3 timed)",
 }
+
+
+#: Inductor's config as every process that compiles for the harness sets it (the capture under a face, the GPU
+#: worker that holds a kernel to a config, the parity script's real compile): one thread (pool workers would not
+#: wear the face), no caches (a graph cached under other options is not what is held against), and the two policies
+#: above that are config settings. Set through :func:`harness.support.torchcompat.set_inductor_config`.
+SETTINGS: dict[str, bool | int] = {
+    "compile_threads": 1,
+    "force_disable_caches": True,
+    "benchmark_epilogue_fusion": False,
+    "shape_padding": False,
+}

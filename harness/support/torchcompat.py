@@ -59,6 +59,13 @@ def inductor_config() -> Any:
     return module
 
 
+def set_inductor_config(settings: dict[str, bool | int]) -> None:
+    """``torch._inductor.config``'s attributes set, each by name (:data:`harness.model.inductor_policies.SETTINGS`)."""
+    config = inductor_config()
+    for name, value in settings.items():
+        setattr(config, name, value)
+
+
 def triton_heuristics() -> Any:
     """``torch._inductor.runtime.triton_heuristics`` (``CachingAutotuner``, ``GridExpr``)."""
     from torch._inductor.runtime import triton_heuristics as module
@@ -120,6 +127,14 @@ def triton_hash_to_path_key(key: str) -> str:
     from torch._inductor.runtime.runtime_utils import triton_hash_to_path_key as fn
 
     return str(fn(key))
+
+
+def inductor_lowering() -> bool:
+    """Whether Inductor is lowering a graph in this thread now (``torch._inductor.virtualized.V.graph`` is set): what
+    it decides then is what its kernels are made from, unlike Dynamo's and AOT's earlier traces of the same ops."""
+    from torch._inductor.virtualized import NullHandler, V
+
+    return not isinstance(V.graph, NullHandler)
 
 
 def suggest_memory_format() -> Callable[[Any], Any]:

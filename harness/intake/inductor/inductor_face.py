@@ -155,12 +155,9 @@ def _wear_fake_tensors() -> None:
 
 
 def _wear_inductor() -> None:
-    config, triton_helpers = torchcompat.inductor_config(), torchcompat.triton_helpers()
+    triton_helpers = torchcompat.triton_helpers()
     triton_heuristics = torchcompat.triton_heuristics()
-    config.compile_threads = 1
-    config.force_disable_caches = True
-    config.benchmark_epilogue_fusion = False  # wall 9, a policy
-    config.shape_padding = False  # wall 10, a policy
+    torchcompat.set_inductor_config(inductor_policies.SETTINGS)  # walls 9 and 10 are policies among them
     # wall 5: a kernel module would put the real CUDA driver back in place of the face's
     triton_helpers.set_driver_to_gpu = lambda: None
     # wall 6: keep each autotuner as Inductor built it; nothing is compiled here (the harness builds each config)

@@ -70,12 +70,11 @@ def _wrap_run() -> None:
 
     config = torchcompat.inductor_config()
     CachingAutotuner = torchcompat.triton_heuristics().CachingAutotuner
-    config.compile_threads = 1
-    # Inductor's caches off, as in the capture: a graph or kernel cached by an earlier run (other options, another
-    # source path) is not what this build is held against
-    config.force_disable_caches = True
-    config.benchmark_epilogue_fusion = False
-    config.shape_padding = False
+    # as the capture set it: one thread, Inductor's caches off (a graph or kernel cached by an earlier run, under
+    # other options or another source path, is not what this build is held against), the config-setting policies
+    from harness.model.inductor_policies import SETTINGS
+
+    torchcompat.set_inductor_config(SETTINGS)
     # an op's regions compile with the op's own options: what a compiled entry passes as options is set here too
     # (CUDA graphs off, as captured; Triton's own launcher, whose binary launch parity sees)
     config.triton.cudagraphs = False

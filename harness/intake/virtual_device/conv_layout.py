@@ -30,8 +30,9 @@ from typing import Any, Callable
 
 from harness.support import torchcompat
 
-#: each convolution output's memory format decided here since the capture began (the capture's table keeps each
-#: once, in order: a graph's convolutions are traced by Dynamo, AOT and Inductor alike)
+#: each convolution output's memory format decided here while Inductor lowered a graph, since the capture began
+#: (Dynamo and AOT trace the same convolutions earlier, before Inductor's layout optimisation: not what its kernels
+#: are made from); the capture's table keeps each once, in order
 CHOSEN: list[str] = []
 
 #: the environment variable ROCm torch reads to let MIOpen give channels-last outputs
@@ -67,7 +68,8 @@ def wear(vendor: str) -> None:
             chosen = output_format(vendor, names.get(suggest(input_), "contiguous"),
                                    names.get(suggest(weight), "contiguous"), weight.dim(),
                                    torch.float64 in (input_.dtype, weight.dtype))  # fmt: skip
-            CHOSEN.append(chosen)
+            if torchcompat.inductor_lowering():
+                CHOSEN.append(chosen)
             return formats[chosen]
 
         return determine

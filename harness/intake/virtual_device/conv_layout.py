@@ -7,14 +7,15 @@ host without cuDNN the answer is the slow CPU convolution, whose output is conti
 on an H100 cuDNN gives a channels-last output whenever the input or the weight is channels-last, which Inductor's
 layout optimisation makes them. The difference is not a count of kernels: the batch-norm and ReLU epilogue after
 the convolution is one 1-D kernel over an NCHW output and a 2-D tiled (XBLOCK × YBLOCK) transpose over a
-channels-last one (tests/test_conv_layout.py holds the configs against an H100's own capture).
+channels-last one (tests/test_model_capture.py holds the kernels and configs against an H100's own).
 
 Restated from ``aten/src/ATen/native/ConvUtils.h`` (``cudnn_conv_suggest_memory_format``,
 ``miopen_conv_suggest_memory_format``), for CUDA-device tensors only:
 
 - NVIDIA (cuDNN): channels-last (4-D weight) or channels-last-3d (5-D) when the input or the weight suggests it; a
-  float64 input or weight stays contiguous. A depthwise convolution takes cuDNN whenever that rule says
-  channels-last (``use_cudnn_depthwise``), so the rule holds for it too.
+  float64 input or weight stays contiguous. A depthwise convolution is read the same way (ATen's
+  ``use_cudnn_depthwise`` takes cuDNN for channels-last inputs; not yet held against a GPU's capture:
+  tests/data/compiled/conv.yaml is the matrix to run there).
 - AMD (MIOpen): the same rule, but only where ``PYTORCH_MIOPEN_SUGGEST_NHWC=1`` is set (read here from the
   capture's environment, as ROCm torch reads it); otherwise contiguous. Inductor's layout optimisation is off on
   ROCm (``config.layout_optimization``), so a graph's inputs stay NCHW there anyway.

@@ -226,7 +226,13 @@ def test_every_config_is_checked_on_the_cpu_and_the_planted_wrong_kernel_fails(c
     assert all("the inputs function cuda_inputs made input 0 on cuda" in r.correctness.checks[0].reason
                and "make each tensor on the device it is given" in r.correctness.checks[0].reason
                for r in oncuda), [r.correctness.checks[0].reason for r in oncuda]  # fmt: skip
-    assert "| not checked " in report and re.search(r"h100 0 pass, \d+ not checked", compiled_md)
+    assert (
+        "| not checked " in report and "- h100: 1 kernel(s), 2 config(s): 2 not-checked · checked 0 pass" in compiled_md
+    )
+    # and in the entry's answer itself, with its numbers and what to do, not only in a section further down
+    said = compiled_md.split("## softmax M8192xN8192 bf16")[1]
+    assert re.search(r"- not checked \(4\): about \d+ s of interpreter work, \d+ s left", said), said[:800]
+    assert "num_warps h100 16 (512 threads); mi300x 8 (512 threads)" in said, said[:800]
 
 
 @pytest.mark.browser

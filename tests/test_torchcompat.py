@@ -1,5 +1,6 @@
-"""Private torch names: one module imports them (harness/support/torchcompat.py), and each of its accessors
-resolves on the installed torch, so a torch release that moves one fails here by name, not mid-capture."""
+"""Private torch names: one module imports them or reaches them as attributes (harness/support/torchcompat.py),
+and each of its accessors resolves on the installed torch, so a torch release that moves one fails here by name,
+not mid-capture."""
 
 from __future__ import annotations
 
@@ -36,6 +37,36 @@ def test_one_module_imports_private_torch_names() -> None:
     assert len(importers["support/torchcompat.py"]) >= 12  # the scan sees them where they are
 
 
+def _private_attributes(path: Path) -> list[str]:
+    """``torch._C``, ``torch.cuda._exchange_device``, ``torch.ops.aten._x``: each private attribute a module reaches
+    from the name ``torch`` (read, set or tested), however deep."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Attribute):
+            chain, base = [node.attr], node.value
+            while isinstance(base, ast.Attribute):
+                chain.append(base.attr)
+                base = base.value
+            if isinstance(base, ast.Name) and base.id == "torch" and any(
+                a.startswith("_") and not a.startswith("__") for a in chain
+            ):
+                found.append(".".join(["torch", *reversed(chain)]))
+    return found
+
+
+def test_one_module_reaches_private_torch_attributes() -> None:
+    """Not only imports: a private name set or read as an attribute (the CUDA runtime's stubs, ATen's fused
+    attention ops, ``DisableTorchFunction``) lives in torchcompat too."""
+    reaching = {
+        str(p.relative_to(HARNESS)): sorted(set(names))
+        for p in sorted(HARNESS.rglob("*.py"))
+        if "_bundled" not in p.parts and (names := _private_attributes(p))
+    }
+    assert list(reaching) == ["support/torchcompat.py"], reaching
+    assert "torch._C._cuda_getCurrentRawStream" not in reaching["support/torchcompat.py"]  # reached via an alias
+    assert "torch._C" in reaching["support/torchcompat.py"]
+
+
 def test_every_private_name_resolves_on_this_torch() -> None:
     pytest.importorskip("torch")
     from harness.support import torchcompat
@@ -48,6 +79,11 @@ def test_every_private_name_resolves_on_this_torch() -> None:
     heuristics = torchcompat.triton_heuristics()
     assert hasattr(heuristics, "CachingAutotuner") and hasattr(heuristics, "GridExpr")
     assert hasattr(torchcompat.fake_tensor(), "init_gpu_context")
+    for backend in torchcompat.ATTENTION_OPS:
+        assert torchcompat.attention_op(backend) is not None, backend
+    assert isinstance(torchcompat.gpu_runtime_built(), bool)
+    with torchcompat.disable_torch_function():
+        pass
     with torchcompat.pop_mode_temporarily() if _mode_active() else _nothing():
         pass
 

@@ -32,6 +32,7 @@ from harness.device.clocks import ClockTrace
 from harness.device.clocks import per_item as item_clocks
 from harness.device.timing import events, settle, summarize
 from harness.model.runtime import Timing
+from harness.support import torchcompat
 
 ROUNDS = 5  # interleaved rounds: the ratio of two items has this many paired estimates
 PER_ROUND = 3  # timed batches per item per round (after the discarded ones)
@@ -140,7 +141,7 @@ def interleaved(
     torch.cuda.synchronize()
     anchor, anchor_host = torch.cuda.Event(enable_timing=True), time.perf_counter()
     anchor.record()  # on an idle GPU: reached at about anchor_host, so every event maps to host time
-    torch.cuda._sleep(int(2e9 * 200e-6))
+    torchcompat.gpu_sleep(int(2e9 * 200e-6))
     heated = 0.0
     while names and heated < HEAT_MS:
         for name in names:

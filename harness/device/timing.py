@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 from harness.model.runtime import Timing
 from harness.model.timings import STABLE_IQR
+from harness.support import torchcompat
 
 #: samples taken first and dropped from every sample set (the first after a settle or a round start)
 WARMUP_SAMPLES = 2
@@ -162,7 +163,7 @@ def bench(
         flusher()
         # Keep the GPU busy while the host enqueues the launch, so host-side launch
         # cost (Python argument handling, a loaded CPU) never lands between the events.
-        torch.cuda._sleep(lead)
+        torchcompat.gpu_sleep(lead)
         starts[i].record()
         calls[i % n_buffers]()
         ends[i].record()

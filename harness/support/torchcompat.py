@@ -152,6 +152,84 @@ def replace_conv_memory_format(make: Callable[[Callable[..., Any]], Callable[...
     torch._C._conv_determine_backend_memory_format = make(torch._C._conv_determine_backend_memory_format)
 
 
+def disable_torch_function() -> Any:
+    """``torch._C.DisableTorchFunction()``: torch-function modes and tensor subclasses' overrides off for a block."""
+    import torch
+
+    return torch._C.DisableTorchFunction()
+
+
+def gpu_runtime_built() -> bool:
+    """Whether this torch is a CUDA or ROCm build (``torch._C`` has the device count of one)."""
+    import torch
+
+    return hasattr(torch._C, "_cuda_getDeviceCount") or hasattr(torch._C, "_hip_getDeviceCount")
+
+
+def stub_cuda_runtime() -> None:
+    """What a compiled wrapper and Dynamo call of the CUDA runtime, answered without a device, for the rest of this
+    process: the wrapper's device guard (``torch.cuda._exchange_device``, ``_maybe_exchange_device``) and raw-stream
+    getter (``torch._C._cuda_getCurrentRawStream``); and where this torch lacks them, the CUDA-graph trees' allocator
+    names that ``torch._dynamo.reset`` imports (``mode="reduce-overhead"`` is not captured: they need only exist)."""
+    import torch
+
+    cuda: Any = torch.cuda
+    runtime: Any = torch._C
+    cuda._exchange_device = lambda device: 0
+    cuda._maybe_exchange_device = lambda device: 0
+    runtime._cuda_getCurrentRawStream = lambda device=0: 0
+    if not hasattr(runtime, "_cuda_CUDAAllocator_AllocatorState"):
+        runtime._cuda_CUDAAllocator_AllocatorState = type("AllocatorState", (), {})
+        runtime._set_cached_tensors_enabled = lambda enabled: None
+
+
+#: ATen's fused attention ops by the backend that runs them (``torch.ops.aten._scaled_dot_product_*``); ``flash_cpu``
+#: is the CPU build's flash attention, which the host check runs in the GPU-only kernels' place
+ATTENTION_OPS = {
+    "cudnn": "_scaled_dot_product_cudnn_attention",
+    "flash": "_scaled_dot_product_flash_attention",
+    "efficient": "_scaled_dot_product_efficient_attention",
+    "math": "_scaled_dot_product_attention_math",
+    "flash_cpu": "_scaled_dot_product_flash_attention_for_cpu",
+}
+
+
+def attention_op(backend: str) -> Any:
+    """The ATen op (an ``OpOverloadPacket``) of one attention backend (:data:`ATTENTION_OPS`)."""
+    import torch
+
+    return getattr(torch.ops.aten, ATTENTION_OPS[backend])
+
+
+def gpu_sleep(cycles: int) -> None:
+    """``torch.cuda._sleep``: the current stream spins ``cycles`` GPU clock cycles (what keeps a GPU busy while
+    the host enqueues, so host cost does not land between two timing events)."""
+    import torch
+
+    torch.cuda._sleep(cycles)
+
+
+def wrapper_subclass(cls: type, like: Any, device: Any) -> Any:
+    """``torch.Tensor._make_wrapper_subclass``: an instance of the tensor subclass ``cls`` with ``like``'s sizes,
+    strides, offset and dtype on ``device``, holding no storage of its own."""
+    import torch
+
+    return torch.Tensor._make_wrapper_subclass(
+        cls, like.shape, strides=like.stride(), storage_offset=like.storage_offset(), dtype=like.dtype,
+        device=device, requires_grad=False,
+    )  # fmt: skip
+
+
+def drop_library(lib: Any) -> None:
+    """A ``torch.library.Library``'s registrations taken back (its ``_destroy``): kernels given for a block only."""
+    lib._destroy()
+
+
+def dynamo_source(node: Any) -> Any:
+    """Where Dynamo took a graph input from on the user's frame (an FX placeholder's ``_dynamo_source``), or None."""
+    return getattr(node, "_dynamo_source", None)
+
+
 #: every accessor above that takes no argument (tests/test_torchcompat.py calls each on the installed torch)
 ACCESSORS: tuple[Callable[[], Any], ...] = (
     fake_tensor, fake_tensor_mode, tree_map, dynamo, dynamo_guards, inductor_config, triton_heuristics,

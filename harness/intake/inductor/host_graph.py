@@ -13,6 +13,7 @@ import inspect
 from typing import Any, Callable, Mapping
 
 from harness.intake.inductor import graph_reference
+from harness.support import torchcompat
 
 #: an entry whose inputs and weights hold more elements than this is not run on the host (its copies for the
 #: check would not fit a CI machine's memory; the interpreter itself runs a sample of each kernel's programs)
@@ -126,7 +127,7 @@ def _placeholders(gm: Any) -> list[Any]:
 
 def _source_value(node: Any, frame_locals: Mapping[str, object], frame_globals: Mapping[str, object]) -> Any:
     """The host value behind one of the graph's inputs: Dynamo's source for it, read on the real frame."""
-    source = getattr(node, "_dynamo_source", None)
+    source = torchcompat.dynamo_source(node)
     if source is None:
         raise ValueError(f"no source for the graph input {node.name}")
     name = source.name if isinstance(source.name, str) else source.name()

@@ -92,16 +92,8 @@ def _wear_runtime(torch: Any) -> None:
     cuda.set_rng_state = lambda new_state, device="cuda": None
     cuda.get_rng_state_all = lambda: [torch.zeros(16, dtype=torch.uint8)]
     cuda.set_rng_state_all = lambda new_states: None
-    # the compiled wrapper's device guard
-    cuda._exchange_device = lambda device: 0
-    cuda._maybe_exchange_device = lambda device: 0
-    # wall 4: the wrapper module imports the raw-stream getter
-    torch._C._cuda_getCurrentRawStream = lambda device=0: 0
-    # ``torch._dynamo.reset`` imports the CUDA-graph trees, which import these where CUDA "is built" (the face says
-    # so); CUDA graphs (``mode="reduce-overhead"``) are not captured, so the names only need to exist
-    if not hasattr(torch._C, "_cuda_CUDAAllocator_AllocatorState"):
-        torch._C._cuda_CUDAAllocator_AllocatorState = type("AllocatorState", (), {})
-        torch._C._set_cached_tensors_enabled = lambda enabled: None
+    # the compiled wrapper's device guard; wall 4: its raw-stream getter; the CUDA-graph trees' names
+    torchcompat.stub_cuda_runtime()
 
 
 #: wall 3: C++ paths that take a CUDA device guard (slicing, ``.to("cuda")``, ``randperm`` on fakes) need one
@@ -118,7 +110,7 @@ C10_REGISTER_GUARD_IMPL(CUDA, c10::impl::FakeGuardImpl<c10::DeviceType::CUDA>);
 def _register_cuda_guard(torch: Any) -> None:
     """Build (once per torch, in the harness cache; about 2 s on 2 cores) and load the guard library, where this
     torch has no CUDA guard of its own (a CPU build); a CUDA or ROCm build keeps its own."""
-    if hasattr(torch._C, "_cuda_getDeviceCount") or hasattr(torch._C, "_hip_getDeviceCount"):
+    if torchcompat.gpu_runtime_built():
         return  # a CUDA or ROCm build: its own guard is registered
     import hashlib
 

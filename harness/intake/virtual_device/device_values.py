@@ -64,10 +64,7 @@ def _host_backed_class(torch: Any) -> Any:
 
         @staticmethod
         def __new__(cls, host: Any, device: Any) -> Any:
-            made = torch.Tensor._make_wrapper_subclass(
-                cls, host.shape, strides=host.stride(), storage_offset=host.storage_offset(), dtype=host.dtype,
-                device=_faced(torch, device), requires_grad=False,
-            )  # fmt: skip
+            made = torchcompat.wrapper_subclass(cls, host, _faced(torch, device))
             made.host = host
             return made
 

@@ -84,7 +84,7 @@ class _Mode(TorchFunctionMode):
         if faced:
             kwargs.pop("generator", None)  # a CPU generator cannot draw meta values (nor are any drawn)
             kwargs.pop("pin_memory", None)
-        with torch._C.DisableTorchFunction():
+        with torchcompat.disable_torch_function():
             out = func(*args, **kwargs)
         return torchcompat.tree_map()(_wrap, out) if faced else out
 

@@ -21,6 +21,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from harness.support import torchcompat
+
 
 class Face(Protocol):
     """What the chooser reads of a target's face (:class:`harness.intake.virtual_device.face.Face`)."""
@@ -94,7 +96,8 @@ def wear(face: Face) -> None:
 
     import torch
 
-    aten = torch.ops.aten
+    cudnn, flash = torchcompat.attention_op("cudnn"), torchcompat.attention_op("flash")
+    efficient, math = torchcompat.attention_op("efficient"), torchcompat.attention_op("math")
 
     def sdpa(q: Any, k: Any, v: Any, attn_mask: Any = None, dropout_p: float = 0.0, is_causal: bool = False, *,
              scale: Any = None, enable_gqa: bool = False) -> Any:  # fmt: skip
@@ -108,24 +111,21 @@ def wear(face: Face) -> None:
         backend = choose(face, call)
         CHOSEN.append(backend)
         if backend == "cudnn":
-            return aten._scaled_dot_product_cudnn_attention(q, k, v, attn_mask, False, 0.0, is_causal, False,
-                                                            scale=scale)[0]  # fmt: skip
+            return cudnn(q, k, v, attn_mask, False, 0.0, is_causal, False, scale=scale)[0]
         if backend == "flash":
             d = q.shape[-1]
             pad = (-d) % 8  # flash runs on a head dim padded to a multiple of 8, the scale taken from the real one
             if pad:
                 q, k, v = (torch.nn.functional.pad(t, (0, pad)) for t in (q, k, v))
             real_scale = scale if scale is not None else 1.0 / float(d) ** 0.5
-            out = aten._scaled_dot_product_flash_attention(q, k, v, 0.0, is_causal, False, scale=real_scale)[0]
+            out = flash(q, k, v, 0.0, is_causal, False, scale=real_scale)[0]
             return out[..., :d] if pad else out
         if backend == "efficient":
-            return aten._scaled_dot_product_efficient_attention(q, k, v, attn_mask, False, 0.0, is_causal,
-                                                                scale=scale)[0]  # fmt: skip
+            return efficient(q, k, v, attn_mask, False, 0.0, is_causal, scale=scale)[0]
         if attn_mask is not None and attn_mask.dtype == torch.bool:  # the composite's boolean-mask conversion
             zero = torch.scalar_tensor(0.0, dtype=q.dtype, device=attn_mask.device)
             attn_mask = torch.where(attn_mask.logical_not(), -float("inf"), zero)
-        return aten._scaled_dot_product_attention_math(q, k, v, attn_mask, 0.0, is_causal, None, scale=scale,
-                                                       enable_gqa=enable_gqa)[0]  # fmt: skip
+        return math(q, k, v, attn_mask, 0.0, is_causal, None, scale=scale, enable_gqa=enable_gqa)[0]
 
     library = torch.library.Library("aten", "IMPL")
     with warnings.catch_warnings():
@@ -139,31 +139,30 @@ _KEPT: list[Any] = []
 CHOSEN: list[str] = []
 
 
-#: the attention kernels a GPU's graph may call that have no CPU kernel: ATen's own op names
-GPU_ONLY = ("_scaled_dot_product_cudnn_attention", "_scaled_dot_product_flash_attention",
-            "_scaled_dot_product_efficient_attention")  # fmt: skip
+#: the attention backends whose kernels a GPU's graph may call and that have no CPU kernel
+GPU_ONLY = ("cudnn", "flash", "efficient")
 
 
-def _on_cpu(op: str) -> Any:
+def _on_cpu(backend: str) -> Any:
     """A CPU kernel for ``op``: the attention computed by ATen's CPU flash attention (what eager SDPA runs on the
     CPU), each output laid out as the op's meta kernel lays it out (the compiled wrapper checks sizes and strides);
     the outputs a forward pass reads are the attention and its log-sum-exp, the rest are the meta kernel's."""
     import torch
 
+    op, on_cpu = torchcompat.attention_op(backend), torchcompat.attention_op("flash_cpu")
+
     def kernel(query: Any, key: Any, value: Any, *rest: Any, scale: Any = None) -> Any:
-        mask, rest = (rest[0], rest[2:]) if op != "_scaled_dot_product_flash_attention" else (None, rest)
+        mask, rest = (rest[0], rest[2:]) if backend != "flash" else (None, rest)
         is_causal = bool(rest[1]) if len(rest) > 1 else False
-        metas = getattr(torch.ops.aten, op).default(
+        metas = op.default(
             *(torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="meta") if isinstance(t, torch.Tensor)
               else t for t in (query, key, value)), *([mask if mask is None else mask.to("meta"), True]
-              if op != "_scaled_dot_product_flash_attention" else []), *rest, scale=scale)  # fmt: skip
+              if backend != "flash" else []), *rest, scale=scale)  # fmt: skip
         if mask is not None and mask.dtype == torch.bool:  # the CPU kernel takes a bias of the query's dtype
             mask = torch.zeros(mask.shape, dtype=query.dtype).masked_fill(~mask, float("-inf"))
         elif mask is not None and mask.dtype != query.dtype:
             mask = mask.to(query.dtype)
-        out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
-            query, key, value, 0.0, is_causal, attn_mask=mask, scale=scale
-        )
+        out, lse = on_cpu(query, key, value, 0.0, is_causal, attn_mask=mask, scale=scale)
         made = []
         for i, meta in enumerate(metas):
             if not isinstance(meta, torch.Tensor):
@@ -186,9 +185,8 @@ def on_host() -> Iterator[None]:
 
     lib = torch.library.Library("aten", "IMPL")
     try:
-        for op in GPU_ONLY:
-            if hasattr(torch.ops.aten, op):
-                lib.impl(op, _on_cpu(op), "CPU")
+        for backend in GPU_ONLY:
+            lib.impl(torchcompat.ATTENTION_OPS[backend], _on_cpu(backend), "CPU")
         yield
     finally:
-        lib._destroy()
+        torchcompat.drop_library(lib)

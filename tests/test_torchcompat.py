@@ -47,8 +47,10 @@ def _private_attributes(path: Path) -> list[str]:
             while isinstance(base, ast.Attribute):
                 chain.append(base.attr)
                 base = base.value
-            if isinstance(base, ast.Name) and base.id == "torch" and any(
-                a.startswith("_") and not a.startswith("__") for a in chain
+            if (
+                isinstance(base, ast.Name)
+                and base.id == "torch"
+                and any(a.startswith("_") and not a.startswith("__") for a in chain)
             ):
                 found.append(".".join(["torch", *reversed(chain)]))
     return found
@@ -65,6 +67,55 @@ def test_one_module_reaches_private_torch_attributes() -> None:
     assert list(reaching) == ["support/torchcompat.py"], reaching
     assert "torch._C._cuda_getCurrentRawStream" not in reaching["support/torchcompat.py"]  # reached via an alias
     assert "torch._C" in reaching["support/torchcompat.py"]
+
+
+def _patches_of_torchcompat_objects(path: Path) -> list[str]:
+    """Assignments to an attribute of something a torchcompat accessor returned (``x = torchcompat.f()`` then
+    ``x.y = ...``, or ``torchcompat.f().y = ...``): a patch of torch's internals made outside torchcompat."""
+    tree = ast.parse(path.read_text())
+
+    def from_compat(node: ast.AST) -> bool:
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        # wrapper_subclass makes a tensor of the harness's own subclass: its attributes are the harness's
+        return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "torchcompat"
+                and node.func.attr != "wrapper_subclass")  # fmt: skip
+
+    bound = {
+        t.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and from_compat(node.value)
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    }
+    found = []
+    for node in ast.walk(tree):
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AugAssign) else []
+        )
+        for t in targets:
+            if not isinstance(t, ast.Attribute):
+                continue
+            root = t.value
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if (isinstance(root, ast.Name) and root.id in bound) or from_compat(t.value):
+                found.append(f"line {t.lineno}: {ast.unparse(t)}")
+    return found
+
+
+def test_every_patch_of_torch_s_internals_is_made_in_torchcompat() -> None:
+    """What the harness replaces in Inductor, Dynamo and FakeTensor (an autotuner's methods, the wrapper's
+    allocators, max-autotune's benchmark, ``compile_fx``, a driver switch) is named in torchcompat; a module that
+    reaches an internal through an accessor and assigns into it is listed here."""
+    patching = {
+        str(p.relative_to(HARNESS)): names
+        for p in sorted(HARNESS.rglob("*.py"))
+        if "_bundled" not in p.parts and p != COMPAT and (names := _patches_of_torchcompat_objects(p))
+    }
+    assert patching == {}, patching
+    assert _patches_of_torchcompat_objects(Path(__file__).with_name("data") / "torchcompat_patch_sample.py")
 
 
 def test_every_private_name_resolves_on_this_torch() -> None:

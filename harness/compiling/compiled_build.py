@@ -38,9 +38,7 @@ def load_autotuner(source: str, name: str, scratch: Path) -> Any:
     """The ``CachingAutotuner`` a kernel module builds when imported (written to ``scratch`` by its hash)."""
     from harness.support import torchcompat
 
-    torchcompat.triton_helpers().set_driver_to_gpu = lambda: (
-        None
-    )  # the module asks for the GPU driver; building needs none
+    torchcompat.keep_triton_driver()  # the module asks for the GPU driver; building needs none
     digest = hashlib.sha256(source.encode()).hexdigest()[:16]
     path = scratch / f"{name}_{digest}.py"
     if not path.is_file():  # written whole: another worker may import it at once

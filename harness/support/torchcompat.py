@@ -10,6 +10,8 @@ tests/test_torchcompat.py calls every one on the installed torch.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any, Callable
 
 
@@ -59,11 +61,18 @@ def inductor_config() -> Any:
     return module
 
 
-def set_inductor_config(settings: dict[str, bool | int]) -> None:
-    """``torch._inductor.config``'s attributes set, each by name (:data:`harness.model.inductor_policies.SETTINGS`)."""
+def set_inductor_config(settings: dict[str, bool | int], where_present: bool = False) -> None:
+    """``torch._inductor.config``'s attributes set, each by its dotted name (``triton.cudagraphs``;
+    :data:`harness.model.inductor_policies.SETTINGS`); ``where_present``: a name this torch lacks is left out."""
     config = inductor_config()
     for name, value in settings.items():
-        setattr(config, name, value)
+        *path, last = name.split(".")
+        owner = config
+        for part in path:
+            owner = getattr(owner, part)
+        if where_present and not hasattr(owner, last):
+            continue
+        setattr(owner, last, value)
 
 
 def triton_heuristics() -> Any:
@@ -228,6 +237,65 @@ def drop_library(lib: Any) -> None:
 def dynamo_source(node: Any) -> Any:
     """Where Dynamo took a graph input from on the user's frame (an FX placeholder's ``_dynamo_source``), or None."""
     return getattr(node, "_dynamo_source", None)
+
+
+# --- the patches of Inductor the harness makes, each by name: what it replaces is here, what it replaces it with is
+# the caller's (the capture under a face: harness.intake.inductor.inductor_face; the GPU worker that holds a kernel
+# to a config: harness.intake.inductor.inductor_spec; the host check: harness.intake.inductor.compiled_check)
+
+
+def keep_lifting_fake_tensors() -> None:
+    """``FakeTensorMode.avoid_device_init`` always true: with CUDA "available" it would stop lifting ``torch.tensor``
+    from the CPU and initialise the absent device."""
+    fake_tensor_mode().avoid_device_init = property(lambda self: True)
+
+
+def keep_triton_driver() -> None:
+    """``triton_helpers.set_driver_to_gpu`` does nothing: a kernel module would put the real driver back in place of
+    the face's."""
+    triton_helpers().set_driver_to_gpu = lambda: None
+
+
+def replace_autotuner_methods(**methods: Callable[..., Any]) -> dict[str, Callable[..., Any]]:
+    """``CachingAutotuner``'s methods by name (``precompile``, ``run``) replaced; the originals returned."""
+    autotuner = triton_heuristics().CachingAutotuner
+    originals = {name: getattr(autotuner, name) for name in methods}
+    for name, method in methods.items():
+        setattr(autotuner, name, method)
+    return originals
+
+
+def replace_wrapper_allocators(empty_strided: Callable[..., Any], reinterpret: Callable[..., Any]) -> None:
+    """The compiled wrapper's C++ allocation helpers (``torch._C._dynamo.guards._empty_strided_cuda``,
+    ``_reinterpret_tensor``), which want a real CUDA allocation, replaced."""
+    guards = dynamo_guards()
+    guards._empty_strided_cuda = empty_strided
+    guards._reinterpret_tensor = reinterpret
+
+
+def replace_choice_benchmark(benchmark: Callable[..., Any]) -> None:
+    """``AlgorithmSelectorCache.benchmark`` (how max-autotune times its choices on the device) replaced."""
+    select_algorithm().AlgorithmSelectorCache.benchmark = staticmethod(benchmark)
+
+
+@contextlib.contextmanager
+def compile_fx_replaced(make: Callable[[Callable[..., Any]], Callable[..., Any]]) -> Iterator[None]:
+    """``compile_fx.compile_fx`` (the Inductor backend's entry, looked up there at each call) replaced by
+    ``make(original)`` for the block."""
+    module = compile_fx_module()
+    original = module.compile_fx
+    module.compile_fx = make(original)
+    try:
+        yield
+    finally:
+        module.compile_fx = original
+
+
+def use_launchers(autotuner: Any, launchers: list[Any]) -> None:
+    """An autotuner's launchers set, its cached fast-path launcher (torch 2.13's ``_cached_launcher``) forgotten."""
+    autotuner.launchers = launchers
+    if hasattr(autotuner, "_cached_launcher"):
+        autotuner._cached_launcher = None
 
 
 #: every accessor above that takes no argument (tests/test_torchcompat.py calls each on the installed torch)

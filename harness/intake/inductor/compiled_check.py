@@ -56,26 +56,24 @@ def over_budget() -> str:
 def keeping_graphs() -> Iterator[list[tuple[Any, Any]]]:
     """Each graph Dynamo hands Inductor in the block, with what Inductor made of it: ``(graph module, compiled
     callable)`` (the outermost ``compile_fx`` call: it calls itself for its config patches)."""
-    compile_fx = torchcompat.compile_fx_module()
-    original = compile_fx.compile_fx
     kept: list[tuple[Any, Any]] = []
     depth = [0]
 
-    def keeping(gm: Any, example_inputs: Any, *args: Any, **kwargs: Any) -> Any:
-        depth[0] += 1
-        try:
-            inner = original(gm, example_inputs, *args, **kwargs)
-        finally:
-            depth[0] -= 1
-        if depth[0] == 0:
-            kept.append((gm, inner))
-        return inner
+    def keeping(original: Callable[..., Any]) -> Callable[..., Any]:
+        def compile_fx(gm: Any, example_inputs: Any, *args: Any, **kwargs: Any) -> Any:
+            depth[0] += 1
+            try:
+                inner = original(gm, example_inputs, *args, **kwargs)
+            finally:
+                depth[0] -= 1
+            if depth[0] == 0:
+                kept.append((gm, inner))
+            return inner
 
-    compile_fx.compile_fx = keeping
-    try:
+        return compile_fx
+
+    with torchcompat.compile_fx_replaced(keeping):
         yield kept
-    finally:
-        compile_fx.compile_fx = original
 
 
 def interpreting() -> bool:

@@ -140,23 +140,19 @@ def _register_cuda_guard(torch: Any) -> None:
 
 
 def _wear_fake_tensors() -> None:
-    fake_tensor = torchcompat.fake_tensor()
     # wall 2: the face makes CUDA "available", so FakeTensorMode would stop lifting torch.tensor from CPU and try
     # the absent device; it keeps lifting
-    fake_tensor.FakeTensorMode.avoid_device_init = property(lambda self: True)  # type: ignore[assignment]
+    torchcompat.keep_lifting_fake_tensors()
 
 
 def _wear_inductor() -> None:
-    triton_helpers = torchcompat.triton_helpers()
-    triton_heuristics = torchcompat.triton_heuristics()
     torchcompat.set_inductor_config(inductor_policies.SETTINGS)  # walls 9 and 10 are policies among them
     # wall 5: a kernel module would put the real CUDA driver back in place of the face's
-    triton_helpers.set_driver_to_gpu = lambda: None
-    # wall 6: keep each autotuner as Inductor built it; nothing is compiled here (the harness builds each config)
-    triton_heuristics.CachingAutotuner.precompile = _recording_precompile  # type: ignore[method-assign]
+    torchcompat.keep_triton_driver()
+    # wall 6: keep each autotuner as Inductor built it; nothing is compiled here (the harness builds each config);
     # wall 7: the wrapper's launches, recorded with their grids per config
-    _INDUCTOR_RUN.append(triton_heuristics.CachingAutotuner.run)
-    triton_heuristics.CachingAutotuner.run = _recording_run  # type: ignore[method-assign]
+    originals = torchcompat.replace_autotuner_methods(precompile=_recording_precompile, run=_recording_run)
+    _INDUCTOR_RUN.append(originals["run"])
     _wear_wrapper_allocations()
     _wear_autotune_select()
 
@@ -178,16 +174,13 @@ def _wear_wrapper_allocations() -> None:
     """wall 7: the wrapper allocates with C++ helpers that want a real CUDA allocation; on fakes, Python ones."""
     import torch
 
-    guards = torchcompat.dynamo_guards()
-
     def empty_strided_cuda(size: Any, stride: Any, dtype: Any) -> Any:
         return torch.empty_strided(size, stride, dtype=dtype, device=_ALLOCATE_ON[-1])
 
     def reinterpret_tensor(base: Any, size: Any, stride: Any, offset: int = 0) -> Any:
         return base.as_strided(size, stride, base.storage_offset() + offset)
 
-    guards._empty_strided_cuda = empty_strided_cuda  # type: ignore[attr-defined]
-    guards._reinterpret_tensor = reinterpret_tensor  # type: ignore[attr-defined]
+    torchcompat.replace_wrapper_allocators(empty_strided_cuda, reinterpret_tensor)
 
 
 _FAKE_TIME = itertools.count(1)
@@ -197,7 +190,6 @@ def _wear_autotune_select() -> None:
     """wall 8: max-autotune benchmarks each choice on the device; here every choice is recorded (its name and
     description) and timed by rank: the first Triton template listed wins (:data:`POLICIES`). The winner's kernel is
     then generated, precompiled and launched like any other, and recorded there."""
-    select_algorithm = torchcompat.select_algorithm()
 
     def benchmark(choices: list[Any], *args: Any, **kwargs: Any) -> dict[Any, float]:
         selection = [_choice(choice) for choice in choices]
@@ -206,7 +198,7 @@ def _wear_autotune_select() -> None:
         recorder().choices.append({"choices": selection, "chosen": _choice(ranked[0])["name"] if ranked else None})
         return {c: float(next(_FAKE_TIME)) for c in ranked}
 
-    select_algorithm.AlgorithmSelectorCache.benchmark = staticmethod(benchmark)  # type: ignore[assignment]
+    torchcompat.replace_choice_benchmark(benchmark)
 
 
 def _choice(choice: Any) -> dict[str, Any]:

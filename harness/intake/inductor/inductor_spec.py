@@ -30,6 +30,7 @@ from harness.authoring.spec import KernelSpec
 from harness.intake.importing import import_attr
 from harness.intake.inductor import inductor_face
 from harness.intake.inductor.inductor_ref import InductorRef
+from harness.support import torchcompat
 
 _LOCK = threading.Lock()
 _HELD: dict[str, dict[str, Any]] = {}  # kernel name -> the config its launches are held to
@@ -66,9 +67,6 @@ def _wrap_run() -> None:
     by benchmark; and Inductor's compile in this process, where its autotuners can be held."""
     if _WRAPPED:
         return
-    from harness.support import torchcompat
-
-    config = torchcompat.inductor_config()
     CachingAutotuner = torchcompat.triton_heuristics().CachingAutotuner
     # as the capture set it: one thread, Inductor's caches off (a graph or kernel cached by an earlier run, under
     # other options or another source path, is not what this build is held against), the config-setting policies
@@ -77,9 +75,7 @@ def _wrap_run() -> None:
     torchcompat.set_inductor_config(SETTINGS)
     # an op's regions compile with the op's own options: what a compiled entry passes as options is set here too
     # (CUDA graphs off, as captured; Triton's own launcher, whose binary launch parity sees)
-    config.triton.cudagraphs = False
-    if hasattr(config, "use_static_cuda_launcher"):
-        config.use_static_cuda_launcher = False
+    torchcompat.set_inductor_config({"triton.cudagraphs": False, "use_static_cuda_launcher": False}, where_present=True)
 
     original = CachingAutotuner.run
 
@@ -115,7 +111,7 @@ def _wrap_run() -> None:
             self._harness_winner = list(self.launchers)  # what Inductor's autotuner kept
         return out
 
-    CachingAutotuner.run = run  # type: ignore[method-assign]
+    torchcompat.replace_autotuner_methods(run=run)
     _WRAPPED.append(True)
 
 
@@ -166,9 +162,7 @@ def _binary(launcher: Any, name: str, device: int) -> Any:
 
 def _use(autotuner: Any, launchers: list[Any], held: bool) -> None:
     if autotuner.launchers != launchers:
-        autotuner.launchers = launchers
-        if hasattr(autotuner, "_cached_launcher"):
-            autotuner._cached_launcher = None  # torch 2.13's fast path would keep the previous launcher
+        torchcompat.use_launchers(autotuner, launchers)  # torch 2.13's fast path would keep the previous one
     autotuner._harness_held = held
 
 

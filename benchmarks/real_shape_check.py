@@ -10,7 +10,6 @@ the checks said.
 from __future__ import annotations
 
 import json
-import resource
 import sys
 import time
 from collections import Counter
@@ -20,30 +19,23 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 
-def _children_cpu() -> float:
-    used = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return used.ru_utime + used.ru_stime
-
-
 def main() -> int:
+    from capture_time import children_cpu, requests_of  # beside this script: its timing and matrix reading
+
     from harness.intake.inductor.compiled_probe import capture
-    from harness.matrix import compiled_entries
-    from harness.support import yamlpos
-    from harness.support.checking import Checker
 
     file = Path(sys.argv[1]) if len(sys.argv) > 1 else REPO / "benchmarks" / "real_shape_check.yaml"
-    doc = yamlpos.load(file.read_text())
-    requests = compiled_entries.requests(Checker(str(file), doc), doc.value["compiled"], file.resolve().parent)
-    for target in doc.value["targets"]:
+    targets, requests = requests_of(file)
+    for target in targets:
         for request in requests:
-            wall, cpu = time.monotonic(), _children_cpu()
+            wall, cpu = time.monotonic(), children_cpu()
             (outcome,) = capture([request], target)
             said: Counter[str] = Counter()
             for _, _, table in outcome.tables:
                 if isinstance(table, dict):
                     said.update(c.get("status") or "" for k in table["kernels"] for c in k["checks"])
             print(json.dumps({"target": target, "entry": request.name, "wall_s": round(time.monotonic() - wall, 1),
-                              "cpu_s": round(_children_cpu() - cpu, 1), "why": outcome.why,
+                              "cpu_s": round(children_cpu() - cpu, 1), "why": outcome.why,
                               "checks": dict(said)}))  # fmt: skip
     return 0
 

@@ -47,11 +47,17 @@ def _not_checked(row: Row) -> bool:
 
 @dataclass(frozen=True)
 class Kind:
-    """A finding kind: its name (as ``--fail-on`` takes it), what it means in a line, and which rows have it."""
+    """A finding kind: its name (as ``--fail-on`` takes it), what it means in a line, and which rows have it;
+    ``verdict``: the target verdict it is, for the kinds that are one (the targets a row shows it on)."""
 
     name: str
     means: str
     has: Callable[[Row], bool]
+    verdict: str = ""
+
+
+def _verdict_kind(name: str, means: str, verdict: str) -> Kind:
+    return Kind(name, means, _any_verdict(verdict), verdict)
 
 
 TABLE: tuple[Kind, ...] = (
@@ -59,20 +65,15 @@ TABLE: tuple[Kind, ...] = (
         "failed",
         "a build or check under Triton's defaults failed on some target, or a check did not match its reference",
         _failed,
+        "failed",  # the targets whose build failed are named; a failed check is the config's, on no one target
     ),
-    Kind("exceeds", "the config exceeds a limit of some target under Triton's defaults", _any_verdict("exceeds")),
+    _verdict_kind("exceeds", "the config exceeds a limit of some target under Triton's defaults", "exceeds"),
     Kind("one-vendor", "it fits one vendor's targets and not the other's", lambda row: row.judged.asymmetric),
-    Kind(
-        "at-risk",
-        "it fits under Triton's defaults but not under a swept compile environment on some target",
-        _any_verdict("at risk"),
+    _verdict_kind(
+        "at-risk", "it fits under Triton's defaults but not under a swept compile environment on some target", "at risk"
     ),
-    Kind("spills", "it fits, but spills registers to memory on some target", _any_verdict("spills")),
-    Kind(
-        "incomplete",
-        "some target has no build under Triton's defaults (an interrupted run)",
-        _any_verdict("incomplete"),
-    ),
+    _verdict_kind("spills", "it fits, but spills registers to memory on some target", "spills"),
+    _verdict_kind("incomplete", "some target has no build under Triton's defaults (an interrupted run)", "incomplete"),
     Kind(
         "not-checked",
         "no check (the interpreter's against the reference, or the GPU's) established its results",

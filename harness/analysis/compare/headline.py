@@ -51,11 +51,6 @@ class Headline:
     new_findings: tuple[NewFinding, ...]
     gone_findings: tuple[NewFinding, ...]  # shown in the base, not in new (fixed, or the config is gone)
 
-    @property
-    def changed(self) -> bool:
-        return bool(self.settings or self.kernels_added or self.kernels_removed or self.kernels_changed
-                    or self.new_findings or self.gone_findings)  # fmt: skip
-
 
 def headline(
     base: Sequence[Record],
@@ -122,15 +117,12 @@ def _news(before: Sequence[Row], after: Sequence[Row]) -> tuple[NewFinding, ...]
             continue
         found = [row for row in after if not row.judged.duplicate and kind.has(row) and key(row) not in had[kind.name]]
         if found:
-            out.append(NewFinding(kind.name, tuple(_said(row, kind.name) for row in found)))
+            out.append(NewFinding(kind.name, tuple(_said(row, kind) for row in found)))
     return tuple(out)
 
 
-def _said(row: Row, kind: str) -> str:
-    targets = [t for t, tv in row.judged.targets.items() if tv.verdict in _VERDICT_OF.get(kind, ())]
+def _said(row: Row, kind: gate.Kind) -> str:
+    """A config, with the targets it shows the kind on where the kind is a target verdict."""
+    targets = [t for t, tv in row.judged.targets.items() if kind.verdict and tv.verdict == kind.verdict]
     where = f": {', '.join(sorted(targets))}" if targets else ""
     return f"{row.kernel} {row.shape_id} {row.dtype} {row.config_id}{where}"
-
-
-#: the target verdicts behind a kind, to name the targets a config shows it on
-_VERDICT_OF = {"exceeds": ("exceeds",), "spills": ("spills",), "at-risk": ("at risk",), "failed": ("failed",)}

@@ -26,6 +26,8 @@
 #                                    sustained_vs_do_bench.py on its winners, long kernels first, for what 590 s leave
 #   bash ci/gpu_session.sh rest59    on the same warm machine: the benchmark's remaining cases, captured ops at
 #                                    several shapes tuned here (wheels in .whl/), then tests/gpu
+#   bash ci/gpu_session.sh i78       issue 78's GPU point: every GPU test (the compiled run's terminal kept), then
+#                                    the conv parity capture against Inductor on this GPU (wheels carried in .whl/)
 set -uo pipefail
 mode=${1:-tests}
 OUT=${OUT:-/tmp/gpu-out}
@@ -81,6 +83,22 @@ case "$mode" in
     left=$((585 - (SECONDS - start)))
     [ "$left" -gt 30 ] && agree "$left"
     kill "$smi" 2>/dev/null
+    ;;
+  i78)
+    env_info
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl || exit 3
+    export PYTHONPATH=$PWD:/tmp/site HARNESS_GPU_TEST_OUT=/tmp/gout
+    rm -rf /tmp/gout /tmp/gpt /tmp/conv; mkdir -p /tmp/gout /tmp/gpu-dumps
+    start=$SECONDS
+    timeout "${HARNESS_CONV_TIMEOUT:-90}" python3 benchmarks/compiled_parity.py tests/data/compiled/conv.yaml /tmp/conv \
+      > "$OUT/conv.log" 2>&1
+    echo "conv parity exit $? in $((SECONDS - start)) s"; cut -c1-400 "$OUT/conv.log" | tail -8
+    tar czf "$OUT/conv.tgz" -C /tmp conv 2>/dev/null
+    left=$((585 - (SECONDS - start)))
+    OUT=/tmp/gpu-dumps timeout "$left" python3 -m pytest tests/gpu -v -rs -p no:cacheprovider \
+      -n 3 --durations=0 --basetemp=/tmp/gpt > "$OUT/gpu_tests.log" 2>&1
+    echo "gpu tests exit $? at $((SECONDS - start)) s"; grep -E "passed|failed|FAILED|ERROR" "$OUT/gpu_tests.log" | tail -30
+    tar czf "$OUT/gout.tgz" -C /tmp gout 2>/dev/null
     ;;
   rest59)
     start=$SECONDS

@@ -167,3 +167,38 @@ def test_the_sdpa_chooser_picks_what_aten_picked_on_the_h100() -> None:
             wrong.append((case, choose(h100, call)))
     assert len(recorded["sdpa"]) == 120 and not wrong, wrong
     assert {c["backend"] for c in recorded["sdpa"]} == {"CUDNN_ATTENTION", "EFFICIENT_ATTENTION"}
+
+
+def test_convolutions_at_other_shapes_dtypes_and_groups_tile_as_on_the_h100() -> None:
+    """tests/data/compiled/conv.yaml (conv + BN + ReLU at two shapes in bf16 and fp32, a depthwise conv) under the
+    h100 face: per case, the kernels in launch order and each kernel's configs equal what the H100's own Inductor made
+    (torch 2.11, benchmarks/compiled_parity.py there on 2026-12-08, stored as conv_parity_h100.json; capture and GPU
+    agreed there on sources too). The sources are not held here: this host's torch is another Inductor."""
+    from harness.intake.inductor.compiled_probe import capture
+    from harness.matrix import compiled_entries
+    from harness.support import yamlpos
+    from harness.support.checking import Checker
+
+    file = DATA / "compiled" / "conv.yaml"
+    doc = yamlpos.load(file.read_text())
+    requests = compiled_entries.requests(Checker(str(file), doc), doc.value["compiled"], file.parent)
+    before = os.environ.get("HARNESS_CHECK_BUDGET_S")
+    os.environ["HARNESS_CHECK_BUDGET_S"] = "0"
+    try:
+        outcomes = capture(requests, "h100")
+    finally:
+        os.environ.pop("HARNESS_CHECK_BUDGET_S")
+        if before is not None:
+            os.environ["HARNESS_CHECK_BUDGET_S"] = before
+    mine = {}
+    for r, outcome in zip(requests, outcomes):
+        assert not outcome.why, outcome.why
+        for shape, dtype, table in outcome.tables:
+            mine[(r.name, json.dumps(shape, sort_keys=True), dtype)] = [
+                (k["name"], k["configs"]) for k in table["kernels"]
+            ]
+    real = json.loads((DATA / "compiled" / "conv_parity_h100.json").read_text())
+    assert real["device"].startswith("NVIDIA H100") and len(real["cases"]) == 5
+    for case in real["cases"]:
+        key = (case["entry"], json.dumps(case["shape"], sort_keys=True), case["dtype"])
+        assert mine[key] == [(k["name"], k["configs"]) for k in case["kernels"]], key

@@ -204,6 +204,10 @@ class KernelSpec(SpecShapes):
     tolerances: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     interpret_dtypes: tuple[str, ...] | None = None
     baselines: Mapping[str, Callable[[tuple, Shape], Any]] = field(default_factory=dict)
+    #: ``(inputs, shape) -> call``: where the kernel is one of a compiled function's, a call of the whole function
+    #: as Inductor runs it (no kernel held), whose device time the GPU worker splits by kernel
+    #: (:mod:`harness.device.graph_time`; set by Inductor's specs only)
+    graph_call: Callable[[tuple, Shape], Callable[[], Any]] | None = None
 
     #: the ``fn`` as given when it is ``@triton.autotune`` / ``@triton.heuristics`` over a JITFunction (``fn`` is then
     #: the JITFunction) — see :mod:`harness.authoring.decorated`

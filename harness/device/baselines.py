@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 from harness.authoring.correctness import compare_outputs
+from harness.device import graph_time
 from harness.device.kernel_names import baseline_kernels
 from harness.device.laps import Laps
 from harness.device.operations import (
@@ -29,7 +30,7 @@ from harness.device.operations import (
 )
 from harness.model.jobs import BaselinesJob, SustainedJob
 from harness.model.replies import BaselinesReply, SustainedEntry, SustainedReply
-from harness.model.runtime import Baseline, DeviceInfo
+from harness.model.runtime import Baseline, DeviceInfo, GraphTime
 
 
 def gpu_baselines(job: BaselinesJob) -> BaselinesReply:
@@ -105,8 +106,17 @@ def gpu_baselines(job: BaselinesJob) -> BaselinesReply:
         except Exception as exc:  # noqa: BLE001
             _check_fault(exc)
             results[name] = Baseline(status="error", error=f"{type(exc).__name__}: {str(exc)[:500]}")
+    graph = None
+    if spec.graph_call is not None:  # a compiled function's kernel: the call's device time by kernel
+        try:
+            graph = graph_time.measure(spec.graph_call(state.inputs, shape))
+        except Exception as exc:  # noqa: BLE001 - the split is a figure beside the case's, never its failure
+            _check_fault(exc)
+            graph = GraphTime(error=f"{type(exc).__name__}: {str(exc)[:300]}")
+        lap("graph time")
     out = BaselinesReply(
         status="ok",
+        graph_time=graph,
         device=persist.device,
         copy_tbps=persist.copy_tbps,
         baselines=results,

@@ -214,6 +214,19 @@ class ConfigFigures(Payload):
 
 
 @dataclass(frozen=True)
+class GraphTime(Payload):
+    """One call of a compiled function on the GPU, Inductor's own choices in it, its device time split by its
+    Triton kernels (:mod:`harness.device.graph_time`): the median over ``reps`` calls of the call's span and of each
+    kernel's (a kernel launched twice a call: the sum). What the kernels leave of ``total_us`` is the graph's extern
+    kernels (a cuBLAS GEMM, cuDNN attention), copies and the gaps between launches."""
+
+    total_us: float | None = None
+    kernels: Mapping[str, float] | None = None
+    reps: int | None = None
+    error: str | None = None  # why the call could not be split
+
+
+@dataclass(frozen=True)
 class CaseFigures(Payload):
     """What a case's GPU worker measured beside its configs, declared once: the baselines reply carries them
     (:class:`harness.model.replies.BaselinesReply`) and the tune record's runtime keeps them (:class:`Runtime`)."""
@@ -222,6 +235,7 @@ class CaseFigures(Payload):
     copy_tbps: float | None = None
     torch_settings: Mapping[str, bool | str] | None = None
     baselines: Mapping[str, Baseline] | None = None
+    graph_time: GraphTime | None = None  # a compiled function's case: its call's device time by kernel
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
-from harness.analysis import verdicts
+from harness.analysis import graph_share, verdicts
 from harness.analysis.findings import Findings
 from harness.analysis.gate import KINDS, FindingCounts, said
 from harness.analysis.trends import Trend
@@ -96,6 +96,12 @@ def device_lines(found: Findings) -> list[str]:
         if len(ok) < len(tunes):
             text += f" ({len(ok)} of {len(tunes)} kernels tuned)"
         out.append(_fit(text))
+        split = graph_share.of(ok)
+        if split is not None:  # each kernel's share of the call's GPU time, wrapped, never cut
+            parts = [f"{plain(name)} {share:.0%}" for name, share in split.kernels]
+            parts.append(f"extern kernels, copies and gaps {split.rest:.0%}")
+            said_line = f"GPU time of one call {split.total_us:,.1f} µs: " + ", ".join(parts)
+            out += ["  " + w for w in glance.wrapped(said_line, WIDTH - 6)]
     for kernel, tunes in sorted(by_kernel.items()):
         ok = [t for t in tunes if t.status == "ok" and t.runtime]
         speedups = [s for s in (_first_speedup(t) for t in ok) if s]

@@ -85,6 +85,7 @@ def figures(best: Record, baselines: BaselinesReply) -> Runtime:
         timing_method=method,
         isolated=rt.timing,
         torch_settings=baselines.torch_settings,
+        graph_time=baselines.graph_time,
         tflops=float(model.flops or 0.0) / seconds / 1e12 if model else rt.tflops,
         gbps=float(model.bytes or 0.0) / seconds / 1e9 if model else rt.gbps,
         model=model if model is not None else WorkModel(),

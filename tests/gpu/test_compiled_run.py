@@ -51,6 +51,19 @@ def test_each_compiled_config_is_checked_and_timed_against_eager(tmp_path: Path)
     device = proc.stdout.split("\non the device")[1].split("\nworst findings")[0]
     assert device.count(f"mlp T512xD1024 bf16 on {_target()}: compiled ") == 1, device
     assert "× eager" in device and "tuned on" not in device, device
+    # and where one call's GPU time goes, split by event pairs around each of Inductor's launches: the kernels'
+    # parts lie inside the call's span (measured apart, by its own pair); the activation is one Triton kernel and
+    # nothing else, so it is nearly all of its call; the mm's GEMM is cuBLAS's, outside every Triton kernel
+    for t in tunes:
+        split = t["runtime"]["graph_time"]
+        assert not split.get("error") and split["reps"] == 10, split
+        assert 0 < sum(split["kernels"].values()) <= split["total_us"] * 1.01, split
+        assert t["kernel"].split(".", 1)[1] in split["kernels"], (t["kernel"], split)
+    act = [t["runtime"]["graph_time"] for t in tunes if t["kernel"].startswith("act.")]
+    assert all(sum(g["kernels"].values()) >= 0.7 * g["total_us"] for g in act), act
+    mm = [t["runtime"]["graph_time"] for t in tunes if t["kernel"].startswith("mm.")]
+    assert all(sum(g["kernels"].values()) <= 0.5 * g["total_us"] for g in mm), mm
+    assert device.count("GPU time of one call") == device.count(f" on {_target()}: compiled "), device
 
 
 REGIONS = """\

@@ -30,7 +30,7 @@ from harness.authoring.spec import KernelSpec
 from harness.intake.importing import import_attr
 from harness.intake.inductor import inductor_face
 from harness.intake.inductor.inductor_ref import InductorRef
-from harness.support import torchcompat
+from harness.support import launch_marks, torchcompat
 
 _LOCK = threading.Lock()
 _HELD: dict[str, dict[str, Any]] = {}  # kernel name -> the config its launches are held to
@@ -106,7 +106,8 @@ def _wrap_run() -> None:
             _RAN.add(name)
         elif self.__dict__.get("_harness_held"):  # held for another case before: Inductor's own choice again
             _use(self, self.__dict__.get("_harness_winner") or list(self._harness_launchers), held=False)
-        out = original(self, *args, **kwargs)
+        # an event pair around the launch while the worker splits a call's device time (harness.device.graph_time)
+        out = launch_marks.bracket(name, lambda: original(self, *args, **kwargs))
         if wanted is None and len(self.launchers) == 1:
             self._harness_winner = list(self.launchers)  # what Inductor's autotuner kept
         return out
@@ -225,6 +226,15 @@ def spec_for(made: InductorRef) -> KernelSpec:
         with torch.no_grad():
             return _output(pair(args, shape)[0](*args))
 
+    def graph_call(args: tuple, shape: Mapping[str, Any]) -> Callable[[], Any]:
+        compiled_fn = pair(args, shape)[1]
+
+        def call() -> Any:
+            with torch.no_grad():
+                return compiled_fn(*args)
+
+        return call
+
     dims = tuple(k for k, _ in json.loads(made.slots[0].shape)) if made.slots else ()
     _LAUNCHED.setdefault(made.kernel, _launched(made.kernel))
     return KernelSpec(
@@ -240,6 +250,7 @@ def spec_for(made: InductorRef) -> KernelSpec:
         launch=launch,
         reference=reference,
         baselines={"eager": reference},
+        graph_call=graph_call,
     )
 
 

@@ -26,7 +26,7 @@ import threading
 from typing import Any, Callable, Mapping, cast
 
 from harness.authoring.decorated import config_dict
-from harness.authoring.spec import KernelSpec
+from harness.authoring.spec import KernelSpec, Shape
 from harness.intake.importing import import_attr
 from harness.intake.inductor import inductor_face
 from harness.intake.inductor.inductor_ref import InductorRef
@@ -226,7 +226,7 @@ def spec_for(made: InductorRef) -> KernelSpec:
         with torch.no_grad():
             return _output(pair(args, shape)[0](*args))
 
-    def graph_call(args: tuple, shape: Mapping[str, Any]) -> Callable[[], Any]:
+    def graph_call(args: tuple, shape: Shape) -> Callable[[], Any]:
         compiled_fn = pair(args, shape)[1]
 
         def call() -> Any:

@@ -46,3 +46,26 @@ def test_targets_the_local_gpu_does_not_run_are_said_once_with_device_as(tmp_pat
     assert said.count("not run on this GPU") == 1, said
     assert f"not run on this GPU ({len(away)} builds): static only: no h100 here" in said.replace("\n", " ")
     assert "--device-as h100" in said.replace("\n", " "), said
+
+
+def test_each_kernel_s_share_of_the_call_s_gpu_time_is_said_under_the_function() -> None:
+    """The split the GPU worker records (``graph_time``, held against the call's own span on the GPU by
+    tests/gpu/test_compiled_run.py) said under the function's speed-up, largest first, the rest named; the
+    split kept is that of the case whose call's span is the median, not a blend of cases. Plumbing: the split is set
+    here on the stored H100 run's tune records."""
+    from harness.model.runtime import GraphTime
+
+    _, records = load_results(RUN)
+    parts = {  # by the tune case's kernel: what its worker measured of one call of the MLP
+        "mlp.triton_per_fused_native_layer_norm_0": GraphTime(
+            total_us=40.0, kernels={"a_0": 10.0, "b_1": 20.0}, reps=10
+        ),
+        "mlp.triton_poi_fused_gelu_1": GraphTime(total_us=50.0, kernels={"a_0": 5.0, "b_1": 30.0}, reps=10),
+        "mlp.triton_poi_fused_add_2": GraphTime(total_us=60.0, kernels={"a_0": 1.0}, reps=10),
+    }
+    split = [dataclasses.replace(r, runtime=r.runtime.updated(graph_time=parts[r.kernel]))
+             if r.mode == "tune" and r.kernel in parts else r for r in records]  # fmt: skip
+    said = "\n".join(terminal.summary(analyse([], split)))
+    device = said.split("\non the device")[1].split("\ncaptured ops")[0]
+    assert "  GPU time of one call 50.0 µs: b_1 60%, a_0 10%, the rest (extern kernels, copies, gaps) 30%" in device, device
+    assert device.count("GPU time of one call") == 1, device

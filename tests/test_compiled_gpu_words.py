@@ -67,5 +67,7 @@ def test_each_kernel_s_share_of_the_call_s_gpu_time_is_said_under_the_function()
              if r.mode == "tune" and r.kernel in parts else r for r in records]  # fmt: skip
     said = "\n".join(terminal.summary(analyse([], split)))
     device = said.split("\non the device")[1].split("\ncaptured ops")[0]
-    assert "  GPU time of one call 50.0 µs: b_1 60%, a_0 10%, the rest (extern kernels, copies, gaps) 30%" in device, device
+    assert "  GPU time of one call 50.0 µs: b_1 60%, a_0 10%, the rest (extern kernels, copies, gaps) 30%" in device, (
+        device
+    )
     assert device.count("GPU time of one call") == 1, device

@@ -96,7 +96,7 @@ case "$mode" in
       tar czf "$OUT/conv.tgz" -C /tmp conv 2>/dev/null
     fi
     left=$((${HARNESS_GPU_LIMIT:-585} - (SECONDS - start)))
-    OUT=/tmp/gpu-dumps timeout "$left" python3 -m pytest tests/gpu -v -rs -p no:cacheprovider \
+    OUT=/tmp/gpu-dumps timeout "$left" python3 -m pytest ${HARNESS_GPU_TESTS:-tests/gpu} -v -rs -p no:cacheprovider \
       -n 3 --durations=0 --basetemp=/tmp/gpt > "$OUT/gpu_tests.log" 2>&1
     echo "gpu tests exit $? at $((SECONDS - start)) s"; grep -E "passed|failed|FAILED|ERROR" "$OUT/gpu_tests.log" | tail -30
     tar czf "$OUT/gout.tgz" -C /tmp gout 2>/dev/null

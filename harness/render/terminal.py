@@ -99,7 +99,7 @@ def device_lines(found: Findings) -> list[str]:
         split = graph_share.of(ok)
         if split is not None:  # each kernel's share of the call's GPU time, wrapped, never cut
             parts = [f"{plain(name)} {share:.0%}" for name, share in split.kernels]
-            parts.append(f"the rest (extern kernels, copies, gaps) {split.rest:.0%}")
+            parts.append(f"the rest (extern kernels, copies, gaps, the timing events) {split.rest:.0%}")
             said_line = f"GPU time of one call {split.total_us:,.1f} µs: " + ", ".join(parts)
             out += ["  " + w for w in glance.wrapped(said_line, WIDTH - 6)]
     for kernel, tunes in sorted(by_kernel.items()):

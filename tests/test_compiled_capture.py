@@ -546,3 +546,41 @@ def test_the_targets_a_run_names_are_the_ones_its_compiled_entries_are_captured_
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     ids = [ln for ln in proc.stdout.splitlines() if ln.startswith("act.")]
     assert ids and all("-mi300x-" in i for i in ids), proc.stdout[-2000:]
+
+
+def test_a_changed_check_changes_no_kernel_reference_only_the_config_s_check(captured) -> None:
+    """What a config's host check found is carried beside the config, not in the kernel's reference: the same capture
+    with one check changed gives the same references (so the same build jobs, result-cache keys and case keys),
+    and only that config's check differs. (The checks were once in the reference: a changed check rebuilt
+    every config.)"""
+    import copy
+
+    from harness.intake.inductor.compiled_probe import remembered
+    from harness.matrix import compiled_entries
+    from harness.support import yamlpos
+    from harness.support.checking import Checker
+
+    _, _, root = captured
+    doc = yamlpos.load((root / "m.yaml").read_text())
+    made = compiled_entries.requests(Checker("m.yaml", doc), doc.value["compiled"], root)
+    (request,) = [r for r in made if r.name == "small_mlp"]
+    before = {k: os.environ.get(k) for k in LIMITS}
+    os.environ.update(LIMITS)
+    try:
+        (outcome,) = remembered([request], "h100")  # as the run captured it, read back (not captured again)
+    finally:
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    tables = [("h100", shape, dtype, table) for shape, dtype, table in outcome.tables]
+    changed = copy.deepcopy(tables)
+    first = changed[0][3]["kernels"][0]
+    assert first["checks"][0]["status"] == "ok", first["checks"][0]
+    first["checks"][0] = {**first["checks"][0], "status": "mismatch", "max_abs_err": 1.0}
+    same = compiled_entries.entries_of(request, tables, "t", 60.0)
+    other = compiled_entries.entries_of(request, changed, "t", 60.0)
+    assert [e.ref for e in same] == [e.ref for e in other]
+    checks = [[c.check.status if c.check else None for _, cs in e.launched for c in cs] for e in (same[0], other[0])]
+    assert checks[0][0] == "ok" and checks[1][0] == "mismatch" and checks[0][1:] == checks[1][1:], checks

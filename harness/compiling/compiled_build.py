@@ -151,7 +151,6 @@ def compile_job(job: CompileJob) -> CompileReply:
             conv_layout=slot.conv_layout or None,
         ),
         triton=triton.__version__,
-        correctness=inductor_ref.check_of(slot, job.config, job.shape),
     )
 
 

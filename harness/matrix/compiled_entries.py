@@ -26,6 +26,7 @@ from harness.intake import loader
 from harness.intake.inductor.compiled_probe import Request
 from harness.matrix.configs import ConfigEntry
 from harness.matrix.entry import KernelEntry
+from harness.model.runtime import Check
 from harness.support.checking import Checker
 
 KEYS = {"fn", "inputs", "shapes", "dtypes", "factory", "mode", "options", "reference", "dynamic"}
@@ -296,10 +297,8 @@ def entries_of(
                 (json.dumps(dict(sorted(c.items())), sort_keys=True), tuple(g))
                 for c, g in zip(configs, first.get("grids") or [])
             )
-            checks = tuple(
-                (json.dumps(dict(sorted(c.items())), sort_keys=True), json.dumps(k, sort_keys=True))
-                for c, k in zip(configs, kernel.get("checks") or [])
-            )
+            found = [Check.from_json(k) for k in kernel.get("checks") or [] if isinstance(k, dict)]
+            checks = found + [None] * (len(configs) - len(found))  # a config the capture did not check: none
             source = inductor_ref.store(str(kernel["source"]))
             key = (target, shape_key(shape), dtype)
             numels = tuple(
@@ -315,14 +314,13 @@ def entries_of(
                     str(kernel["heuristic"]),
                     grids,
                     choices,
-                    checks,
                     numels,
                     tuple(str(a) for a in table.get("attention") or ()),
                     tuple(str(c) for c in table.get("conv_layout") or ()),
                 )
             )
-            entries = [ConfigEntry(tuple(c.items()), vendor) for c in listed]
-            entries += [ConfigEntry(tuple(c.items()), "coordesc") for c in coordesc]
+            entries = [ConfigEntry(tuple(c.items()), vendor, k) for c, k in zip(listed, checks)]
+            entries += [ConfigEntry(tuple(c.items()), "coordesc", k) for c, k in zip(coordesc, checks[len(listed) :])]
             launched.setdefault(name, []).append((key, tuple(entries)))
             signature = dict(kernel["triton_meta"].get("signature") or {})
             tunables.setdefault(name, set()).update(k for k, v in signature.items() if v == "constexpr")

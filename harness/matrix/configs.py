@@ -5,10 +5,11 @@ value of its type and in its range; the same config from two spaces is one confi
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from harness.intake.facts import SpecFacts
+from harness.model.runtime import Check
 from harness.support import tritoncompat
 from harness.support.checking import Checker, is_a, seen_before, suggest
 
@@ -29,10 +30,14 @@ OPTION_RANGES: dict[str, tuple[Any, str]] = {
 
 @dataclass(frozen=True)
 class ConfigEntry:
-    """A config and where it came from: ``nvidia`` / ``amd`` default space (``nvidia+amd``: both) or the matrix."""
+    """A config and where it came from: ``nvidia`` / ``amd`` default space (``nvidia+amd``: both) or the matrix.
+    A config of a kernel Inductor generated also carries its host check, made at capture
+    (:mod:`harness.intake.inductor.compiled_check`): what the case's record says of its correctness, never part of
+    what is built (a changed check changes no build, no cache key)."""
 
     values: tuple[tuple[str, Any], ...]
     origin: str
+    check: Check | None = field(default=None, compare=False, hash=False)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.values)

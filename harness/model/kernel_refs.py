@@ -72,7 +72,6 @@ class Slot:
     heuristic: str  # pointwise, reduction, persistent_reduction, template, ...
     grids: tuple[tuple[str, tuple[int, ...]], ...]  # config (canonical JSON) -> the grid it launches with
     choices: int = 0  # the template choices max-autotune listed for this graph (0 without it)
-    checks: tuple[tuple[str, str], ...] = ()  # config (canonical JSON) -> its interpreter check (JSON), at capture
     #: the sizes its first launch was given (``xnumel``, ``r0_numel``...): a split reduction's parts show here
     numels: tuple[tuple[str, int], ...] = ()
     #: what the target's libraries decided for the graph around it: the attention backends its SDPA calls ran
@@ -99,7 +98,7 @@ class InductorRef:
 
     def encode(self) -> str:
         slots = [[s.target, s.shape, s.dtype, s.source, s.position, list(s.graph), s.heuristic,
-                  [[c, list(g)] for c, g in s.grids], s.choices, [list(c) for c in s.checks],
+                  [[c, list(g)] for c, g in s.grids], s.choices, [],  # (the checks were here: a config's now)
                   [list(n) for n in s.numels], list(s.attention), list(s.conv_layout)]
                  for s in self.slots]  # fmt: skip
         head = [self.entry, self.fn, self.inputs, self.factory, [list(o) for o in self.options], self.kernel]
@@ -116,7 +115,6 @@ class InductorRef:
             entry, fn, inputs, bool(factory), tuple((k, v) for k, v in options), kernel, mode, torch,
             tuple(tunables),
             tuple(Slot(t, sh, d, src, pos, tuple(graph), heur, tuple((c, tuple(g)) for c, g in grids), choices,
-                       tuple((c, k) for c, k in (rest[0] if rest else ())),
                        tuple((n, int(v)) for n, v in (rest[1] if len(rest) > 1 else ())),
                        tuple(rest[2]) if len(rest) > 2 else (), tuple(rest[3]) if len(rest) > 3 else ())
                   for t, sh, d, src, pos, graph, heur, grids, choices, *rest in slots),

@@ -16,6 +16,7 @@ import pytest
 
 from harness.execution import result_cache
 from harness.intake import facts
+from harness.intake.inductor import inductor_ref
 from harness.matrix.cases import Case, compile_job, expand, interpret_job, targets_named, with_targets_option
 from harness.matrix.known import apply_known_failures
 from harness.matrix.reading import MatrixError, parse
@@ -232,6 +233,10 @@ class CaseItem(pytest.Item):
                 "deciding_environment": case.deciding,
                 "import_env": dict(case.import_env),
             }
+            if isinstance(result, CompileReply) and result.inductor is not None and result.status == "ok":
+                # a kernel Inductor generated: its config's host check, made at capture, is its correctness (the
+                # build knows nothing of it, so a changed check changes no build and no cache key)
+                result = result.updated(correctness=inductor_ref.check_of(entry.check, case.shape))
             records.append(Record.built(base, result, leave=("triton", "run_s")))
         return records
 

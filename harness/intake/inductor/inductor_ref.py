@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from harness.model.kernel_refs import InductorRef, Slot
-from harness.model.runtime import InterpretCorrectness
+from harness.model.runtime import Check, InterpretCorrectness
 
 __all__ = ["OPTIONS", "InductorRef", "Slot", "check_of", "grid_of", "source", "store"]
 
@@ -31,20 +31,13 @@ def grid_of(slot: Slot, config: Mapping[str, Any]) -> list[int] | None:
     return next((list(g) for c, g in slot.grids if c == wanted), None)
 
 
-def check_of(slot: Slot, config: Mapping[str, Any], shape: Mapping[str, Any]) -> InterpretCorrectness:
-    """The interpreter's check of this config in the slot's graph (:mod:`harness.intake.inductor.compiled_check`), as a
-    record holds it; a capture that made none says so: not checked, never passed."""
-    from harness.model.runtime import Check
-
-    wanted = json.dumps(dict(sorted(config.items())), sort_keys=True)
-    found = next((json.loads(k) for c, k in slot.checks if c == wanted), None)
-    check = (
-        Check.from_json(found)
-        if isinstance(found, dict)
-        else Check(status="skipped", reason="the capture made no interpreter check of this config")
-    )
-    check = check.updated(shape=dict(shape))
-    return InterpretCorrectness(mode="interpreter", checks=(check,), max_abs_err=check.max_abs_err)
+def check_of(check: Check | None, shape: Mapping[str, Any]) -> InterpretCorrectness:
+    """A config's host check made at capture (:mod:`harness.intake.inductor.compiled_check`, carried by its
+    :class:`harness.matrix.configs.ConfigEntry`), as its build record holds it; a capture that made none says so:
+    not checked, never passed."""
+    found = check or Check(status="skipped", reason="the capture made no interpreter check of this config")
+    found = found.updated(shape=dict(shape))
+    return InterpretCorrectness(mode="interpreter", checks=(found,), max_abs_err=found.max_abs_err)
 
 
 def _sources() -> Path:

@@ -233,7 +233,7 @@ class CaseItem(pytest.Item):
                 "deciding_environment": case.deciding,
                 "import_env": dict(case.import_env),
             }
-            if isinstance(result, CompileReply) and result.inductor is not None and result.status == "ok":
+            if isinstance(result, CompileReply) and result.inductor.entry is not None and result.status == "ok":
                 # a kernel Inductor generated: its config's host check, made at capture, is its correctness (the
                 # build knows nothing of it, so a changed check changes no build and no cache key)
                 result = result.updated(correctness=inductor_ref.check_of(entry.check, case.shape))

@@ -66,8 +66,10 @@ def captured(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
             os.environ["HARNESS_CHECK_BUDGET_S"] = before
     for r, outcome in zip(requests, outcomes):
         assert not outcome.why, outcome.why
-        for shape, dtype, table in outcome.tables:
-            assert isinstance(table, dict), (r.name, target, shape, table)
+        for shape, dtype, graph in outcome.tables:
+            assert not isinstance(graph, str), (r.name, target, shape, graph)
+            assert [k.name for k in graph.kernels] == [k["name"] for k in graph.json["kernels"]]  # read once, typed
+            table = dict(graph.json)  # the capture child's JSON, read here as Inductor's own names
             if r.name in ("conv_layout", "depthwise"):  # conv.yaml's: by dtype too
                 tables[(r.name, json.dumps(shape, sort_keys=True), dtype)] = table
             else:

@@ -40,12 +40,12 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "compiling/repro.py": (5, "edge"),  # the script's CASE literal, for a spec kernel and for an Inductor kernel
     "compiling/repro_main.py": (3, "edge"),
     "compiling/resources.py": (4, "config"),
-    # compiled capture (issue 58, first part): Inductor's own metadata and the capture child's JSON table, read back
-    # as JSON; typed payloads for the table are the next step, not done yet
+    # compiled capture: Inductor's own metadata and the capture child's JSON, read once into typed graphs
+    # (harness.intake.inductor.captured) where it comes back
     # Inductor's compile meta and options as its autotuner makes them (for the build and for a repro script)
     "compiling/compiled_build.py": (4, "config"),
     "intake/inductor/compiled.py": (2, "edge"),
-    "intake/inductor/compiled_probe.py": (3, "edge"),
+    "intake/inductor/compiled_probe.py": (1, "edge"),  # an entry as the capture child is given it
     "intake/inductor/host_graph.py": (1, "edge"),  # a host call's keyword arguments (the user's function's, as given)
     "intake/inductor/region_check.py": (1, "edge"),  # the regions' kernels as the capture's JSON table
     "intake/inductor/compiled_regions.py": (3, "edge"),  # the op's own call arguments; the kernels as JSON
@@ -54,7 +54,7 @@ ALLOWED: dict[str, tuple[int, str]] = {
         4,
         "edge",
     ),  # each launch's arguments and each choice; a kernel as the table's JSON
-    "matrix/compiled_entries.py": (3, "edge"),  # the YAML entry as given; the capture's JSON tables
+    "matrix/compiled_entries.py": (1, "edge"),  # the YAML entry as given
     "intake/inductor/inductor_spec.py": (7, "config"),  # the config a kernel is held to; Triton's asm by kind
     "authoring/correctness.py": (1, "config"),  # the poisoned ``out`` the kernel's launch is called with
     "device/detection.py": (3, "edge"),

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.intake import loader
+from harness.intake.inductor.captured import CapturedGraph
 from harness.intake.inductor.compiled_probe import Request
 from harness.matrix.configs import ConfigEntry
 from harness.matrix.entry import KernelEntry
-from harness.model.runtime import Check
 from harness.support.checking import Checker
 
 KEYS = {"fn", "inputs", "shapes", "dtypes", "factory", "mode", "options", "reference", "dynamic"}
@@ -240,7 +240,7 @@ class CaptureFailure:
     pairs: tuple[tuple[dict[str, int], str], ...]
 
 
-Tables = dict[str, list[tuple[str, dict[str, int], str, dict[str, Any]]]]
+Tables = dict[str, list[tuple[str, dict[str, int], str, CapturedGraph]]]
 
 
 def captures(requests: list[Request], targets: list[str] | tuple[str, ...]) -> tuple[Tables, list[CaptureFailure]]:
@@ -268,7 +268,7 @@ def captures(requests: list[Request], targets: list[str] | tuple[str, ...]) -> t
 
 def entries_of(
     request: Request,
-    tables: list[tuple[str, dict[str, int], str, dict[str, Any]]],
+    tables: list[tuple[str, dict[str, int], str, CapturedGraph]],
     torch: str,
     timeout_s: float,
     op_reference: str | None = None,
@@ -284,46 +284,39 @@ def entries_of(
     launched: dict[str, list[tuple[tuple[str, str, str], tuple[ConfigEntry, ...]]]] = {}
     tunables: dict[str, set[str]] = {}
     for target, shape, dtype, table in tables:
-        graph = tuple(str(k["name"]) for k in table["kernels"])
-        choices = sum(len(c["choices"]) for c in table.get("choices", []))
+        graph = tuple(k.name for k in table.kernels)
+        choices = sum(len(c) for c in table.choices)
         vendor = catalogue.get(target).vendor
-        for position, kernel in enumerate(table["kernels"], start=1):
-            name = str(kernel["name"])
-            listed = [dict(c) for c in kernel["configs"]]
-            coordesc = [dict(c) for c in kernel.get("coordesc") or []]  # the tuner's candidates, after the list
-            configs = listed + coordesc
-            first = kernel["launches"][0] if kernel.get("launches") else {}
+        for position, kernel in enumerate(table.kernels, start=1):
+            configs = kernel.configs + kernel.coordesc  # the tuner's candidates, after the list
+            first = kernel.launches[0] if kernel.launches else None
             grids = tuple(
-                (json.dumps(dict(sorted(c.items())), sort_keys=True), tuple(g))
-                for c, g in zip(configs, first.get("grids") or [])
+                (json.dumps(dict(sorted(c.items())), sort_keys=True), g)
+                for c, g in zip(configs, first.grids if first else ())
             )
-            found = [Check.from_json(k) for k in kernel.get("checks") or [] if isinstance(k, dict)]
-            checks = found + [None] * (len(configs) - len(found))  # a config the capture did not check: none
-            source = inductor_ref.store(str(kernel["source"]))
+            checks = [kernel.check_of(i) for i in range(len(configs))]  # a config the capture did not check: None
             key = (target, shape_key(shape), dtype)
-            numels = tuple(
-                (str(k), int(v)) for k, v in (first.get("args") or {}).items()
-                if str(k).endswith("numel") and isinstance(v, int) and not isinstance(v, bool)
-            )  # fmt: skip
-            slots.setdefault(name, []).append(
+            slots.setdefault(kernel.name, []).append(
                 inductor_ref.Slot(
                     *key,
-                    source,
+                    inductor_ref.store(kernel.source),
                     position,
                     graph,
-                    str(kernel["heuristic"]),
+                    kernel.heuristic,
                     grids,
                     choices,
-                    numels,
-                    tuple(str(a) for a in table.get("attention") or ()),
-                    tuple(str(c) for c in table.get("conv_layout") or ()),
+                    first.numels if first else (),
+                    table.attention,
+                    table.conv_layout,
                 )
             )
-            entries = [ConfigEntry(tuple(c.items()), vendor, k) for c, k in zip(listed, checks)]
-            entries += [ConfigEntry(tuple(c.items()), "coordesc", k) for c, k in zip(coordesc, checks[len(listed) :])]
-            launched.setdefault(name, []).append((key, tuple(entries)))
-            signature = dict(kernel["triton_meta"].get("signature") or {})
-            tunables.setdefault(name, set()).update(k for k, v in signature.items() if v == "constexpr")
+            entries = [ConfigEntry(tuple(c.items()), vendor, k) for c, k in zip(kernel.configs, checks)]
+            entries += [
+                ConfigEntry(tuple(c.items()), "coordesc", k)
+                for c, k in zip(kernel.coordesc, checks[len(kernel.configs) :])
+            ]
+            launched.setdefault(kernel.name, []).append((key, tuple(entries)))
+            tunables.setdefault(kernel.name, set()).update(kernel.constexprs)
     out = []
     for name, kernel_slots in slots.items():
         ref = inductor_ref.InductorRef(

@@ -212,6 +212,7 @@ def region_entries(
     same children, remembered); after a problem there, none."""
     from importlib import metadata
 
+    from harness.intake.inductor.captured import CapturedGraph
     from harness.intake.inductor.compiled_probe import Request
     from harness.matrix import compiled_entries
 
@@ -227,8 +228,8 @@ def region_entries(
         for shape, dtype, table in captured.captures:
             if isinstance(table, str):
                 return []
-            if table.get("compiled"):
-                tables.append((target, shape, dtype, {"kernels": table["compiled"], "choices": []}))
+            if table.get("compiled"):  # the op's regions' kernels, as a compiled capture's graph
+                tables.append((target, shape, dtype, CapturedGraph.of({"kernels": table["compiled"]})))
     if not tables:
         return []
     made = Request(name, refs["op"], refs["inputs"], request.shapes, request.dtypes)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.intake import child_probe
+from harness.intake.inductor.captured import CapturedGraph
 from harness.support.settings import timeout_s
 
 _CHILD = r"""
@@ -85,7 +86,7 @@ class Outcome:
     the table (:func:`harness.intake.inductor.compiled.capture_table`) or why that one failed."""
 
     why: str
-    tables: tuple[tuple[dict[str, int], str, dict[str, Any] | str], ...]
+    tables: tuple[tuple[dict[str, int], str, CapturedGraph | str], ...]
 
 
 def remembered(requests: list[Request], target: str) -> list[Outcome]:
@@ -161,7 +162,7 @@ def _write(key: str, outcome: Outcome) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tables = [list(t) for t in outcome.tables]
+        tables = [[shape, dtype, t if isinstance(t, str) else dict(t.json)] for shape, dtype, t in outcome.tables]
         failed = outcome.why or any(isinstance(t, str) for _, _, t in outcome.tables)
         tmp.write_text(json.dumps({"why": outcome.why, "tables": tables, "run": _this_run()} if failed else tables))
         tmp.replace(path)
@@ -202,15 +203,14 @@ def capture(requests: list[Request], target: str, import_env: tuple[tuple[str, s
     return [o for o in out if o is not None]
 
 
-def _checked(reported: Any) -> tuple[dict[str, int], str, dict[str, Any] | str]:
+def _checked(reported: Any) -> tuple[dict[str, int], str, CapturedGraph | str]:
+    """A reported [shape, dtype, table] read once into its typed graph (or the line saying why that one failed)."""
     if not isinstance(reported, list) or len(reported) != 3:
         raise ValueError("a compiled capture's report is not a [shape, dtype, table] triple")
     shape, dtype, table = reported
     if not isinstance(shape, dict) or not isinstance(dtype, str) or not isinstance(table, (dict, str)):
         raise ValueError("a compiled capture's report is not a [shape, dtype, table] triple")
-    if isinstance(table, dict) and not isinstance(table.get("kernels"), list):
-        raise ValueError("a compiled capture's table has no kernel list")
-    return shape, dtype, table
+    return shape, dtype, table if isinstance(table, str) else CapturedGraph.of(table)
 
 
 def _why(got: child_probe.Outcome, request: Request, target: str) -> str:

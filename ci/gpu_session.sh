@@ -26,8 +26,10 @@
 #                                    sustained_vs_do_bench.py on its winners, long kernels first, for what 590 s leave
 #   bash ci/gpu_session.sh rest59    on the same warm machine: the benchmark's remaining cases, captured ops at
 #                                    several shapes tuned here (wheels in .whl/), then tests/gpu
-#   bash ci/gpu_session.sh i78       issue 78's GPU point: every GPU test (the compiled run's terminal kept), then
-#                                    the conv parity capture against Inductor on this GPU (wheels carried in .whl/)
+#   bash ci/gpu_session.sh i78       issue 78's GPU point: conv.yaml's parity against Inductor on this GPU, then
+#                                    every GPU test, the compiled runs kept (wheels carried in .whl/); HARNESS_CONV=0
+#                                    skips the parity, HARNESS_GPU_TESTS names the tests, HARNESS_GPU_LIMIT the
+#                                    seconds both may take (585)
 set -uo pipefail
 mode=${1:-tests}
 OUT=${OUT:-/tmp/gpu-out}

@@ -125,10 +125,25 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> tuple[list, subprocess
 LIMITS = {"HARNESS_CALLBACK_TIMEOUT_S": "8", "HARNESS_CHECK_BUDGET_S": "2"}
 
 
+def _remembered(requests: list, target: str) -> list:
+    """The run's captures of ``requests`` on ``target``, read back from disk under the limits they were kept under."""
+    from harness.intake.inductor.compiled_probe import remembered
+
+    before = {k: os.environ.get(k) for k in LIMITS}
+    os.environ.update(LIMITS)
+    try:
+        return remembered(requests, target)
+    finally:
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def _tables(root: Path, target: str, names: tuple[str, ...] = GOOD_NAMES) -> dict[str, list[dict]]:
     """Per good entry, the capture's tables on ``target`` the run was built from (remembered on disk by the
     capture: read here, not captured again), each with its ``shape``."""
-    from harness.intake.inductor.compiled_probe import remembered
     from harness.matrix import compiled_entries
     from harness.support import yamlpos
     from harness.support.checking import Checker
@@ -137,16 +152,7 @@ def _tables(root: Path, target: str, names: tuple[str, ...] = GOOD_NAMES) -> dic
     made = compiled_entries.requests(Checker("m.yaml", doc), doc.value["compiled"], root)
     good = [r for r in made if r.name in names]
     out = {}
-    before = {k: os.environ.get(k) for k in LIMITS}
-    os.environ.update(LIMITS)
-    try:
-        found = remembered(good, target)
-    finally:
-        for k, v in before.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    found = _remembered(good, target)
     for request, outcome in zip(good, found):
         assert not outcome.why and not any(isinstance(t, str) for _, _, t in outcome.tables), (request.name, target)
         out[request.name] = [{**t.json, "shape": shape} for shape, _, t in outcome.tables if not isinstance(t, str)]
@@ -557,7 +563,6 @@ def test_a_changed_check_changes_no_kernel_reference_only_the_config_s_check(cap
     import copy
 
     from harness.intake.inductor.captured import CapturedGraph
-    from harness.intake.inductor.compiled_probe import remembered
     from harness.matrix import compiled_entries
     from harness.support import yamlpos
     from harness.support.checking import Checker
@@ -566,16 +571,7 @@ def test_a_changed_check_changes_no_kernel_reference_only_the_config_s_check(cap
     doc = yamlpos.load((root / "m.yaml").read_text())
     made = compiled_entries.requests(Checker("m.yaml", doc), doc.value["compiled"], root)
     (request,) = [r for r in made if r.name == "small_mlp"]
-    before = {k: os.environ.get(k) for k in LIMITS}
-    os.environ.update(LIMITS)
-    try:
-        (outcome,) = remembered([request], "h100")  # as the run captured it, read back (not captured again)
-    finally:
-        for k, v in before.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    (outcome,) = _remembered([request], "h100")  # as the run captured it, read back (not captured again)
     tables = [("h100", shape, dtype, t) for shape, dtype, t in outcome.tables if not isinstance(t, str)]
     edited = copy.deepcopy(dict(tables[0][3].json))
     first = edited["kernels"][0]
